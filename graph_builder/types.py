@@ -1,0 +1,185 @@
+"""ONNX element types as named objects, with conversions to numpy, torch and TensorProto.
+
+    >>> FLOAT.numpy, FLOAT.onnx, from_torch(torch.float16)
+    (dtype('float32'), 1, FLOAT16)
+
+torch is imported lazily, only when a torch conversion is asked for.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import ml_dtypes
+import numpy as np
+from onnx import TensorProto
+
+if TYPE_CHECKING:
+    import torch
+
+    from graph_builder.ir import Value
+
+
+class DType:
+    """One ONNX element type. Instances are singletons: compare with `is` or `==`."""
+
+    __slots__ = ("name", "onnx", "numpy", "torch_name", "itemsize", "kind")
+
+    def __init__(self, name: str, onnx_type: int, numpy_dtype: Any, torch_name: str | None, kind: str):
+        self.name = name
+        self.onnx = onnx_type
+        self.numpy = np.dtype(numpy_dtype) if numpy_dtype is not None else None
+        self.torch_name = torch_name
+        self.itemsize = self.numpy.itemsize if self.numpy is not None else 0
+        # kind: "f" float, "i" signed int, "u" unsigned int, "b" bool, "c" complex, "s" string
+        self.kind = kind
+
+    def __repr__(self) -> str:
+        return self.name
+
+    def __reduce__(self) -> str:
+        return self.name
+
+    @property
+    def is_floating(self) -> bool:
+        return self.kind == "f"
+
+    @property
+    def is_integer(self) -> bool:
+        return self.kind in ("i", "u")
+
+    @property
+    def is_complex(self) -> bool:
+        return self.kind == "c"
+
+    @property
+    def is_bool(self) -> bool:
+        return self.kind == "b"
+
+    def to_torch(self) -> torch.dtype:
+        import torch
+
+        if self.torch_name is None:
+            raise TypeError(f"ONNX type {self.name} has no torch dtype")
+        return getattr(torch, self.torch_name)
+
+
+FLOAT = DType("FLOAT", TensorProto.FLOAT, np.float32, "float32", "f")
+UINT8 = DType("UINT8", TensorProto.UINT8, np.uint8, "uint8", "u")
+INT8 = DType("INT8", TensorProto.INT8, np.int8, "int8", "i")
+UINT16 = DType("UINT16", TensorProto.UINT16, np.uint16, "uint16", "u")
+INT16 = DType("INT16", TensorProto.INT16, np.int16, "int16", "i")
+INT32 = DType("INT32", TensorProto.INT32, np.int32, "int32", "i")
+INT64 = DType("INT64", TensorProto.INT64, np.int64, "int64", "i")
+STRING = DType("STRING", TensorProto.STRING, np.object_, None, "s")
+BOOL = DType("BOOL", TensorProto.BOOL, np.bool_, "bool", "b")
+FLOAT16 = DType("FLOAT16", TensorProto.FLOAT16, np.float16, "float16", "f")
+DOUBLE = DType("DOUBLE", TensorProto.DOUBLE, np.float64, "float64", "f")
+UINT32 = DType("UINT32", TensorProto.UINT32, np.uint32, "uint32", "u")
+UINT64 = DType("UINT64", TensorProto.UINT64, np.uint64, "uint64", "u")
+COMPLEX64 = DType("COMPLEX64", TensorProto.COMPLEX64, np.complex64, "complex64", "c")
+COMPLEX128 = DType("COMPLEX128", TensorProto.COMPLEX128, np.complex128, "complex128", "c")
+BFLOAT16 = DType("BFLOAT16", TensorProto.BFLOAT16, ml_dtypes.bfloat16, "bfloat16", "f")
+FLOAT8E4M3FN = DType("FLOAT8E4M3FN", TensorProto.FLOAT8E4M3FN, ml_dtypes.float8_e4m3fn, "float8_e4m3fn", "f")
+FLOAT8E4M3FNUZ = DType("FLOAT8E4M3FNUZ", TensorProto.FLOAT8E4M3FNUZ, ml_dtypes.float8_e4m3fnuz, "float8_e4m3fnuz", "f")
+FLOAT8E5M2 = DType("FLOAT8E5M2", TensorProto.FLOAT8E5M2, ml_dtypes.float8_e5m2, "float8_e5m2", "f")
+FLOAT8E5M2FNUZ = DType("FLOAT8E5M2FNUZ", TensorProto.FLOAT8E5M2FNUZ, ml_dtypes.float8_e5m2fnuz, "float8_e5m2fnuz", "f")
+
+ALL_DTYPES: tuple[DType, ...] = (
+    FLOAT, UINT8, INT8, UINT16, INT16, INT32, INT64, STRING, BOOL, FLOAT16, DOUBLE, UINT32, UINT64,
+    COMPLEX64, COMPLEX128, BFLOAT16, FLOAT8E4M3FN, FLOAT8E4M3FNUZ, FLOAT8E5M2, FLOAT8E5M2FNUZ,
+)  # fmt: skip
+
+_BY_ONNX = {d.onnx: d for d in ALL_DTYPES}
+_BY_NUMPY = {d.numpy: d for d in ALL_DTYPES if d.numpy is not None}
+_BY_NAME = {d.name: d for d in ALL_DTYPES}
+_BY_ONNX_TYPE_STR = {f"tensor({n})": d for n, d in {
+    "float": FLOAT, "uint8": UINT8, "int8": INT8, "uint16": UINT16, "int16": INT16, "int32": INT32,
+    "int64": INT64, "string": STRING, "bool": BOOL, "float16": FLOAT16, "double": DOUBLE,
+    "uint32": UINT32, "uint64": UINT64, "complex64": COMPLEX64, "complex128": COMPLEX128,
+    "bfloat16": BFLOAT16, "float8e4m3fn": FLOAT8E4M3FN, "float8e4m3fnuz": FLOAT8E4M3FNUZ,
+    "float8e5m2": FLOAT8E5M2, "float8e5m2fnuz": FLOAT8E5M2FNUZ,
+}.items()}  # fmt: skip
+_BY_TORCH: dict[Any, DType] = {}
+
+
+def from_onnx(elem_type: int) -> DType:
+    try:
+        return _BY_ONNX[elem_type]
+    except KeyError:
+        raise TypeError(f"ONNX element type {elem_type} is not supported") from None
+
+
+def from_numpy(dtype: Any) -> DType:
+    try:
+        return _BY_NUMPY[np.dtype(dtype)]
+    except KeyError:
+        raise TypeError(f"numpy dtype {dtype} has no ONNX element type") from None
+
+
+def from_name(name: str) -> DType:
+    return _BY_NAME[name]
+
+
+def from_type_str(type_str: str) -> DType | None:
+    """`tensor(float)` as written in ONNX schemas -> FLOAT; None for non-tensor types."""
+    return _BY_ONNX_TYPE_STR.get(type_str)
+
+
+def from_torch(dtype: torch.dtype) -> DType:
+    if not _BY_TORCH:
+        import torch
+
+        for d in ALL_DTYPES:
+            if d.torch_name is not None and hasattr(torch, d.torch_name):
+                _BY_TORCH[getattr(torch, d.torch_name)] = d
+    try:
+        return _BY_TORCH[dtype]
+    except KeyError:
+        raise TypeError(f"torch dtype {dtype} has no ONNX element type") from None
+
+
+def from_python(value: Any) -> DType:
+    """The dtype a Python scalar (or nested list of them) gets when no other input decides."""
+    while isinstance(value, (list, tuple)) and value:
+        value = value[0]
+    if isinstance(value, bool):
+        return BOOL
+    if isinstance(value, int):
+        return INT64
+    if isinstance(value, float):
+        return FLOAT
+    if isinstance(value, complex):
+        return COMPLEX64
+    if isinstance(value, str):
+        return STRING
+    if isinstance(value, (list, tuple)):  # empty list: a shape or axes
+        return INT64
+    if isinstance(value, np.generic):
+        return from_numpy(value.dtype)
+    raise TypeError(f"cannot make an ONNX constant from {type(value).__name__}: {value!r}")
+
+
+# Type-constraint groups, usable as annotations on functions. Each is a TypeVar bound to Value
+# (for type checkers) with the set of element types it admits in ALLOWED (for people and tools).
+TFloat = TypeVar("TFloat", bound="Value")
+TFloatHighPrecision = TypeVar("TFloatHighPrecision", bound="Value")
+TInt = TypeVar("TInt", bound="Value")
+TReal = TypeVar("TReal", bound="Value")
+TRealOrBool = TypeVar("TRealOrBool", bound="Value")
+TComplex = TypeVar("TComplex", bound="Value")
+TTensor = TypeVar("TTensor", bound="Value")
+TBool = TypeVar("TBool", bound="Value")
+
+FLOAT_TYPES = frozenset({FLOAT16, BFLOAT16, FLOAT, DOUBLE})
+INT_TYPES = frozenset({INT8, INT16, INT32, INT64, UINT8, UINT16, UINT32, UINT64})
+ALLOWED: dict[str, frozenset[DType]] = {
+    "TFloat": FLOAT_TYPES,
+    "TFloatHighPrecision": frozenset({FLOAT, DOUBLE}),
+    "TInt": INT_TYPES,
+    "TReal": FLOAT_TYPES | INT_TYPES,
+    "TRealOrBool": FLOAT_TYPES | INT_TYPES | {BOOL},
+    "TComplex": frozenset({COMPLEX64, COMPLEX128}),
+    "TTensor": frozenset(ALL_DTYPES),
+    "TBool": frozenset({BOOL}),
+}

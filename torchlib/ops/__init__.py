@@ -1,0 +1,3 @@
+"""The function library, one module per family of ops. Importing this package fills the registry."""
+
+from torchlib.ops import elementwise  # noqa: F401

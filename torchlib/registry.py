@@ -1,0 +1,161 @@
+"""The registry: ATen overload name -> the function that implements it in ONNX.
+
+    @aten_op("aten::add.Tensor", "aten::add.Scalar")
+    @elementwise("self", "other")
+    def aten_add(self: TReal, other: TReal, alpha: float = 1.0) -> TReal:
+        \"\"\"add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor\"\"\"
+        ...
+
+A registered function runs in two ways with the same body. Inside `with builder:` its op calls
+become nodes. Called directly with torch tensors (or numpy arrays), it runs eagerly: the
+arguments become eager Values, every op runs in onnxruntime, and the results come back as
+torch tensors. Either way the function sees Values with `.dtype` (a graph_builder DType) and
+`.shape`, and torch dtype arguments arrive as DTypes.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import inspect
+from collections.abc import Callable, Iterable
+from typing import Any, TypeVar
+
+import numpy as np
+
+from graph_builder import types
+from graph_builder.evaluator import EAGER, current_evaluator
+from graph_builder.ir import Value
+from graph_builder.opset import as_array, numpy_to_torch
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+@dataclasses.dataclass(frozen=True)
+class OverloadFunction:
+    """One registration: the ATen name, the function, and whether it is the complex variant."""
+
+    name: str
+    function: Callable[..., Any]
+    complex: bool = False
+
+    @property
+    def schema(self) -> str:
+        return (inspect.getdoc(self.function) or "").split("\n", 1)[0]
+
+
+def _qualify(name: str) -> str:
+    """'aten::add.default' and 'aten::add' are the same overload; store without '.default'."""
+    if "::" not in name:
+        name = "aten::" + name
+    return name[: -len(".default")] if name.endswith(".default") else name
+
+
+class Registry:
+    def __init__(self) -> None:
+        self._entries: dict[str, list[OverloadFunction]] = {}
+
+    def register(self, name: str, function: Callable[..., Any], complex: bool = False) -> None:
+        name = _qualify(name)
+        entries = self._entries.setdefault(name, [])
+        for e in entries:
+            if e.complex == complex:
+                raise ValueError(f"{name} (complex={complex}) is registered twice: {e.function.__qualname__} and {function.__qualname__}")
+        entries.append(OverloadFunction(name, function, complex))
+
+    def lookup(self, target: Any, complex: bool = False) -> OverloadFunction | None:
+        """By name ('aten::add.Tensor', 'aten::add' for the default overload) or by a torch
+        OpOverload / Python callable from an FX graph. With complex=True the complex variant is
+        preferred and required when the op has one."""
+        entries = self._entries.get(_name_of(target))
+        if not entries:
+            return None
+        real = next((e for e in entries if not e.complex), None)
+        if complex:
+            return next((e for e in entries if e.complex), real)
+        return real
+
+    def __contains__(self, target: Any) -> bool:
+        return _name_of(target) in self._entries
+
+    def names(self) -> list[str]:
+        return sorted(self._entries)
+
+    def items(self) -> Iterable[OverloadFunction]:
+        for name in sorted(self._entries):
+            yield from self._entries[name]
+
+
+def _name_of(target: Any) -> str:
+    if isinstance(target, str):
+        return _qualify(target)
+    schema = getattr(target, "_schema", None)
+    if schema is not None:  # torch._ops.OpOverload
+        overload = schema.overload_name
+        return _qualify(schema.name + (f".{overload}" if overload else ""))
+    module = getattr(target, "__module__", "") or ""
+    name = getattr(target, "__name__", str(target))
+    if module in ("_operator", "operator"):
+        return f"_operator::{name}"
+    if module.startswith("math"):
+        return f"math::{name}"
+    return f"{module}::{name}"
+
+
+REGISTRY = Registry()
+
+
+def _to_eager(x: Any) -> tuple[Any, bool]:
+    """torch tensors and numpy arrays -> eager Values; torch dtypes -> DTypes."""
+    kind = type(x).__module__
+    if kind == "torch":
+        if hasattr(x, "detach"):
+            array = as_array(x)
+            return Value("", types.from_numpy(array.dtype), array.shape, const_value=array), True
+        if x.__class__.__name__ == "dtype":
+            return types.from_torch(x), False
+        return x, False
+    if isinstance(x, np.ndarray):
+        return Value("", types.from_numpy(x.dtype), x.shape, const_value=x), False
+    if isinstance(x, (list, tuple)):
+        converted = [_to_eager(v) for v in x]
+        return type(x)(v for v, _ in converted), any(t for _, t in converted)
+    return x, False
+
+
+def _from_eager(x: Any, to_torch: bool) -> Any:
+    if isinstance(x, Value):
+        array = x.numpy()
+        return numpy_to_torch(array) if to_torch else array
+    if isinstance(x, (list, tuple)):
+        return type(x)(_from_eager(v, to_torch) for v in x)
+    return x
+
+
+def _dtype_arg(x: Any) -> Any:
+    if type(x).__module__ == "torch" and x.__class__.__name__ == "dtype":
+        return types.from_torch(x)
+    return x
+
+
+def aten_op(*names: str, complex: bool = False, registry: Registry = REGISTRY) -> Callable[[F], F]:
+    """Register a function under ATen overload names. The returned function runs eagerly when
+    called outside a graph (torch in, torch out) and traces inside `with builder:`."""
+
+    def decorator(fn: F) -> F:
+        @functools.wraps(fn)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            if current_evaluator() is EAGER:
+                converted = [_to_eager(a) for a in args]
+                kw_converted = {k: _to_eager(v) for k, v in kwargs.items()}
+                to_torch = any(t for _, t in converted) or any(t for _, t in kw_converted.values())
+                result = fn(*(a for a, _ in converted), **{k: v for k, (v, _) in kw_converted.items()})
+                return _from_eager(result, to_torch)
+            return fn(*(_dtype_arg(a) for a in args), **{k: _dtype_arg(v) for k, v in kwargs.items()})
+
+        wrapper.aten_names = tuple(_qualify(n) for n in names)  # type: ignore[attr-defined]
+        for name in names:
+            registry.register(name, wrapper, complex=complex)
+        return wrapper  # type: ignore[return-value]
+
+    return decorator

@@ -1,0 +1,42 @@
+"""Small helpers shared by the ops modules."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from graph_builder import op, types
+from graph_builder.ir import Value
+
+
+def as_shape(size: Sequence[int | Value] | Value) -> Any:
+    """An INT64 1-D shape from a list mixing ints and INT64 scalar Values (SymInts), or a Value.
+    All-int lists stay Python lists (the op namespace makes them constants)."""
+    if isinstance(size, Value):
+        return size if size.dtype is types.INT64 else op.Cast(size, to=types.INT64.onnx)
+    if all(isinstance(s, int) for s in size):
+        return [int(s) for s in size]
+    parts = []
+    for s in size:
+        if isinstance(s, Value):
+            s = s if s.dtype is types.INT64 else op.Cast(s, to=types.INT64.onnx)
+            parts.append(op.Reshape(s, [1]))
+        else:
+            parts.append(op.Constant(value_ints=[int(s)]))
+    return op.Concat(*parts, axis=0)
+
+
+def normalize_dim(dim: int, rank: int) -> int:
+    """A dim in [0, rank) from torch's [-rank, rank) (rank 0 accepts -1 and 0)."""
+    if rank == 0:
+        return 0
+    return dim + rank if dim < 0 else dim
+
+
+def dim_size(x: Value, dim: int) -> Any:
+    """The size of one dimension: a Python int when static, else an INT64 scalar Value."""
+    assert x.shape is not None
+    d = x.shape[dim]
+    if isinstance(d, int):
+        return d
+    return op.Squeeze(op.Shape(x, start=dim, end=dim + 1 if dim != -1 else None), [0])

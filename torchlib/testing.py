@@ -1,0 +1,86 @@
+"""Run one torchlib function eagerly and as a traced ONNX graph, and compare with torch.
+
+    from torchlib.testing import run_traced, check_function
+    y = run_traced(aten_add, torch.randn(3), torch.randn(3), alpha=2)   # graph built, run in ORT
+    check_function(aten_add, (a, b), {"alpha": 2}, expected=torch.add(a, b, alpha=2))
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import onnx
+import onnxruntime as ort
+import torch
+
+from graph_builder import GraphBuilder, types
+from graph_builder.ir import Value
+from graph_builder.opset import as_array, numpy_to_torch
+
+_SESSION_OPTIONS = ort.SessionOptions()
+_SESSION_OPTIONS.intra_op_num_threads = 1
+_SESSION_OPTIONS.log_severity_level = 3
+
+
+def trace(fn: Any, args: tuple, kwargs: dict[str, Any] | None = None, opset: int = 23) -> tuple[onnx.ModelProto, dict[str, Any], Any]:
+    """Build the graph of fn(*args, **kwargs): every torch tensor argument (also inside lists)
+    becomes a graph input. Returns (model, feeds, output structure of Value names)."""
+    g = GraphBuilder(opset=opset)
+    feeds: dict[str, Any] = {}
+
+    def to_input(x: Any) -> Any:
+        if isinstance(x, torch.Tensor):
+            v = g.input(f"input_{len(feeds)}", types.from_torch(x.dtype), list(x.shape))
+            feeds[v.name] = as_array(x)
+            return v
+        if isinstance(x, (list, tuple)):
+            return type(x)(to_input(v) for v in x)
+        return x
+
+    traced_args = tuple(to_input(a) for a in args)
+    traced_kwargs = {k: to_input(v) for k, v in (kwargs or {}).items()}
+    with g:
+        result = fn(*traced_args, **traced_kwargs)
+
+    def to_output(x: Any) -> Any:
+        if isinstance(x, Value):
+            return g.output(x, f"output_{len(g.graph.outputs)}").name
+        if isinstance(x, (list, tuple)):
+            return type(x)(to_output(v) for v in x)
+        if x is None:
+            return None
+        raise TypeError(f"{getattr(fn, '__name__', fn)} returned {type(x).__name__}, not Values")
+
+    structure = to_output(result)
+    return g.to_model(), feeds, structure
+
+
+def run_model(model: onnx.ModelProto, feeds: dict[str, Any], structure: Any) -> Any:
+    session = ort.InferenceSession(model.SerializeToString(), _SESSION_OPTIONS, providers=["CPUExecutionProvider"])
+    names = [o.name for o in model.graph.output]
+    results = dict(zip(names, session.run(names, feeds)))
+
+    def build(s: Any) -> Any:
+        if isinstance(s, str):
+            return numpy_to_torch(results[s])
+        if isinstance(s, (list, tuple)):
+            return type(s)(build(v) for v in s)
+        return None
+
+    return build(structure)
+
+
+def run_traced(fn: Any, *args: Any, **kwargs: Any) -> Any:
+    """fn traced into an ONNX graph (checked by onnx.checker) and run in onnxruntime."""
+    model, feeds, structure = trace(fn, args, kwargs)
+    return run_model(model, feeds, structure)
+
+
+def check_function(fn: Any, args: tuple, kwargs: dict[str, Any] | None = None, *, expected: Any,
+                   rtol: float | None = None, atol: float | None = None) -> None:
+    """Eager and traced results both equal `expected` (dtype and shape included)."""
+    kwargs = kwargs or {}
+    eager = fn(*args, **kwargs)
+    torch.testing.assert_close(eager, expected, rtol=rtol, atol=atol, equal_nan=True, msg=lambda m: f"eager: {m}")
+    traced = run_traced(fn, *args, **kwargs)
+    torch.testing.assert_close(traced, expected, rtol=rtol, atol=atol, equal_nan=True, msg=lambda m: f"traced: {m}")

@@ -1,0 +1,38 @@
+"""python -m torchlib {demo, export, conformance} ..."""
+
+from __future__ import annotations
+
+import sys
+
+USAGE = """usage: python -m torchlib COMMAND [args]
+
+commands:
+  demo          export the built-in CNN and GPT-style decoder, verify them in onnxruntime
+  export        export MODULE:FACTORY to an ONNX file (--verify to compare with torch)
+  conformance   run the OpInfo conformance harness and write its report
+"""
+
+
+def main(argv: list[str]) -> int:
+    if not argv or argv[0] in ("-h", "--help"):
+        print(USAGE)
+        return 0
+    command, rest = argv[0], argv[1:]
+    if command == "demo":
+        from torchlib.exporter.cli import demo_main
+
+        return demo_main(rest)
+    if command == "export":
+        from torchlib.exporter.cli import export_main
+
+        return export_main(rest)
+    if command == "conformance":
+        from torchlib.conformance import main as conformance_main
+
+        return conformance_main(rest)
+    print(f"unknown command {command!r}\n\n{USAGE}", file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -83,10 +83,10 @@ def bench_eager(repeat: int) -> list[tuple[str, float, float, float]]:
     return rows
 
 
-def build_graph(n_nodes: int) -> tuple[GraphBuilder, int]:
+def build_graph(n_nodes: int, hidden: int = 64) -> tuple[GraphBuilder, int]:
     """A stack of attention-like blocks over a [batch, seq, 64] input until about n_nodes."""
     rng = np.random.default_rng(0)
-    hidden, heads = 64, 4
+    heads = 4
     g = GraphBuilder(opset=23, name="bench")
     x = g.input("x", FLOAT, ["batch", "seq", hidden])
     ids = g.input("ids", INT64, ["batch", "seq"])

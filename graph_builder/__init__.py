@@ -1,6 +1,7 @@
 """graph_builder: a small ONNX IR, the typed `op` namespace, eager and tracing evaluators."""
 
 from graph_builder.builder import GraphBuilder
+from graph_builder.generated.opset23 import Opset23
 from graph_builder.ir import Graph, Node, Value, model_from_proto
 from graph_builder.opset import DEFAULT_OPSET, OpError, Opset, opset
 from graph_builder.types import (
@@ -8,7 +9,7 @@ from graph_builder.types import (
     UINT8, UINT16, UINT32, UINT64, DType,
 )  # fmt: skip
 
-op = opset(DEFAULT_OPSET)
+op: Opset23 = opset(DEFAULT_OPSET)  # type: ignore[assignment]  # opset() gives the generated, typed class
 
 __all__ = [
     "BFLOAT16", "BOOL", "COMPLEX64", "COMPLEX128", "DEFAULT_OPSET", "DOUBLE", "DType", "FLOAT", "FLOAT16",

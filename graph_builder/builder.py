@@ -9,11 +9,14 @@
 
 Every Value made while tracing has a dtype and, where ONNX inference can tell, a shape.
 Ops whose inputs are all small constants are folded at trace time; equal constants are shared.
+Subgraphs (bodies of If, Loop and Scan) are built by `g.subgraph()` builders, which may use
+the values of the graphs around them.
 """
 
 from __future__ import annotations
 
 import contextlib
+import gc
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -23,35 +26,44 @@ import onnxruntime as ort
 from onnx import defs, shape_inference
 
 from graph_builder import ir, types
-from graph_builder.fast_infer import RULES
 from graph_builder.evaluator import EAGER, pop_evaluator, push_evaluator
-from graph_builder.ir import Graph, Node, Shape, Value
+from graph_builder.fast_infer import RULES, SYM_RULES
+from graph_builder.ir import Graph, Node, Value
 from graph_builder.opset import DEFAULT_OPSET, OpError, OpSignature, as_array, numpy_to_torch
 from graph_builder.types import DType
 
 FOLD_LIMIT = 1024  # fold an op when its constant inputs and outputs have at most this many elements
 
+# (shape rule, shape-value rule) of each signature, from fast_infer
+_RULES_BY_SIGNATURE: dict[OpSignature, tuple[Any, Any]] = {}
+
+
 class _Root:
-    """State shared by a builder and its subgraph builders: names and the metadata scope."""
+    """State shared by a builder and its subgraph builders: names, the metadata scope, and the
+    subgraph builders by their graph."""
 
     def __init__(self, opset: int):
         self.opset = opset
         self.names: set[str] = set()
         self.counters: dict[str, int] = {}
         self.metadata: dict[str, str] = {}
+        self.subgraphs: dict[int, GraphBuilder] = {}
+        # ONNX shape inference results by (signature, attributes, input types and constants)
+        self.inferred: dict[Any, list[tuple[DType | None, ir.Shape | None]]] = {}
 
     def unique(self, base: str) -> str:
-        if base not in self.names:
-            self.names.add(base)
+        names = self.names
+        if base not in names:
+            names.add(base)
             return base
-        n = self.counters.get(base, 0)
-        while True:
+        n = self.counters.get(base, 0) + 1
+        name = f"{base}_{n}"
+        while name in names:
             n += 1
             name = f"{base}_{n}"
-            if name not in self.names:
-                self.counters[base] = n
-                self.names.add(name)
-                return name
+        self.counters[base] = n
+        names.add(name)
+        return name
 
 
 class GraphBuilder:
@@ -72,30 +84,45 @@ class GraphBuilder:
         imports.update(opset_imports or {})
         self.graph = Graph(name, imports)
         self._constants: dict[Any, Value] = {}
+        self._constants_by_id: dict[int, tuple[np.ndarray, Value]] = {}  # read-only arrays only
         self._schema_ok: dict[tuple[str, str, int], bool] = {}
+        self._gc_paused: list[bool] = []  # per open `with self:`, whether it paused the collector
 
     # -- graph inputs, weights, constants ------------------------------------------------------
     def input(self, name: str, dtype: DType, shape: Sequence[ir.Dim] | None) -> Value:
+        """A graph input; dims are ints, symbolic names (str) or None."""
+        if not isinstance(dtype, DType):
+            raise TypeError(f"input {name!r}: dtype must be a graph_builder DType (FLOAT, INT64, ...), got {dtype!r}")
         value = Value(self._root.unique(name), dtype, None if shape is None else tuple(shape), graph=self.graph)
         self.graph.inputs.append(value)
         return value
 
     def initializer(self, name: str, array: Any) -> Value:
-        """A named weight: kept as an initializer, never folded away."""
+        """A named weight: kept as an initializer under exactly this name, never folded away."""
         array = as_array(array)
-        value = Value(self._root.unique(name), types.from_numpy(array.dtype), array.shape, const_value=array, graph=self.graph)
+        self._free_name(name)
+        self._root.names.add(name)
+        value = Value(name, types.from_numpy(array.dtype), array.shape, const_value=array, graph=self.graph)
         value.is_parameter = True
-        self.graph.initializers[value.name] = value
+        self.graph.initializers[name] = value
         return value
 
     def constant(self, value: Any, dtype: DType | None = None) -> Value:
-        """A constant Value; equal constants (same dtype, shape and bytes) are one Value."""
+        """A constant Value; equal constants (same dtype, shape and bytes) are one Value, shared
+        with the graphs around a subgraph."""
         array = as_array(value)
         if dtype is not None and array.dtype != dtype.numpy:
             array = array.astype(dtype.numpy)
+        if array.dtype.kind in "US":
+            array = array.astype(object)
         key = (array.dtype.str, array.shape, array.tobytes()) if array.dtype != np.object_ else None
-        if key is not None and key in self._constants:
-            return self._constants[key]
+        if key is not None:
+            b: GraphBuilder | None = self
+            while b is not None:
+                found = b._constants.get(key)
+                if found is not None:
+                    return found
+                b = b.parent
         name = self._root.unique("const" if array.ndim else f"scalar_{types.from_numpy(array.dtype).name.lower()}")
         v = Value(name, types.from_numpy(array.dtype), array.shape, const_value=array, graph=self.graph)
         if key is not None:
@@ -103,55 +130,83 @@ class GraphBuilder:
         self.graph.initializers[name] = v
         return v
 
-    def output(self, value: Value, name: str | None = None) -> Value:
-        """Mark a value as a graph output, under `name` when given."""
-        if not isinstance(value, Value):
+    def output(self, value: Any, name: str | None = None) -> Value:
+        """Mark a value as a graph output, under `name` when given. A value that cannot carry
+        the name (an input, an initializer, an output already, a value of an outer graph) is
+        passed through an Identity node."""
+        from graph_builder.opset import opset
+
+        if not isinstance(value, Value) or value.graph is not self.graph:
             with self:
                 value = self._as_value(value)
-        if value.graph is not self.graph:
-            value = self._as_value(value)
+        needs_identity = value.graph is not self.graph or value.producer is None or value in self.graph.outputs
         if name is not None and value.name != name:
-            renamable = (
-                value.producer is not None
-                and value.graph is self.graph
-                and value not in self.graph.outputs
-                and name not in self._root.names
-            )
-            if renamable:
-                self._root.names.add(name)
-                value.name = name
-            else:
-                from graph_builder.opset import opset
-
+            self._free_name(name)
+            if needs_identity:
                 with self:
                     value = opset(self.opset).Identity(value)
-                self._root.names.add(name)
-                value.name = name
-        elif value.graph is not self.graph or value.producer is None and value in self.graph.inputs:
+            self._root.names.add(name)
+            value.name = name
+        elif needs_identity:
             with self:
-                from graph_builder.opset import opset
-
                 value = opset(self.opset).Identity(value)
         self.graph.outputs.append(value)
         return value
 
+    def _free_name(self, name: str) -> None:
+        """Make `name` available: a node output that holds it is renamed (names matter only
+        when the graph is written). Inputs, weights and outputs keep theirs."""
+        if name not in self._root.names:
+            return
+        graphs = [self._root_builder().graph] + [b.graph for b in self._root.subgraphs.values()]
+        for graph in graphs:
+            constants = [v for v in graph.initializers.values() if not v.is_parameter]
+            for v in constants + [o for node in graph.nodes for o in node.outputs]:
+                if v.name == name:
+                    if any(v is o for g in graphs for o in g.outputs):
+                        raise ValueError(f"the name {name!r} is already taken by a graph output")
+                    v.name = self._root.unique(name)
+                    if name in graph.initializers:
+                        del graph.initializers[name]
+                        graph.initializers[v.name] = v
+                    return
+        raise ValueError(f"the name {name!r} is already taken by a graph input, weight or subgraph")
+
+    def _root_builder(self) -> GraphBuilder:
+        b = self
+        while b.parent is not None:
+            b = b.parent
+        return b
+
     # -- nesting --------------------------------------------------------------------------------
     def __enter__(self) -> GraphBuilder:
+        # Tracing allocates many small objects that live as long as the graph; Python's cyclic
+        # garbage collector would scan the whole heap (torch's included) again and again while
+        # the graph grows. It is paused inside the outermost `with builder:` (as Mercurial's
+        # `nogc` does) and restored on exit; reference counting still frees everything acyclic.
+        self._gc_paused.append(gc.isenabled())
+        gc.disable()
         push_evaluator(self)
         return self
 
     def __exit__(self, *exc: Any) -> None:
         pop_evaluator(self)
+        if self._gc_paused.pop():
+            gc.enable()
 
     def subgraph(self, name: str = "subgraph") -> GraphBuilder:
-        """A builder for the body of If, Loop or Scan; pass `sub.graph` as the attribute."""
-        return GraphBuilder(name=self._root.unique(name), parent=self)
+        """A builder for the body of If, Loop or Scan: give it inputs (Loop and Scan bodies) and
+        outputs, and pass it (or its `.graph`) as the attribute. Inside `with sub:` ops may use
+        the values of this graph and the graphs around it."""
+        sub = GraphBuilder(name=self._root.unique(name), parent=self)
+        self._root.subgraphs[id(sub.graph)] = sub
+        return sub
 
     @contextlib.contextmanager
     def metadata(self, **props: str) -> Iterator[None]:
         """Nodes created inside carry these `metadata_props` (e.g. the ATen op and source line)."""
         saved = self._root.metadata
-        self._root.metadata = {**saved, **props}
+        self._root.metadata = {**saved, **{k: str(v) for k, v in props.items()}}
         try:
             yield
         finally:
@@ -166,34 +221,57 @@ class GraphBuilder:
         return False
 
     def _as_value(self, x: Any) -> Value:
-        if isinstance(x, Value):
+        if type(x) is Value:
+            if x.graph is self.graph:
+                return x
             if x.graph is None:
                 return self.constant(x.numpy())
             if self._owns(x):
                 return x
             raise OpError(f"Value {x.name!r} belongs to another graph than the one being built")
+        if type(x) is np.ndarray and not x.flags.writeable:  # constants made from Python values
+            entry = self._constants_by_id.get(id(x))
+            if entry is not None and entry[0] is x:
+                return entry[1]
+            v = self.constant(x)
+            self._constants_by_id[id(x)] = (x, v)
+            return v
         return self.constant(as_array(x))
 
     # -- the tracing evaluator ------------------------------------------------------------------
     def eval_op(self, sig: OpSignature, inputs: list[Any], attrs: dict[str, Any], n_outputs: int) -> list[Value]:
         if sig.domain == "" and sig.opset != self.opset:
             self._check_opset(sig)
-        values = [None if x is None else self._as_value(x) for x in inputs]
-        if not sig.nondeterministic and self._foldable(values, attrs):
+        graph = self.graph
+        values: list[Value | None] = []
+        foldable = not sig.nondeterministic
+        for x in inputs:
+            if x is None:
+                values.append(None)
+                continue
+            if type(x) is not Value or x.graph is not graph:
+                x = self._as_value(x)
+            values.append(x)
+            if foldable:
+                c = x.const_value
+                foldable = c is not None and not x.is_parameter and c.size <= FOLD_LIMIT
+        if foldable and attrs:
+            foldable = not any(type(a) is Graph for a in attrs.values())
+        if foldable:
             arrays = [None if v is None else v.const_value for v in values]
             results = EAGER.run_arrays(sig, arrays, attrs, n_outputs)
             if all(r.size <= FOLD_LIMIT for r in results):
                 return [self.constant(r) for r in results]
-        node = Node(sig.domain, sig.name, values, attrs, sig.attr_types, self._root.unique(sig.name))
-        if self._root.metadata:
-            node.metadata = dict(self._root.metadata)
-        node.outputs = [
-            Value(self._root.unique(f"{sig.name.lower()}"), None, None, node, i, graph=self.graph) for i in range(n_outputs)
-        ]
+        node = Node(sig.domain, sig.name, values, attrs, sig.attr_types, None)
+        root = self._root
+        if root.metadata:
+            node.metadata = dict(root.metadata)
+        base = sig.lower_name
+        node.outputs = [Value(root.unique(base), None, None, node, i, graph=graph) for i in range(n_outputs)]
         self._infer(sig, node)
-        self.graph.nodes.append(node)
-        if sig.domain and sig.domain not in self.graph.opset_imports:
-            self.graph.opset_imports[sig.domain] = sig.opset
+        graph.nodes.append(node)
+        if sig.domain and sig.domain not in graph.opset_imports:
+            graph.opset_imports[sig.domain] = sig.opset
         return node.outputs
 
     def _check_opset(self, sig: OpSignature) -> None:
@@ -211,33 +289,61 @@ class GraphBuilder:
                 f"which this graph targets; use graph_builder.opset({self.opset}).{sig.name} or a newer opset"
             )
 
-    @staticmethod
-    def _foldable(values: list[Value | None], attrs: dict[str, Any]) -> bool:
-        if any(isinstance(a, Graph) for a in attrs.values()):
-            return False
-        for v in values:
-            if v is None:
-                continue
-            if v.const_value is None or v.is_parameter or v.const_value.size > FOLD_LIMIT:
-                return False
-        return True
-
+    # -- type and shape inference ---------------------------------------------------------------
     def _infer(self, sig: OpSignature, node: Node) -> None:
-        name = sig.name
-        rule = RULES.get(name) if sig.domain == "" else None
-        if rule is not None and all(v is not None and v.dtype is not None for v in node.inputs):
-            result = rule(node.inputs, node.attributes)
-            if result is not None:
-                for out, (dtype, shape) in zip(node.outputs, result):
-                    out.set_type(dtype, shape)
-                return
-        if name in ("If", "Loop", "Scan") and sig.domain == "":
-            self._infer_control_flow(node)
+        rules = _RULES_BY_SIGNATURE.get(sig)
+        if rules is None:
+            rules = _RULES_BY_SIGNATURE[sig] = (RULES.get(sig.name), SYM_RULES.get(sig.name)) if sig.domain == "" else (None, None)
+        rule, sym_rule = rules
+        inputs = node.inputs
+        result = None
+        if rule is not None:
+            for v in inputs:
+                if v is None or v.dtype is None:
+                    break
+            else:
+                result = rule(inputs, node.attributes)
+        if result is not None:
+            for out, (dtype, shape) in zip(node.outputs, result):
+                out.dtype = dtype
+                out.shape = shape
         else:
-            self._infer_onnx(sig, node)
-        self._fill_dtypes_from_constraints(sig, node)
+            if sig.subgraph_outputs is not None:
+                self._infer_control_flow(node)
+            else:
+                self._infer_onnx(sig, node)
+            self._fill_dtypes_from_constraints(sig, node)
+        if sym_rule is not None and len(node.outputs) == 1:
+            if sig.name == "Shape" or any(v is not None and v.sym_value is not None for v in inputs):
+                node.outputs[0].sym_value = sym_rule(inputs, node.attributes)
 
     def _infer_onnx(self, sig: OpSignature, node: Node) -> None:
+        """ONNX's own inference for the node, cached by op, attributes, input types and the
+        payloads of small constant inputs (real graphs repeat the same calls many times)."""
+        key_parts: list[Any] = [sig, n_outputs := len(node.outputs)]
+        for v in node.inputs:
+            if v is None:
+                key_parts.append(None)
+            else:
+                c = v.const_value
+                data = c.tobytes() if c is not None and c.size <= FOLD_LIMIT else None
+                key_parts.append((v.dtype, v.shape, data, v.sym_value))
+        try:
+            key_parts.append(tuple([(k, ir._freeze(a)) for k, a in node.attributes.items()]))
+            key: Any = tuple(key_parts)
+            cached = self._root.inferred.get(key)
+        except TypeError:  # an unhashable attribute
+            key, cached = None, None
+        if cached is None:
+            cached = self._run_onnx_inference(sig, node)
+            if key is not None:
+                self._root.inferred[key] = cached
+        for out, (dtype, shape) in zip(node.outputs[:n_outputs], cached):
+            out.dtype = dtype
+            out.shape = shape
+
+    @staticmethod
+    def _run_onnx_inference(sig: OpSignature, node: Node) -> list[tuple[DType | None, ir.Shape | None]]:
         proto = onnx.NodeProto()
         proto.op_type = sig.name
         proto.domain = sig.domain
@@ -251,42 +357,72 @@ class GraphBuilder:
             proto.input.append(key)
             input_types[key] = v.type_proto()
             if v.const_value is not None and v.const_value.size <= FOLD_LIMIT:
-                input_data[key] = v.tensor_proto()
+                input_data[key] = ir.tensor_proto(v.const_value, key)
+            elif v.sym_value is not None and all(type(d) is int for d in v.sym_value):
+                input_data[key] = ir.tensor_proto(np.array(v.sym_value, dtype=np.int64).reshape(v.shape or ()), key)
         proto.output.extend(f"o{i}" for i in range(len(node.outputs)))
         for key, value in node.attributes.items():
             proto.attribute.append(ir.make_attribute(key, value, node.attr_types.get(key)))
         try:
             inferred = shape_inference.infer_node_outputs(sig.schema, proto, input_types, input_data)
         except Exception as e:
-            described = ", ".join("None" if v is None else f"{v.dtype}{list(v.shape) if v.shape is not None else '[?]'}" for v in node.inputs)
+            described = ", ".join(
+                "None" if v is None else f"{v.dtype}{list(v.shape) if v.shape is not None else '[?]'}" for v in node.inputs
+            )
             raise OpError(f"op.{sig.name}({described}) with attributes {node.attributes} is invalid: {e}") from None
-        for i, out in enumerate(node.outputs):
+        result: list[tuple[DType | None, ir.Shape | None]] = []
+        for i in range(len(node.outputs)):
             tp = inferred.get(f"o{i}")
-            if tp is not None:
-                out.set_type(*ir.type_from_proto(tp))
+            result.append(ir.type_from_proto(tp) if tp is not None else (None, None))
+        return result
 
     def _infer_control_flow(self, node: Node) -> None:
+        attrs = node.attributes
         if node.op_type == "If":
-            branch = node.attributes["then_branch"]
-            other = node.attributes["else_branch"]
-            for out, a, b in zip(node.outputs, branch.outputs, other.outputs):
-                shape = a.shape if a.shape == b.shape else (None if a.shape is None or b.shape is None or len(a.shape) != len(b.shape) else tuple(x if x == y else None for x, y in zip(a.shape, b.shape)))
-                out.set_type(a.dtype or b.dtype, shape)
+            then_outputs, else_outputs = attrs["then_branch"].outputs, attrs["else_branch"].outputs
+            if len(then_outputs) != len(else_outputs):
+                raise OpError(f"op.If: then_branch has {len(then_outputs)} outputs but else_branch has {len(else_outputs)}")
+            for out, a, b in zip(node.outputs, then_outputs, else_outputs):
+                if a.dtype is not None and b.dtype is not None and a.dtype is not b.dtype:
+                    raise OpError(f"op.If: output {out.index} is {a.dtype} in then_branch but {b.dtype} in else_branch")
+                out.set_type(a.dtype or b.dtype, _merge_shapes(a.shape, b.shape))
         elif node.op_type == "Loop":
-            body = node.attributes["body"]
+            body = attrs["body"]
             n_carried = len(node.inputs) - 2
+            if len(body.inputs) != n_carried + 2:
+                raise OpError(f"op.Loop: the body takes {len(body.inputs)} inputs (iteration, condition, "
+                              f"{n_carried} carried), but the Loop has {n_carried} carried values")  # fmt: skip
             for i, out in enumerate(node.outputs):
                 src = body.outputs[1 + i]
                 if i < n_carried:
-                    out.set_type(src.dtype, src.shape)
+                    init = node.inputs[2 + i]
+                    shape = _merge_shapes(src.shape, init.shape if init is not None else None)
+                    out.set_type(src.dtype, shape)
                 else:
                     out.set_type(src.dtype, None if src.shape is None else (None, *src.shape))
         else:  # Scan
-            body = node.attributes["body"]
-            n_state = len(node.inputs) - int(node.attributes.get("num_scan_inputs", 0))
+            body = attrs["body"]
+            n_scan = int(attrs.get("num_scan_inputs", 0))
+            n_state = len(node.inputs) - n_scan
+            scan_axes = attrs.get("scan_input_axes") or [0] * n_scan
+            output_axes = attrs.get("scan_output_axes") or [0] * (len(node.outputs) - n_state)
+            length: ir.Dim = None
+            for j, axis in enumerate(scan_axes):
+                shape = node.inputs[n_state + j].shape
+                if shape is not None and shape:
+                    length = shape[axis % len(shape)]
+                    break
             for i, out in enumerate(node.outputs):
                 src = body.outputs[i]
-                out.set_type(src.dtype, src.shape if i < n_state else None)
+                if i < n_state:
+                    out.set_type(src.dtype, src.shape)
+                elif src.shape is None:
+                    out.set_type(src.dtype, None)
+                else:
+                    dims = list(src.shape)
+                    axis = output_axes[i - n_state]
+                    dims.insert(axis % (len(dims) + 1), length)
+                    out.set_type(src.dtype, tuple(dims))
 
     @staticmethod
     def _fill_dtypes_from_constraints(sig: OpSignature, node: Node) -> None:
@@ -308,18 +444,26 @@ class GraphBuilder:
     # -- emitting -------------------------------------------------------------------------------
     def _live(self, outputs: Sequence[Value]) -> tuple[list[Node], list[Value]]:
         """Nodes that the outputs depend on, in order, and the initializers to keep (weights,
-        and the constants that live nodes use)."""
+        and the constants that live nodes use). Subgraphs of live nodes are finalized first, so
+        that the values they capture are known."""
         live: set[int] = {id(v) for v in outputs}
         nodes: list[Node] = []
+        subgraphs = self._root.subgraphs
         for node in reversed(self.graph.nodes):
-            if any(id(o) in live for o in node.outputs):
-                nodes.append(node)
-                for v in node.inputs:
-                    if v is not None:
-                        live.add(id(v))
+            outs = node.outputs
+            if not (id(outs[0]) in live if len(outs) == 1 else any(id(o) in live for o in outs)):
+                continue
+            nodes.append(node)
+            for v in node.inputs:
+                if v is not None:
+                    live.add(id(v))
+            if node.attributes:
                 for attr in node.attributes.values():
-                    for sub in attr if isinstance(attr, list) else [attr]:
-                        if isinstance(sub, Graph):
+                    if type(attr) is Graph or type(attr) is list and attr and type(attr[0]) is Graph:
+                        for sub in attr if type(attr) is list else [attr]:
+                            builder = subgraphs.get(id(sub))
+                            if builder is not None:
+                                builder.finalize_subgraph()
                             live.update(_captured(sub))
         nodes.reverse()
         inits = [v for v in self.graph.initializers.values() if v.is_parameter or id(v) in live]
@@ -334,11 +478,13 @@ class GraphBuilder:
         g.initializers = {v.name: v for v in inits}
         g.functions = self.graph.functions
         g.metadata = self.graph.metadata
+        g.graph_metadata = self.graph.graph_metadata
         g.doc_string = self.graph.doc_string
+        g.value_info = self.graph.value_info
         return g
 
     def finalize_subgraph(self) -> Graph:
-        """The graph of a subgraph builder with dead nodes dropped and its constants included."""
+        """The graph of a subgraph builder with dead nodes and unused constants dropped."""
         g = self._graph_for(self.graph.outputs)
         self.graph.nodes = g.nodes
         self.graph.initializers = g.initializers
@@ -347,22 +493,59 @@ class GraphBuilder:
     def to_model(self, check: bool = True, ir_version: int = 10) -> onnx.ModelProto:
         """The ModelProto of the graph (nodes the outputs do not need are dropped), checked
         with `onnx.checker.check_model(full_check=True)` unless check=False."""
-        model = self._graph_for(self.graph.outputs).to_model(ir_version=ir_version)
+        graph = self._graph_for(self.graph.outputs)
+        self._complete_output_types(graph)
+        model = graph.to_model(ir_version=ir_version)
         if check:
-            onnx.checker.check_model(model, full_check=True)
+            _check_model(model)
         return model
+
+    def _complete_output_types(self, graph: Graph) -> None:
+        """Graph inputs and outputs need a rank for onnx.checker: fill the shapes the tracing
+        could not tell from ONNX's whole-model inference, or say which value lacks one."""
+        for v in graph.inputs:
+            if v.shape is None:
+                raise OpError(f"graph input {v.name!r} has no shape; give its rank (dims may be names or None)")
+        missing = [v for v in graph.outputs if v.shape is None or v.dtype is None]
+        if not missing:
+            return
+        model = graph.to_model()
+        inferred = shape_inference.infer_shapes(model, data_prop=True)
+        types_by_name = {info.name: ir.type_from_proto(info.type) for info in inferred.graph.output}
+        for v in missing:
+            dtype, shape = types_by_name.get(v.name, (None, None))
+            if dtype is None or shape is None:
+                raise OpError(
+                    f"graph output {v.name!r} has no known rank, which ONNX requires of graph outputs; "
+                    "reshape it to a known rank before making it an output"
+                )
+            v.set_type(dtype, shape)
 
     def run(self, feeds: dict[str, Any], outputs: Sequence[Value] | None = None) -> list[Any]:
         """Run the graph built so far in onnxruntime and return `outputs` (default: the graph
         outputs), any intermediate Value included. Feeds are numpy arrays or torch tensors,
         keyed by input name; results come back as the kind fed (torch in, torch out)."""
-        wanted = list(outputs) if outputs is not None else self.graph.outputs
-        model = self._graph_for(wanted).to_model()
+        wanted = list(outputs) if outputs is not None else list(self.graph.outputs)
+        for v in wanted:
+            if not isinstance(v, Value) or v.graph is not self.graph:
+                raise OpError(f"run: {v!r} is not a value of this graph")
+        graph = self._graph_for(wanted)
+        for v in wanted:
+            if v.shape is None:  # an intermediate of unknown rank: still a valid output to run
+                v.set_type(v.dtype, v.shape)
+        model = graph.to_model()
         session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
         torch_in = any(type(x).__module__ == "torch" for x in feeds.values())
         arrays = {k: as_array(x) for k, x in feeds.items()}
         results = session.run([v.name for v in wanted], arrays)
         return [numpy_to_torch(r) for r in results] if torch_in else results
+
+
+def _merge_shapes(a: ir.Shape | None, b: ir.Shape | None) -> ir.Shape | None:
+    """The shape two values share: equal dims kept, differing ones unknown."""
+    if a is None or b is None or len(a) != len(b):
+        return None
+    return tuple(x if x == y else None for x, y in zip(a, b))
 
 
 def _captured(graph: Graph) -> set[int]:
@@ -375,3 +558,8 @@ def _captured(graph: Graph) -> set[int]:
                     ids |= _captured(sub)
     ids.update(id(v) for v in graph.outputs)
     return ids
+
+
+def _check_model(model: onnx.ModelProto) -> None:
+    """onnx.checker.check_model(model, full_check=True)."""
+    onnx.checker.check_model(model, full_check=True)

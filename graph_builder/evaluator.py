@@ -46,38 +46,27 @@ def pop_evaluator(evaluator: Evaluator) -> None:
     stack.pop()
 
 
-def _freeze(value: Any) -> Any:
-    if isinstance(value, list):
-        return tuple(_freeze(v) for v in value)
-    if isinstance(value, np.ndarray):
-        return (value.dtype.str, value.shape, value.tobytes())
-    if isinstance(value, ir.Graph):
-        return id(value)
-    return value
-
-
 class EagerEvaluator:
     """Runs each op in onnxruntime on real data, one cached single-node session per
     (op, attributes, input dtypes). Returns torch tensors if any input was a torch tensor,
     else Values if any input was a Value, else numpy arrays."""
 
     def __init__(self) -> None:
-        self._sessions: dict[Any, tuple[ort.InferenceSession, list[str]]] = {}
+        self._sessions: dict[Any, tuple[ort.InferenceSession, list[tuple[str, int]]]] = {}
         self._options = ort.SessionOptions()
         self._options.intra_op_num_threads = 1
         self._options.inter_op_num_threads = 1
         self._options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
-        self._options.log_severity_level = 3
+        self._options.log_severity_level = 4  # failures are raised as OpError, not logged
 
     def eval_op(self, sig: OpSignature, inputs: list[Any], attrs: dict[str, Any], n_outputs: int) -> list[Any]:
         arrays: list[np.ndarray | None] = []
         kind = "numpy"
         for x in inputs:
-            if x is None:
-                arrays.append(None)
-            elif isinstance(x, np.ndarray):
+            t = type(x)
+            if t is np.ndarray or x is None:
                 arrays.append(x)
-            elif isinstance(x, ir.Value):
+            elif t is ir.Value:
                 if x.const_value is None:
                     raise OpError(
                         f"op.{sig.name}: input {x.name!r} belongs to a graph being built; "
@@ -86,6 +75,8 @@ class EagerEvaluator:
                 arrays.append(x.const_value)
                 if kind == "numpy":
                     kind = "value"
+            elif isinstance(x, np.ndarray):
+                arrays.append(x)
             else:  # torch tensor
                 arrays.append(torch_to_numpy(x))
                 kind = "torch"
@@ -93,42 +84,42 @@ class EagerEvaluator:
         if kind == "torch":
             return [numpy_to_torch(a) for a in outputs]
         if kind == "value":
-            return [ir.Value("", types.from_numpy(a.dtype), a.shape, const_value=a) for a in outputs]
+            return [ir.Value("", types._BY_NUMPY[a.dtype], a.shape, const_value=a) for a in outputs]
         return outputs
 
     def run_arrays(
         self, sig: OpSignature, arrays: list[np.ndarray | None], attrs: dict[str, Any], n_outputs: int
     ) -> list[np.ndarray]:
         key = (
-            sig.domain, sig.name, sig.opset, n_outputs,
-            tuple(None if a is None else a.dtype for a in arrays),
-            tuple((k, _freeze(v)) for k, v in attrs.items()),
+            sig, n_outputs,
+            tuple([None if a is None else a.dtype for a in arrays]),
+            tuple([(k, ir._freeze(v)) for k, v in attrs.items()]) if attrs else (),
         )  # fmt: skip
         entry = self._sessions.get(key)
         if entry is None:
             entry = self._sessions[key] = self._make_session(sig, arrays, attrs, n_outputs)
         session, names = entry
-        feeds = {name: a for name, a in zip(names, arrays) if a is not None}
+        feeds = {name: arrays[i] for name, i in names}
         try:
             return session.run(None, feeds)
         except Exception as e:  # onnxruntime raises its own exception types
-            described = ", ".join("None" if a is None else f"{types.from_numpy(a.dtype)}{list(a.shape)}" for a in arrays)
-            raise OpError(f"onnxruntime failed to run op.{sig.name}({described}) with attributes {attrs}: {e}") from None
+            raise OpError(f"onnxruntime failed to run {_describe_call(sig, arrays, attrs)}: {e}") from None
 
     def _make_session(
         self, sig: OpSignature, arrays: list[np.ndarray | None], attrs: dict[str, Any], n_outputs: int
-    ) -> tuple[ort.InferenceSession, list[str]]:
+    ) -> tuple[ort.InferenceSession, list[tuple[str, int]]]:
         imports = {"": sig.opset} if not sig.domain else {"": DEFAULT_OPSET, sig.domain: sig.opset}
         graph = ir.Graph("eager", imports)
-        names = [f"input_{i}" for i in range(len(arrays))]
+        names: list[tuple[str, int]] = []
         values: list[ir.Value | None] = []
-        for name, a in zip(names, arrays):
+        for i, a in enumerate(arrays):
             if a is None:
                 values.append(None)
             else:
-                v = ir.Value(name, types.from_numpy(a.dtype), None)
+                v = ir.Value(f"input_{i}", types.from_numpy(a.dtype), None)
                 graph.inputs.append(v)
                 values.append(v)
+                names.append((v.name, i))
         node = ir.Node(sig.domain, sig.name, values, attrs, sig.attr_types, sig.name)
         node.outputs = [ir.Value(f"output_{i}", None, None, node, i) for i in range(n_outputs)]
         graph.nodes.append(node)
@@ -137,14 +128,20 @@ class EagerEvaluator:
         try:
             inferred = onnx.shape_inference.infer_shapes(model, strict_mode=True)
         except Exception as e:
-            raise OpError(f"op.{sig.name} cannot run with inputs {[v and v.dtype for v in values]} and attributes {attrs}: {e}") from None
+            raise OpError(f"{_describe_call(sig, arrays, attrs)} is invalid: {e}") from None
         del model.graph.output[:]
         model.graph.output.extend(inferred.graph.output)
         try:
             session = ort.InferenceSession(model.SerializeToString(), self._options, providers=["CPUExecutionProvider"])
         except Exception as e:
-            raise OpError(f"onnxruntime cannot build op.{sig.name} with attributes {attrs}: {e}") from None
+            raise OpError(f"onnxruntime cannot build {_describe_call(sig, arrays, attrs)}: {e}") from None
         return session, names
+
+
+def _describe_call(sig: OpSignature, arrays: list[np.ndarray | None], attrs: dict[str, Any]) -> str:
+    """`op.Add(FLOAT[3], FLOAT[4]) with attributes {}` for error messages."""
+    described = ", ".join("None" if a is None else f"{types.from_numpy(a.dtype)}{list(a.shape)}" for a in arrays)
+    return f"op.{sig.name}({described}) with attributes {attrs}"
 
 
 EAGER = EagerEvaluator()

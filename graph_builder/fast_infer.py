@@ -22,7 +22,15 @@ Result = list[tuple[DType | None, Shape | None]] | None
 
 def broadcast_shapes(*shapes: Shape | None) -> Shape | None:
     """Numpy-style broadcast of shapes whose dims may be ints, symbolic names or None."""
-    if any(s is None for s in shapes):
+    if len(shapes) == 2:
+        a, b = shapes
+        if a is None or b is None:
+            return None
+        if a == b or not b:
+            return a
+        if not a:
+            return b
+    elif any(s is None for s in shapes):
         return None
     rank = max(len(s) for s in shapes)  # type: ignore[arg-type]
     result: list[Dim] = []
@@ -180,19 +188,276 @@ def _concat(ins: list[Value | None], attrs: dict[str, Any]) -> Result:
     return [(ins[0].dtype, tuple(out))]  # type: ignore[union-attr]
 
 
+def _sym(v: Value | None) -> tuple[Dim, ...] | None:
+    """The elements of a small 1-D (or scalar) INT64 value as dims: from its payload when it
+    is a constant, else from what tracing knows of it (`sym_value`)."""
+    if v is None:
+        return None
+    c = v.const_value
+    if c is not None:
+        if c.dtype != np.int64 or c.ndim > 1 or c.size > 64:
+            return None
+        return tuple(int(d) for d in c.reshape(-1))
+    return v.sym_value
+
+
+def _reshape_sym(ins: list[Value | None], attrs: dict[str, Any]) -> Result:
+    x, target = ins[0], _sym(ins[1])
+    if x is None or target is None or ins[1].shape is None or len(ins[1].shape) != 1:  # type: ignore[union-attr]
+        return None
+    allowzero = attrs.get("allowzero", 0)
+    dims: list[Dim] = []
+    for i, d in enumerate(target):
+        if d == 0 and not allowzero:
+            if x.shape is None or i >= len(x.shape):
+                return None
+            dims.append(x.shape[i])
+        elif type(d) is int and d < -1:
+            return None
+        else:
+            dims.append(d)
+    if -1 in dims:
+        if dims.count(-1) > 1:
+            return None
+        known = [d for d in dims if d != -1]
+        if x.is_static and all(type(d) is int for d in known):
+            total = int(np.prod(x.shape, dtype=np.int64))  # type: ignore[arg-type]
+            rest = int(np.prod(known, dtype=np.int64))  # type: ignore[arg-type]
+            if rest == 0 or total % rest:
+                return None
+            dims[dims.index(-1)] = total // rest
+        elif x.shape is not None and _same_dims_but_one(x.shape, known):
+            dims[dims.index(-1)] = _leftover(x.shape, known)
+        else:
+            dims[dims.index(-1)] = None
+    elif x.is_static and all(type(d) is int for d in dims):
+        if int(np.prod(x.shape, dtype=np.int64)) != int(np.prod(dims, dtype=np.int64)):  # type: ignore[arg-type]
+            return None  # let ONNX's inference report the mismatch
+    return [(x.dtype, tuple(dims))]
+
+
+def _same_dims_but_one(shape: Shape, known: list[Dim]) -> bool:
+    """Whether the symbolic dims of `known` are those of `shape` (so -1 is a product of ints)."""
+    sym_shape = sorted(d for d in shape if type(d) is str)
+    sym_known = sorted(d for d in known if type(d) is str)
+    return sym_shape == sym_known and None not in shape and None not in known
+
+
+def _leftover(shape: Shape, known: list[Dim]) -> Dim:
+    total = int(np.prod([d for d in shape if type(d) is int], dtype=np.int64))
+    rest = int(np.prod([d for d in known if type(d) is int], dtype=np.int64))
+    return total // rest if rest and total % rest == 0 else None
+
+
+def _gather(ins: list[Value | None], attrs: dict[str, Any]) -> Result:
+    data, indices = ins[0], ins[1]
+    if data is None or indices is None or data.shape is None or indices.shape is None or not data.shape:
+        return None
+    axis = attrs.get("axis", 0)
+    rank = len(data.shape)
+    if not -rank <= axis < rank:
+        return None
+    axis %= rank
+    return [(data.dtype, (*data.shape[:axis], *indices.shape, *data.shape[axis + 1 :]))]
+
+
+_BIG = 2**62
+
+
+def _slice_params(ins: list[Value | None], rank: int) -> list[tuple[int, int, int, int]] | None:
+    """(axis, start, end, step) per sliced axis when starts, ends, axes and steps are constants."""
+    starts, ends = _sym(ins[1]), _sym(ins[2])
+    axes = _sym(ins[3]) if len(ins) > 3 and ins[3] is not None else tuple(range(len(starts or ())))
+    steps = _sym(ins[4]) if len(ins) > 4 and ins[4] is not None else (1,) * len(starts or ())
+    if starts is None or ends is None or axes is None or steps is None:
+        return None
+    params = []
+    for a, b, e, st in zip(axes, starts, ends, steps):
+        if type(a) is not int or type(b) is not int or type(e) is not int or type(st) is not int or st == 0:
+            return None
+        if not -rank <= a < rank:
+            return None
+        params.append((a % rank, b, e, st))
+    if not len(axes) == len(starts) == len(ends) == len(steps) or len({p[0] for p in params}) != len(params):
+        return None
+    return params
+
+
+def _slice(ins: list[Value | None], attrs: dict[str, Any]) -> Result:
+    x = ins[0]
+    if x is None or x.shape is None or len(ins) < 3:
+        return None
+    params = _slice_params(ins, len(x.shape))
+    if params is None:
+        return None
+    dims = list(x.shape)
+    for axis, start, end, step in params:
+        d = dims[axis]
+        if type(d) is int:
+            dims[axis] = len(range(d)[slice(start, end, step)])
+        elif start == 0 and step == 1 and end >= _BIG:
+            pass  # the whole dim
+        else:
+            dims[axis] = None
+    return [(x.dtype, tuple(dims))]
+
+
+def _layer_norm(ins: list[Value | None], attrs: dict[str, Any]) -> Result:
+    x = ins[0]
+    return [(x.dtype, x.shape)]  # type: ignore[union-attr]
+
+
+def _expand(ins: list[Value | None], attrs: dict[str, Any]) -> Result:
+    x, target = ins[0], _sym(ins[1])
+    if x is None or target is None or x.shape is None:
+        return None
+    # a 1 in the target keeps the input's dim; a symbolic target dim may be 1 too
+    dims: list[Dim] = []
+    rank = max(len(x.shape), len(target))
+    xs = (1,) * (rank - len(x.shape)) + tuple(x.shape)
+    ts = (1,) * (rank - len(target)) + tuple(target)
+    for a, b in zip(xs, ts):
+        if b == 1:
+            dims.append(a)
+        elif a == 1 or a == b:
+            dims.append(b)
+        elif type(a) is int and type(b) is int:
+            return None  # let ONNX's inference report it
+        else:
+            dims.append(a if type(a) is int else b if type(b) is int else None)
+    return [(x.dtype, tuple(dims))]
+
+
+def _constant_of_shape(ins: list[Value | None], attrs: dict[str, Any]) -> Result:
+    target = _sym(ins[0])
+    value = attrs.get("value")
+    dtype = types.from_numpy(value.dtype) if value is not None else types.FLOAT
+    if target is None or ins[0].shape is None or len(ins[0].shape) != 1:  # type: ignore[union-attr]
+        return None
+    return [(dtype, tuple(target))]
+
+
+def _reduce(ins: list[Value | None], attrs: dict[str, Any]) -> Result:
+    x = ins[0]
+    if x is None or x.shape is None:
+        return None
+    keepdims = attrs.get("keepdims", 1)
+    if len(ins) > 1 and ins[1] is not None:
+        axes = _sym(ins[1])
+        if axes is None or any(type(a) is not int for a in axes):
+            return None
+    else:
+        axes = ()
+    rank = len(x.shape)
+    if not axes:
+        if attrs.get("noop_with_empty_axes", 0):
+            return [(x.dtype, x.shape)]
+        axes = tuple(range(rank))
+    if any(not -rank <= a < rank for a in axes):  # type: ignore[operator]
+        return None
+    reduced = {a % rank for a in axes}  # type: ignore[operator]
+    if keepdims:
+        return [(x.dtype, tuple(1 if i in reduced else d for i, d in enumerate(x.shape)))]
+    return [(x.dtype, tuple(d for i, d in enumerate(x.shape) if i not in reduced))]
+
+
 RULES: dict[str, Callable[[list[Value | None], dict[str, Any]], Result]] = {}
 for _name in (
     "Abs Neg Relu Sigmoid Tanh Exp Log Sqrt Reciprocal Sin Cos Tan Asin Acos Atan Sinh Cosh Asinh Acosh "
     "Atanh Erf Floor Ceil Round Sign Softplus Softsign Identity Not BitwiseNot Elu Selu LeakyRelu "
-    "HardSigmoid HardSwish Mish Gelu Celu ThresholdedRelu Softmax LogSoftmax Hardmax IsNaN IsInf"
+    "HardSigmoid HardSwish Mish Gelu Celu ThresholdedRelu Softmax LogSoftmax Hardmax CumSum Trilu"
 ).split():
     RULES[_name] = _unary
 for _name in "Add Sub Mul Div Pow Mod And Or Xor BitwiseAnd BitwiseOr BitwiseXor BitShift Max Min Sum Mean".split():
     RULES[_name] = _binary
 for _name in "Equal Less Greater LessOrEqual GreaterOrEqual".split():
     RULES[_name] = _compare
+for _name in "ReduceSum ReduceMean ReduceMax ReduceMin ReduceProd ReduceL1 ReduceL2 ReduceLogSumExp ReduceSumSquare".split():
+    RULES[_name] = _reduce
 RULES["IsNaN"] = RULES["IsInf"] = lambda ins, attrs: [(types.BOOL, ins[0].shape)]  # type: ignore[union-attr]
 RULES.update(
-    Where=_where, Cast=_cast, CastLike=_cast_like, MatMul=_matmul, Reshape=_reshape, Transpose=_transpose,
-    Unsqueeze=_unsqueeze, Squeeze=_squeeze, Shape=_shape, Concat=_concat,
+    Where=_where, Cast=_cast, CastLike=_cast_like, MatMul=_matmul, Reshape=_reshape_sym, Transpose=_transpose,
+    Unsqueeze=_unsqueeze, Squeeze=_squeeze, Shape=_shape, Concat=_concat, Gather=_gather, Slice=_slice,
+    Expand=_expand, ConstantOfShape=_constant_of_shape,
 )  # fmt: skip
+
+
+# -- what tracing knows of the elements of shape tensors ---------------------------------------
+SymResult = tuple[Dim, ...] | None
+
+
+def _sym_shape(ins: list[Value | None], attrs: dict[str, Any]) -> SymResult:
+    x = ins[0]
+    if x is None or x.shape is None:
+        return None
+    rank = len(x.shape)
+    start = attrs.get("start", 0)
+    end = attrs.get("end", rank)
+    return tuple(x.shape[slice(start, end)])
+
+
+def _sym_slice(ins: list[Value | None], attrs: dict[str, Any]) -> SymResult:
+    data = _sym(ins[0])
+    if data is None or len(ins) < 3 or ins[0].shape is None or len(ins[0].shape) != 1:  # type: ignore[union-attr]
+        return None
+    params = _slice_params(ins, 1)
+    if params is None or not params:
+        return None
+    ((_, start, end, step),) = params
+    return tuple(data[slice(start, end, step)])
+
+
+def _sym_gather(ins: list[Value | None], attrs: dict[str, Any]) -> SymResult:
+    data, indices = _sym(ins[0]), ins[1]
+    if data is None or indices is None or indices.const_value is None or attrs.get("axis", 0) not in (0, -1):
+        return None
+    idx = indices.const_value
+    if idx.ndim > 1 or not all(-len(data) <= int(i) < len(data) for i in idx.reshape(-1)):
+        return None
+    return tuple(data[int(i)] for i in idx.reshape(-1))
+
+
+def _sym_concat(ins: list[Value | None], attrs: dict[str, Any]) -> SymResult:
+    parts = [_sym(v) for v in ins]
+    if any(p is None for p in parts) or not any(v is not None and v.sym_value is not None for v in ins):
+        return None
+    return tuple(d for p in parts for d in p)  # type: ignore[union-attr]
+
+
+def _sym_same(ins: list[Value | None], attrs: dict[str, Any]) -> SymResult:
+    x = ins[0]
+    return None if x is None or x.dtype is not types.INT64 else x.sym_value
+
+
+def _sym_cast(ins: list[Value | None], attrs: dict[str, Any]) -> SymResult:
+    return ins[0].sym_value if attrs.get("to") == types.INT64.onnx else None  # type: ignore[union-attr]
+
+
+def _sym_arith(ins: list[Value | None], attrs: dict[str, Any], fn: Callable[[int, int], int]) -> SymResult:
+    a, b = _sym(ins[0]), _sym(ins[1])
+    if a is None or b is None or ins[0].shape is None or ins[1].shape is None:  # type: ignore[union-attr]
+        return None
+    if len(a) != len(b):
+        if len(b) == 1 and len(ins[1].shape) <= 1:  # type: ignore[union-attr]
+            b = b * len(a)
+        elif len(a) == 1 and len(ins[0].shape) <= 1:  # type: ignore[union-attr]
+            a = a * len(b)
+        else:
+            return None
+    return tuple(fn(x, y) if type(x) is int and type(y) is int else None for x, y in zip(a, b))
+
+
+SYM_RULES: dict[str, Callable[[list[Value | None], dict[str, Any]], SymResult]] = {
+    "Shape": _sym_shape,
+    "Slice": _sym_slice,
+    "Gather": _sym_gather,
+    "Concat": _sym_concat,
+    "Identity": _sym_same,
+    "Squeeze": _sym_same,
+    "Unsqueeze": _sym_same,
+    "Reshape": _sym_same,
+    "Cast": _sym_cast,
+    "Add": lambda ins, attrs: _sym_arith(ins, attrs, lambda x, y: x + y),
+    "Sub": lambda ins, attrs: _sym_arith(ins, attrs, lambda x, y: x - y),
+    "Mul": lambda ins, attrs: _sym_arith(ins, attrs, lambda x, y: x * y),
+}

@@ -3,10 +3,15 @@
 A Value is either a tensor in a graph (it has a producer Node, or is a graph input or
 initializer) or a tensor with a known payload (`const_value`). Values made by the eager
 evaluator have a payload and no graph.
+
+`model_from_proto(model).to_model()` gives back the same ModelProto, field for field, for the
+fields this IR keeps: everything but sparse initializers, quantization annotations, training
+info, configurations and device configurations, which are not read.
 """
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
 from typing import Any, Union
 
@@ -20,12 +25,20 @@ from graph_builder.types import DType
 Dim = Union[int, str, None]
 Shape = tuple[Dim, ...]
 
+_A = onnx.AttributeProto
+_LITTLE_ENDIAN = sys.byteorder == "little"
+
 
 class Value:
-    """A tensor: its name, dtype, shape (dims are ints, symbolic names or None) and producer."""
+    """A tensor: its name, dtype, shape (dims are ints, symbolic names or None), producer node
+    and, when known, its payload (`const_value`).
+
+    `sym_value` is set while tracing for small INT64 tensors computed from shapes (the output of
+    Shape, and Slice, Concat, Gather... of it): their elements as dims, so that a Reshape to
+    `Concat(Shape(x)[:2], [4, 16])` keeps the symbolic dims by name."""
 
     __slots__ = ("name", "dtype", "shape", "producer", "index", "const_value", "graph", "is_parameter",
-                 "_type_proto", "_tensor_proto", "__weakref__")  # fmt: skip
+                 "sym_value", "metadata", "doc_string", "_type_proto", "_tensor_proto", "__weakref__")  # fmt: skip
 
     def __init__(
         self,
@@ -45,6 +58,9 @@ class Value:
         self.const_value = const_value
         self.graph = graph
         self.is_parameter = False  # initializers that hold model weights are never folded away
+        self.sym_value: tuple[Dim, ...] | None = None
+        self.metadata: dict[str, str] = {}  # ValueInfoProto.metadata_props
+        self.doc_string = ""
         self._type_proto: onnx.TypeProto | None = None
         self._tensor_proto: onnx.TensorProto | None = None
 
@@ -55,7 +71,7 @@ class Value:
     @property
     def is_static(self) -> bool:
         """True when every dimension is a known integer."""
-        return self.shape is not None and all(isinstance(d, int) for d in self.shape)
+        return self.shape is not None and all(type(d) is int for d in self.shape)
 
     def numpy(self) -> np.ndarray:
         if self.const_value is None:
@@ -81,7 +97,7 @@ class Value:
     def tensor_proto(self) -> onnx.TensorProto:
         """The payload as a TensorProto named like the Value (cached)."""
         if self._tensor_proto is None or self._tensor_proto.name != self.name:
-            self._tensor_proto = tensor_proto(self.const_value, self.name)
+            self._tensor_proto = tensor_proto(self.numpy(), self.name)
         return self._tensor_proto
 
     def set_type(self, dtype: DType | None, shape: Shape | None) -> None:
@@ -91,9 +107,12 @@ class Value:
 
 
 class Node:
-    """One operator call. `attributes` holds plain Python values (Graph for subgraphs)."""
+    """One operator call. `attributes` holds plain Python values (Graph for subgraphs, numpy
+    arrays for tensors); `attr_types` the AttributeProto type of each. A node made by the
+    builder has name None and is named after its first output when emitted."""
 
-    __slots__ = ("domain", "op_type", "inputs", "outputs", "attributes", "attr_types", "metadata", "name", "version")
+    __slots__ = ("domain", "op_type", "inputs", "outputs", "attributes", "attr_types", "metadata", "name",
+                 "version", "overload", "doc_string")  # fmt: skip
 
     def __init__(
         self,
@@ -102,42 +121,65 @@ class Node:
         inputs: Sequence[Value | None],
         attributes: dict[str, Any],
         attr_types: dict[str, int],
-        name: str,
+        name: str | None,
         version: int | None = None,
     ):
         self.domain = domain
         self.op_type = op_type
-        self.inputs = list(inputs)
+        self.inputs = inputs if type(inputs) is list else list(inputs)
         self.outputs: list[Value] = []
         self.attributes = attributes
         self.attr_types = attr_types  # AttributeProto.AttributeType per attribute name
         self.metadata: dict[str, str] = {}
         self.name = name
         self.version = version
+        self.overload = ""
+        self.doc_string = ""
 
     def __repr__(self) -> str:
         ins = ", ".join("None" if v is None else v.name for v in self.inputs)
         outs = ", ".join(v.name for v in self.outputs)
         return f"Node({self.op_type}({ins}) -> {outs}, {self.attributes})"
 
+    def emitted_name(self) -> str:
+        if self.name is not None:
+            return self.name
+        return "node_" + self.outputs[0].name if self.outputs else self.op_type
+
     def to_proto(self) -> onnx.NodeProto:
-        proto = onnx.NodeProto()
-        proto.op_type = self.op_type
-        proto.domain = self.domain
-        proto.name = self.name
-        proto.input.extend("" if v is None else v.name for v in self.inputs)
-        proto.output.extend(v.name for v in self.outputs)
-        for key, value in self.attributes.items():
-            proto.attribute.append(make_attribute(key, value, self.attr_types.get(key)))
-        for key, value in self.metadata.items():
-            entry = proto.metadata_props.add()
-            entry.key = key
-            entry.value = value
-        return proto
+        graph = onnx.GraphProto()
+        self._add_to(graph.node)
+        return graph.node[0]
+
+    def _add_to(self, nodes: Any) -> None:
+        """Append the NodeProto to a repeated NodeProto field."""
+        proto = nodes.add(
+            op_type=self.op_type,
+            input=["" if v is None else v.name for v in self.inputs],
+            output=[v.name for v in self.outputs],
+        )
+        if self.domain:
+            proto.domain = self.domain
+        name = self.emitted_name()
+        if name:
+            proto.name = name
+        if self.attributes:
+            types_ = self.attr_types
+            proto.attribute.extend([make_attribute(k, v, types_.get(k)) for k, v in self.attributes.items()])
+        if self.overload:
+            proto.overload = self.overload
+        if self.doc_string:
+            proto.doc_string = self.doc_string
+        if self.metadata:
+            proto.metadata_props.extend([onnx.StringStringEntryProto(key=k, value=v) for k, v in self.metadata.items()])
 
 
 class Graph:
-    """A graph: inputs, outputs, nodes in topological order, initializers, opsets, functions."""
+    """A graph: inputs, outputs, nodes in topological order, initializers, opset imports, local
+    functions (kept as FunctionProtos) and metadata. A main graph also carries the model's
+    fields (ir_version, producer, model metadata) so that a read model is written back as it was.
+
+    `metadata` is the model's metadata_props, `graph_metadata` the graph's."""
 
     def __init__(self, name: str = "main_graph", opset_imports: dict[str, int] | None = None):
         self.name = name
@@ -148,42 +190,51 @@ class Graph:
         self.opset_imports: dict[str, int] = dict(opset_imports or {"": 23})
         self.functions: list[onnx.FunctionProto] = []
         self.metadata: dict[str, str] = {}
+        self.graph_metadata: dict[str, str] = {}
         self.doc_string = ""
         self.value_info: list[Value] = []
+        # model fields
+        self.ir_version = 10
+        self.producer_name = "torchlib"
+        self.producer_version = ""
+        self.model_domain = ""
+        self.model_version = 0
+        self.model_doc_string = ""
 
-    def to_graph_proto(self, initializers_as_constants: bool = False) -> onnx.GraphProto:
-        graph = onnx.GraphProto()
+    def to_graph_proto(self, proto: onnx.GraphProto | None = None) -> onnx.GraphProto:
+        """The GraphProto (filled into `proto` when given)."""
+        graph = onnx.GraphProto() if proto is None else proto
+        nodes = graph.node
+        for node in self.nodes:
+            node._add_to(nodes)
         graph.name = self.name
-        graph.doc_string = self.doc_string
-        for value in self.inputs:
-            graph.input.append(make_value_info(value))
-        for value in self.outputs:
-            graph.output.append(make_value_info(value))
-        if initializers_as_constants:
-            for value in self.initializers.values():
-                graph.node.append(
-                    helper.make_node("Constant", [], [value.name], value=tensor_proto(value.const_value, value.name))
-                )
-        else:
-            graph.initializer.extend(tensor_proto(v.const_value, v.name) for v in self.initializers.values())
-        graph.node.extend(node.to_proto() for node in self.nodes)
-        graph.value_info.extend(make_value_info(v) for v in self.value_info)
+        graph.initializer.extend([v.tensor_proto() for v in self.initializers.values()])
+        if self.doc_string:
+            graph.doc_string = self.doc_string
+        graph.input.extend([make_value_info(v) for v in self.inputs])
+        graph.output.extend([make_value_info(v) for v in self.outputs])
+        graph.value_info.extend([make_value_info(v) for v in self.value_info])
+        if self.graph_metadata:
+            graph.metadata_props.extend([onnx.StringStringEntryProto(key=k, value=v) for k, v in self.graph_metadata.items()])
         return graph
 
-    def to_model(self, ir_version: int = 10, producer_name: str = "torchlib") -> onnx.ModelProto:
+    def to_model(self, ir_version: int | None = None, producer_name: str | None = None) -> onnx.ModelProto:
         model = onnx.ModelProto()
-        model.ir_version = ir_version
-        model.producer_name = producer_name
-        model.graph.CopyFrom(self.to_graph_proto())
-        for domain, version in sorted(self.opset_imports.items()):
-            entry = model.opset_import.add()
-            entry.domain = domain
-            entry.version = version
+        model.ir_version = self.ir_version if ir_version is None else ir_version
+        model.producer_name = self.producer_name if producer_name is None else producer_name
+        if self.producer_version:
+            model.producer_version = self.producer_version
+        if self.model_domain:
+            model.domain = self.model_domain
+        if self.model_version:
+            model.model_version = self.model_version
+        if self.model_doc_string:
+            model.doc_string = self.model_doc_string
+        self.to_graph_proto(model.graph)
+        model.opset_import.extend([onnx.OperatorSetIdProto(domain=d, version=v) for d, v in self.opset_imports.items()])
         model.functions.extend(self.functions)
-        for key, value in self.metadata.items():
-            entry = model.metadata_props.add()
-            entry.key = key
-            entry.value = value
+        if self.metadata:
+            model.metadata_props.extend([onnx.StringStringEntryProto(key=k, value=v) for k, v in self.metadata.items()])
         return model
 
 
@@ -195,19 +246,23 @@ def make_type_proto(dtype: DType | None, shape: Shape | None) -> onnx.TypeProto:
     if shape is not None:
         shape_proto = tensor.shape
         shape_proto.SetInParent()
+        dims = shape_proto.dim
         for dim in shape:
-            d = shape_proto.dim.add()
-            if isinstance(dim, int):
-                d.dim_value = dim
+            if type(dim) is int:
+                dims.add(dim_value=dim)
             elif isinstance(dim, str):
-                d.dim_param = dim
+                dims.add(dim_param=dim)
+            else:
+                dims.add()
     return tp
 
 
 def make_value_info(value: Value) -> onnx.ValueInfoProto:
-    info = onnx.ValueInfoProto()
-    info.name = value.name
-    info.type.CopyFrom(value.type_proto())
+    info = onnx.ValueInfoProto(name=value.name, type=value.type_proto())
+    if value.doc_string:
+        info.doc_string = value.doc_string
+    if value.metadata:
+        info.metadata_props.extend([onnx.StringStringEntryProto(key=k, value=v) for k, v in value.metadata.items()])
     return info
 
 
@@ -225,71 +280,155 @@ def type_from_proto(tp: onnx.TypeProto) -> tuple[DType | None, Shape | None]:
     return dtype, tuple(dims)
 
 
-def tensor_proto(array: np.ndarray | None, name: str = "") -> onnx.TensorProto:
-    assert array is not None
-    return numpy_helper.from_array(np.asarray(array), name)
+def tensor_proto(array: np.ndarray, name: str = "") -> onnx.TensorProto:
+    """numpy_helper.from_array, with a fast path for the common numeric types."""
+    array = np.asarray(array)
+    dtype = types._BY_NUMPY.get(array.dtype)
+    if _LITTLE_ENDIAN and dtype is not None and dtype.kind in "fiubc":
+        proto = onnx.TensorProto(dims=array.shape, data_type=dtype.onnx, raw_data=array.tobytes())
+        if name:
+            proto.name = name
+        return proto
+    return numpy_helper.from_array(array, name)
+
+
+def _freeze(value: Any) -> Any:
+    """A hashable key for an attribute value (a Graph stands for itself)."""
+    t = type(value)
+    if t is list or t is tuple:
+        return tuple([_freeze(v) for v in value])
+    if t is np.ndarray:
+        return (value.dtype.str, value.shape, value.tobytes())
+    return value
+
+
+_ATTRIBUTE_CACHE: dict[Any, onnx.AttributeProto] = {}
 
 
 def make_attribute(key: str, value: Any, attr_type: int | None) -> onnx.AttributeProto:
+    """The AttributeProto of a plain Python attribute value (cached: attributes repeat a lot)."""
+    if attr_type != _A.GRAPH and attr_type != _A.GRAPHS and attr_type != _A.TENSOR:
+        cache_key = (key, attr_type, type(value), _freeze(value))
+        try:
+            cached = _ATTRIBUTE_CACHE.get(cache_key)
+        except TypeError:  # an unhashable value
+            cached, cache_key = None, None
+        if cached is not None:
+            return cached
+        proto = helper.make_attribute(key, value, attr_type=attr_type)
+        if cache_key is not None:
+            if len(_ATTRIBUTE_CACHE) > 10_000:
+                _ATTRIBUTE_CACHE.clear()
+            _ATTRIBUTE_CACHE[cache_key] = proto
+        return proto
     if isinstance(value, Graph):
-        value = value.to_graph_proto(initializers_as_constants=True)
+        value = value.to_graph_proto()
     elif isinstance(value, np.ndarray):
         value = tensor_proto(value)
     elif isinstance(value, (list, tuple)) and value and isinstance(value[0], Graph):
-        value = [g.to_graph_proto(initializers_as_constants=True) for g in value]
+        value = [g.to_graph_proto() for g in value]
     return helper.make_attribute(key, value, attr_type=attr_type)
 
 
-def attribute_value(attr: onnx.AttributeProto, opset_imports: dict[str, int]) -> Any:
+def attribute_value(attr: onnx.AttributeProto, opset_imports: dict[str, int], scope: dict[str, Value]) -> Any:
     """Decode an AttributeProto into the plain Python value the IR stores."""
     kind = attr.type
-    A = onnx.AttributeProto
-    if kind == A.GRAPH:
-        return graph_from_proto(attr.g, opset_imports)
-    if kind == A.GRAPHS:
-        return [graph_from_proto(g, opset_imports) for g in attr.graphs]
-    if kind == A.TENSOR:
+    if kind == _A.GRAPH:
+        return graph_from_proto(attr.g, opset_imports, scope)
+    if kind == _A.GRAPHS:
+        return [graph_from_proto(g, opset_imports, scope) for g in attr.graphs]
+    if kind == _A.TENSOR:
         return numpy_helper.to_array(attr.t)
     value = helper.get_attribute_value(attr)
-    if kind == A.STRING:
+    if kind == _A.STRING:
         return value.decode()
-    if kind == A.STRINGS:
+    if kind == _A.STRINGS:
         return [v.decode() for v in value]
-    if kind in (A.INTS, A.FLOATS):
+    if kind in (_A.INTS, _A.FLOATS):
         return list(value)
     return value
 
 
+def _apply_info(v: Value, info: onnx.ValueInfoProto) -> Value:
+    """Give a Value the type, doc string and metadata of its ValueInfo, kept as read (sequence
+    and optional types included) so that it is written back the same."""
+    v.set_type(*type_from_proto(info.type))
+    v._type_proto = onnx.TypeProto()
+    v._type_proto.CopyFrom(info.type)
+    v.doc_string = info.doc_string
+    v.metadata = {p.key: p.value for p in info.metadata_props}
+    return v
+
+
+def _constant_payload(node: Node) -> np.ndarray | None:
+    if node.op_type != "Constant" or node.domain not in ("", "ai.onnx") or len(node.attributes) != 1:
+        return None
+    ((key, value),) = node.attributes.items()
+    if key == "value":
+        return value
+    scalar_types = {"value_float": np.float32, "value_int": np.int64, "value_floats": np.float32, "value_ints": np.int64}
+    if key in scalar_types:
+        return np.asarray(value, dtype=scalar_types[key])
+    return None
+
+
 def graph_from_proto(proto: onnx.GraphProto, opset_imports: dict[str, int], outer: dict[str, Value] | None = None) -> Graph:
+    """Read a GraphProto; `outer` holds the values of enclosing graphs a subgraph may use."""
     graph = Graph(proto.name, opset_imports)
     graph.doc_string = proto.doc_string
+    graph.graph_metadata = {p.key: p.value for p in proto.metadata_props}
+    infos = {info.name: info for info in proto.value_info}
+    infos.update({info.name: info for info in proto.output})
     scope: dict[str, Value] = dict(outer or {})
     for info in proto.input:
-        dtype, shape = type_from_proto(info.type)
-        v = Value(info.name, dtype, shape, graph=graph)
+        v = _apply_info(Value(info.name, None, graph=graph), info)
         graph.inputs.append(v)
         scope[info.name] = v
     for init in proto.initializer:
         array = numpy_helper.to_array(init)
-        v = Value(init.name, types.from_onnx(init.data_type), array.shape, const_value=array, graph=graph)
+        v = scope.get(init.name)
+        if v is None or v.graph is not graph:  # an initializer that is not also a graph input
+            v = Value(init.name, types.from_onnx(init.data_type), array.shape, graph=graph)
+            if init.name in infos:
+                _apply_info(v, infos[init.name])
+            scope[init.name] = v
+        v.const_value = array
         v.is_parameter = True
+        v._tensor_proto = onnx.TensorProto()
+        v._tensor_proto.CopyFrom(init)  # written back as read
         graph.initializers[init.name] = v
-        scope[init.name] = v
-    known_types = {info.name: type_from_proto(info.type) for info in list(proto.value_info) + list(proto.output)}
     for node_proto in proto.node:
-        inputs = [scope[name] if name else None for name in node_proto.input]
-        attributes = {a.name: attribute_value(a, opset_imports) for a in node_proto.attribute}
+        inputs = []
+        for name in node_proto.input:
+            if not name:
+                inputs.append(None)
+            elif name in scope:
+                inputs.append(scope[name])
+            else:
+                raise ValueError(f"node {node_proto.name!r} ({node_proto.op_type}) uses {name!r}, which is not defined before it")
+        attributes = {a.name: attribute_value(a, opset_imports, scope) for a in node_proto.attribute}
         attr_types = {a.name: a.type for a in node_proto.attribute}
         node = Node(node_proto.domain, node_proto.op_type, inputs, attributes, attr_types, node_proto.name)
+        node.overload = node_proto.overload
+        node.doc_string = node_proto.doc_string
         node.metadata = {p.key: p.value for p in node_proto.metadata_props}
+        payload = _constant_payload(node)
         for i, name in enumerate(node_proto.output):
-            dtype, shape = known_types.get(name, (None, None))
-            v = Value(name, dtype, shape, producer=node, index=i, graph=graph)
+            v = Value(name, None, None, producer=node, index=i, graph=graph)
+            if name in infos:
+                _apply_info(v, infos[name])
+            v.const_value = payload
             node.outputs.append(v)
-            scope[name] = v
+            if name:
+                scope[name] = v
         graph.nodes.append(node)
-    graph.outputs = [scope[info.name] for info in proto.output]
-    graph.value_info = [scope[info.name] for info in proto.value_info if info.name in scope]
+    for info in proto.output:
+        if info.name not in scope:
+            raise ValueError(f"graph output {info.name!r} is not computed in graph {proto.name!r}")
+        graph.outputs.append(scope[info.name])
+    for info in proto.value_info:  # an entry for a name the graph does not define is kept as is
+        v = scope.get(info.name)
+        graph.value_info.append(v if v is not None else _apply_info(Value(info.name, None, graph=graph), info))
     return graph
 
 
@@ -299,4 +438,10 @@ def model_from_proto(model: onnx.ModelProto) -> Graph:
     graph = graph_from_proto(model.graph, opsets)
     graph.functions = list(model.functions)
     graph.metadata = {p.key: p.value for p in model.metadata_props}
+    graph.ir_version = model.ir_version
+    graph.producer_name = model.producer_name
+    graph.producer_version = model.producer_version
+    graph.model_domain = model.domain
+    graph.model_version = model.model_version
+    graph.model_doc_string = model.doc_string
     return graph

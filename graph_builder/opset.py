@@ -9,6 +9,8 @@ inside `with builder:`.
 
 from __future__ import annotations
 
+import math
+import operator
 from typing import Any
 
 import numpy as np
@@ -34,13 +36,24 @@ class OpError(TypeError):
 
 
 class Param:
-    __slots__ = ("name", "type_str", "option", "homogeneous")
+    __slots__ = ("name", "type_str", "option", "homogeneous", "min_arity", "allowed", "binds")
 
-    def __init__(self, p: defs.OpSchema.FormalParameter):
+    def __init__(self, p: defs.OpSchema.FormalParameter, allowed: dict[str, frozenset[DType]]):
         self.name = p.name
         self.type_str = p.type_str
         self.option = p.option
         self.homogeneous = p.is_homogeneous
+        self.min_arity = p.min_arity
+        # the dtypes this input admits (None: a type the schema spells out, e.g. tensor(int64))
+        self.allowed = allowed.get(p.type_str)
+        if self.allowed is None:
+            fixed = types.from_type_str(p.type_str)
+            self.allowed = frozenset({fixed}) if fixed is not None else None
+        # whether this input binds its type parameter (all inputs sharing it must agree)
+        self.binds = p.type_str in allowed and (p.option != _VARIADIC or p.is_homogeneous)
+
+
+_SUBGRAPH_OUTPUTS = {"If": ("then_branch", 0), "Loop": ("body", 1), "Scan": ("body", 0)}
 
 
 class OpSignature:
@@ -49,23 +62,35 @@ class OpSignature:
     def __init__(self, schema: defs.OpSchema, opset: int):
         self.schema = schema
         self.name = schema.name
+        self.lower_name = schema.name.lower()
         self.domain = schema.domain
         self.since_version = schema.since_version
         self.opset = opset
-        self.inputs = [Param(p) for p in schema.inputs]
-        self.outputs = [Param(p) for p in schema.outputs]
-        self.input_names = {p.name: i for i, p in enumerate(self.inputs)}
-        self.attributes = {name: a for name, a in schema.attributes.items()}
-        self.attr_types = {name: int(a.type) for name, a in schema.attributes.items()}
-        self.required_attrs = [name for name, a in schema.attributes.items() if a.required]
         self.allowed: dict[str, frozenset[DType]] = {}
         for tc in schema.type_constraints:
             dtypes = {types.from_type_str(t) for t in tc.allowed_type_strs}
             self.allowed[tc.type_param_str] = frozenset(d for d in dtypes if d is not None)
+        self.inputs = [Param(p, self.allowed) for p in schema.inputs]
+        self.outputs = [Param(p, self.allowed) for p in schema.outputs]
+        self.input_names = {p.name: i for i, p in enumerate(self.inputs)}
+        self.attributes = {name: a for name, a in schema.attributes.items()}
+        self.attr_types = {name: int(a.type) for name, a in schema.attributes.items()}
+        self.required_attrs = [name for name, a in schema.attributes.items() if a.required]
         self.variadic_input = any(p.option == _VARIADIC for p in self.inputs)
         self.variadic_output = any(p.option == _VARIADIC for p in self.outputs)
         self.n_required_outputs = sum(1 for p in self.outputs if p.option == _SINGLE)
         self.nondeterministic = self.name.startswith("Random") or self.name in ("Bernoulli", "Multinomial")
+        # fewest positional inputs a call may give: every Single input up to the last one, and
+        # the minimum arity of a variadic tail
+        n_min = 0
+        for i, p in enumerate(self.inputs):
+            if p.option == _SINGLE:
+                n_min = i + 1
+            elif p.option == _VARIADIC:
+                n_min = i + p.min_arity
+        self.min_inputs = n_min
+        self.max_inputs = None if self.variadic_input else len(self.inputs)
+        self.subgraph_outputs = _SUBGRAPH_OUTPUTS.get(self.name) if self.domain == "" else None
 
     def allowed_str(self, type_str: str) -> str:
         allowed = self.allowed.get(type_str)
@@ -73,67 +98,111 @@ class OpSignature:
             return type_str
         return "{" + ", ".join(sorted(d.name for d in allowed)) + "}"
 
-    # -- binding ---------------------------------------------------------------------------
-    def bind(self, args: tuple, kwargs: dict[str, Any]) -> tuple[list[Any], dict[str, Any], int | None]:
-        """Split a call into positional inputs (None for omitted optional ones), attributes and
-        the number of outputs asked for with `_outputs=`."""
-        n_outputs = kwargs.pop("_outputs", None)
-        inputs = list(args)
-        attrs: dict[str, Any] = {}
-        for key, value in kwargs.items():
-            if key in self.attr_types:
-                if value is not None:
-                    attrs[key] = self.coerce_attribute(key, value)
-            elif key in self.input_names:
-                index = self.input_names[key]
-                if index < len(inputs) and inputs[index] is not None:
-                    raise OpError(f"op.{self.name}: input {key!r} given twice")
-                inputs.extend([None] * (index + 1 - len(inputs)))
-                inputs[index] = value
-            else:
-                known = sorted(self.attr_types) + [p.name for p in self.inputs]
-                raise OpError(f"op.{self.name} (opset {self.opset}) has no attribute or input {key!r}; it has {known}")
-        if not self.variadic_input and len(inputs) > len(self.inputs):
-            raise OpError(f"op.{self.name} takes at most {len(self.inputs)} inputs, got {len(inputs)}")
-        for i, p in enumerate(self.inputs):
-            if p.option == _SINGLE and (i >= len(inputs) or inputs[i] is None):
-                raise OpError(f"op.{self.name}: required input {i} ({p.name!r}) is missing")
-            if p.option == _VARIADIC:
-                break
-        for name in self.required_attrs:
-            if name not in attrs:
-                raise OpError(f"op.{self.name}: required attribute {name!r} is missing")
-        while inputs and inputs[-1] is None:
-            inputs.pop()
-        return inputs, attrs, n_outputs
-
-    def coerce_attribute(self, key: str, value: Any) -> Any:
-        kind = self.attr_types[key]
-        try:
-            if kind == _A.INT:
-                return int(value)
-            if kind == _A.FLOAT:
-                return float(value)
-            if kind == _A.STRING:
-                return value if isinstance(value, str) else value.decode()
-            if kind == _A.INTS:
-                return [int(v) for v in value]
-            if kind == _A.FLOATS:
-                return [float(v) for v in value]
-            if kind == _A.STRINGS:
-                return [str(v) for v in value]
-            if kind == _A.TENSOR:
-                return as_array(value)
-            if kind == _A.GRAPH:
-                return value if isinstance(value, Graph) else value.finalize_subgraph()
-        except (TypeError, ValueError) as e:
-            raise OpError(f"op.{self.name}: attribute {key!r} expects {_A.AttributeType.Name(kind)}, got {value!r}") from e
-        return value
+    def describe(self) -> str:
+        """`op.Add(A: T, B: T)` with its type constraints, for error messages."""
+        params = []
+        for p in self.inputs:
+            suffix = "?" if p.option == _OPTIONAL else "..." if p.option == _VARIADIC else ""
+            params.append(f"{p.name}{suffix}: {p.type_str}")
+        constraints = "; ".join(f"{t} in {self.allowed_str(t)}" for t in self.allowed)
+        return f"op.{self.name}({', '.join(params)})" + (f" where {constraints}" if constraints else "")
 
     def param_for_input(self, index: int) -> Param:
         if index < len(self.inputs):
             return self.inputs[index]
         return self.inputs[-1]  # variadic tail
+
+    # -- binding ---------------------------------------------------------------------------
+    def bind(self, args: tuple, kwargs: dict[str, Any]) -> tuple[list[Any], dict[str, Any], int | None]:
+        """Split a call into positional inputs (None for omitted optional ones), attributes and
+        the number of outputs asked for with `_outputs=`."""
+        inputs = list(args)
+        attrs: dict[str, Any] = {}
+        n_outputs = None
+        if kwargs:
+            attr_types = self.attr_types
+            for key, value in kwargs.items():
+                kind = attr_types.get(key)
+                if kind is not None:
+                    if value is not None:
+                        attrs[key] = value if type(value) is _EXACT_TYPE.get(kind) else self.coerce_attribute(key, value)
+                elif key == "_outputs":
+                    n_outputs = value
+                elif key in self.input_names:
+                    index = self.input_names[key]
+                    if index < len(inputs) and inputs[index] is not None:
+                        raise OpError(f"op.{self.name}: input {key!r} given twice")
+                    inputs.extend([None] * (index + 1 - len(inputs)))
+                    inputs[index] = value
+                else:
+                    raise OpError(
+                        f"op.{self.name} (opset {self.opset}) has no attribute or input {key!r}; "
+                        f"its attributes are {sorted(self.attr_types)}, its inputs {[p.name for p in self.inputs]}"
+                    )
+        n = len(inputs)
+        if n < self.min_inputs or self.max_inputs is not None and n > self.max_inputs or any(x is None for x in inputs):
+            self._check_arity(inputs)
+        if self.required_attrs:
+            for name in self.required_attrs:
+                if name not in attrs:
+                    raise OpError(f"op.{self.name}: required attribute {name!r} is missing")
+        while inputs and inputs[-1] is None:
+            inputs.pop()
+        return inputs, attrs, n_outputs
+
+    def _check_arity(self, inputs: list[Any]) -> None:
+        if self.max_inputs is not None and len(inputs) > self.max_inputs:
+            raise OpError(f"{self.describe()} takes at most {self.max_inputs} inputs, got {len(inputs)}")
+        for i, p in enumerate(self.inputs):
+            if p.option == _VARIADIC:
+                given = sum(1 for x in inputs[i:] if x is not None)
+                if given < p.min_arity:
+                    raise OpError(f"{self.describe()}: variadic input {i} ({p.name!r}) needs at least {p.min_arity} values, got {given}")
+                if any(x is None for x in inputs[i:]):
+                    raise OpError(f"{self.describe()}: variadic input {p.name!r} cannot hold None")
+                break
+            if p.option == _SINGLE and (i >= len(inputs) or inputs[i] is None):
+                raise OpError(f"{self.describe()}: required input {i} ({p.name!r}) is missing")
+
+    def coerce_attribute(self, key: str, value: Any) -> Any:
+        kind = self.attr_types[key]
+        try:
+            if kind == _A.INT:
+                if isinstance(value, DType):  # op.Cast(x, to=FLOAT)
+                    return value.onnx
+                return operator.index(value)
+            if kind == _A.FLOAT:
+                if isinstance(value, (str, bytes)):
+                    raise TypeError(key)
+                return float(value)
+            if kind == _A.STRING:
+                if isinstance(value, bytes):
+                    return value.decode()
+                if not isinstance(value, str):
+                    raise TypeError(key)
+                return value
+            if kind == _A.INTS:
+                return [operator.index(v) for v in value]
+            if kind == _A.FLOATS:
+                return [float(v) for v in value]
+            if kind == _A.STRINGS:
+                if isinstance(value, str) or not all(isinstance(v, str) for v in value):
+                    raise TypeError(key)
+                return list(value)
+            if kind == _A.TENSOR:
+                return as_array(value)
+            if kind == _A.GRAPH:
+                if isinstance(value, Graph):
+                    return value
+                if hasattr(value, "finalize_subgraph"):
+                    return value.finalize_subgraph()
+                raise TypeError(key)
+        except (TypeError, ValueError) as e:
+            raise OpError(
+                f"op.{self.name}: attribute {key!r} expects {_A.AttributeType.Name(kind)}, "
+                f"got {type(value).__name__} {value!r}"
+            ) from e
+        return value
 
     def resolve_types(self, inputs: list[Any]) -> tuple[list[Any], dict[str, DType]]:
         """Bind type parameters from typed inputs and turn Python scalars and lists into numpy
@@ -141,24 +210,36 @@ class OpSignature:
         and the bindings."""
         bound: dict[str, DType] = {}
         bound_by: dict[str, int] = {}
-        pending: list[int] = []
+        pending: list[int] | None = None
+        params = self.inputs
+        last = len(params) - 1
         for i, x in enumerate(inputs):
             if x is None:
                 continue
-            dtype = dtype_of(x)
-            if dtype is None:
-                pending.append(i)
-                continue
-            p = self.param_for_input(i)
-            type_str = p.type_str
-            allowed = self.allowed.get(type_str)
+            t = type(x)
+            if t is Value:
+                dtype = x.dtype
+            elif t is np.ndarray:
+                dtype = types._BY_NUMPY.get(x.dtype)
+                if dtype is None:
+                    dtype = dtype_of(x)
+            else:
+                dtype = dtype_of(x)
+                if dtype is None:
+                    if pending is None:
+                        pending = []
+                    pending.append(i)
+                    continue
+            p = params[i] if i <= last else params[last]
+            allowed = p.allowed
             if allowed is not None and dtype not in allowed:
                 raise OpError(
                     f"op.{self.name}: input {i} ({p.name!r}) has dtype {dtype}, "
-                    f"but {type_str} allows {self.allowed_str(type_str)}"
+                    f"but {p.type_str} allows {self.allowed_str(p.type_str)}"
                 )
-            if allowed is None or not p.homogeneous and p.option == _VARIADIC:
+            if not p.binds:
                 continue
+            type_str = p.type_str
             previous = bound.get(type_str)
             if previous is None:
                 bound[type_str] = dtype
@@ -169,24 +250,25 @@ class OpSignature:
                     f"op.{self.name}: input {i} ({p.name!r}) has dtype {dtype} but input {j} "
                     f"({self.param_for_input(j).name!r}) has {previous}; both must share type {type_str}"
                 )
-        for i in pending:
-            p = self.param_for_input(i)
-            value = inputs[i]
-            dtype = bound.get(p.type_str)
-            if dtype is None:
-                allowed = self.allowed.get(p.type_str)
-                if allowed is not None and len(allowed) == 1:
-                    (dtype,) = allowed
-                else:
-                    dtype = types.from_python(value)
-                    if allowed is not None and dtype not in allowed:
-                        raise OpError(
-                            f"op.{self.name}: input {i} ({p.name!r}) is the Python value {value!r} "
-                            f"({dtype}), but {p.type_str} allows {self.allowed_str(p.type_str)}"
-                        )
-                if p.type_str in self.allowed:
-                    bound[p.type_str] = dtype
-            inputs[i] = np.asarray(value, dtype=dtype.numpy)
+        if pending is not None:
+            for i in pending:
+                p = params[i] if i <= last else params[last]
+                value = inputs[i]
+                dtype = bound.get(p.type_str)
+                if dtype is None:
+                    allowed = p.allowed
+                    if allowed is not None and len(allowed) == 1:
+                        (dtype,) = allowed
+                    else:
+                        dtype = types.from_python(value)
+                        if allowed is not None and dtype not in allowed:
+                            raise OpError(
+                                f"op.{self.name}: input {i} ({p.name!r}) is the Python value {value!r} "
+                                f"({dtype}), but {p.type_str} allows {self.allowed_str(p.type_str)}"
+                            )
+                    if p.binds:
+                        bound[p.type_str] = dtype
+                inputs[i] = python_constant(value, dtype, self, i)
         return inputs, bound
 
     def output_count(self, attrs: dict[str, Any], inputs: list[Any], n_outputs: int | None) -> int:
@@ -194,6 +276,11 @@ class OpSignature:
             return n_outputs
         if not self.variadic_output:
             return self.n_required_outputs
+        if self.subgraph_outputs is not None:
+            attr, skip = self.subgraph_outputs
+            body = attrs.get(attr)
+            if isinstance(body, Graph):
+                return len(body.outputs) - skip
         if self.name == "Split":
             if "num_outputs" in attrs:
                 return attrs["num_outputs"]
@@ -202,6 +289,41 @@ class OpSignature:
                 if split is not None:
                     return len(split)
         raise OpError(f"op.{self.name} has a variadic output: say how many with _outputs=N")
+
+
+# Attribute values of these exact Python types need no coercion.
+_EXACT_TYPE = {_A.INT: int, _A.FLOAT: float, _A.STRING: str}
+
+_PYTHON_CONSTANTS: dict[Any, np.ndarray] = {}
+
+
+def python_constant(value: Any, dtype: DType, sig: OpSignature | None = None, index: int = 0) -> np.ndarray:
+    """A Python scalar or (nested) list as a read-only numpy array of `dtype`. Hashable scalars
+    and flat lists are cached, so that the builder can share the constant they make."""
+    t = type(value)
+    key: Any = None
+    if t is int or t is bool or t is float:
+        # -0.0 == 0.0 and hash alike: tell them apart by sign
+        key = (dtype, t, value, t is float and math.copysign(1.0, value) < 0)
+    elif (t is list or t is tuple) and len(value) <= 64 and all(type(v) is int for v in value):
+        key = (dtype, tuple, tuple(value))
+    if key is not None:
+        array = _PYTHON_CONSTANTS.get(key)
+        if array is not None:
+            return array
+    try:
+        array = np.array(value, dtype=dtype.numpy)
+        if dtype.kind in "iu" and t is not int and not np.array_equal(array, np.array(value, dtype=object)):
+            raise ValueError(f"{value!r} is not exactly a {dtype}")  # 1.5 or 1e30 where an int is needed
+    except (TypeError, ValueError, OverflowError) as e:
+        where = f"op.{sig.name}: input {index} ({sig.param_for_input(index).name!r})" if sig else "a constant"
+        raise OpError(f"{where} is the Python value {value!r}, which cannot be a {dtype} constant: {e}") from None
+    array.flags.writeable = False
+    if key is not None:
+        if len(_PYTHON_CONSTANTS) > 10_000:
+            _PYTHON_CONSTANTS.clear()
+        _PYTHON_CONSTANTS[key] = array
+    return array
 
 
 def dtype_of(x: Any) -> DType | None:
@@ -236,29 +358,47 @@ def as_array(value: Any) -> np.ndarray:
     return np.asarray(value)
 
 
-def torch_to_numpy(tensor: Any) -> np.ndarray:
-    import torch
+# torch dtypes numpy cannot hold natively: viewed through an integer type of the same width
+_TORCH_VIEWS: dict[Any, tuple[Any, np.dtype]] = {}
 
-    tensor = tensor.detach().cpu()
-    if tensor.dtype == torch.bfloat16:
-        return tensor.view(torch.int16).numpy().view(types.BFLOAT16.numpy)
-    if tensor.dtype in (torch.float8_e4m3fn, torch.float8_e5m2, torch.float8_e4m3fnuz, torch.float8_e5m2fnuz):
-        return tensor.view(torch.uint8).numpy().view(types.from_torch(tensor.dtype).numpy)
+
+def _torch_views() -> dict[Any, tuple[Any, np.dtype]]:
+    if not _TORCH_VIEWS:
+        import torch
+
+        _TORCH_VIEWS[torch.bfloat16] = (torch.int16, types.BFLOAT16.numpy)
+        for d in (types.FLOAT8E4M3FN, types.FLOAT8E4M3FNUZ, types.FLOAT8E5M2, types.FLOAT8E5M2FNUZ):
+            if hasattr(torch, d.torch_name):
+                _TORCH_VIEWS[getattr(torch, d.torch_name)] = (torch.uint8, d.numpy)
+    return _TORCH_VIEWS
+
+
+def torch_to_numpy(tensor: Any) -> np.ndarray:
+    if tensor.requires_grad:
+        tensor = tensor.detach()
+    if tensor.device.type != "cpu":
+        tensor = tensor.cpu()
+    view = _torch_views().get(tensor.dtype)
+    if view is not None:
+        return tensor.view(view[0]).numpy().view(view[1])
     if tensor.is_conj():
         tensor = tensor.resolve_conj()
+    if tensor.is_neg():
+        tensor = tensor.resolve_neg()
     return tensor.numpy()
 
 
 def numpy_to_torch(array: np.ndarray) -> Any:
     import torch
 
+    array = np.asarray(array)
     dtype = types.from_numpy(array.dtype)
     if dtype is types.BFLOAT16 or dtype.name.startswith("FLOAT8"):
         raw = np.ascontiguousarray(array).view(np.int16 if dtype is types.BFLOAT16 else np.uint8)
         return torch.from_numpy(raw.copy()).view(dtype.to_torch())
-    if not array.flags.writeable:
-        array = array.copy()
-    return torch.from_numpy(np.ascontiguousarray(array))
+    if not array.flags.writeable or not array.flags.c_contiguous:
+        array = np.array(array, order="C")  # a copy torch may own and write
+    return torch.from_numpy(array)
 
 
 class OpFunction:
@@ -270,13 +410,12 @@ class OpFunction:
         self.__doc__ = signature.schema.doc
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        from graph_builder.evaluator import current_evaluator
-
         sig = self.signature
         inputs, attrs, n_outputs = sig.bind(args, kwargs)
         inputs, _ = sig.resolve_types(inputs)
-        n = sig.output_count(attrs, inputs, n_outputs)
-        outputs = current_evaluator().eval_op(sig, inputs, attrs, n)
+        n = sig.output_count(attrs, inputs, n_outputs) if n_outputs is None and sig.variadic_output else (
+            sig.n_required_outputs if n_outputs is None else n_outputs)
+        outputs = _evaluator.current_evaluator().eval_op(sig, inputs, attrs, n)
         return outputs[0] if n == 1 else tuple(outputs)
 
     def __repr__(self) -> str:
@@ -303,6 +442,15 @@ class Opset:
         setattr(self, name, fn)
         return fn
 
+    def _call(self, op_type: str, /, *args: Any, **kwargs: Any) -> Any:
+        """`op.<op_type>(*args, **kwargs)` through the same binding: what the typed methods of the
+        generated opsets call (graph_builder/generated, written by `python -m codegen opset`)."""
+        functions = self.__dict__.setdefault("_functions", {})
+        fn = functions.get(op_type)
+        if fn is None:
+            fn = functions[op_type] = OpFunction(OpSignature(defs.get_schema(op_type, self.version, self.domain), self.version))
+        return fn(*args, **kwargs)
+
     def __repr__(self) -> str:
         return f"Opset({self.version}, domain={self.domain!r})"
 
@@ -311,8 +459,27 @@ _OPSETS: dict[tuple[str, int], Opset] = {}
 
 
 def opset(version: int, domain: str = "") -> Opset:
-    """The shared Opset object for a version (`opset(18).Add`)."""
+    """The shared Opset object for a version (`opset(18).Add`): an instance of the typed class
+    OpsetN when graph_builder/generated/opsetN.py exists (`python -m codegen opset --opset N`)."""
     key = (domain, version)
     if key not in _OPSETS:
-        _OPSETS[key] = Opset(version, domain)
+        typed = _generated_class(version) if domain == "" else None
+        _OPSETS[key] = typed() if typed is not None else Opset(version, domain)
     return _OPSETS[key]
+
+
+def _generated_class(version: int) -> type[Opset] | None:
+    import importlib
+
+    name = f"graph_builder.generated.opset{version}"
+    try:
+        module = importlib.import_module(name)
+    except ModuleNotFoundError as e:
+        if e.name in (name, "graph_builder.generated"):
+            return None
+        raise
+    return getattr(module, f"Opset{version}")
+
+
+# The evaluators import this module; imported last so that either module may be imported first.
+from graph_builder import evaluator as _evaluator  # noqa: E402

@@ -111,10 +111,14 @@ def from_onnx(elem_type: int) -> DType:
 
 
 def from_numpy(dtype: Any) -> DType:
-    try:
-        return _BY_NUMPY[np.dtype(dtype)]
-    except KeyError:
-        raise TypeError(f"numpy dtype {dtype} has no ONNX element type") from None
+    """FLOAT for np.float32, BFLOAT16 for ml_dtypes.bfloat16, STRING for str and object arrays."""
+    dtype = np.dtype(dtype)
+    found = _BY_NUMPY.get(dtype)
+    if found is not None:
+        return found
+    if dtype.kind in "US":
+        return STRING
+    raise TypeError(f"numpy dtype {dtype} has no ONNX element type")
 
 
 def from_name(name: str) -> DType:

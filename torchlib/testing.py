@@ -22,15 +22,19 @@ _SESSION_OPTIONS.intra_op_num_threads = 1
 _SESSION_OPTIONS.log_severity_level = 3
 
 
-def trace(fn: Any, args: tuple, kwargs: dict[str, Any] | None = None, opset: int = 23) -> tuple[onnx.ModelProto, dict[str, Any], Any]:
+def trace(fn: Any, args: tuple, kwargs: dict[str, Any] | None = None, opset: int = 23,
+          dynamic: bool = False) -> tuple[onnx.ModelProto, dict[str, Any], Any]:
     """Build the graph of fn(*args, **kwargs): every torch tensor argument (also inside lists)
-    becomes a graph input. Returns (model, feeds, output structure of Value names)."""
+    becomes a graph input, with symbolic dims (`input_0_d0`, ...) when dynamic. Returns (model,
+    feeds, output structure of Value names)."""
     g = GraphBuilder(opset=opset)
     feeds: dict[str, Any] = {}
 
     def to_input(x: Any) -> Any:
         if isinstance(x, torch.Tensor):
-            v = g.input(f"input_{len(feeds)}", types.from_torch(x.dtype), list(x.shape))
+            name = f"input_{len(feeds)}"
+            shape = [f"{name}_d{i}" for i in range(x.dim())] if dynamic else list(x.shape)
+            v = g.input(name, types.from_torch(x.dtype), shape)
             feeds[v.name] = as_array(x)
             return v
         if isinstance(x, (list, tuple)):
@@ -76,6 +80,13 @@ def run_traced(fn: Any, *args: Any, **kwargs: Any) -> Any:
     return run_model(model, feeds, structure)
 
 
+def run_dynamic(fn: Any, *args: Any, **kwargs: Any) -> Any:
+    """run_traced with every input dimension symbolic: the shape arithmetic must then happen in
+    the graph. fn may be a lambda that derives SymInts from its inputs (sym_size) to pass on."""
+    model, feeds, structure = trace(fn, args, kwargs, dynamic=True)
+    return run_model(model, feeds, structure)
+
+
 def check_function(fn: Any, args: tuple, kwargs: dict[str, Any] | None = None, *, expected: Any,
                    rtol: float | None = None, atol: float | None = None) -> None:
     """Eager and traced results both equal `expected` (dtype and shape included)."""
@@ -84,3 +95,47 @@ def check_function(fn: Any, args: tuple, kwargs: dict[str, Any] | None = None, *
     torch.testing.assert_close(eager, expected, rtol=rtol, atol=atol, equal_nan=True, msg=lambda m: f"eager: {m}")
     traced = run_traced(fn, *args, **kwargs)
     torch.testing.assert_close(traced, expected, rtol=rtol, atol=atol, equal_nan=True, msg=lambda m: f"traced: {m}")
+
+
+def check_traced_bfloat16(fn: Any, args: tuple, kwargs: dict[str, Any] | None = None, *, expected: Any,
+                          rtol: float | None = None, atol: float | None = None) -> None:
+    """check_function for bfloat16, traced only: onnxruntime's Python API can neither feed nor
+    fetch bfloat16 arrays, so bfloat16 tensor arguments are fed as float32 and cast to bfloat16
+    inside the graph, and bfloat16 results are cast to float32 at its end. The results' dtypes
+    in the graph must equal `expected`'s; the values are compared as float32."""
+    from graph_builder import op
+
+    def widen(x: Any) -> Any:
+        if isinstance(x, torch.Tensor) and x.dtype == torch.bfloat16:
+            return x.float()
+        if isinstance(x, (list, tuple)):
+            return type(x)(widen(v) for v in x)
+        return x
+
+    def narrow(original: Any, x: Any) -> Any:
+        if isinstance(original, torch.Tensor) and original.dtype == torch.bfloat16:
+            return op.Cast(x, to=types.BFLOAT16.onnx)
+        if isinstance(original, (list, tuple)):
+            return type(x)(narrow(o, v) for o, v in zip(original, x))
+        return x
+
+    dtypes: list[Any] = []
+
+    def fetch(x: Any) -> Any:
+        if isinstance(x, Value):
+            dtypes.append(x.dtype.to_torch())
+            return op.Cast(x, to=types.FLOAT.onnx) if x.dtype is types.BFLOAT16 else x
+        if isinstance(x, (list, tuple)):
+            return type(x)(fetch(v) for v in x)
+        return x
+
+    def wrapped(*traced_args: Any, **traced_kwargs: Any) -> Any:
+        traced_args = tuple(narrow(o, v) for o, v in zip(args, traced_args))
+        traced_kwargs = {k: narrow(kwargs_[k], v) for k, v in traced_kwargs.items()}
+        return fetch(fn(*traced_args, **traced_kwargs))
+
+    kwargs_ = kwargs or {}
+    traced = run_traced(wrapped, *widen(args), **widen(kwargs_))
+    flat = list(expected) if isinstance(expected, (list, tuple)) else [expected]
+    assert dtypes == [e.dtype for e in flat], f"traced: dtypes {dtypes}, torch gives {[e.dtype for e in flat]}"
+    torch.testing.assert_close(traced, widen(expected), rtol=rtol, atol=atol, equal_nan=True, msg=lambda m: f"traced: {m}")

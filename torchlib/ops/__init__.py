@@ -2,3 +2,12 @@
 
 from torchlib.ops import elementwise  # noqa: F401
 from torchlib.ops import rnn  # noqa: F401
+from torchlib.ops import conv_pool  # noqa: F401
+from torchlib.ops import reductions  # noqa: F401
+from torchlib.ops import linalg  # noqa: F401
+from torchlib.ops import sort_topk  # noqa: F401
+from torchlib.ops import normalization  # noqa: F401
+from torchlib.ops import activations  # noqa: F401
+from torchlib.ops import comparison  # noqa: F401
+from torchlib.ops import casting  # noqa: F401
+from torchlib.ops import creation  # noqa: F401

@@ -1,51 +1,575 @@
-"""Elementwise arithmetic: add, sub, mul, div, neg, pow, and the one-to-one unary ops."""
+"""Elementwise arithmetic and math: add, sub, mul, div, pow, remainder, lerp, addcmul, ..., and
+the one-to-one unary ops as a table of one line each.
+
+onnxruntime's CPU kernels cover few dtypes for many ops (nothing for bfloat16, no double for the
+inverse trigonometric ops, few small-integer kernels). `run_supported` computes such an op in the
+nearest dtype that has a kernel and casts the result back, so every function keeps torch's
+output dtype for every input dtype torch accepts.
+"""
 
 from __future__ import annotations
 
+import math
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
 from graph_builder import op
-from graph_builder.types import TReal, TTensor
+from graph_builder.ir import Value
+from graph_builder.types import (
+    BFLOAT16, BOOL, DOUBLE, FLOAT, FLOAT16, INT8, INT16, INT32, INT64, UINT8, UINT16, UINT32, DType, TFloat, TReal,
+    TRealOrBool, TTensor,
+)  # fmt: skip
 from torchlib.ops._unary import unary
-from torchlib.promotion import DEFAULT, INT_TO_FLOAT, elementwise
+from torchlib.promotion import BOOL_TO_LONG, DEFAULT, INT_TO_FLOAT, elementwise, promote_all
 from torchlib.registry import aten_op
 
+# The dtypes onnxruntime's CPU kernels take, per family of ONNX ops.
+FLOATS = frozenset({FLOAT, FLOAT16, DOUBLE})  # Exp, Log, Sqrt, Sin, Cos, Tanh, Sigmoid, Floor, Softmax, ...
+FLOAT32_16 = frozenset({FLOAT, FLOAT16})  # Tan, Asin, Acos, Atan, Sinh, ..., Erf, Gelu, HardSigmoid, ...
+NUMERIC = FLOATS | {INT8, INT16, INT32, INT64, UINT8}  # Add, Sub, Mul, Div, Abs, Sign, Mod, Less, ...
+MIN_MAX = FLOATS | {INT8, INT32, INT64, UINT8}  # Max, Min, Clip, Where
+SIGNED = FLOATS | {INT8, INT16, INT32, INT64}  # Neg
+POW = FLOATS | {INT32, INT64}
+# Formulas of several ops: the half types compute in float32 and round once, as torch's CPU
+# kernels do (their "opmath" type), instead of rounding after every step.
+OPMATH = frozenset({FLOAT, DOUBLE})
 
-@aten_op("aten::add.Tensor", "aten::add.Scalar")
+# Where to compute when a dtype has no kernel: the nearest dtypes that hold every value exactly
+# (double -> float only for the few ops onnxruntime has no double kernel of).
+_WIDER: dict[DType, tuple[DType, ...]] = {
+    BOOL: (UINT8, INT32, INT64, FLOAT),
+    UINT8: (INT16, INT32, INT64, FLOAT),
+    INT8: (INT16, INT32, INT64, FLOAT),
+    INT16: (INT32, INT64, FLOAT),
+    UINT16: (INT32, INT64),
+    INT32: (INT64, DOUBLE),
+    UINT32: (INT64,),
+    BFLOAT16: (FLOAT, DOUBLE),
+    FLOAT16: (FLOAT, DOUBLE),
+    FLOAT: (DOUBLE,),
+    DOUBLE: (FLOAT,),
+}
+
+
+def run_supported(fn: Callable[..., Any], supported: frozenset[DType], *args: Any) -> Any:
+    """fn(*args) computed in a dtype onnxruntime has a kernel for. The Value args share one dtype
+    (Python scalars may be mixed in); when it is not in `supported`, they are cast to the nearest
+    wider dtype that is, and a result of that dtype is cast back."""
+    dtype = next(a.dtype for a in args if isinstance(a, Value))
+    if dtype in supported:
+        return fn(*args)
+    target = next((d for d in _WIDER.get(dtype, ()) if d in supported), None)
+    if target is None:
+        raise TypeError(f"{getattr(fn, '__name__', fn)}: onnxruntime has no kernel for {dtype} and no wider dtype to compute in")
+    result = fn(*(op.Cast(a, to=target.onnx) if isinstance(a, Value) and a.dtype is dtype else a for a in args))
+    return op.Cast(result, to=dtype.onnx) if result.dtype is target else result
+
+
+def kernel(onnx_op: Callable[..., Any], supported: frozenset[DType]) -> Callable[..., Any]:
+    """onnx_op as a function that computes in a supported dtype (see run_supported)."""
+
+    def fn(*args: Any) -> Any:
+        return run_supported(onnx_op, supported, *args)
+
+    fn.__name__ = getattr(onnx_op, "__name__", "kernel")
+    return fn
+
+
+def like(x: Any, ref: Value) -> Any:
+    """x as a Value of ref's dtype: Python scalars become constants (exact for double and int64)."""
+    if isinstance(x, Value):
+        return x
+    return op.CastLike(np.asarray(x, dtype=ref.dtype.numpy), ref)
+
+
+def as_float(x: Any) -> Any:
+    """A Value in a floating dtype (ints and bool go to float32, torch's default); Python scalars stay."""
+    if isinstance(x, Value) and not x.dtype.is_floating:
+        return op.Cast(x, to=FLOAT.onnx)
+    return x
+
+
+def full_of(shape: Any, value: Any, dtype: DType) -> Value:
+    """A tensor of `shape` (an INT64 1-D Value, or a list of ints) filled with `value` (a Python
+    scalar, or a Value of one element) in `dtype`."""
+    if not isinstance(value, Value):
+        return op.ConstantOfShape(shape, value=np.array([value], dtype=dtype.numpy))
+    if dtype is BFLOAT16:  # no bfloat16 Expand kernel
+        return op.Cast(full_of(shape, value, FLOAT), to=dtype.onnx)
+    return op.Expand(op.Cast(value, to=dtype.onnx), shape)
+
+
+def _no_bool(name: str, x: Value) -> None:
+    if x.dtype is BOOL:
+        raise TypeError(f"aten::{name} is not defined for bool tensors (torch raises too)")
+
+
+def _no_float_alpha(name: str, x: Any, alpha: Any) -> None:
+    if isinstance(x, Value) and not x.dtype.is_floating and isinstance(alpha, float):
+        raise TypeError(f"aten::{name}: for integral input tensors, alpha must not be a floating point number")
+
+
+def _times(x: Any, alpha: Any) -> Any:
+    """alpha * x for a Value or a Python scalar x."""
+    if alpha == 1:
+        return x
+    if isinstance(x, Value):
+        return run_supported(op.Mul, NUMERIC, x, alpha)
+    return x * alpha
+
+
+def _add(a: Any, b: Any) -> Any:
+    if isinstance(a, Value) and a.dtype is BOOL:
+        return op.Or(a, b)
+    return run_supported(op.Add, NUMERIC, a, b)
+
+
+def _sub_operands(a: Any, b: Any) -> list[Any]:
+    """torch refuses bool on either side of a subtraction, before promotion."""
+    if any(x.dtype is BOOL if isinstance(x, Value) else isinstance(x, bool) for x in (a, b)):
+        raise TypeError("aten::sub/rsub with a bool tensor is not supported (torch raises too); use logical_xor or logical_not")
+    return promote_all([a, b])
+
+
+@aten_op("aten::add.Tensor")
 @elementwise("self", "other")
-def aten_add(self: TReal, other: TReal, alpha: float = 1) -> TReal:
+def aten_add(self: TRealOrBool, other: TRealOrBool, *, alpha: float = 1) -> TRealOrBool:
     """add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor"""
-    if alpha != 1:
-        other = op.Mul(other, alpha)
-    if self.dtype.is_bool:
-        return op.Or(self, other)
-    return op.Add(self, other)
+    _no_float_alpha("add", self, alpha)
+    return _add(self, _times(other, alpha))
 
 
-@aten_op("aten::sub.Tensor", "aten::sub.Scalar")
+@aten_op("aten::add.Scalar")
 @elementwise("self", "other")
-def aten_sub(self: TReal, other: TReal, alpha: float = 1) -> TReal:
+def aten_add_scalar(self: TRealOrBool, other: float, alpha: float = 1) -> TRealOrBool:
+    """add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor"""
+    _no_float_alpha("add", self, alpha)
+    return _add(self, _times(other, alpha))
+
+
+# sub and rsub promote in the body: torch checks for bool operands before promotion.
+
+
+@aten_op("aten::sub.Tensor")
+def aten_sub(self: TReal, other: TReal, *, alpha: float = 1) -> TReal:
     """sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor"""
-    if alpha != 1:
-        other = op.Mul(other, alpha)
-    return op.Sub(self, other)
+    self, other = _sub_operands(self, other)
+    _no_float_alpha("sub", self, alpha)
+    return run_supported(op.Sub, NUMERIC, self, _times(other, alpha))
+
+
+@aten_op("aten::sub.Scalar")
+def aten_sub_scalar(self: TReal, other: float, alpha: float = 1) -> TReal:
+    """sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor"""
+    self, other = _sub_operands(self, other)
+    _no_float_alpha("sub", self, alpha)
+    return run_supported(op.Sub, NUMERIC, self, _times(other, alpha))
+
+
+@aten_op("aten::rsub.Tensor")
+def aten_rsub(self: TReal, other: TReal, *, alpha: float = 1) -> TReal:
+    """rsub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor"""
+    self, other = _sub_operands(self, other)
+    _no_float_alpha("rsub", self, alpha)
+    return run_supported(op.Sub, NUMERIC, other, _times(self, alpha))
+
+
+@aten_op("aten::rsub.Scalar")
+def aten_rsub_scalar(self: TReal, other: float, alpha: float = 1) -> TReal:
+    """rsub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor"""
+    self, other = _sub_operands(self, other)
+    _no_float_alpha("rsub", self, alpha)
+    return run_supported(op.Sub, NUMERIC, other, _times(self, alpha))
 
 
 @aten_op("aten::mul.Tensor", "aten::mul.Scalar")
 @elementwise("self", "other")
-def aten_mul(self: TReal, other: TReal) -> TReal:
+def aten_mul(self: TRealOrBool, other: TRealOrBool) -> TRealOrBool:
     """mul.Tensor(Tensor self, Tensor other) -> Tensor"""
-    if self.dtype.is_bool:
+    if self.dtype is BOOL:
         return op.And(self, other)
-    return op.Mul(self, other)
+    return run_supported(op.Mul, NUMERIC, self, other)
 
 
-aten_abs = unary("abs", op.Abs, DEFAULT)
-aten_neg = unary("neg", op.Neg, DEFAULT)
-aten_exp = unary("exp", op.Exp, INT_TO_FLOAT)
-aten_sqrt = unary("sqrt", op.Sqrt, INT_TO_FLOAT)
-aten_relu = unary("relu", op.Relu, DEFAULT)
+def _true_divide(a: Any, b: Any) -> Any:
+    return run_supported(op.Div, FLOATS, as_float(a), as_float(b))
+
+
+def _trunc(x: Value) -> Value:
+    return op.Where(op.Less(x, 0), op.Ceil(x), op.Floor(x))
+
+
+def _div_trunc(a: Value, b: Any) -> Value:
+    if a.dtype.is_floating:
+        # torch: trunc(a / b), for half types in float32
+        return run_supported(lambda x, y: _trunc(op.Div(x, y)), OPMATH, a, b)
+    return run_supported(op.Div, NUMERIC, a, b)  # integer Div truncates
+
+
+def _div_floor_float(a: Value, b: Any) -> Value:
+    """c10's div_floor_floating: floor(a / b) from fmod, so that a == b * q + remainder(a, b)."""
+    b = like(b, a)
+    mod = op.Mod(a, b, fmod=1)
+    div = op.Div(op.Sub(a, mod), b)
+    div = op.Where(op.And(op.Not(op.Equal(mod, 0)), op.Xor(op.Less(b, 0), op.Less(mod, 0))), op.Sub(div, 1), div)
+    floordiv = op.Floor(div)
+    floordiv = op.Where(op.Greater(op.Sub(div, floordiv), 0.5), op.Add(floordiv, 1), floordiv)
+    floordiv = op.Where(op.Equal(div, 0), op.Mul(op.Div(a, b), 0), floordiv)  # a signed zero
+    return op.Where(op.Equal(b, 0), op.Div(a, b), floordiv)
+
+
+def _div_floor_int(a: Value, b: Any) -> Value:
+    """c10's div_floor_integer: truncating division, minus one when the signs differ and the
+    remainder is not zero."""
+    b = like(b, a)
+    quot = op.Div(a, b)
+    if a.dtype.kind == "u":
+        return quot
+    fix = op.And(op.Not(op.Equal(op.Mod(a, b, fmod=1), 0)), op.Xor(op.Less(a, 0), op.Less(b, 0)))
+    return op.Sub(quot, op.Cast(fix, to=quot.dtype.onnx))
+
+
+@aten_op("aten::div.Tensor", "aten::div.Scalar")
+@elementwise("self", "other", kind=INT_TO_FLOAT)
+def aten_div(self: TReal, other: TReal) -> TFloat:
+    """div.Tensor(Tensor self, Tensor other) -> Tensor"""
+    return run_supported(op.Div, FLOATS, self, other)
+
+
+@aten_op("aten::div.Tensor_mode", "aten::div.Scalar_mode")
+@elementwise("self", "other")
+def aten_div_mode(self: TReal, other: TReal, *, rounding_mode: str | None) -> TReal:
+    """div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor"""
+    if rounding_mode is None:
+        return _true_divide(self, other)
+    _no_bool(f"div(rounding_mode={rounding_mode!r})", self)
+    if rounding_mode == "trunc":
+        return _div_trunc(self, other)
+    if rounding_mode == "floor":
+        if self.dtype.is_floating:
+            return run_supported(_div_floor_float, OPMATH, self, other)
+        return run_supported(_div_floor_int, NUMERIC, self, other)
+    raise ValueError(f"aten::div: rounding_mode must be None, 'trunc' or 'floor', got {rounding_mode!r}")
+
+
+def _int_power(x: Value, n: int) -> Value:
+    """x ** n for an integer tensor by repeated squaring: exact, and wrapping like torch."""
+    if n < 0:
+        raise ValueError("aten::pow: integers to negative integer powers are not allowed")
+    result = None
+    square = x
+    while n:
+        if n & 1:
+            result = square if result is None else run_supported(op.Mul, NUMERIC, result, square)
+        n >>= 1
+        if n:
+            square = run_supported(op.Mul, NUMERIC, square, square)
+    return result if result is not None else op.Expand(like(1, x), op.Shape(x))
+
+
+def _pow(base: Value, exponent: Value) -> Value:
+    if base.dtype is BOOL:
+        raise TypeError("aten::pow is not defined for bool tensors (torch raises too)")
+    return run_supported(op.Pow, POW, base, exponent)
+
+
+@aten_op("aten::pow.Tensor_Tensor")
+@elementwise("self", "exponent")
+def aten_pow(self: TReal, exponent: TReal) -> TReal:
+    """pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor"""
+    return _pow(self, exponent)
+
+
+@aten_op("aten::pow.Tensor_Scalar")
+@elementwise("self", "exponent")
+def aten_pow_tensor_scalar(self: TReal, exponent: float) -> TReal:
+    """pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor"""
+    if not self.dtype.is_floating and isinstance(exponent, int):
+        _no_bool("pow", self)
+        return _int_power(self, exponent)
+    if exponent == 2:
+        return run_supported(op.Mul, NUMERIC, self, self)
+    return run_supported(lambda x: op.Pow(x, like(exponent, x)), FLOATS, self)
+
+
+@aten_op("aten::pow.Scalar")
+@elementwise("self", "exponent")
+def aten_pow_scalar(self: float, exponent: TReal) -> TReal:
+    """pow.Scalar(Scalar self, Tensor exponent) -> Tensor"""
+    return run_supported(lambda e: op.Pow(like(self, e), e), POW, exponent)
+
+
+def log1p(x: Value) -> Value:
+    """log(1 + x), accurate near 0 (Kahan: log(u) * x / (u - 1) with u = 1 + x)."""
+    u = op.Add(x, 1)
+    near_zero = op.Where(op.Equal(u, 1), x, op.Div(op.Mul(op.Log(u), x), op.Sub(u, 1)))
+    return op.Where(op.Less(op.Abs(x), 1), near_zero, op.Log(u))
+
+
+def expm1(x: Value) -> Value:
+    """exp(x) - 1, accurate near 0 (Kahan: (u - 1) * x / log(u) with u = exp(x))."""
+    u = op.Exp(x)
+    near_zero = op.Where(op.Equal(u, 1), x, op.Div(op.Mul(op.Sub(u, 1), x), op.Log(u)))
+    return op.Where(op.Less(op.Abs(x), 1), near_zero, op.Sub(u, 1))
+
+
+def _exp2(x: Value) -> Value:
+    return op.Pow(like(2, x), x)
+
+
+def _log2(x: Value) -> Value:
+    return op.Div(op.Log(x), like(math.log(2), x))
+
+
+def _log10(x: Value) -> Value:
+    return op.Div(op.Log(x), like(math.log(10), x))
+
+
+def _rsqrt(x: Value) -> Value:
+    return op.Reciprocal(op.Sqrt(x))
+
+
+def _tan(x: Value) -> Value:
+    if x.dtype is DOUBLE:  # no double Tan kernel
+        return op.Div(op.Sin(x), op.Cos(x))
+    return run_supported(op.Tan, FLOAT32_16, x)
+
+
+def _sinh(x: Value) -> Value:
+    if x.dtype is DOUBLE:  # no double Sinh kernel
+        return op.Mul(op.Sub(op.Exp(x), op.Exp(op.Neg(x))), 0.5)
+    return run_supported(op.Sinh, FLOAT32_16, x)
+
+
+def _cosh(x: Value) -> Value:
+    if x.dtype is DOUBLE:  # no double Cosh kernel
+        return op.Mul(op.Add(op.Exp(x), op.Exp(op.Neg(x))), 0.5)
+    return run_supported(op.Cosh, FLOAT32_16, x)
+
+
+def _asinh(x: Value) -> Value:
+    if x.dtype is DOUBLE:  # no double Asinh kernel: sign(x) * log(|x| + sqrt(x^2 + 1))
+        a = op.Abs(x)
+        return op.Mul(op.Sign(x), op.Log(op.Add(a, op.Sqrt(op.Add(op.Mul(a, a), 1.0)))))
+    return run_supported(op.Asinh, FLOAT32_16, x)
+
+
+def _acosh(x: Value) -> Value:
+    if x.dtype is DOUBLE:  # no double Acosh kernel: log(x + sqrt(x^2 - 1))
+        return op.Log(op.Add(x, op.Sqrt(op.Sub(op.Mul(x, x), 1.0))))
+    return run_supported(op.Acosh, FLOAT32_16, x)
+
+
+def _atanh(x: Value) -> Value:
+    if x.dtype is DOUBLE:  # no double Atanh kernel: log((1 + x) / (1 - x)) / 2
+        return op.Mul(op.Log(op.Div(op.Add(x, 1.0), op.Sub(1.0, x))), 0.5)
+    return run_supported(op.Atanh, FLOAT32_16, x)
+
+
+def _rounding(name: str, onnx_op: Callable[..., Any]) -> Callable[[Value], Value]:
+    """floor/ceil/round/trunc: integers are already whole (a copy, as in torch)."""
+
+    def fn(x: Value) -> Value:
+        if x.dtype.is_floating:
+            return run_supported(onnx_op, FLOATS, x)
+        _no_bool(name, x)
+        return op.Identity(x)
+
+    return fn
+
+
+def _abs(x: Value) -> Value:
+    _no_bool("abs", x)
+    return run_supported(op.Abs, NUMERIC, x)
+
+
+def _neg(x: Value) -> Value:
+    _no_bool("neg", x)
+    return run_supported(op.Neg, SIGNED, x)
+
+
+def _sign(x: Value) -> Value:
+    if x.dtype is BOOL:
+        return op.Identity(x)
+    if x.dtype.is_floating:  # torch: sign(nan) is 0
+        return run_supported(lambda y: op.Where(op.IsNaN(y), 0.0, op.Sign(y)), FLOATS, x)
+    return run_supported(op.Sign, NUMERIC, x)
+
+
+def _frac(x: Value) -> Value:
+    if not x.dtype.is_floating:
+        raise TypeError(f"aten::frac is defined for floating tensors only (torch raises too), got {x.dtype}")
+    return run_supported(lambda y: op.Sub(y, _trunc(y)), FLOATS, x)
+
+
+def _square(x: Value) -> Value:
+    return run_supported(op.Mul, NUMERIC, x, x)
+
+
+aten_abs = unary("abs", _abs, DEFAULT)
+aten_neg = unary("neg", _neg, DEFAULT)
+aten_sign = unary("sign", _sign, DEFAULT)
+aten_square = unary("square", _square, BOOL_TO_LONG)
+aten_floor = unary("floor", _rounding("floor", op.Floor), DEFAULT)
+aten_ceil = unary("ceil", _rounding("ceil", op.Ceil), DEFAULT)
+aten_round = unary("round", _rounding("round", op.Round), DEFAULT)
+aten_trunc = unary("trunc", _rounding("trunc", _trunc), DEFAULT)
+aten_frac = unary("frac", _frac, DEFAULT)
+aten_exp = unary("exp", kernel(op.Exp, FLOATS), INT_TO_FLOAT)
+aten_exp2 = unary("exp2", kernel(_exp2, OPMATH), INT_TO_FLOAT)
+aten_expm1 = unary("expm1", kernel(expm1, OPMATH), INT_TO_FLOAT)
+aten_log = unary("log", kernel(op.Log, FLOATS), INT_TO_FLOAT)
+aten_log2 = unary("log2", kernel(_log2, OPMATH), INT_TO_FLOAT)
+aten_log10 = unary("log10", kernel(_log10, OPMATH), INT_TO_FLOAT)
+aten_log1p = unary("log1p", kernel(log1p, OPMATH), INT_TO_FLOAT)
+aten_sqrt = unary("sqrt", kernel(op.Sqrt, FLOATS), INT_TO_FLOAT)
+aten_rsqrt = unary("rsqrt", kernel(_rsqrt, OPMATH), INT_TO_FLOAT)
+aten_reciprocal = unary("reciprocal", kernel(op.Reciprocal, FLOATS), INT_TO_FLOAT)
+aten_sin = unary("sin", kernel(op.Sin, FLOATS), INT_TO_FLOAT)
+aten_cos = unary("cos", kernel(op.Cos, FLOATS), INT_TO_FLOAT)
+aten_tan = unary("tan", kernel(_tan, FLOATS), INT_TO_FLOAT)
+aten_tanh = unary("tanh", kernel(op.Tanh, FLOATS), INT_TO_FLOAT)
+aten_sinh = unary("sinh", kernel(_sinh, FLOATS), INT_TO_FLOAT)
+aten_cosh = unary("cosh", kernel(_cosh, FLOATS), INT_TO_FLOAT)
+aten_asinh = unary("asinh", kernel(_asinh, FLOATS), INT_TO_FLOAT)
+aten_acosh = unary("acosh", kernel(_acosh, FLOATS), INT_TO_FLOAT)
+aten_atanh = unary("atanh", kernel(_atanh, FLOATS), INT_TO_FLOAT)
+# onnxruntime has no double kernel for these: double inputs are computed in float32.
+aten_asin = unary("asin", kernel(op.Asin, FLOAT32_16), INT_TO_FLOAT)
+aten_acos = unary("acos", kernel(op.Acos, FLOAT32_16), INT_TO_FLOAT)
+aten_atan = unary("atan", kernel(op.Atan, FLOAT32_16), INT_TO_FLOAT)
+aten_erf = unary("erf", kernel(op.Erf, FLOAT32_16), INT_TO_FLOAT)
+
+
+@aten_op("aten::round.decimals")
+@elementwise("self")
+def aten_round_decimals(self: TFloat, *, decimals: int) -> TFloat:
+    """round.decimals(Tensor self, *, int decimals) -> Tensor"""
+    if not self.dtype.is_floating:
+        raise TypeError(f"aten::round.decimals is defined for floating tensors only (torch raises too), got {self.dtype}")
+    scale = 10.0 ** abs(decimals)
+
+    def fn(x: Value) -> Value:  # torch: in float32 for the half types
+        if decimals < 0:
+            return op.Mul(op.Round(op.Div(x, scale)), scale)
+        return op.Div(op.Round(op.Mul(x, scale)), scale)
+
+    return run_supported(fn, OPMATH, self)
+
+
+@aten_op("aten::atan2")
+@elementwise("self", "other", kind=INT_TO_FLOAT)
+def aten_atan2(self: TReal, other: TReal) -> TFloat:
+    """atan2(Tensor self, Tensor other) -> Tensor"""
+
+    def fn(y: Value, x: Value) -> Value:
+        # atan(y / x) corrected by pi in the left half-plane; x == 0 gives +-pi/2 through atan(+-inf)
+        angle = op.Atan(op.Div(y, x))
+        pi = op.Where(op.Less(y, 0), like(-math.pi, y), like(math.pi, y))
+        corrected = op.Where(op.Less(x, 0), op.Add(angle, pi), angle)
+        return op.Where(op.And(op.Equal(x, 0), op.Equal(y, 0)), y, corrected)
+
+    return run_supported(fn, frozenset({FLOAT}), self, other)  # Atan: no double kernel
+
+
+def _remainder(a: Value, b: Any) -> Value:
+    """Python's modulo: the result has the sign of the divisor."""
+    if not a.dtype.is_floating:
+        return op.Mod(a, b, fmod=0)
+    b = like(b, a)
+    mod = op.Mod(a, b, fmod=1)
+    wrong_sign = op.And(op.Not(op.Equal(mod, 0)), op.Xor(op.Less(b, 0), op.Less(mod, 0)))
+    return op.Where(wrong_sign, op.Add(mod, b), mod)
+
+
+@aten_op("aten::remainder.Tensor", "aten::remainder.Scalar", "aten::remainder.Scalar_Tensor")
+@elementwise("self", "other")
+def aten_remainder(self: TReal, other: TReal) -> TReal:
+    """remainder.Tensor(Tensor self, Tensor other) -> Tensor"""
+    _no_bool("remainder", self if isinstance(self, Value) else other)
+    return run_supported(lambda a, b: _remainder(like(a, b), b), NUMERIC - {FLOAT16}, self, other)
+
+
+@aten_op("aten::fmod.Tensor", "aten::fmod.Scalar")
+@elementwise("self", "other")
+def aten_fmod(self: TReal, other: TReal) -> TReal:
+    """fmod.Tensor(Tensor self, Tensor other) -> Tensor"""
+    _no_bool("fmod", self)
+    return run_supported(lambda a, b: op.Mod(a, b, fmod=1), NUMERIC, self, other)
 
 
 @aten_op("aten::clone")
-def aten_clone(self: TTensor, memory_format: str | None = None) -> TTensor:
+def aten_clone(self: TTensor, *, memory_format: str | None = None) -> TTensor:
     """clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor"""
     return op.Identity(self)
+
+
+@aten_op("aten::fill.Scalar")
+def aten_fill(self: TTensor, value: float) -> TTensor:
+    """fill.Scalar(Tensor self, Scalar value) -> Tensor"""
+    return full_of(op.Shape(self), value, self.dtype)
+
+
+@aten_op("aten::fill.Tensor")
+def aten_fill_tensor(self: TTensor, value: TTensor) -> TTensor:
+    """fill.Tensor(Tensor self, Tensor value) -> Tensor"""
+    return full_of(op.Shape(self), value, self.dtype)
+
+
+def _lerp(start: Value, end: Value, weight: Any) -> Value:
+    """torch's lerp: start + w * (end - start) for |w| < 0.5, else end - (end - start) * (1 - w)."""
+    diff = op.Sub(end, start)
+    if not isinstance(weight, Value):
+        if abs(weight) < 0.5:
+            return op.Add(start, op.Mul(diff, weight))
+        return op.Sub(end, op.Mul(diff, 1.0 - weight))
+    low = op.Add(start, op.Mul(weight, diff))
+    high = op.Sub(end, op.Mul(diff, op.Sub(1.0, weight)))
+    return op.Where(op.Less(op.Abs(weight), 0.5), low, high)
+
+
+@aten_op("aten::lerp.Scalar")
+@elementwise("self", "end")
+def aten_lerp(self: TFloat, end: TFloat, weight: float) -> TFloat:
+    """lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor"""
+    if not self.dtype.is_floating:
+        raise TypeError(f"aten::lerp is defined for floating tensors only (torch raises too), got {self.dtype}")
+    return run_supported(lambda s, e: _lerp(s, e, weight), OPMATH, self, end)
+
+
+@aten_op("aten::lerp.Tensor")
+@elementwise("self", "end", "weight")
+def aten_lerp_tensor(self: TFloat, end: TFloat, weight: TFloat) -> TFloat:
+    """lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor"""
+    if not self.dtype.is_floating:
+        raise TypeError(f"aten::lerp is defined for floating tensors only (torch raises too), got {self.dtype}")
+    return run_supported(_lerp, OPMATH, self, end, weight)
+
+
+@aten_op("aten::addcmul")
+@elementwise("self", "tensor1", "tensor2")
+def aten_addcmul(self: TReal, tensor1: TReal, tensor2: TReal, *, value: float = 1) -> TReal:
+    """addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor"""
+    _no_bool("addcmul", self)
+
+    def fn(s: Value, t1: Value, t2: Value) -> Value:
+        product = op.Mul(t1, t2)
+        return op.Add(s, product if value == 1 else op.Mul(product, value))
+
+    return run_supported(fn, NUMERIC - {FLOAT16}, self, tensor1, tensor2)
+
+
+@aten_op("aten::addcdiv")
+@elementwise("self", "tensor1", "tensor2")
+def aten_addcdiv(self: TFloat, tensor1: TFloat, tensor2: TFloat, *, value: float = 1) -> TFloat:
+    """addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor"""
+    if not self.dtype.is_floating:
+        raise TypeError("aten::addcdiv: integer division with addcdiv is not supported (torch raises too)")
+
+    def fn(s: Value, t1: Value, t2: Value) -> Value:
+        quotient = op.Div(t1, t2)
+        return op.Add(s, quotient if value == 1 else op.Mul(quotient, value))
+
+    return run_supported(fn, OPMATH, self, tensor1, tensor2)

@@ -1,0 +1,66 @@
+"""python -m codegen {aten,opset,check,coverage}: see codegen/README.md."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m codegen", description="Keep torchlib in step with PyTorch and ONNX.")
+    sub = p.add_subparsers(dest="command", required=True)
+    aten = sub.add_parser("aten", help="typed stubs for ATen overloads without a function (torchlib/generated/)")
+    aten.add_argument("--root", type=Path, default=None, help="write under this directory instead of the repository")
+    opset = sub.add_parser("opset", help="the typed op namespace of one ONNX opset (graph_builder/generated/)")
+    opset.add_argument("--opset", type=int, default=23, help="ONNX opset version (default 23)")
+    opset.add_argument("--root", type=Path, default=None, help="write under this directory instead of the repository")
+    sub.add_parser("check", help="registered functions match their ATen schemas; generated files are up to date")
+    coverage = sub.add_parser("coverage", help="which ATen overloads have functions")
+    coverage.add_argument("--json", action="store_true", help="print the report as JSON")
+    coverage.add_argument("--missing", choices=("core", "all", "none"), default="core", help="which missing overloads to list")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    from codegen import files
+
+    if args.command in ("aten", "opset"):
+        from codegen import aten, onnx_opset
+
+        if args.command == "aten":
+            produced, command = aten.generate_current(), aten.COMMAND
+        else:
+            produced, command = onnx_opset.generate(args.opset), onnx_opset.command(args.opset)
+        root = args.root or files.ROOT
+        changed = files.write(produced, command, root)
+        lines = sum(text.count("\n") for text in produced.values())
+        print(f"{len(produced)} files, {lines} lines; {len(changed)} changed" + "".join(f"\n  {c}" for c in changed))
+        return 0
+    if args.command == "check":
+        from codegen import check
+
+        problems = check.run()
+        for problem in problems:
+            print(problem, end="\n\n")
+        if problems:
+            print(f"{len(problems)} problem(s)")
+            return 1
+        print("OK: every registered function matches its schema; generated files are up to date")
+        return 0
+    from codegen import coverage, native
+
+    import torchlib
+
+    report = coverage.coverage(native.load(), torchlib.get_registry().names())
+    if args.json:
+        print(json.dumps(report, indent=1))
+    else:
+        print(coverage.format_report(report, args.missing))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

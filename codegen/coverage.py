@@ -1,0 +1,85 @@
+"""`python -m codegen coverage [--json] [--missing core|all|none]`: which ATen overloads have functions.
+
+Counted over the functional overloads of native_functions.yaml: out= and in-place variants are
+excluded (torch.export functionalizes them away; `mutable` ones such as
+`_native_batch_norm_legit` are counted). Reported: core ATen IR (the overloads tagged `core`),
+every functional overload, each python_module namespace (torch, nn, linalg, fft, special,
+sparse, nested), the registered names per registry namespace, and the missing overloads.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+from collections.abc import Iterable
+from typing import Any
+
+from codegen import native
+
+
+def _stats(group: list[native.Overload], done: set[str]) -> dict[str, Any]:
+    missing = [o.qualified_name for o in group if o.qualified_name not in done]
+    covered = len(group) - len(missing)
+    return {
+        "covered": covered,
+        "total": len(group),
+        "percent": round(100.0 * covered / len(group), 1) if group else 100.0,
+        "missing": missing,
+    }
+
+
+def coverage(overloads: Iterable[native.Overload], registered: Iterable[str]) -> dict[str, Any]:
+    """The report as data (what `--json` prints)."""
+    overloads = list(overloads)
+    done = set(registered)
+    functional = sorted((o for o in overloads if o.is_functional), key=lambda o: o.name)
+    by_name = native.index(overloads)
+    namespaces: dict[str, dict[str, int]] = {}
+    for name in sorted(done):
+        ns, _, rest = name.partition("::")
+        counts = namespaces.setdefault(ns, {"registered": 0})
+        counts["registered"] += 1
+        if ns == "aten":
+            o = by_name.get(rest)
+            key = "not_in_yaml" if o is None else "functional" if o.is_functional else "out_or_inplace"
+            counts[key] = counts.get(key, 0) + 1
+    modules = sorted({o.python_module for o in functional})
+    try:
+        torch_version = importlib.metadata.version("torch")
+    except importlib.metadata.PackageNotFoundError:
+        torch_version = "unknown"
+    return {
+        "torch": torch_version,
+        "scope": "functional overloads of native_functions.yaml; out= and in-place variants excluded",
+        "core": _stats([o for o in functional if o.is_core], done),
+        "all": _stats(functional, done),
+        "python_modules": {m or "torch": _stats([o for o in functional if o.python_module == m], done) for m in modules},
+        "registered_namespaces": namespaces,
+    }
+
+
+def _line(label: str, s: dict[str, Any]) -> str:
+    return f"  {label:<28} {s['covered']:>5} / {s['total']:<5} {s['percent']:5.1f}%"
+
+
+def format_report(report: dict[str, Any], missing: str = "core") -> str:
+    lines = [
+        f"ATen coverage, native_functions.yaml of torch {report['torch']}",
+        f"({report['scope']})",
+        "",
+        _line("core ATen IR (tag core)", report["core"]),
+        _line("all functional overloads", report["all"]),
+        "",
+        "by namespace (python_module):",
+    ]
+    lines += [_line(name, s) for name, s in report["python_modules"].items()]
+    lines += ["", "registered names by registry namespace:"]
+    for ns, counts in report["registered_namespaces"].items():
+        detail = ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in counts.items() if k != "registered")
+        lines.append(f"  {ns:<28} {counts['registered']:>5}" + (f"   ({detail})" if detail else ""))
+    if missing != "none":
+        names = report[missing]["missing"]
+        lines += ["", f"missing {'core ' if missing == 'core' else ''}overloads ({len(names)}):"]
+        lines += [f"  {n}" for n in names]
+        if missing == "core":
+            lines += ["", f"(`--missing all` lists all {len(report['all']['missing'])} missing overloads)"]
+    return "\n".join(lines)

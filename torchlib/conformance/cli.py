@@ -1,0 +1,156 @@
+"""`python -m torchlib conformance`: run the OpInfo harness and write the report."""
+
+from __future__ import annotations
+
+import argparse
+import multiprocessing
+import sys
+import time
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any, TextIO
+
+from torchlib.conformance.spec import COMPLEX_DTYPES, DTYPE_NAMES, REAL_DTYPES, dtype_name
+
+
+class Progress:
+    """A one-line progress bar on stderr (a line per 10% when stderr is not a terminal)."""
+
+    def __init__(self, total: int, enabled: bool = True, stream: TextIO = sys.stderr, width: int = 30):
+        self.total, self.done, self.enabled, self.stream, self.width = total, 0, enabled and total > 0, stream, width
+        self.tty = stream.isatty()
+        self.start = time.perf_counter()
+        self._last_decile = -1
+
+    def step(self, label: str, failed: int) -> None:
+        self.done += 1
+        if not self.enabled:
+            return
+        elapsed = time.perf_counter() - self.start
+        eta = elapsed / self.done * (self.total - self.done)
+        fraction = self.done / self.total
+        text = f"{self.done}/{self.total} {elapsed:5.0f}s eta {eta:4.0f}s  failures {failed}  {label}"
+        if self.tty:
+            filled = int(fraction * self.width)
+            bar = "#" * filled + "." * (self.width - filled)
+            self.stream.write(f"\r\x1b[2K[{bar}] {text[:100]}")
+            self.stream.flush()
+        elif int(fraction * 10) != self._last_decile:
+            self._last_decile = int(fraction * 10)
+            self.stream.write(f"conformance: {text}\n")
+            self.stream.flush()
+
+    def close(self) -> None:
+        if self.enabled and self.tty:
+            self.stream.write("\n")
+            self.stream.flush()
+
+
+_HARNESS: Any = None  # the harness a forked worker inherits
+
+
+def _run_one(job: tuple[int, str, Any, int | None]) -> tuple[int, Any]:
+    index, key, dtype, max_samples = job
+    return index, _HARNESS.run(key, dtype, max_samples)
+
+
+def run_jobs(harness: Any, jobs: Sequence[tuple[str, Any]], max_samples: int | None, workers: int,
+             progress: Progress) -> Iterator[Any]:
+    """Run (function, dtype) jobs, in this process or in forked workers; yields JobResults in
+    completion order."""
+    global _HARNESS
+    failed = 0
+    if workers <= 1:
+        for key, dtype in jobs:
+            result = harness.run(key, dtype, max_samples)
+            failed += not result.ok
+            progress.step(f"{key} {dtype_name(dtype)}", failed)
+            yield result
+        return
+    _HARNESS = harness
+    work = [(i, key, dtype, max_samples) for i, (key, dtype) in enumerate(jobs)]
+    with multiprocessing.get_context("fork").Pool(workers, maxtasksperchild=200) as pool:
+        for _, result in pool.imap_unordered(_run_one, work, chunksize=1):
+            failed += not result.ok
+            progress.step(f"{result.function} {result.dtype}", failed)
+            yield result
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="python -m torchlib conformance",
+        description="Check every registered function against PyTorch's OpInfo database, eagerly and "
+        "as a traced ONNX graph, and report a function x dtype matrix.",
+    )
+    p.add_argument("--ops", help="comma-separated functions (aten_add), overloads (add.Tensor) or op names (add); default: all")
+    p.add_argument("--dtypes", help=f"comma-separated dtypes among {', '.join(DTYPE_NAMES)}; default: all")
+    p.add_argument("--max-samples", type=int, default=None, metavar="N", help="at most N samples per OpInfo and dtype (default: all)")
+    p.add_argument("--html", type=Path, metavar="PATH", help="write the HTML report here (e.g. reports/conformance.html)")
+    p.add_argument("--markdown", type=Path, metavar="PATH", help="also write the markdown report to a file")
+    p.add_argument("--json", type=Path, metavar="PATH", help="write every sample's result as JSON")
+    p.add_argument("--jobs", "-j", type=int, default=1, metavar="N", help="worker processes (default 1)")
+    p.add_argument("--table", type=Path, help="the expectations table (default: tests/opinfo/table)")
+    p.add_argument("--quiet", "-q", action="store_true", help="print only the summary and unexpected results, not the matrix")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+    p.add_argument("--timings", action="store_true", help="print the slowest function x dtype cells")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the conformance harness; 0 when every outcome is the expected one, 1 on unexpected
+    failures, unexpected passes or table problems, 2 on bad arguments."""
+    args = _parser().parse_args(argv)
+    from torchlib.conformance.engine import Harness
+    from torchlib.conformance.report import Report, slowest, to_html, to_json, to_markdown
+
+    dtypes = None
+    if args.dtypes:
+        try:
+            dtypes = [DTYPE_NAMES[d.strip()] for d in args.dtypes.split(",") if d.strip()]
+        except KeyError as e:
+            print(f"conformance: unknown dtype {e.args[0]!r}; choose among {', '.join(DTYPE_NAMES)}", file=sys.stderr)
+            return 2
+    start = time.perf_counter()
+    harness = Harness(args.table)
+    try:
+        keys = harness.select(args.ops.split(",") if args.ops else None)
+        jobs = harness.jobs(keys, dtypes)
+    except KeyError as e:
+        print(f"conformance: {e.args[0]}", file=sys.stderr)
+        return 2
+    progress = Progress(len(jobs), enabled=not args.no_progress)
+    results = list(run_jobs(harness, jobs, args.max_samples, args.jobs, progress))
+    progress.close()
+    order = {job: i for i, job in enumerate((k, dtype_name(d)) for k, d in jobs)}
+    results.sort(key=lambda r: order[(r.function, r.dtype)])
+
+    shown = [DTYPE_NAMES[n] for n in DTYPE_NAMES if dtypes is None or DTYPE_NAMES[n] in dtypes]
+    used = {r.dtype for r in results}
+    columns = [dtype_name(d) for d in (*REAL_DTYPES, *COMPLEX_DTYPES) if d in shown and (d in REAL_DTYPES or dtype_name(d) in used)]
+    selected = set(keys)
+    problems = harness.problems() if args.ops is None else [p for p in harness.problems() if p.split(" ", 1)[0] in selected]
+    report = Report(
+        results=results,
+        dtypes=columns,
+        functions={k: harness.functions[k].aten_names for k in keys},
+        untested={k: r for k, r in harness.untested().items() if k in selected},
+        problems=problems,
+        missing=[k for k in harness.missing() if k in selected],
+        seconds=time.perf_counter() - start,
+        max_samples=args.max_samples,
+    )
+    markdown = to_markdown(report)
+    if args.quiet:
+        print(report.summary())
+        for line in report.problem_lines():
+            print(line)
+    else:
+        print(markdown, end="")
+    for path, text in ((args.markdown, markdown), (args.html, args.html and to_html(report)), (args.json, args.json and to_json(report))):
+        if path:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text, encoding="utf-8")
+            print(f"conformance: wrote {path}", file=sys.stderr)
+    if args.timings:
+        print("\nslowest cells:\n" + "\n".join(slowest(results)))
+    return 0 if report.ok else 1

@@ -1,0 +1,513 @@
+"""The harness: every registered function, every dtype, every sample, eagerly and traced,
+compared with torch eager output.
+
+    harness = Harness()                       # registry, expectations table, op_db (once)
+    for key, dtype in harness.jobs():
+        result = harness.run(key, dtype, max_samples=4)
+
+Per sample: the torch output (the OpInfo's op) is computed once; the adapted call runs
+(a) eagerly, each ONNX op in onnxruntime, and (b) traced into one graph, checked by
+onnx.checker and run in one onnxruntime session; each is compared with the torch output.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import functools
+import importlib.util
+import itertools
+import math
+import operator
+import sys
+import time
+import warnings
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+
+from torchlib.conformance.spec import COMPLEX_DTYPES, DEFAULT_TOL, MODES, REAL_DTYPES, Call, Entry, Skip, dtype_name
+
+PASSED, XFAIL, FAILED, XPASS, SKIPPED = "passed", "xfail", "failed", "xpass", "skipped"
+SEED = 0
+TABLE_PATH = Path(__file__).resolve().parents[2] / "tests" / "opinfo" / "table"
+
+
+@functools.cache
+def load_op_db() -> dict[tuple[str, str], Any]:
+    """op_db by (name, variant_test_name); loaded once per process (it takes seconds)."""
+    from torch.testing._internal.common_methods_invocations import op_db
+
+    return {(o.name, o.variant_test_name): o for o in op_db}
+
+
+def load_table(path: str | Path | None = None) -> dict[str, Entry]:
+    """The expectations table: a Python module or package whose ENTRIES is a list of Entry."""
+    path = Path(path or TABLE_PATH)
+    init = path / "__init__.py" if path.is_dir() else path
+    name = "torchlib_conformance_table"
+    spec = importlib.util.spec_from_file_location(name, init, submodule_search_locations=[str(path)] if path.is_dir() else None)
+    if spec is None or spec.loader is None or not init.exists():
+        raise FileNotFoundError(f"no expectations table at {path}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # the table's own modules import each other relatively
+    spec.loader.exec_module(module)
+    entries: dict[str, Entry] = {}
+    for entry in module.ENTRIES:
+        if entry.function in entries:
+            raise ValueError(f"the expectations table has two entries for {entry.function}")
+        entries[entry.function] = entry
+    return entries
+
+
+@dataclasses.dataclass(frozen=True)
+class Registered:
+    """One registered Python function and the ATen overloads it implements."""
+
+    key: str
+    function: Callable[..., Any]
+    aten_names: tuple[str, ...]
+    complex: bool
+
+
+def registered_functions() -> dict[str, Registered]:
+    """Every function in the registry, keyed by its Python name (aten_add, ...)."""
+    import torchlib
+
+    by_function: dict[int, Registered] = {}
+    for item in torchlib.get_registry().items():
+        known = by_function.get(id(item.function))
+        if known is None:
+            by_function[id(item.function)] = Registered(item.function.__name__, item.function, (item.name,), item.complex)
+        else:
+            by_function[id(item.function)] = dataclasses.replace(known, aten_names=(*known.aten_names, item.name))
+    result: dict[str, Registered] = {}
+    for reg in by_function.values():
+        declared = getattr(reg.function, "aten_names", ())  # the decorator's order: default overload first
+        reg = dataclasses.replace(reg, aten_names=tuple(n for n in declared if n in reg.aten_names) or reg.aten_names)
+        key = reg.key
+        if key in result:  # two different functions with one name: qualify both by module
+            other = result.pop(key)
+            result[_qualified(other)] = dataclasses.replace(other, key=_qualified(other))
+            key = _qualified(reg)
+        result[key] = dataclasses.replace(reg, key=key)
+    return dict(sorted(result.items()))
+
+
+def _qualified(reg: Registered) -> str:
+    return f"{reg.function.__module__.rsplit('.', 1)[-1]}.{reg.function.__name__}"
+
+
+@dataclasses.dataclass
+class SampleResult:
+    index: int
+    description: str
+    outcome: str  # passed | xfail | failed | xpass | skipped
+    message: str = ""  # the reason (xfail, skipped, xpass) or the error (failed)
+    modes: dict[str, tuple[str, str]] = dataclasses.field(default_factory=dict)  # mode -> (outcome, message)
+
+
+@dataclasses.dataclass
+class JobResult:
+    function: str
+    dtype: str
+    samples: list[SampleResult]
+    error: str = ""  # a failure of the whole job (e.g. the samples could not be made)
+    seconds: float = 0.0
+    elsewhere: int = 0  # samples (route "aten") whose ATen call belongs to other functions
+
+    def count(self, outcome: str) -> int:
+        return sum(1 for s in self.samples if s.outcome == outcome)
+
+    @property
+    def ok(self) -> bool:
+        return not self.error and all(s.outcome not in (FAILED, XPASS) for s in self.samples)
+
+    def problems(self) -> list[str]:
+        """One line per unexpected outcome, naming the function, dtype, sample and mode."""
+        lines = [f"{self.function} {self.dtype}: {self.error}"] if self.error else []
+        for s in self.samples:
+            for mode, (outcome, message) in s.modes.items():
+                if outcome == FAILED:
+                    lines.append(f"{self.function} {self.dtype} sample {s.index} [{mode}] failed: {message}\n    sample: {s.description}")
+                elif outcome == XPASS:
+                    lines.append(f"{self.function} {self.dtype} sample {s.index} [{mode}] passed unexpectedly (expected failure: {message})\n    sample: {s.description}")
+        return lines
+
+
+class Harness:
+    """The registry, the expectations table and op_db, joined once."""
+
+    def __init__(self, table: str | Path | None = None):
+        self.functions = registered_functions()
+        self.entries = load_table(table)
+        self.op_db = load_op_db()
+
+    # -- completeness ----------------------------------------------------------------------
+    def missing(self) -> list[str]:
+        """Registered functions without an entry."""
+        return [k for k in self.functions if k not in self.entries]
+
+    def problems(self) -> list[str]:
+        """Everything wrong with the table itself: missing and stale entries, unknown OpInfos."""
+        problems = [
+            f"{k} ({', '.join(self.functions[k].aten_names)}) has no entry in the expectations table; "
+            f"perhaps Entry({k!r}, opinfo={self.suggest(k)!r})"
+            for k in self.missing()
+        ]
+        problems += [f"the table has an entry for {k}, which is not a registered function" for k in self.entries if k not in self.functions]
+        for key, entry in self.entries.items():
+            for ref in entry.opinfo_refs:
+                if ref not in self.op_db:
+                    problems.append(f"{key}: no OpInfo named {ref[0]!r} with variant {ref[1]!r} in op_db")
+            if entry.opinfo and entry.dtypes is not None:
+                problems.append(f"{key}: dtypes is for entries with samples of their own; skip an OpInfo dtype with Skip(reason, dtypes=...)")
+        return problems
+
+    def suggest(self, key: str) -> list[str | tuple[str, str]]:
+        """OpInfos whose names look like the function's ATen overloads (for a new entry)."""
+        found: list[str | tuple[str, str]] = []
+        for aten in self.functions[key].aten_names:
+            base = aten.split("::", 1)[-1].split(".", 1)[0]
+            stems = dict.fromkeys([base, base.lstrip("_"), base.removeprefix("native_"), base.lstrip("_").removesuffix("_")])
+            for stem in stems:
+                for prefix in ("", "nn.functional.", "linalg.", "special."):
+                    for name, variant in self.op_db:
+                        if name == prefix + stem:
+                            ref = (name, variant) if variant else name
+                            if ref not in found:
+                                found.append(ref)
+        return found
+
+    def untested(self) -> dict[str, str]:
+        """Functions whose entry says why they are not run."""
+        return {k: e.reason for k, e in self.entries.items() if k in self.functions and not e.opinfo and e.samples is None}
+
+    # -- planning -----------------------------------------------------------------------------
+    def select(self, ops: Iterable[str] | None = None) -> list[str]:
+        """Function keys matching names: a key (aten_add), an overload (aten::add.Tensor,
+        add.Tensor) or an op name (add: every overload of aten::add)."""
+        if ops is None:
+            return list(self.functions)
+        wanted = [o.strip() for o in ops if o.strip()]
+        selected = []
+        unknown = set(wanted)
+        for key, reg in self.functions.items():
+            for w in wanted:
+                if _names_match(w, key, reg.aten_names):
+                    selected.append(key)
+                    unknown.discard(w)
+                    break
+        if unknown:
+            raise KeyError(f"no registered function matches {', '.join(sorted(unknown))}")
+        return selected
+
+    def dtypes_for(self, key: str) -> list[torch.dtype]:
+        entry = self.entries.get(key)
+        if entry is None:
+            return []
+        harness_dtypes = COMPLEX_DTYPES if self.functions[key].complex else REAL_DTYPES
+        if entry.samples is not None:
+            return [d for d in harness_dtypes if d in (entry.dtypes or ())]
+        supported: set[torch.dtype] = set()
+        for ref in entry.opinfo_refs:
+            if ref in self.op_db:
+                supported |= set(self.op_db[ref].supported_dtypes("cpu"))
+        return [d for d in harness_dtypes if d in supported]
+
+    def jobs(self, ops: Iterable[str] | None = None, dtypes: Sequence[torch.dtype] | None = None) -> list[tuple[str, torch.dtype]]:
+        """(function, dtype) pairs to run, in table order."""
+        return [(k, d) for k in self.select(ops) for d in self.dtypes_for(k) if dtypes is None or d in dtypes]
+
+    # -- running ------------------------------------------------------------------------------
+    def route(self, key: str) -> str:
+        entry = self.entries[key]
+        if entry.samples is not None and not entry.opinfo:
+            return "public"
+        if entry.route is not None:
+            return entry.route
+        implicit = all(_is_composite_implicit(n) for n in self.functions[key].aten_names)
+        return "public" if implicit else "aten"
+
+    def sources(self, key: str, dtype: torch.dtype) -> list[tuple[str, Callable[[], Iterable[Any]], Callable[..., Any]]]:
+        """(label, make samples, torch reference) per OpInfo supporting dtype, and own samples."""
+        entry = self.entries[key]
+        sources = []
+        for ref in entry.opinfo_refs:
+            info = self.op_db[ref]
+            if dtype in info.supported_dtypes("cpu"):
+                label = ref[0] + (f".{ref[1]}" if ref[1] else "")
+                sources.append((label, functools.partial(info.sample_inputs, "cpu", dtype, requires_grad=False), info.op))
+        if entry.samples is not None:
+            reference = entry.reference or _aten_reference(self.functions[key].aten_names[0])
+            sources.append(("own samples", functools.partial(entry.samples, dtype), reference))
+        return sources
+
+    def run(self, key: str, dtype: torch.dtype, max_samples: int | None = None) -> JobResult:
+        """Every sample of the function and dtype (at most max_samples per source), eagerly and
+        traced. With route "aten" a source is scanned for samples whose ATen call is one of
+        the function's overloads (at most SCAN_FACTOR * max_samples samples are looked at)."""
+        start = time.perf_counter()
+        result = JobResult(key, dtype_name(dtype), [])
+        entry = self.entries[key]
+        fn = self.functions[key].function
+        route = self.route(key)
+        overloads = frozenset(entry.aten or self.functions[key].aten_names)
+        sources = self.sources(key, dtype)
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                for label, make, reference in sources:
+                    torch.manual_seed(SEED)
+                    found = 0
+                    for index, sample in enumerate(make()):
+                        if max_samples is not None and (found >= max_samples or index >= SCAN_FACTOR * max_samples):
+                            break
+                        source = label if len(sources) > 1 or route == "aten" else ""
+                        outcome = run_sample(fn, entry, dtype, index, sample, reference, source, route, overloads)
+                        if outcome is None:
+                            result.elsewhere += 1
+                            continue
+                        found += 1
+                        result.samples.append(outcome)
+        except Exception as e:  # the samples themselves could not be made
+            result.error = f"making samples failed: {_error_text(e)}"
+        result.seconds = time.perf_counter() - start
+        return result
+
+
+SCAN_FACTOR = 10
+
+
+def _is_composite_implicit(name: str) -> bool:
+    if not name.startswith("aten::"):
+        return False
+    try:
+        return torch._C._dispatch_has_kernel_for_dispatch_key(name, "CompositeImplicitAutograd")
+    except RuntimeError:
+        return False
+
+
+def _names_match(wanted: str, key: str, aten_names: Sequence[str]) -> bool:
+    if wanted == key:
+        return True
+    qualified = wanted if "::" in wanted else f"aten::{wanted}"
+    return any(n == qualified or n.split(".", 1)[0] == qualified for n in aten_names)
+
+
+def _aten_reference(name: str) -> Callable[..., Any]:
+    namespace, _, rest = name.partition("::")
+    if namespace == "_operator":
+        return getattr(operator, rest)
+    if namespace == "math":
+        return getattr(math, rest)
+    op_name, _, overload = rest.partition(".")
+    packet = getattr(getattr(torch.ops, namespace), op_name)
+    return getattr(packet, overload or "default")
+
+
+# -- routing: the ATen call an OpInfo sample makes ----------------------------------------------
+def _overload_name(func: Any) -> str:
+    schema = func._schema
+    return schema.name + (f".{schema.overload_name}" if schema.overload_name and schema.overload_name != "default" else "")
+
+
+def _snapshot(x: Any) -> Any:
+    """A copy that later in-place ops inside the OpInfo's op cannot change."""
+    if isinstance(x, torch.Tensor):
+        return x.detach().clone()
+    if isinstance(x, (list, tuple)):
+        return type(x)(_snapshot(v) for v in x) if not hasattr(x, "_fields") else tuple(_snapshot(v) for v in x)
+    if isinstance(x, dict):
+        return {k: _snapshot(v) for k, v in x.items()}
+    return x
+
+
+class _Capture(TorchDispatchMode):
+    """Records the first top-level ATen call to one of `wanted`: its arguments and output."""
+
+    def __init__(self, wanted: frozenset[str]):
+        super().__init__()
+        self.wanted = wanted
+        self.hit: tuple[Call, Any] | None = None
+
+    def __torch_dispatch__(self, func: Any, types: Any, args: tuple = (), kwargs: dict | None = None) -> Any:
+        kwargs = kwargs or {}
+        if self.hit is not None or _overload_name(func) not in self.wanted:
+            return func(*args, **kwargs)
+        call_ = Call(_snapshot(args), _snapshot(kwargs))
+        out = func(*args, **kwargs)
+        self.hit = (call_, _snapshot(out))
+        return out
+
+
+# -- one sample -------------------------------------------------------------------------------
+def run_sample(fn: Callable[..., Any], entry: Entry, dtype: torch.dtype, index: int, sample: Any,
+               reference: Callable[..., Any], source: str = "", route: str = "public",
+               overloads: frozenset[str] = frozenset()) -> SampleResult | None:
+    """Run one sample eagerly and traced against torch and classify it with the entry's rules.
+    None when (route "aten") the sample makes no call to the function's overloads."""
+    description = (f"[{source} #{index}] " if source else "") + describe(sample)
+    for rule in entry.skip:
+        if rule.matches(dtype, index, sample):
+            return SampleResult(index, description, SKIPPED, rule.reason)
+    capture = _Capture(overloads) if route == "aten" else contextlib.nullcontext()
+    try:
+        with capture:
+            expected = reference(sample.input, *sample.args, **sample.kwargs)
+    except Exception as e:
+        if route == "aten" and capture.hit is None:
+            return None
+        return SampleResult(index, description, SKIPPED, f"torch rejects this sample: {_error_text(e)}")
+    try:
+        if route == "aten":
+            if capture.hit is None:
+                return None
+            the_call, expected = capture.hit
+            description += f" -> {_describe_call(the_call)}"
+            if entry.adapter is not None:
+                the_call = entry.adapter(the_call)
+        else:
+            the_call = entry.adapter(sample) if entry.adapter else Call((sample.input, *sample.args), dict(sample.kwargs))
+    except Exception as e:
+        return SampleResult(index, description, FAILED, f"the adapter failed: {_error_text(e)}",
+                            {m: (FAILED, "the adapter failed") for m in MODES})
+    if isinstance(the_call, Skip):
+        return SampleResult(index, description, SKIPPED, the_call.reason)
+    tol = entry.tol.get(dtype)
+    errors = {
+        "eager": _attempt(lambda: _eager(fn, the_call), entry, expected, tol),
+        "traced": _attempt(lambda: _traced(fn, the_call), entry, expected, tol),
+    }
+    modes: dict[str, tuple[str, str]] = {}
+    for mode, error in errors.items():
+        xfail = next((x for x in entry.xfail if x.matches(dtype, index, sample, mode)), None)
+        if xfail is None:
+            modes[mode] = (PASSED, "") if error is None else (FAILED, error)
+        else:
+            modes[mode] = (XPASS, xfail.reason) if error is None else (XFAIL, xfail.reason)
+    for outcome in (FAILED, XPASS, XFAIL, PASSED):
+        hits = [m for m, (o, _) in modes.items() if o == outcome]
+        if hits:
+            message = "; ".join(f"{m}: {modes[m][1]}" for m in hits) if outcome in (FAILED, XPASS) else modes[hits[0]][1]
+            return SampleResult(index, description, outcome, message, modes)
+    raise AssertionError("unreachable")
+
+
+def _eager(fn: Callable[..., Any], the_call: Call) -> Any:
+    return fn(*the_call.args, **the_call.kwargs)
+
+
+def _traced(fn: Callable[..., Any], the_call: Call) -> Any:
+    from torchlib.testing import run_model, trace
+
+    model, feeds, structure = trace(fn, the_call.args, the_call.kwargs)  # onnx.checker runs here
+    return run_model(model, feeds, structure)  # one onnxruntime session for this sample
+
+
+def _attempt(run: Callable[[], Any], entry: Entry, expected: Any, tol: tuple[float, float] | None) -> str | None:
+    try:
+        actual = run()
+        if entry.output is not None:
+            actual = entry.output(actual)
+        compare(actual, expected, tol=tol, shape_only=entry.compare == "shape")
+    except Exception as e:
+        return _error_text(e)
+    return None
+
+
+# -- comparison -------------------------------------------------------------------------------
+def compare(actual: Any, expected: Any, tol: tuple[float, float] | None = None, shape_only: bool = False, path: str = "output") -> None:
+    """assert_close on every tensor of the (nested) outputs, dtypes and shapes included.
+    tol overrides DEFAULT_TOL for floating outputs."""
+    if isinstance(actual, np.ndarray):
+        from graph_builder.opset import numpy_to_torch
+
+        actual = numpy_to_torch(actual)
+    if isinstance(expected, torch.Tensor):
+        if not isinstance(actual, torch.Tensor):
+            raise AssertionError(f"{path}: expected a tensor, got {type(actual).__name__}")
+        if actual.dtype != expected.dtype or actual.shape != expected.shape:
+            raise AssertionError(f"{path}: expected {_tensor_text(expected)}, got {_tensor_text(actual)}")
+        if shape_only:
+            return
+        inexact = expected.dtype.is_floating_point or expected.dtype.is_complex
+        rtol, atol = tol if tol is not None and inexact else DEFAULT_TOL.get(expected.dtype, (0.0, 0.0))
+        torch.testing.assert_close(actual, expected, rtol=rtol, atol=atol, equal_nan=True, msg=lambda m: f"{path}: {m}")
+    elif isinstance(expected, (list, tuple)):
+        if not isinstance(actual, (list, tuple)) or len(actual) != len(expected):
+            got = f"{type(actual).__name__} of {len(actual)}" if isinstance(actual, (list, tuple)) else type(actual).__name__
+            raise AssertionError(f"{path}: expected a sequence of {len(expected)}, got {got}")
+        for i, (a, e) in enumerate(zip(actual, expected)):
+            compare(a, e, tol, shape_only, f"{path}[{i}]")
+    elif isinstance(expected, (bool, int, float, complex)):
+        if isinstance(actual, torch.Tensor):
+            if actual.numel() != 1:
+                raise AssertionError(f"{path}: expected the number {expected!r}, got {_tensor_text(actual)}")
+            kind = bool if actual.dtype == torch.bool else float if actual.dtype.is_floating_point else complex if actual.dtype.is_complex else int
+            if kind is not type(expected):
+                raise AssertionError(f"{path}: expected a {type(expected).__name__}, got {_tensor_text(actual)}")
+            actual = actual.item()
+        if not shape_only:
+            torch.testing.assert_close(actual, expected, equal_nan=True, msg=lambda m: f"{path}: {m}")
+    elif expected is None:
+        if actual is not None:
+            raise AssertionError(f"{path}: expected None, got {type(actual).__name__}")
+    else:
+        raise AssertionError(f"{path}: cannot compare the torch output of type {type(expected).__name__}")
+
+
+def _tensor_text(t: torch.Tensor) -> str:
+    return f"{dtype_name(t.dtype)}{list(t.shape)}"
+
+
+def _error_text(e: BaseException, limit: int = 1500) -> str:
+    text = f"{type(e).__name__}: {e}".strip()
+    return text if len(text) <= limit else text[:limit] + " ..."
+
+
+# -- describing a sample ------------------------------------------------------------------------
+_SHORT = {
+    torch.float32: "f32", torch.float16: "f16", torch.bfloat16: "bf16", torch.float64: "f64",
+    torch.int64: "i64", torch.int32: "i32", torch.int16: "i16", torch.int8: "i8", torch.uint8: "u8",
+    torch.bool: "b8", torch.complex64: "c64", torch.complex128: "c128",
+}  # fmt: skip
+
+
+def describe(sample: Any) -> str:
+    """A one-line summary: input f32[2, 3]; args (f32[3], 2); kwargs {alpha=2}."""
+    parts = [f"input {_describe(sample.input)}"]
+    if sample.args:
+        parts.append(f"args ({', '.join(_describe(a) for a in sample.args)})")
+    if sample.kwargs:
+        parts.append("kwargs {" + ", ".join(f"{k}={_describe(v)}" for k, v in sample.kwargs.items()) + "}")
+    if getattr(sample, "name", ""):
+        parts.append(f"name {sample.name!r}")
+    return "; ".join(parts)
+
+
+def _describe_call(c: Call) -> str:
+    items = [_describe(a) for a in c.args] + [f"{k}={_describe(v)}" for k, v in c.kwargs.items()]
+    return f"({', '.join(items)})"
+
+
+def _describe(x: Any, depth: int = 0) -> str:
+    if isinstance(x, torch.Tensor):
+        shape = ", ".join(str(s) for s in x.shape)
+        text = f"{_SHORT.get(x.dtype, dtype_name(x.dtype))}[{shape}]"
+        if x.numel() == 1:
+            text += f"={x.item():.4g}" if x.dtype.is_floating_point else f"={x.item()}"
+        return text + ("(noncontiguous)" if x.numel() > 1 and not x.is_contiguous() else "")
+    if isinstance(x, (list, tuple)) and depth < 2:
+        items = [_describe(v, depth + 1) for v in x[:8]]
+        if len(x) > 8:
+            items.append(f"... {len(x)} items")
+        return ("[" + ", ".join(items) + "]") if isinstance(x, list) else ("(" + ", ".join(items) + ("," if len(x) == 1 else "") + ")")
+    if isinstance(x, torch.dtype):
+        return dtype_name(x)
+    text = repr(x)
+    return text if len(text) <= 40 else text[:37] + "..."

@@ -1,0 +1,176 @@
+"""The vocabulary of the expectations table: one `Entry` per registered function.
+
+    Entry("aten__softmax", opinfo=["nn.functional.softmax", "softmax"],
+          tol={torch.float16: (2e-3, 2e-3)},
+          xfail=[XFail("onnxruntime has no bfloat16 Softmax kernel", dtypes=[torch.bfloat16])])
+
+An entry says which OpInfo(s) exercise the function (or gives samples of its own), how a
+sample reaches the ATen signature (by default: the ATen call torch dispatches the OpInfo's op
+to, see Entry.route), the tolerances, and the expected failures and skips, each with its
+reason. Expected failures are strict: one that passes fails the run.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+import torch
+
+MODES = ("eager", "traced")
+
+# The dtypes the harness runs, in report order. Complex variants (registered with complex=True)
+# run complex64 only.
+REAL_DTYPES = (torch.float32, torch.float16, torch.bfloat16, torch.float64, torch.int64, torch.int32, torch.bool)
+COMPLEX_DTYPES = (torch.complex64,)
+
+# (rtol, atol) by the dtype of the compared output: about two units in the last place for the
+# half types (onnxruntime and torch may round intermediate results differently), torch's
+# defaults otherwise. Integer and bool outputs compare exactly.
+DEFAULT_TOL: dict[torch.dtype, tuple[float, float]] = {
+    torch.float16: (2e-3, 1e-5),
+    torch.bfloat16: (1.6e-2, 1e-5),
+    torch.float32: (1.3e-6, 1e-5),
+    torch.float64: (1e-7, 1e-7),
+    torch.complex64: (1.3e-6, 1e-5),
+    torch.complex128: (1e-7, 1e-7),
+}
+
+DTYPE_NAMES = {
+    "float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16,
+    "float64": torch.float64, "int64": torch.int64, "int32": torch.int32, "bool": torch.bool,
+    "complex64": torch.complex64,
+}  # fmt: skip
+
+
+def dtype_name(dtype: torch.dtype) -> str:
+    return str(dtype).removeprefix("torch.")
+
+
+def sample_input(input: Any, *args: Any, **kwargs: Any) -> Any:
+    """torch's OpInfo SampleInput (for entries that generate samples of their own)."""
+    from torch.testing._internal.opinfo.core import SampleInput
+
+    return SampleInput(input, args=args, kwargs=kwargs)
+
+
+@dataclasses.dataclass(frozen=True)
+class Call:
+    """The arguments of the ATen function for one sample."""
+
+    args: tuple
+    kwargs: dict[str, Any]
+
+
+def call(*args: Any, **kwargs: Any) -> Call:
+    return Call(args, kwargs)
+
+
+@dataclasses.dataclass(frozen=True)
+class Skip:
+    """A sample (or dtype) that is not run, and why. As an adapter's return value: this sample's
+    public call has no equivalent in the ATen signature."""
+
+    reason: str
+    dtypes: Sequence[torch.dtype] | None = None
+    samples: Sequence[int] | None = None
+    when: Callable[[Any], bool] | None = None
+
+    def matches(self, dtype: torch.dtype, index: int, sample: Any) -> bool:
+        return _matches(self, dtype, index, sample)
+
+
+@dataclasses.dataclass(frozen=True)
+class XFail:
+    """Samples expected to fail, and why (what differs: dtype, value, error message).
+
+    dtypes: only these dtypes (None: all); samples: only these sample indices (None: all);
+    when: only samples for which when(sample) is true; mode: "eager" or "traced" (None: both).
+    Strict: a matching sample that passes is an unexpected pass and fails the run."""
+
+    reason: str
+    dtypes: Sequence[torch.dtype] | None = None
+    samples: Sequence[int] | None = None
+    when: Callable[[Any], bool] | None = None
+    mode: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.mode not in (None, *MODES):
+            raise ValueError(f"XFail mode must be one of {MODES} or None, not {self.mode!r}")
+
+    def matches(self, dtype: torch.dtype, index: int, sample: Any, mode: str) -> bool:
+        return (self.mode is None or self.mode == mode) and _matches(self, dtype, index, sample)
+
+
+def _matches(rule: Skip | XFail, dtype: torch.dtype, index: int, sample: Any) -> bool:
+    if rule.dtypes is not None and dtype not in rule.dtypes:
+        return False
+    if rule.samples is not None and index not in rule.samples:
+        return False
+    return rule.when is None or bool(rule.when(sample))
+
+
+OpInfoRef = str | tuple[str, str]  # "add" or ("max", "reduction_with_dim")
+
+
+@dataclasses.dataclass(frozen=True)
+class Entry:
+    """How one registered function (keyed by its Python name, e.g. "aten_add") is checked.
+
+    opinfo:   the OpInfo entries that exercise it: "name" or (name, variant_test_name).
+    route:    how a sample reaches the function.
+              "aten": the OpInfo's op runs under a dispatch mode that records the top-level ATen
+                calls; a sample belongs to this function when it calls one of `aten` (default:
+                the function's registered overloads), and the function gets that call's
+                arguments (exactly what torch.export would record) and is compared with that
+                call's output. Samples that call other overloads belong to other functions.
+              "public": fn(sample.input, *sample.args, **sample.kwargs), compared with the
+                OpInfo op's output; for CompositeImplicitAutograd overloads, which the dispatch
+                mode never sees (softmax.int, linear, ...).
+              None (default): "public" when every overload is CompositeImplicitAutograd, else "aten".
+    aten:     the ATen overloads whose calls route to this function (route "aten").
+    adapter:  maps the call onto the function's signature, or returns Skip(reason) for a call
+              that has no equivalent. Route "aten": Call -> Call | Skip (e.g. convolution's
+              arguments onto _convolution's); route "public": SampleInput -> Call | Skip.
+    output:   maps the function's result onto what torch returns (e.g. lambda r: r[0]).
+    samples:  for a function without an OpInfo: dtype -> iterable of SampleInput (route
+              "public"), checked against `reference` (default: torch.ops.aten.<first overload>).
+    dtypes:   the dtypes of `samples` (required with it; OpInfo entries run every dtype the
+              OpInfo supports among the harness dtypes, skip one with Skip(reason, dtypes=...)).
+    tol:      {dtype under test: (rtol, atol)} overriding DEFAULT_TOL.
+    compare:  "values", or "shape" for nondeterministic outputs (shape and dtype only).
+    xfail, skip: expected failures and skipped samples, each with its reason. Sample indices
+              count the samples of one OpInfo (or of `samples`) from 0, before routing.
+    reason:   for a function that is not run at all: why (must be given when there are
+              neither OpInfos nor samples).
+    """
+
+    function: str
+    opinfo: Sequence[OpInfoRef] = ()
+    route: str | None = None
+    aten: Sequence[str] = ()
+    adapter: Callable[[Any], Call | Skip] | None = None
+    output: Callable[[Any], Any] | None = None
+    samples: Callable[[torch.dtype], Iterable[Any]] | None = None
+    reference: Callable[..., Any] | None = None
+    dtypes: Sequence[torch.dtype] | None = None
+    tol: dict[torch.dtype, tuple[float, float]] = dataclasses.field(default_factory=dict)
+    compare: str = "values"
+    xfail: Sequence[XFail] = ()
+    skip: Sequence[Skip] = ()
+    reason: str = ""
+
+    def __post_init__(self) -> None:
+        if self.compare not in ("values", "shape"):
+            raise ValueError(f"{self.function}: compare must be 'values' or 'shape', not {self.compare!r}")
+        if self.route not in (None, "aten", "public"):
+            raise ValueError(f"{self.function}: route must be 'aten', 'public' or None, not {self.route!r}")
+        if self.samples is not None and self.dtypes is None:
+            raise ValueError(f"{self.function}: an entry with samples of its own must list its dtypes")
+        if not self.opinfo and self.samples is None and not self.reason:
+            raise ValueError(f"{self.function}: give an OpInfo, samples of its own, or the reason it is not tested")
+
+    @property
+    def opinfo_refs(self) -> list[tuple[str, str]]:
+        return [(r, "") if isinstance(r, str) else (r[0], r[1]) for r in self.opinfo]

@@ -1,0 +1,320 @@
+"""Activations: relu, gelu, silu, sigmoid, hard*, elu family, softplus, mish, glu, softmax and
+log_softmax, clamp.
+
+The fused ONNX op (Gelu, HardSwish, Elu, Softplus, Mish, ...) is used where onnxruntime has a
+kernel for the dtype (most have float and float16 only); double inputs use the same formula in
+double, bfloat16 inputs compute in float32.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from graph_builder import op
+from graph_builder.ir import Value
+from graph_builder.types import BFLOAT16, BOOL, DOUBLE, FLOAT, FLOAT16, DType, TFloat, TReal
+from torchlib.ops._helpers import normalize_dim
+from torchlib.ops._unary import unary
+from torchlib.ops.elementwise import FLOAT32_16, FLOATS, MIN_MAX, expm1, kernel, log1p, run_supported
+from torchlib.promotion import DEFAULT, INT_TO_FLOAT, elementwise
+from torchlib.registry import aten_op
+
+_SELU_ALPHA = 1.6732632423543772848170429916717
+_SELU_SCALE = 1.0507009873554804934193349852946
+
+
+def _floating(name: str, x: Value) -> None:
+    if not x.dtype.is_floating:
+        raise TypeError(f"aten::{name} is defined for floating tensors only (torch raises too), got {x.dtype}")
+
+
+def _fused_or_formula(x: Value, fused: Any, formula: Any) -> Value:
+    """`fused(x)` where onnxruntime has the fused op's kernel (float, float16; bfloat16 through
+    float), else `formula(x)` in x's own dtype (double)."""
+    if x.dtype is DOUBLE:
+        return formula(x)
+    return run_supported(fused, FLOAT32_16, x)
+
+
+def _relu(x: Value) -> Value:
+    if x.dtype is BOOL:
+        raise TypeError("aten::relu is not defined for bool tensors (torch raises too)")
+    if x.dtype.is_floating:
+        return run_supported(op.Relu, FLOATS, x)
+    return run_supported(lambda y: op.Max(y, 0), MIN_MAX, x)
+
+
+def _sigmoid(x: Value) -> Value:
+    return run_supported(op.Sigmoid, FLOATS, x)
+
+
+def _silu(x: Value) -> Value:
+    _floating("silu", x)
+    return run_supported(lambda y: op.Mul(y, op.Sigmoid(y)), FLOATS, x)
+
+
+def _hardsigmoid_formula(x: Value) -> Value:
+    return op.Div(op.Clip(op.Add(x, 3.0), 0.0, 6.0), 6.0)
+
+
+def _hardsigmoid(x: Value) -> Value:
+    _floating("hardsigmoid", x)
+    return _fused_or_formula(x, lambda y: op.HardSigmoid(y, alpha=1.0 / 6.0, beta=0.5), _hardsigmoid_formula)
+
+
+def _hardswish(x: Value) -> Value:
+    _floating("hardswish", x)
+    return _fused_or_formula(x, op.HardSwish, lambda y: op.Mul(y, _hardsigmoid_formula(y)))
+
+
+def _selu(x: Value) -> Value:
+    _floating("selu", x)
+    return _fused_or_formula(x, op.Selu, lambda y: _elu_formula(y, _SELU_ALPHA, _SELU_SCALE, 1.0))
+
+
+def _mish(x: Value) -> Value:
+    _floating("mish", x)
+    return _fused_or_formula(x, op.Mish, lambda y: op.Mul(y, op.Tanh(log1p(op.Exp(y)))))
+
+
+def _log_sigmoid(x: Value) -> Value:
+    """torch's min(x, 0) - log1p(exp(-|x|)): exact for large |x| of either sign."""
+    return op.Sub(op.Min(x, 0.0), log1p(op.Exp(op.Neg(op.Abs(x)))))
+
+
+aten_relu = unary("relu", _relu, DEFAULT)
+aten_sigmoid = unary("sigmoid", _sigmoid, INT_TO_FLOAT)
+aten_silu = unary("silu", _silu, DEFAULT)
+aten_hardsigmoid = unary("hardsigmoid", _hardsigmoid, DEFAULT)
+aten_hardswish = unary("hardswish", _hardswish, DEFAULT)
+aten_selu = unary("selu", _selu, DEFAULT)
+aten_mish = unary("mish", _mish, DEFAULT)
+
+
+@aten_op("aten::log_sigmoid")
+@elementwise("self")
+def aten_log_sigmoid(self: TFloat) -> TFloat:
+    """log_sigmoid(Tensor self) -> Tensor"""
+    _floating("log_sigmoid", self)
+    return run_supported(_log_sigmoid, FLOATS, self)
+
+
+@aten_op("aten::log_sigmoid_forward")
+def aten_log_sigmoid_forward(self: TFloat) -> tuple[TFloat, TFloat]:
+    """log_sigmoid_forward(Tensor self) -> (Tensor output, Tensor buffer)"""
+    _floating("log_sigmoid_forward", self)
+    output = run_supported(_log_sigmoid, FLOATS, self)
+    buffer = run_supported(lambda x: op.Exp(op.Neg(op.Abs(x))), FLOATS, self)  # torch's CPU buffer
+    return output, buffer
+
+
+def _clip(x: Value, low: Any, high: Any) -> Value:
+    """Clip with Python-scalar bounds (None for none)."""
+    if x.dtype is BOOL:
+        raise TypeError("aten::clamp/hardtanh are not defined for bool tensors (torch raises too)")
+    return run_supported(lambda y: op.Clip(y, low, high), MIN_MAX, x)
+
+
+@aten_op("aten::relu6")
+@elementwise("self")
+def aten_relu6(self: TReal) -> TReal:
+    """relu6(Tensor self) -> Tensor"""
+    return _clip(self, 0, 6)
+
+
+@aten_op("aten::hardtanh")
+@elementwise("self")
+def aten_hardtanh(self: TReal, min_val: float = -1, max_val: float = 1) -> TReal:
+    """hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor"""
+    if self.dtype.kind == "u" and min_val < 0:
+        raise ValueError("aten::hardtanh: cannot do hardtanh on an unsigned type with negative limits")
+    return _clip(self, min_val, max_val)
+
+
+@aten_op("aten::gelu")
+@elementwise("self")
+def aten_gelu(self: TFloat, *, approximate: str = "none") -> TFloat:
+    """gelu(Tensor self, *, str approximate='none') -> Tensor"""
+    _floating("gelu", self)
+    if approximate not in ("none", "tanh"):
+        raise ValueError(f"aten::gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
+    # onnxruntime has Gelu for float and float16 only: double computes in float32
+    return run_supported(lambda x: op.Gelu(x, approximate=approximate), FLOAT32_16, self)
+
+
+@aten_op("aten::leaky_relu")
+@elementwise("self")
+def aten_leaky_relu(self: TFloat, negative_slope: float = 0.01) -> TFloat:
+    """leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor"""
+    _floating("leaky_relu", self)
+    return _fused_or_formula(
+        self,
+        lambda x: op.LeakyRelu(x, alpha=negative_slope),
+        lambda x: op.Where(op.Greater(x, 0.0), x, op.Mul(x, negative_slope)),
+    )
+
+
+def _elu_formula(x: Value, alpha: float, scale: float, input_scale: float) -> Value:
+    """torch: x > 0 ? scale * x : scale * alpha * (exp(x * input_scale) - 1)."""
+    negative = op.Mul(expm1(op.Mul(x, input_scale)), alpha * scale)
+    return op.Where(op.Greater(x, 0.0), op.Mul(x, scale), negative)
+
+
+@aten_op("aten::elu")
+@elementwise("self")
+def aten_elu(self: TFloat, alpha: float = 1, scale: float = 1, input_scale: float = 1) -> TFloat:
+    """elu(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor"""
+    _floating("elu", self)
+    if scale == 1 and input_scale == 1:
+        return _fused_or_formula(
+            self, lambda x: op.Elu(x, alpha=alpha), lambda x: _elu_formula(x, alpha, 1.0, 1.0)
+        )
+    return run_supported(lambda x: _elu_formula(x, alpha, scale, input_scale), FLOATS, self)
+
+
+@aten_op("aten::celu")
+@elementwise("self")
+def aten_celu(self: TFloat, alpha: float = 1.0) -> TFloat:
+    """celu(Tensor self, Scalar alpha=1.0) -> Tensor"""
+    _floating("celu", self)
+    if self.dtype is DOUBLE:  # max(0, x) + min(0, alpha * (exp(x / alpha) - 1))
+        return op.Add(op.Max(self, 0.0), op.Min(op.Mul(expm1(op.Div(self, alpha)), alpha), 0.0))
+    return run_supported(lambda x: op.Celu(x, alpha=alpha), frozenset({FLOAT}), self)
+
+
+@aten_op("aten::softplus")
+@elementwise("self")
+def aten_softplus(self: TFloat, beta: float = 1, threshold: float = 20) -> TFloat:
+    """softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor"""
+    _floating("softplus", self)
+
+    def fn(x: Value) -> Value:
+        # torch: x * beta > threshold ? x : log1p(exp(x * beta)) / beta
+        scaled = op.Mul(x, beta) if beta != 1 else x
+        smooth = log1p(op.Exp(scaled)) if x.dtype is DOUBLE else op.Softplus(scaled)
+        if beta != 1:
+            smooth = op.Div(smooth, beta)
+        return op.Where(op.Greater(scaled, threshold), x, smooth)
+
+    return run_supported(fn, FLOATS if self.dtype is DOUBLE else FLOAT32_16, self)
+
+
+@aten_op("aten::glu")
+@elementwise("self")
+def aten_glu(self: TFloat, dim: int = -1) -> TFloat:
+    """glu(Tensor self, int dim=-1) -> Tensor"""
+    _floating("glu", self)
+    if self.rank == 0:
+        raise ValueError("aten::glu does not support scalars because halving size must be even")
+    size = self.shape[dim] if self.shape is not None else None
+    if isinstance(size, int) and size % 2:
+        raise ValueError(f"aten::glu: halving dimension must be even, but dimension {dim} is size {size}")
+
+    def fn(x: Value) -> Value:
+        a, b = op.Split(x, axis=dim, num_outputs=2)
+        return op.Mul(a, op.Sigmoid(b))
+
+    return run_supported(fn, FLOATS, self)
+
+
+def _softmax(onnx_op: Any, name: str, x: Value, dim: int, dtype: DType | None) -> Value:
+    if dtype is not None and dtype is not x.dtype:
+        x = op.Cast(x, to=dtype.onnx)
+    _floating(name, x)
+    if x.rank == 0:  # softmax of a scalar: one element along a dimension of size 1
+        return op.Reshape(run_supported(lambda y: onnx_op(y, axis=0), FLOATS, op.Reshape(x, [1])), [])
+    axis = normalize_dim(dim, x.rank) if x.rank is not None else dim
+    return run_supported(lambda y: onnx_op(y, axis=axis), FLOATS, x)
+
+
+def _half_to_float(x: Value, half_to_float: bool) -> DType | None:
+    """_softmax's half_to_float: a float16/bfloat16 input gives a float32 result (CUDA only in torch)."""
+    if half_to_float and x.dtype in (FLOAT16, BFLOAT16):
+        return FLOAT
+    return None
+
+
+@aten_op("aten::_softmax")
+def aten__softmax(self: TFloat, dim: int, half_to_float: bool) -> TFloat:
+    """_softmax(Tensor self, int dim, bool half_to_float) -> Tensor"""
+    return _softmax(op.Softmax, "_softmax", self, dim, _half_to_float(self, half_to_float))
+
+
+@aten_op("aten::_log_softmax")
+def aten__log_softmax(self: TFloat, dim: int, half_to_float: bool) -> TFloat:
+    """_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor"""
+    return _softmax(op.LogSoftmax, "_log_softmax", self, dim, _half_to_float(self, half_to_float))
+
+
+@aten_op("aten::softmax.int")
+def aten_softmax(self: TFloat, dim: int, dtype: DType | None = None) -> TFloat:
+    """softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor"""
+    return _softmax(op.Softmax, "softmax", self, dim, dtype)
+
+
+@aten_op("aten::log_softmax.int")
+def aten_log_softmax(self: TFloat, dim: int, dtype: DType | None = None) -> TFloat:
+    """log_softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor"""
+    return _softmax(op.LogSoftmax, "log_softmax", self, dim, dtype)
+
+
+@aten_op("aten::clamp")
+@elementwise("self", "min", "max")
+def aten_clamp(self: TReal, min: float | None = None, max: float | None = None) -> TReal:
+    """clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor"""
+    if min is None and max is None:
+        raise ValueError("aten::clamp: at least one of 'min' or 'max' must not be None")
+    return _clip(self, min, max)
+
+
+def _clamp_tensor(x: Value, low: Value | None, high: Value | None) -> Value:
+    """Max/Min broadcast the bounds (Clip takes scalars only); NaN propagates as in torch."""
+    if x.dtype is BOOL:
+        raise TypeError("aten::clamp is not defined for bool tensors (torch raises too)")
+
+    def fn(*args: Value) -> Value:
+        y, rest = args[0], list(args[1:])
+        if low is not None:
+            y = op.Max(y, rest.pop(0))
+        if high is not None:
+            y = op.Min(y, rest.pop(0))
+        return y
+
+    return run_supported(fn, MIN_MAX, x, *(b for b in (low, high) if b is not None))
+
+
+@aten_op("aten::clamp.Tensor")
+@elementwise("self", "min", "max")
+def aten_clamp_tensor(self: TReal, min: TReal | None = None, max: TReal | None = None) -> TReal:
+    """clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor"""
+    if min is None and max is None:
+        raise ValueError("aten::clamp: at least one of 'min' or 'max' must not be None")
+    return _clamp_tensor(self, min, max)
+
+
+@aten_op("aten::clamp_min")
+@elementwise("self", "min")
+def aten_clamp_min(self: TReal, min: float) -> TReal:
+    """clamp_min(Tensor self, Scalar min) -> Tensor"""
+    return _clip(self, min, None)
+
+
+@aten_op("aten::clamp_min.Tensor")
+@elementwise("self", "min")
+def aten_clamp_min_tensor(self: TReal, min: TReal) -> TReal:
+    """clamp_min.Tensor(Tensor self, Tensor min) -> Tensor"""
+    return _clamp_tensor(self, min, None)
+
+
+@aten_op("aten::clamp_max")
+@elementwise("self", "max")
+def aten_clamp_max(self: TReal, max: float) -> TReal:
+    """clamp_max(Tensor self, Scalar max) -> Tensor"""
+    return _clip(self, None, max)
+
+
+@aten_op("aten::clamp_max.Tensor")
+@elementwise("self", "max")
+def aten_clamp_max_tensor(self: TReal, max: TReal) -> TReal:
+    """clamp_max.Tensor(Tensor self, Tensor max) -> Tensor"""
+    return _clamp_tensor(self, None, max)

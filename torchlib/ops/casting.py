@@ -1,0 +1,82 @@
+"""Dtype conversion and copies: _to_copy, to, type_as, lift_fresh(_copy).
+
+Layout, device, pin_memory, non_blocking and memory_format have no meaning in ONNX: only the
+dtype matters. Casts follow ONNX Cast, which agrees with torch: float to integer truncates toward
+zero, nonzero (and NaN) to bool is True.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from graph_builder import op
+from graph_builder.types import DType, TTensor
+from torchlib.registry import aten_op
+
+
+def _cast(x: Value, dtype: DType | None) -> Value:
+    if dtype is None or dtype is x.dtype:
+        return op.Identity(x)
+    return op.Cast(x, to=dtype.onnx)
+
+
+@aten_op("aten::_to_copy")
+def aten__to_copy(
+    self: TTensor,
+    *,
+    dtype: DType | None = None,
+    layout: Any = None,
+    device: Any = None,
+    pin_memory: bool | None = None,
+    non_blocking: bool = False,
+    memory_format: Any = None,
+) -> TTensor:
+    """_to_copy(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, bool non_blocking=False, MemoryFormat? memory_format=None) -> Tensor"""
+    return _cast(self, dtype)
+
+
+@aten_op("aten::to.dtype")
+def aten_to_dtype(
+    self: TTensor, dtype: DType, non_blocking: bool = False, copy: bool = False, memory_format: Any = None
+) -> TTensor:
+    """to.dtype(Tensor(a) self, ScalarType dtype, bool non_blocking=False, bool copy=False, MemoryFormat? memory_format=None) -> Tensor(a)"""
+    return _cast(self, dtype)
+
+
+@aten_op("aten::to.device")
+def aten_to_device(
+    self: TTensor,
+    device: Any,
+    dtype: DType,
+    non_blocking: bool = False,
+    copy: bool = False,
+    memory_format: Any = None,
+) -> TTensor:
+    """to.device(Tensor(a) self, Device device, ScalarType dtype, bool non_blocking=False, bool copy=False, MemoryFormat? memory_format=None) -> Tensor(a)"""
+    return _cast(self, dtype)
+
+
+@aten_op("aten::to.other")
+def aten_to_other(
+    self: TTensor, other: TTensor, non_blocking: bool = False, copy: bool = False, memory_format: Any = None
+) -> TTensor:
+    """to.other(Tensor(a) self, Tensor other, bool non_blocking=False, bool copy=False, MemoryFormat? memory_format=None) -> Tensor(a)"""
+    return _cast(self, other.dtype)
+
+
+@aten_op("aten::type_as")
+def aten_type_as(self: TTensor, other: TTensor) -> TTensor:
+    """type_as(Tensor self, Tensor other) -> Tensor"""
+    return _cast(self, other.dtype)
+
+
+@aten_op("aten::lift_fresh")
+def aten_lift_fresh(self: TTensor) -> TTensor:
+    """lift_fresh(Tensor(a) self) -> Tensor(a)"""
+    return op.Identity(self)
+
+
+@aten_op("aten::lift_fresh_copy")
+def aten_lift_fresh_copy(self: TTensor) -> TTensor:
+    """lift_fresh_copy(Tensor self) -> Tensor"""
+    return op.Identity(self)

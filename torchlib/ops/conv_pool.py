@@ -1,0 +1,620 @@
+"""Convolution and pooling: convolution, conv1d/2d/3d, conv_transpose*, max/avg/adaptive pools.
+
+onnxruntime's Conv and ConvTranspose run float32 and float16 only, its AveragePool float32 and
+float16, its MaxPool float32/float16/double/int8/uint8. Other dtypes torch accepts take these
+routes:
+- bfloat16 computes in float32 and casts back.
+- double and integer convolution (and transposed convolution) is written as im2col + MatMul
+  (`_conv_as_matmul`), so double stays double and integers stay exact.
+- double and int64 average pooling, and `divisor_override`, sum the pooling windows
+  (`_avg_pool_by_sum`) and divide by torch's divisor.
+- int16/int32/int64 max pooling compares in double (exact for int64 only up to 2**53).
+
+Pooling indices follow torch: the flat index inside each (n, c) plane, where ONNX MaxPool counts
+over the whole N*C*H*W tensor.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from graph_builder import op, types
+from graph_builder.ir import Value
+from graph_builder.types import TFloat, TReal
+from torchlib.registry import aten_op
+
+_END = 2**63 - 1  # Slice end meaning "to the end of the axis"
+_START_REVERSED = -(2**63)  # Slice end meaning "to the start" with a negative step
+
+
+def _ints(values: Any, n: int, what: str) -> list[int]:
+    """torch's int[n] argument (an int, one int to repeat, or n ints) as n Python ints."""
+    if isinstance(values, (int, np.integer)):
+        values = [values]
+    values = list(values)
+    if len(values) == 1:
+        values = values * n
+    if len(values) != n or not all(isinstance(v, (int, np.integer)) for v in values):
+        raise ValueError(f"{what} must be {n} ints known when the graph is built, got {values!r}")
+    return [int(v) for v in values]
+
+
+def _given(stride: Any) -> bool:
+    """Pooling's stride=[] means "the kernel size"."""
+    return isinstance(stride, (int, np.integer)) or len(stride) > 0
+
+
+def _spatial_sizes(x: Value, n: int, what: str) -> list[int]:
+    sizes = list(x.shape[-n:]) if x.shape is not None else [None] * n
+    if not all(isinstance(s, int) for s in sizes):
+        raise ValueError(f"{what} needs the spatial sizes known when the graph is built, got {sizes}")
+    return sizes  # type: ignore[return-value]
+
+
+def _batched(x: Value, n: int) -> tuple[Value, bool]:
+    """Inputs without a batch dim (C, *spatial) get one, as torch does for unbatched inputs."""
+    if x.rank == n + 1:
+        return op.Unsqueeze(x, [0]), True
+    return x, False
+
+
+def _unbatched(y: Value, squeeze: bool) -> Value:
+    return op.Squeeze(y, [0]) if squeeze else y
+
+
+def _cast(x: Value | None, dtype: types.DType) -> Value | None:
+    if x is None or x.dtype is dtype:
+        return x
+    return op.Cast(x, to=dtype.onnx)
+
+
+# -- im2col: every window of a pooling or convolution as a trailing axis -----------------------
+
+
+def _patches(x: Value, kernel: Sequence[int], stride: Sequence[int], dilation: Sequence[int]) -> Value:
+    """The windows over the last len(kernel) axes of an already padded x: shape (..., *out, K),
+    K = prod(kernel), the kernel offsets in row-major order."""
+    n = len(kernel)
+    axes = list(range(x.rank - n, x.rank))
+    columns = []
+    for offsets in itertools.product(*(range(k) for k in kernel)):
+        starts = [o * d for o, d in zip(offsets, dilation)]
+        ends = [-(k - 1 - o) * d if o < k - 1 else _END for o, k, d in zip(offsets, kernel, dilation)]
+        columns.append(op.Unsqueeze(op.Slice(x, starts, ends, axes, list(stride)), [-1]))
+    return op.Concat(*columns, axis=-1)
+
+
+def _pad_spatial(x: Value, begin: Sequence[int], end: Sequence[int], value: Any = 0) -> Value:
+    if not any(begin) and not any(end):
+        return x
+    lead = [0] * (x.rank - len(begin))
+    return op.Pad(x, lead + list(begin) + lead + list(end), value)
+
+
+def _spread(x: Value, axis: int, step: int) -> Value:
+    """step - 1 zeros between neighbours along axis: length L becomes (L - 1) * step + 1."""
+    rank = x.rank
+    if x.is_static:
+        shape: Any = [*x.shape[:axis], -1, *x.shape[axis + 1 :]]
+    else:
+        shape = op.Concat(op.Shape(x, end=axis), [-1], op.Shape(x, start=axis + 1), axis=0)
+    pads = [0] * (2 * (rank + 1))
+    pads[rank + 1 + axis + 1] = step - 1
+    y = op.Pad(op.Unsqueeze(x, [axis + 1]), pads)
+    return op.Slice(op.Reshape(y, shape), [0], [-(step - 1)], [axis])
+
+
+def _conv_as_matmul(
+    x: Value, w: Value, b: Value | None, stride: list[int], pads_begin: list[int], pads_end: list[int],
+    dilation: list[int], groups: int,
+) -> Value:  # fmt: skip
+    """Convolution as im2col + MatMul, for dtypes onnxruntime's Conv lacks (double, integers)."""
+    n = w.rank - 2
+    kernel = _spatial_sizes(w, n, "convolution in this dtype")
+    c_group = w.shape[1]
+    if not isinstance(c_group, int):
+        raise ValueError(f"convolution in {x.dtype} needs the weight's shape known, got {w.shape}")
+    k = math.prod(kernel) * c_group
+    cols = _patches(_pad_spatial(x, pads_begin, pads_end), kernel, stride, dilation)  # (N, C, *out, K)
+    cols = op.Transpose(cols, perm=[0, *range(2, 2 + n), 1, 2 + n])  # (N, *out, C, K)
+    cols = op.Reshape(cols, [0] * (1 + n) + [groups, 1, k])  # (N, *out, g, 1, C/g * K)
+    weights = op.Transpose(op.Reshape(w, [groups, -1, k]), perm=[0, 2, 1])  # (g, C/g * K, O/g)
+    y = op.Reshape(op.MatMul(cols, weights), [0] * (1 + n) + [-1])  # (N, *out, O)
+    y = op.Transpose(y, perm=[0, n + 1, *range(1, n + 1)])
+    if b is not None:
+        y = op.Add(y, op.Reshape(b, [-1] + [1] * n))
+    return y
+
+
+def _conv_transpose_as_matmul(
+    x: Value, w: Value, b: Value | None, stride: list[int], padding: list[int], dilation: list[int],
+    output_padding: list[int], groups: int,
+) -> Value:  # fmt: skip
+    """Transposed convolution as a convolution: spread the input by the stride, pad it by
+    dilation * (kernel - 1) - padding, and convolve with the flipped, transposed kernel."""
+    n = w.rank - 2
+    if not w.is_static:
+        raise ValueError(f"transposed convolution in {x.dtype} needs the weight's shape known, got {w.shape}")
+    c_in, c_out_group, *kernel = w.shape
+    for i, s in enumerate(stride):
+        if s > 1:
+            x = _spread(x, 2 + i, s)
+    w = op.Reshape(w, [groups, c_in // groups, c_out_group, *kernel])
+    w = op.Transpose(w, perm=[0, 2, 1, *range(3, 3 + n)])
+    w = op.Reshape(w, [groups * c_out_group, c_in // groups, *kernel])
+    spatial = list(range(2, 2 + n))
+    w = op.Slice(w, [-1] * n, [_START_REVERSED] * n, spatial, [-1] * n)
+    begin = [d * (k - 1) - p for d, k, p in zip(dilation, kernel, padding)]
+    end = [e + o for e, o in zip(begin, output_padding)]
+    return _conv_as_matmul(x, w, b, [1] * n, begin, end, dilation, groups)
+
+
+# -- convolution --------------------------------------------------------------------------------
+
+
+def _convolution(
+    input: Value, weight: Value, bias: Value | None, stride: Any, padding: Any, dilation: Any,
+    transposed: bool, output_padding: Any, groups: int,
+) -> Value:  # fmt: skip
+    n = weight.rank - 2
+    stride = _ints(stride, n, "stride")
+    padding = _ints(padding, n, "padding")
+    dilation = _ints(dilation, n, "dilation")
+    output_padding = _ints(output_padding, n, "output_padding")
+    dtype = input.dtype
+    if dtype in (types.FLOAT, types.FLOAT16, types.BFLOAT16):
+        compute = types.FLOAT16 if dtype is types.FLOAT16 else types.FLOAT
+        x, w, b = _cast(input, compute), _cast(weight, compute), _cast(bias, compute)
+        attrs = dict(strides=stride, pads=padding + padding, dilations=dilation, group=groups)
+        if transposed:
+            y = op.ConvTranspose(x, w, b, output_padding=output_padding, **attrs)
+        else:
+            y = op.Conv(x, w, b, **attrs)
+        return _cast(y, dtype)  # type: ignore[return-value]
+    compute = types.DOUBLE if dtype is types.DOUBLE else types.INT64
+    x, w, b = _cast(input, compute), _cast(weight, compute), _cast(bias, compute)
+    if transposed:
+        y = _conv_transpose_as_matmul(x, w, b, stride, padding, dilation, output_padding, groups)  # type: ignore[arg-type]
+    else:
+        y = _conv_as_matmul(x, w, b, stride, padding, padding, dilation, groups)  # type: ignore[arg-type]
+    return _cast(y, dtype)  # type: ignore[return-value]
+
+
+def _conv_maybe_unbatched(
+    input: Value, weight: Value, bias: Value | None, stride: Any, padding: Any, dilation: Any,
+    transposed: bool, output_padding: Any, groups: int,
+) -> Value:  # fmt: skip
+    x, squeeze = _batched(input, weight.rank - 2)
+    y = _convolution(x, weight, bias, stride, padding, dilation, transposed, output_padding, groups)
+    return _unbatched(y, squeeze)
+
+
+def _same_padding(weight: Value, stride: Any, padding: str, dilation: Any) -> tuple[list[int], list[int]]:
+    """torch's padding="same" / "valid" as (begin, end) pads; odd totals pad one more at the end."""
+    n = weight.rank - 2
+    if padding == "valid":
+        return [0] * n, [0] * n
+    if padding != "same":
+        raise ValueError(f'padding must be "same" or "valid", got {padding!r}')
+    if any(s != 1 for s in _ints(stride, n, "stride")):
+        raise ValueError('padding="same" is not supported for strided convolutions (torch rejects it too)')
+    kernel = _spatial_sizes(weight, n, 'padding="same"')
+    total = [d * (k - 1) for d, k in zip(_ints(dilation, n, "dilation"), kernel)]
+    begin = [t // 2 for t in total]
+    return begin, [t - b for t, b in zip(total, begin)]
+
+
+def _conv_padding_mode(
+    input: Value, weight: Value, bias: Value | None, stride: Any, padding: str, dilation: Any, groups: int
+) -> Value:
+    begin, end = _same_padding(weight, stride, padding, dilation)
+    x, squeeze = _batched(input, weight.rank - 2)
+    if begin != end:
+        x = _pad_spatial(x, [0] * len(begin), [e - b for b, e in zip(begin, end)])
+    y = _convolution(x, weight, bias, stride, begin, dilation, False, [0], groups)
+    return _unbatched(y, squeeze)
+
+
+@aten_op("aten::convolution")
+def aten_convolution(
+    input: TReal, weight: TReal, bias: TReal | None, stride: Sequence[int], padding: Sequence[int],
+    dilation: Sequence[int], transposed: bool, output_padding: Sequence[int], groups: int,
+) -> TReal:  # fmt: skip
+    """convolution(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups) -> Tensor"""
+    return _convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups)
+
+
+@aten_op("aten::_convolution")
+def aten__convolution(
+    input: TReal, weight: TReal, bias: TReal | None, stride: Sequence[int], padding: Sequence[int],
+    dilation: Sequence[int], transposed: bool, output_padding: Sequence[int], groups: int,
+    benchmark: bool, deterministic: bool, cudnn_enabled: bool, allow_tf32: bool,
+) -> TReal:  # fmt: skip
+    """_convolution(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups, bool benchmark, bool deterministic, bool cudnn_enabled, bool allow_tf32) -> Tensor"""
+    return _convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups)
+
+
+@aten_op("aten::_convolution.deprecated")
+def aten__convolution_deprecated(
+    input: TReal, weight: TReal, bias: TReal | None, stride: Sequence[int], padding: Sequence[int],
+    dilation: Sequence[int], transposed: bool, output_padding: Sequence[int], groups: int,
+    benchmark: bool, deterministic: bool, cudnn_enabled: bool,
+) -> TReal:  # fmt: skip
+    """_convolution.deprecated(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, int[] output_padding, SymInt groups, bool benchmark, bool deterministic, bool cudnn_enabled) -> Tensor"""
+    return _convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups)
+
+
+@aten_op("aten::conv1d")
+def aten_conv1d(
+    input: TReal, weight: TReal, bias: TReal | None = None, stride: Sequence[int] = (1,),
+    padding: Sequence[int] = (0,), dilation: Sequence[int] = (1,), groups: int = 1,
+) -> TReal:  # fmt: skip
+    """conv1d(Tensor input, Tensor weight, Tensor? bias=None, SymInt[1] stride=1, SymInt[1] padding=0, SymInt[1] dilation=1, SymInt groups=1) -> Tensor"""
+    return _conv_maybe_unbatched(input, weight, bias, stride, padding, dilation, False, [0], groups)
+
+
+@aten_op("aten::conv2d")
+def aten_conv2d(
+    input: TReal, weight: TReal, bias: TReal | None = None, stride: Sequence[int] = (1, 1),
+    padding: Sequence[int] = (0, 0), dilation: Sequence[int] = (1, 1), groups: int = 1,
+) -> TReal:  # fmt: skip
+    """conv2d(Tensor input, Tensor weight, Tensor? bias=None, SymInt[2] stride=1, SymInt[2] padding=0, SymInt[2] dilation=1, SymInt groups=1) -> Tensor"""
+    return _conv_maybe_unbatched(input, weight, bias, stride, padding, dilation, False, [0], groups)
+
+
+@aten_op("aten::conv3d")
+def aten_conv3d(
+    input: TReal, weight: TReal, bias: TReal | None = None, stride: Sequence[int] = (1, 1, 1),
+    padding: Sequence[int] = (0, 0, 0), dilation: Sequence[int] = (1, 1, 1), groups: int = 1,
+) -> TReal:  # fmt: skip
+    """conv3d(Tensor input, Tensor weight, Tensor? bias=None, SymInt[3] stride=1, SymInt[3] padding=0, SymInt[3] dilation=1, SymInt groups=1) -> Tensor"""
+    return _conv_maybe_unbatched(input, weight, bias, stride, padding, dilation, False, [0], groups)
+
+
+@aten_op("aten::conv1d.padding")
+def aten_conv1d_padding(
+    input: TReal, weight: TReal, bias: TReal | None = None, stride: Sequence[int] = (1,),
+    padding: str = "valid", dilation: Sequence[int] = (1,), groups: int = 1,
+) -> TReal:  # fmt: skip
+    """conv1d.padding(Tensor input, Tensor weight, Tensor? bias=None, SymInt[1] stride=1, str padding="valid", SymInt[1] dilation=1, SymInt groups=1) -> Tensor"""
+    return _conv_padding_mode(input, weight, bias, stride, padding, dilation, groups)
+
+
+@aten_op("aten::conv2d.padding")
+def aten_conv2d_padding(
+    input: TReal, weight: TReal, bias: TReal | None = None, stride: Sequence[int] = (1, 1),
+    padding: str = "valid", dilation: Sequence[int] = (1, 1), groups: int = 1,
+) -> TReal:  # fmt: skip
+    """conv2d.padding(Tensor input, Tensor weight, Tensor? bias=None, SymInt[2] stride=1, str padding="valid", SymInt[2] dilation=1, SymInt groups=1) -> Tensor"""
+    return _conv_padding_mode(input, weight, bias, stride, padding, dilation, groups)
+
+
+@aten_op("aten::conv3d.padding")
+def aten_conv3d_padding(
+    input: TReal, weight: TReal, bias: TReal | None = None, stride: Sequence[int] = (1, 1, 1),
+    padding: str = "valid", dilation: Sequence[int] = (1, 1, 1), groups: int = 1,
+) -> TReal:  # fmt: skip
+    """conv3d.padding(Tensor input, Tensor weight, Tensor? bias=None, SymInt[3] stride=1, str padding="valid", SymInt[3] dilation=1, SymInt groups=1) -> Tensor"""
+    return _conv_padding_mode(input, weight, bias, stride, padding, dilation, groups)
+
+
+@aten_op("aten::conv_transpose1d")
+def aten_conv_transpose1d(
+    input: TReal, weight: TReal, bias: TReal | None = None, stride: Sequence[int] = (1,),
+    padding: Sequence[int] = (0,), output_padding: Sequence[int] = (0,), groups: int = 1,
+    dilation: Sequence[int] = (1,),
+) -> TReal:  # fmt: skip
+    """conv_transpose1d(Tensor input, Tensor weight, Tensor? bias=None, SymInt[1] stride=1, SymInt[1] padding=0, SymInt[1] output_padding=0, SymInt groups=1, SymInt[1] dilation=1) -> Tensor"""
+    return _conv_maybe_unbatched(input, weight, bias, stride, padding, dilation, True, output_padding, groups)
+
+
+@aten_op("aten::conv_transpose2d.input")
+def aten_conv_transpose2d(
+    input: TReal, weight: TReal, bias: TReal | None = None, stride: Sequence[int] = (1, 1),
+    padding: Sequence[int] = (0, 0), output_padding: Sequence[int] = (0, 0), groups: int = 1,
+    dilation: Sequence[int] = (1, 1),
+) -> TReal:  # fmt: skip
+    """conv_transpose2d.input(Tensor input, Tensor weight, Tensor? bias=None, SymInt[2] stride=1, SymInt[2] padding=0, SymInt[2] output_padding=0, SymInt groups=1, SymInt[2] dilation=1) -> Tensor"""
+    return _conv_maybe_unbatched(input, weight, bias, stride, padding, dilation, True, output_padding, groups)
+
+
+@aten_op("aten::conv_transpose3d.input")
+def aten_conv_transpose3d(
+    input: TReal, weight: TReal, bias: TReal | None = None, stride: Sequence[int] = (1, 1, 1),
+    padding: Sequence[int] = (0, 0, 0), output_padding: Sequence[int] = (0, 0, 0), groups: int = 1,
+    dilation: Sequence[int] = (1, 1, 1),
+) -> TReal:  # fmt: skip
+    """conv_transpose3d.input(Tensor input, Tensor weight, Tensor? bias=None, SymInt[3] stride=1, SymInt[3] padding=0, SymInt[3] output_padding=0, SymInt groups=1, SymInt[3] dilation=1) -> Tensor"""
+    return _conv_maybe_unbatched(input, weight, bias, stride, padding, dilation, True, output_padding, groups)
+
+
+# -- max pooling --------------------------------------------------------------------------------
+
+# MaxPool dtypes onnxruntime lacks, and the dtype they compare in (exact but for int64 > 2**53).
+_MAX_POOL_COMPUTE = {types.BFLOAT16: types.FLOAT, types.INT16: types.DOUBLE, types.INT32: types.DOUBLE, types.INT64: types.DOUBLE}
+
+
+def _plane_size(x: Value, n: int) -> Any:
+    """Elements in one (n, c) plane: prod of the last n dims, an int or an INT64 scalar Value."""
+    sizes = x.shape[-n:] if x.shape is not None else [None]
+    if all(isinstance(s, int) for s in sizes):
+        return math.prod(sizes)  # type: ignore[arg-type]
+    return op.ReduceProd(op.Shape(x, start=-n), keepdims=0)
+
+
+def _max_pool(
+    self: Value, n: int, kernel_size: Any, stride: Any, padding: Any, dilation: Any, ceil_mode: bool,
+    with_indices: bool,
+) -> Any:  # fmt: skip
+    kernel = _ints(kernel_size, n, "kernel_size")
+    strides = _ints(stride, n, "stride") if _given(stride) else kernel
+    pads = _ints(padding, n, "padding")
+    x, squeeze = _batched(self, n)
+    dtype = x.dtype
+    x = _cast(x, _MAX_POOL_COMPUTE.get(dtype, dtype))
+    attrs = dict(kernel_shape=kernel, strides=strides, pads=pads + pads, dilations=_ints(dilation, n, "dilation"),
+                 ceil_mode=int(ceil_mode))  # fmt: skip
+    if not with_indices:
+        return _unbatched(_cast(op.MaxPool(x, **attrs), dtype), squeeze)  # type: ignore[arg-type]
+    y, flat = op.MaxPool(x, **attrs, _outputs=2)
+    indices = op.Mod(flat, _plane_size(x, n))  # ONNX counts over N*C*H*W, torch inside each plane
+    return _unbatched(_cast(y, dtype), squeeze), _unbatched(indices, squeeze)  # type: ignore[arg-type]
+
+
+@aten_op("aten::max_pool1d")
+def aten_max_pool1d(
+    self: TReal, kernel_size: Sequence[int], stride: Sequence[int] = (), padding: Sequence[int] = (0,),
+    dilation: Sequence[int] = (1,), ceil_mode: bool = False,
+) -> TReal:  # fmt: skip
+    """max_pool1d(Tensor self, int[1] kernel_size, int[1] stride=[], int[1] padding=0, int[1] dilation=1, bool ceil_mode=False) -> Tensor"""
+    return _max_pool(self, 1, kernel_size, stride, padding, dilation, ceil_mode, False)
+
+
+@aten_op("aten::max_pool2d")
+def aten_max_pool2d(
+    self: TReal, kernel_size: Sequence[int], stride: Sequence[int] = (), padding: Sequence[int] = (0, 0),
+    dilation: Sequence[int] = (1, 1), ceil_mode: bool = False,
+) -> TReal:  # fmt: skip
+    """max_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> Tensor"""
+    return _max_pool(self, 2, kernel_size, stride, padding, dilation, ceil_mode, False)
+
+
+@aten_op("aten::max_pool3d")
+def aten_max_pool3d(
+    self: TReal, kernel_size: Sequence[int], stride: Sequence[int] = (), padding: Sequence[int] = (0, 0, 0),
+    dilation: Sequence[int] = (1, 1, 1), ceil_mode: bool = False,
+) -> TReal:  # fmt: skip
+    """max_pool3d(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, int[3] dilation=1, bool ceil_mode=False) -> Tensor"""
+    return _max_pool(self, 3, kernel_size, stride, padding, dilation, ceil_mode, False)
+
+
+@aten_op("aten::max_pool1d_with_indices")
+def aten_max_pool1d_with_indices(
+    self: TReal, kernel_size: Sequence[int], stride: Sequence[int] = (), padding: Sequence[int] = (0,),
+    dilation: Sequence[int] = (1,), ceil_mode: bool = False,
+) -> tuple[TReal, Value]:  # fmt: skip
+    """max_pool1d_with_indices(Tensor self, int[1] kernel_size, int[1] stride=[], int[1] padding=0, int[1] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)"""
+    return _max_pool(self, 1, kernel_size, stride, padding, dilation, ceil_mode, True)
+
+
+@aten_op("aten::max_pool2d_with_indices")
+def aten_max_pool2d_with_indices(
+    self: TReal, kernel_size: Sequence[int], stride: Sequence[int] = (), padding: Sequence[int] = (0, 0),
+    dilation: Sequence[int] = (1, 1), ceil_mode: bool = False,
+) -> tuple[TReal, Value]:  # fmt: skip
+    """max_pool2d_with_indices(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)"""
+    return _max_pool(self, 2, kernel_size, stride, padding, dilation, ceil_mode, True)
+
+
+@aten_op("aten::max_pool3d_with_indices")
+def aten_max_pool3d_with_indices(
+    self: TReal, kernel_size: Sequence[int], stride: Sequence[int] = (), padding: Sequence[int] = (0, 0, 0),
+    dilation: Sequence[int] = (1, 1, 1), ceil_mode: bool = False,
+) -> tuple[TReal, Value]:  # fmt: skip
+    """max_pool3d_with_indices(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, int[3] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)"""
+    return _max_pool(self, 3, kernel_size, stride, padding, dilation, ceil_mode, True)
+
+
+# -- average pooling ----------------------------------------------------------------------------
+
+
+def _ceil_overhang(sizes: list[int], kernel: list[int], strides: list[int], pads: list[int]) -> list[int]:
+    """How far torch's ceil_mode windows reach past the right padding, per spatial dim."""
+    extra = []
+    for size, k, s, p in zip(sizes, kernel, strides, pads):
+        out = -(-(size + 2 * p - k) // s) + 1
+        if (out - 1) * s >= size + p:  # the last window must start inside the input or left padding
+            out -= 1
+        extra.append(max(0, (out - 1) * s + k - (size + 2 * p)))
+    return extra
+
+
+def _avg_pool_by_sum(
+    x: Value, kernel: list[int], strides: list[int], pads: list[int], ceil_mode: bool,
+    count_include_pad: bool, divisor_override: int | None,
+) -> Value:  # fmt: skip
+    """Window sums divided by torch's divisor: the window clipped to input + padding (or to the
+    input alone without count_include_pad), never counting the ceil_mode overhang."""
+    n = len(kernel)
+    ones_dims = [1] * n
+    extra = _ceil_overhang(_spatial_sizes(x, n, "avg_pool with ceil_mode"), kernel, strides, pads) if ceil_mode else [0] * n
+    padded = _pad_spatial(x, pads, [p + e for p, e in zip(pads, extra)])
+    sums = op.ReduceSum(_patches(padded, kernel, strides, ones_dims), [-1], keepdims=0)
+    if divisor_override is not None:
+        return op.Div(sums, divisor_override)
+    ones = op.Expand(op.CastLike(1, x), op.Shape(x, start=-n))
+    if count_include_pad:
+        ones = _pad_spatial(_pad_spatial(ones, pads, pads, 1), [0] * n, extra)
+    else:
+        ones = _pad_spatial(ones, pads, [p + e for p, e in zip(pads, extra)])
+    counts = op.ReduceSum(_patches(ones, kernel, strides, ones_dims), [-1], keepdims=0)
+    return op.Div(sums, counts)
+
+
+def _avg_pool(
+    self: Value, n: int, kernel_size: Any, stride: Any, padding: Any, ceil_mode: bool, count_include_pad: bool,
+    divisor_override: int | None,
+) -> Value:  # fmt: skip
+    kernel = _ints(kernel_size, n, "kernel_size")
+    strides = _ints(stride, n, "stride") if _given(stride) else kernel
+    pads = _ints(padding, n, "padding")
+    x, squeeze = _batched(self, n)
+    dtype = x.dtype
+    if dtype in (types.FLOAT, types.FLOAT16, types.BFLOAT16) and divisor_override is None:
+        y = op.AveragePool(_cast(x, types.FLOAT16 if dtype is types.FLOAT16 else types.FLOAT), kernel_shape=kernel,
+                           strides=strides, pads=pads + pads, ceil_mode=int(ceil_mode),
+                           count_include_pad=int(count_include_pad))  # fmt: skip
+    else:
+        compute = dtype if dtype in (types.DOUBLE, types.INT64) else types.FLOAT
+        y = _avg_pool_by_sum(_cast(x, compute), kernel, strides, pads, ceil_mode, count_include_pad, divisor_override)  # type: ignore[arg-type]
+    return _unbatched(_cast(y, dtype), squeeze)  # type: ignore[arg-type]
+
+
+@aten_op("aten::avg_pool1d")
+def aten_avg_pool1d(
+    self: TReal, kernel_size: Sequence[int], stride: Sequence[int] = (), padding: Sequence[int] = (0,),
+    ceil_mode: bool = False, count_include_pad: bool = True,
+) -> TReal:  # fmt: skip
+    """avg_pool1d(Tensor self, int[1] kernel_size, int[1] stride=[], int[1] padding=0, bool ceil_mode=False, bool count_include_pad=True) -> Tensor"""
+    return _avg_pool(self, 1, kernel_size, stride, padding, ceil_mode, count_include_pad, None)
+
+
+@aten_op("aten::avg_pool2d")
+def aten_avg_pool2d(
+    self: TReal, kernel_size: Sequence[int], stride: Sequence[int] = (), padding: Sequence[int] = (0, 0),
+    ceil_mode: bool = False, count_include_pad: bool = True, divisor_override: int | None = None,
+) -> TReal:  # fmt: skip
+    """avg_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor"""
+    return _avg_pool(self, 2, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+
+
+@aten_op("aten::avg_pool3d")
+def aten_avg_pool3d(
+    self: TReal, kernel_size: Sequence[int], stride: Sequence[int] = (), padding: Sequence[int] = (0, 0, 0),
+    ceil_mode: bool = False, count_include_pad: bool = True, divisor_override: int | None = None,
+) -> TReal:  # fmt: skip
+    """avg_pool3d(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor"""
+    return _avg_pool(self, 3, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+
+
+# -- adaptive pooling ---------------------------------------------------------------------------
+
+
+def _adaptive_windows(size: int, out: int) -> list[tuple[int, int]]:
+    """torch's adaptive windows: [floor(i * size / out), ceil((i + 1) * size / out))."""
+    return [((i * size) // out, -(-((i + 1) * size) // out)) for i in range(out)]
+
+
+def _adaptive_avg_pool(self: Value, output_size: Any, n: int) -> Value:
+    out = _ints(output_size, n, "output_size")
+    dtype = self.dtype
+    x = _cast(self, types.FLOAT if dtype is types.BFLOAT16 else dtype)
+    assert x is not None
+    rank = x.rank
+    if all(o == 1 for o in out):
+        if rank == n + 2 and x.dtype in (types.FLOAT, types.FLOAT16):
+            return _cast(op.GlobalAveragePool(x), dtype)  # type: ignore[return-value]
+        return _cast(op.ReduceMean(x, list(range(rank - n, rank)), keepdims=1), dtype)  # type: ignore[return-value]
+    sizes = _spatial_sizes(x, n, f"adaptive_avg_pool{n}d to {out}")
+    if rank == n + 2 and x.dtype in (types.FLOAT, types.FLOAT16) and all(s % o == 0 for s, o in zip(sizes, out)):
+        kernel = [s // o for s, o in zip(sizes, out)]
+        return _cast(op.AveragePool(x, kernel_shape=kernel, strides=kernel), dtype)  # type: ignore[return-value]
+    # Averaging over a box is separable: one (out, in) averaging matrix per spatial axis.
+    y = x
+    for i in reversed(range(n)):
+        matrix = np.zeros((out[i], sizes[i]), dtype=x.dtype.numpy)
+        for row, (start, end) in enumerate(_adaptive_windows(sizes[i], out[i])):
+            matrix[row, start:end] = 1.0 / (end - start)
+        axis = rank - n + i
+        if axis == rank - 1:
+            y = op.MatMul(y, matrix.T)
+        elif axis == rank - 2:
+            y = op.MatMul(matrix, y)
+        else:
+            perm = list(range(rank))
+            perm[axis], perm[-1] = perm[-1], perm[axis]
+            y = op.Transpose(op.MatMul(op.Transpose(y, perm=perm), matrix.T), perm=perm)
+    return _cast(y, dtype)  # type: ignore[return-value]
+
+
+def _adaptive_max_pool(self: Value, output_size: Any, n: int) -> tuple[Value, Value]:
+    """Separable: per spatial axis (last first), gather each window (padded to the longest by
+    repeating its last element), take the max and the first argmax, and carry the flat index."""
+    out = _ints(output_size, n, "output_size")
+    sizes = _spatial_sizes(self, n, f"adaptive_max_pool{n}d")
+    dtype = self.dtype
+    y = _cast(self, types.FLOAT if dtype is types.BFLOAT16 else dtype)
+    assert y is not None
+    rank = y.rank
+    index: Value | None = None
+    plane_stride = 1
+    for i in reversed(range(n)):
+        axis = rank - n + i
+        windows = _adaptive_windows(sizes[i], out[i])
+        longest = max(end - start for start, end in windows)
+        gather = np.array([[min(start + j, end - 1) for j in range(longest)] for start, end in windows], dtype=np.int64)
+        starts = np.array([start for start, _ in windows], dtype=np.int64).reshape([-1] + [1] * (rank - axis - 1))
+        values = op.Gather(y, gather, axis=axis)  # (..., out, longest, ...)
+        y = op.ReduceMax(values, [axis + 1], keepdims=0)
+        choice = op.ArgMax(values, axis=axis + 1, keepdims=1)
+        position = op.Mul(op.Add(op.Squeeze(choice, [axis + 1]), starts), plane_stride)
+        if index is not None:
+            carried = op.GatherElements(op.Gather(index, gather, axis=axis), choice, axis=axis + 1)
+            position = op.Add(position, op.Squeeze(carried, [axis + 1]))
+        index = position
+        plane_stride *= sizes[i]
+    assert index is not None
+    return _cast(y, dtype), index  # type: ignore[return-value]
+
+
+@aten_op("aten::adaptive_avg_pool1d")
+def aten_adaptive_avg_pool1d(self: TFloat, output_size: Sequence[int]) -> TFloat:
+    """adaptive_avg_pool1d(Tensor self, int[1] output_size) -> Tensor"""
+    return _adaptive_avg_pool(self, output_size, 1)
+
+
+@aten_op("aten::adaptive_avg_pool2d")
+def aten_adaptive_avg_pool2d(self: TFloat, output_size: Sequence[int]) -> TFloat:
+    """adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor"""
+    return _adaptive_avg_pool(self, output_size, 2)
+
+
+@aten_op("aten::_adaptive_avg_pool2d")
+def aten__adaptive_avg_pool2d(self: TFloat, output_size: Sequence[int]) -> TFloat:
+    """_adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor"""
+    return _adaptive_avg_pool(self, output_size, 2)
+
+
+@aten_op("aten::adaptive_avg_pool3d")
+def aten_adaptive_avg_pool3d(self: TFloat, output_size: Sequence[int]) -> TFloat:
+    """adaptive_avg_pool3d(Tensor self, SymInt[3] output_size) -> Tensor"""
+    return _adaptive_avg_pool(self, output_size, 3)
+
+
+@aten_op("aten::_adaptive_avg_pool3d")
+def aten__adaptive_avg_pool3d(self: TFloat, output_size: Sequence[int]) -> TFloat:
+    """_adaptive_avg_pool3d(Tensor self, SymInt[3] output_size) -> Tensor"""
+    return _adaptive_avg_pool(self, output_size, 3)
+
+
+@aten_op("aten::adaptive_max_pool1d")
+def aten_adaptive_max_pool1d(self: TFloat, output_size: Sequence[int]) -> tuple[TFloat, Value]:
+    """adaptive_max_pool1d(Tensor self, int[1] output_size) -> (Tensor, Tensor)"""
+    return _adaptive_max_pool(self, output_size, 1)
+
+
+@aten_op("aten::adaptive_max_pool2d")
+def aten_adaptive_max_pool2d(self: TFloat, output_size: Sequence[int]) -> tuple[TFloat, Value]:
+    """adaptive_max_pool2d(Tensor self, int[2] output_size) -> (Tensor, Tensor)"""
+    return _adaptive_max_pool(self, output_size, 2)
+
+
+@aten_op("aten::adaptive_max_pool3d")
+def aten_adaptive_max_pool3d(self: TFloat, output_size: Sequence[int]) -> tuple[TFloat, Value]:
+    """adaptive_max_pool3d(Tensor self, int[3] output_size) -> (Tensor, Tensor)"""
+    return _adaptive_max_pool(self, output_size, 3)

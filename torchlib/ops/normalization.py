@@ -1,0 +1,355 @@
+"""Normalization: batch norm (inference, training, functional variants), layer norm, group norm,
+RMS norm.
+
+Dtypes follow torch's CPU kernels: float16/bfloat16 inputs are normalized in float32 and the
+output is cast back to the input dtype. The statistics (mean, rstd/invstd) come out in float32
+when a reduced-precision input meets float32 parameters ("mixed dtype"), else in the input
+dtype; `_fused_rms_norm`'s rstd is in float32 for reduced-precision inputs.
+
+Batch norm in training mode uses the batch statistics. ONNX graphs are functional, so the ops
+that update running statistics in place (`_native_batch_norm_legit`, `_batch_norm_with_update`)
+return their outputs without the update; `_native_batch_norm_legit_functional` returns the
+updated running statistics as outputs, which is how torch.export hands training graphs over.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from graph_builder import op, types
+from graph_builder.ir import Value
+from graph_builder.types import DType, TFloat, TTensor
+from torchlib.ops._helpers import as_shape, dim_size
+from torchlib.promotion import cast_to
+from torchlib.registry import aten_op
+
+_REDUCED = (types.FLOAT16, types.BFLOAT16)
+
+
+def _compute_dtype(input: Value) -> DType:
+    if not input.dtype.is_floating:
+        raise TypeError(f"normalization expects a floating point input, got {input.dtype}")
+    return types.FLOAT if input.dtype in _REDUCED else input.dtype
+
+
+def _stats_dtype(input: Value, *params: Value | None) -> DType:
+    """float32 for a reduced-precision input with float32 parameters (torch's mixed dtype), else
+    the input dtype."""
+    if input.dtype in _REDUCED and any(p is not None and p.dtype is types.FLOAT for p in params):
+        return types.FLOAT
+    return input.dtype
+
+
+def _filled(shape: Sequence[Any], fill: float, dtype: DType) -> Any:
+    """A constant tensor of `shape` (ints, or SymInt Values) filled with `fill`."""
+    if all(isinstance(s, int) for s in shape):
+        return np.full(tuple(shape), fill, dtype.numpy)
+    return op.ConstantOfShape(as_shape(shape), value=np.full(1, fill, dtype.numpy))
+
+
+def _param(p: Value | None, shape: Sequence[Any], fill: float, dtype: DType) -> Any:
+    """An optional weight or bias in dtype; ones or zeros of `shape` when absent."""
+    return _filled(shape, fill, dtype) if p is None else cast_to(p, dtype)
+
+
+def _empty(input: Value, dtype: DType) -> Value:
+    """A 1-D tensor with no elements (torch's placeholder for statistics it did not compute)."""
+    zero = op.Mul(op.Shape(input, start=0, end=1), np.array(0, np.int64))
+    return op.ConstantOfShape(zero, value=np.zeros(1, dtype.numpy))
+
+
+def _channels(input: Value) -> Any:
+    if input.rank is None or input.rank < 2:
+        raise ValueError(f"batch norm expects an input of rank >= 2 (N, C, ...), got rank {input.rank}")
+    return dim_size(input, 1)
+
+
+# -- batch norm ----------------------------------------------------------------------------------
+def _bn_apply(input: Value, weight: Value | None, bias: Value | None, mean: Value, var: Value, eps: float) -> Value:
+    """(input - mean) / sqrt(var + eps) * weight + bias per channel, as ONNX BatchNormalization."""
+    dtype = _compute_dtype(input)
+    c = _channels(input)
+    y = op.BatchNormalization(
+        cast_to(input, dtype), _param(weight, [c], 1, dtype), _param(bias, [c], 0, dtype),
+        cast_to(mean, dtype), cast_to(var, dtype), epsilon=eps,
+    )  # fmt: skip
+    return cast_to(y, input.dtype)
+
+
+def _bn_inference(
+    input: Value, weight: Value | None, bias: Value | None, running_mean: Value | None, running_var: Value | None,
+    eps: float,
+) -> tuple[Value, Value, Value]:
+    """Normalize with the running statistics; the saved statistics are empty, as in torch."""
+    if running_mean is None or running_var is None:
+        raise ValueError("batch norm outside training needs running_mean and running_var")
+    stats = _stats_dtype(input, weight, bias, running_mean, running_var)
+    y = _bn_apply(input, weight, bias, running_mean, running_var, eps)
+    return y, _empty(input, stats), _empty(input, stats)
+
+
+def _bn_training(
+    input: Value, weight: Value | None, bias: Value | None, eps: float, *params: Value | None
+) -> tuple[Value, Value, Value, Value, Any]:
+    """Normalize with the batch statistics. Returns (output, mean, invstd, biased variance,
+    elements per channel); mean and invstd in the statistics dtype, the variance in the
+    computation dtype."""
+    c = _channels(input)
+    dtype = _compute_dtype(input)
+    stats = _stats_dtype(input, weight, bias, *params)
+    x = cast_to(input, dtype)
+    axes = [0, *range(2, input.rank)]
+    mean = op.ReduceMean(x, axes, keepdims=1)
+    centered = op.Sub(x, mean)
+    var = op.Squeeze(op.ReduceMean(op.Mul(centered, centered), axes, keepdims=1), axes)
+    mean = op.Squeeze(mean, axes)
+    y = _bn_apply(input, weight, bias, mean, var, eps)
+    invstd = op.Reciprocal(op.Sqrt(op.Add(var, eps)))
+    assert input.shape is not None
+    sizes = [input.shape[a] for a in axes]
+    if all(isinstance(s, int) for s in sizes):
+        count: Any = int(np.prod(sizes))
+    else:
+        count = op.Div(op.Size(input), c)
+    return y, cast_to(mean, stats), cast_to(invstd, stats), var, count
+
+
+@aten_op("aten::_native_batch_norm_legit_no_training")
+def aten__native_batch_norm_legit_no_training(
+    input: TFloat, weight: TFloat | None, bias: TFloat | None, running_mean: TFloat, running_var: TFloat,
+    momentum: float, eps: float,
+) -> tuple[TFloat, TFloat, TFloat]:
+    """_native_batch_norm_legit_no_training(Tensor input, Tensor? weight, Tensor? bias, Tensor running_mean, Tensor running_var, float momentum, float eps) -> (Tensor, Tensor, Tensor)"""
+    return _bn_inference(input, weight, bias, running_mean, running_var, eps)
+
+
+@aten_op("aten::_native_batch_norm_legit")
+def aten__native_batch_norm_legit(
+    input: TFloat, weight: TFloat | None, bias: TFloat | None, running_mean: TFloat, running_var: TFloat,
+    training: bool, momentum: float, eps: float,
+) -> tuple[TFloat, TFloat, TFloat]:
+    """_native_batch_norm_legit(Tensor input, Tensor? weight, Tensor? bias, Tensor(a!) running_mean, Tensor(b!) running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)
+
+    In training the running statistics are not updated (see the module docstring)."""
+    if not training:
+        return _bn_inference(input, weight, bias, running_mean, running_var, eps)
+    return _bn_training(input, weight, bias, eps, running_mean, running_var)[:3]
+
+
+@aten_op("aten::_native_batch_norm_legit.no_stats")
+def aten__native_batch_norm_legit_no_stats(
+    input: TFloat, weight: TFloat | None, bias: TFloat | None, training: bool, momentum: float, eps: float
+) -> tuple[TFloat, TFloat, TFloat]:
+    """_native_batch_norm_legit.no_stats(Tensor input, Tensor? weight, Tensor? bias, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)"""
+    if not training:
+        raise ValueError("_native_batch_norm_legit.no_stats without training has no statistics to normalize with")
+    return _bn_training(input, weight, bias, eps)[:3]
+
+
+@aten_op("aten::native_batch_norm")
+def aten_native_batch_norm(
+    input: TFloat, weight: TFloat | None, bias: TFloat | None, running_mean: TFloat | None,
+    running_var: TFloat | None, training: bool, momentum: float, eps: float,
+) -> tuple[TFloat, TFloat, TFloat]:
+    """native_batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)"""
+    if not training:
+        return _bn_inference(input, weight, bias, running_mean, running_var, eps)
+    return _bn_training(input, weight, bias, eps, running_mean, running_var)[:3]
+
+
+@aten_op("aten::batch_norm")
+def aten_batch_norm(
+    input: TFloat, weight: TFloat | None, bias: TFloat | None, running_mean: TFloat | None,
+    running_var: TFloat | None, training: bool, momentum: float, eps: float, cudnn_enabled: bool,
+) -> TFloat:
+    """batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool training, float momentum, float eps, bool cudnn_enabled) -> Tensor"""
+    if not training:
+        return _bn_inference(input, weight, bias, running_mean, running_var, eps)[0]
+    return _bn_training(input, weight, bias, eps, running_mean, running_var)[0]
+
+
+@aten_op("aten::_batch_norm_with_update")
+def aten__batch_norm_with_update(
+    input: TFloat, weight: TFloat | None, bias: TFloat | None, running_mean: TFloat, running_var: TFloat,
+    momentum: float, eps: float,
+) -> tuple[TFloat, TFloat, TFloat, TTensor]:
+    """_batch_norm_with_update(Tensor input, Tensor? weight, Tensor? bias, Tensor(a!) running_mean, Tensor(b!) running_var, float momentum, float eps) -> (Tensor, Tensor, Tensor, Tensor)
+
+    The running statistics are not updated (see the module docstring); the fourth output is
+    torch's empty uint8 `reserve`."""
+    y, mean, invstd = _bn_training(input, weight, bias, eps, running_mean, running_var)[:3]
+    return y, mean, invstd, _empty(input, types.UINT8)
+
+
+@aten_op("aten::_batch_norm_no_update")
+def aten__batch_norm_no_update(
+    input: TFloat, weight: TFloat | None, bias: TFloat | None, running_mean: TFloat | None,
+    running_var: TFloat | None, momentum: float, eps: float,
+) -> tuple[TFloat, TFloat, TFloat, TTensor]:
+    """_batch_norm_no_update(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, float momentum, float eps) -> (Tensor, Tensor, Tensor, Tensor)"""
+    y, mean, invstd = _bn_inference(input, weight, bias, running_mean, running_var, eps)
+    return y, mean, invstd, _empty(input, types.UINT8)
+
+
+@aten_op("aten::_native_batch_norm_legit_functional")
+def aten__native_batch_norm_legit_functional(
+    input: TFloat, weight: TFloat | None, bias: TFloat | None, running_mean: TFloat, running_var: TFloat,
+    training: bool, momentum: float, eps: float,
+) -> tuple[TFloat, TFloat, TFloat, TFloat, TFloat]:
+    """_native_batch_norm_legit_functional(Tensor input, Tensor? weight, Tensor? bias, Tensor running_mean, Tensor running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor, Tensor running_mean_out, Tensor running_var_out)
+
+    In training, running_mean_out = (1 - momentum) * running_mean + momentum * mean and
+    running_var_out likewise with the unbiased batch variance; else they are the inputs."""
+    if not training:
+        y, mean, invstd = _bn_inference(input, weight, bias, running_mean, running_var, eps)
+        return y, mean, invstd, op.Identity(running_mean), op.Identity(running_var)
+    y, mean, invstd, var, count = _bn_training(input, weight, bias, eps, running_mean, running_var)
+    dtype = var.dtype
+    if isinstance(count, int):  # one element per channel: 0 / 0 = NaN, as in torch
+        unbiased = op.Div(op.Mul(var, float(count)), float(count - 1))
+    else:
+        count = op.CastLike(count, var)
+        unbiased = op.Div(op.Mul(var, count), op.Sub(count, op.CastLike(1, var)))
+    new_mean = op.Add(op.Mul(cast_to(running_mean, dtype), 1 - momentum), op.Mul(cast_to(mean, dtype), momentum))
+    new_var = op.Add(op.Mul(cast_to(running_var, dtype), 1 - momentum), op.Mul(unbiased, momentum))
+    return y, mean, invstd, cast_to(new_mean, running_mean.dtype), cast_to(new_var, running_var.dtype)
+
+
+# -- layer norm, RMS norm, group norm ----------------------------------------------------------
+def _normalized_axis(input: Value, normalized_shape: Sequence[Any]) -> int:
+    if input.rank is None or not 1 <= len(normalized_shape) <= input.rank:
+        raise ValueError(
+            f"normalized_shape {list(normalized_shape)} must be non-empty and match the trailing dims of the input (rank {input.rank})"
+        )
+    return input.rank - len(normalized_shape)
+
+
+@aten_op("aten::native_layer_norm")
+def aten_native_layer_norm(
+    input: TFloat, normalized_shape: Sequence[int], weight: TFloat | None, bias: TFloat | None, eps: float
+) -> tuple[TFloat, TFloat, TFloat]:
+    """native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, float eps) -> (Tensor, Tensor, Tensor)
+
+    ONNX LayerNormalization gives the output, the mean and the inverse standard deviation with
+    torch's shapes (the normalized dims kept as 1). It computes its statistics in float32 at
+    best, so float64 is written out with Reduce ops to keep float64 precision."""
+    axis = _normalized_axis(input, normalized_shape)
+    dtype = _compute_dtype(input)
+    stats = _stats_dtype(input, weight, bias)
+    x = cast_to(input, dtype)
+    if dtype is types.DOUBLE:
+        axes = list(range(axis, input.rank))
+        mean = op.ReduceMean(x, axes, keepdims=1)
+        centered = op.Sub(x, mean)
+        rstd = op.Reciprocal(op.Sqrt(op.Add(op.ReduceMean(op.Mul(centered, centered), axes, keepdims=1), eps)))
+        y = op.Mul(centered, rstd)
+        if weight is not None:
+            y = op.Mul(y, cast_to(weight, dtype))
+        if bias is not None:
+            y = op.Add(y, cast_to(bias, dtype))
+    else:
+        scale = _param(weight, normalized_shape, 1, dtype)
+        b = None if bias is None else cast_to(bias, dtype)
+        y, mean, rstd = op.LayerNormalization(x, scale, b, axis=axis, epsilon=eps, stash_type=1, _outputs=3)
+    return cast_to(y, input.dtype), cast_to(mean, stats), cast_to(rstd, stats)
+
+
+@aten_op("aten::layer_norm")
+def aten_layer_norm(
+    input: TFloat, normalized_shape: Sequence[int], weight: TFloat | None = None, bias: TFloat | None = None,
+    eps: float = 1e-05, cudnn_enable: bool = True,
+) -> TFloat:
+    """layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight=None, Tensor? bias=None, float eps=1e-05, bool cudnn_enable=True) -> Tensor"""
+    return aten_native_layer_norm(input, normalized_shape, weight, bias, eps)[0]
+
+
+def _rms_eps(dtype: DType, eps: float | None) -> float:
+    """torch's default: the machine epsilon of the computation dtype."""
+    return float(np.finfo(dtype.numpy).eps) if eps is None else eps
+
+
+@aten_op("aten::rms_norm")
+def aten_rms_norm(
+    input: TFloat, normalized_shape: Sequence[int], weight: TFloat | None = None, eps: float | None = None
+) -> TFloat:
+    """rms_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight=None, float? eps=None) -> Tensor
+
+    One ONNX RMSNormalization (opset 23), statistics in float32 (float64 for float64 input)."""
+    axis = _normalized_axis(input, normalized_shape)
+    dtype = _compute_dtype(input)
+    scale = _param(weight, normalized_shape, 1, dtype)
+    stash = types.DOUBLE if dtype is types.DOUBLE else types.FLOAT
+    y = op.RMSNormalization(cast_to(input, dtype), scale, axis=axis, epsilon=_rms_eps(dtype, eps), stash_type=stash.onnx)
+    return cast_to(y, input.dtype)
+
+
+@aten_op("aten::_fused_rms_norm")
+def aten__fused_rms_norm(
+    input: TFloat, normalized_shape: Sequence[int], weight: TFloat | None, eps: float | None
+) -> tuple[TFloat, TFloat]:
+    """_fused_rms_norm(Tensor input, int[] normalized_shape, Tensor? weight, float? eps) -> (Tensor, Tensor)
+
+    Returns (output, rstd); rstd keeps the normalized dims as 1 and is float32 for float16 and
+    bfloat16 inputs. RMSNormalization does not output rstd, so this one is written out."""
+    axis = _normalized_axis(input, normalized_shape)
+    dtype = _compute_dtype(input)
+    x = cast_to(input, dtype)
+    mean_square = op.ReduceMean(op.Mul(x, x), list(range(axis, input.rank)), keepdims=1)
+    rstd = op.Reciprocal(op.Sqrt(op.Add(mean_square, _rms_eps(dtype, eps))))
+    y = op.Mul(x, rstd)
+    if weight is not None:
+        y = op.Mul(y, cast_to(weight, dtype))
+    return cast_to(y, input.dtype), rstd
+
+
+@aten_op("aten::native_group_norm")
+def aten_native_group_norm(
+    input: TFloat, weight: TFloat | None, bias: TFloat | None, N: int, C: int, HxW: int, group: int, eps: float
+) -> tuple[TFloat, TFloat, TFloat]:
+    """native_group_norm(Tensor input, Tensor? weight, Tensor? bias, SymInt N, SymInt C, SymInt HxW, int group, float eps) -> (Tensor, Tensor, Tensor)
+
+    Returns (output, mean, rstd), the statistics of shape (N, group). N, C and HxW are implied
+    by the input's shape and not needed."""
+    return _group_norm(input, weight, bias, group, eps)
+
+
+def _group_norm(
+    input: Value, weight: Value | None, bias: Value | None, group: int, eps: float
+) -> tuple[Value, Value, Value]:
+    """Statistics over a (N, group, -1) view of the input (ONNX GroupNormalization does not
+    output them), then the per-channel affine transform."""
+    if input.rank is None or input.rank < 2:
+        raise ValueError(f"group norm expects an input of rank >= 2 (N, C, ...), got rank {input.rank}")
+    dtype = _compute_dtype(input)
+    stats = _stats_dtype(input, weight, bias)
+    x = cast_to(input, dtype)
+    grouped = op.Reshape(x, np.array([0, group, -1], np.int64))
+    mean = op.ReduceMean(grouped, [2], keepdims=1)
+    centered = op.Sub(grouped, mean)
+    rstd = op.Reciprocal(op.Sqrt(op.Add(op.ReduceMean(op.Mul(centered, centered), [2], keepdims=1), eps)))
+    y = op.Reshape(op.Mul(centered, rstd), op.Shape(x))
+    spatial = list(range(1, input.rank - 1))  # weight and bias (C,) broadcast as (C, 1, ..., 1)
+    if weight is not None:
+        w = cast_to(weight, dtype)
+        y = op.Mul(y, op.Unsqueeze(w, spatial) if spatial else w)
+    if bias is not None:
+        b = cast_to(bias, dtype)
+        y = op.Add(y, op.Unsqueeze(b, spatial) if spatial else b)
+    mean = op.Reshape(mean, np.array([0, group], np.int64))
+    rstd = op.Reshape(rstd, np.array([0, group], np.int64))
+    return cast_to(y, input.dtype), cast_to(mean, stats), cast_to(rstd, stats)
+
+
+@aten_op("aten::group_norm")
+def aten_group_norm(
+    input: TFloat, num_groups: int, weight: TFloat | None = None, bias: TFloat | None = None,
+    eps: float = 1e-05, cudnn_enabled: bool = True,
+) -> TFloat:
+    """group_norm(Tensor input, int num_groups, Tensor? weight=None, Tensor? bias=None, float eps=1e-05, bool cudnn_enabled=True) -> Tensor
+
+    native_group_norm's output. (ONNX GroupNormalization would be one node, but ONNX shape
+    inference gives its output no shape.)"""
+    return _group_norm(input, weight, bias, num_groups, eps)[0]

@@ -1,0 +1,454 @@
+"""Shapes and views: view/reshape, permute/transpose, expand, (un)squeeze, flatten, cat/stack,
+split/chunk/unbind, repeat/tile, flip, roll, narrow, pad, tril/triu, diagonal, movedim, unfold.
+
+Sizes are SymInt lists: Python ints mixed with INT64 scalar Values for dynamic dimensions. Where a
+size is known while tracing it stays a Python int, so static graphs get constant shapes.
+Dynamic dimensions follow torch.export's assumption that they are >= 2 (0 and 1 specialize).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+from graph_builder import op, types
+from graph_builder.ir import Value
+from graph_builder.types import TTensor, DType
+from torchlib.ops import symbolic as sym
+from torchlib.ops._helpers import as_shape, dim_size, normalize_dim
+from torchlib.promotion import cast_to, promote_all
+from torchlib.registry import aten_op
+
+INT64_MAX = 2**63 - 1
+INT64_MIN = -(2**63)
+
+# Substitutes that hold every value exactly, for dtypes onnxruntime has no CPU kernel for.
+_WIDER = {types.BFLOAT16: types.FLOAT, types.FLOAT16: types.FLOAT, types.INT8: types.INT32,
+          types.INT16: types.INT32, types.UINT8: types.INT32, types.BOOL: types.UINT8}  # fmt: skip
+NO_BF16 = frozenset({types.BFLOAT16})
+NO_SMALL_INT = frozenset({types.BFLOAT16, types.INT8, types.INT16, types.UINT8})
+
+
+def cast_for_kernel(x: Value, missing: frozenset[DType]) -> Value:
+    """x, cast to a wider dtype when onnxruntime lacks a kernel for x.dtype (those in `missing`)."""
+    return op.Cast(x, to=_WIDER[x.dtype].onnx) if x.dtype in missing else x
+
+
+def shape_of(x: Value, start: int = 0, end: int | None = None) -> list[int] | Value:
+    """x.shape[start:end] as a list of ints when static, else as a 1-D INT64 Value."""
+    part = x.shape[start:end]
+    if all(isinstance(d, int) for d in part):
+        return list(part)
+    return op.Shape(x, start=start, end=end)
+
+
+def join(*parts: Sequence[Any] | Value) -> list[int] | Value:
+    """Concatenate shape pieces: lists of SymInts and 1-D INT64 Values."""
+    pieces = [p if isinstance(p, Value) else as_shape(p) for p in parts]
+    if all(isinstance(p, list) for p in pieces):
+        return [d for p in pieces for d in p]
+    return op.Concat(*pieces, axis=0)
+
+
+def _numel(x: Value, start: int, end: int) -> Any:
+    """The product of x.shape[start:end], an int when static."""
+    part = shape_of(x, start, end)
+    if isinstance(part, list):
+        return math.prod(part)
+    return op.ReduceProd(part, keepdims=0)
+
+
+# -- views -------------------------------------------------------------------------------------
+
+
+@aten_op("aten::view", "aten::_unsafe_view", "aten::view_copy")
+def aten_view(self: TTensor, size: Sequence[int]) -> TTensor:
+    """view(Tensor(a) self, SymInt[] size) -> Tensor(a)"""
+    return op.Reshape(self, as_shape(size), allowzero=1)
+
+
+@aten_op("aten::reshape")
+def aten_reshape(self: TTensor, shape: Sequence[int]) -> TTensor:
+    """reshape(Tensor(a) self, SymInt[] shape) -> Tensor(a)"""
+    return op.Reshape(self, as_shape(shape), allowzero=1)
+
+
+@aten_op("aten::view_as")
+def aten_view_as(self: TTensor, other: TTensor) -> TTensor:
+    """view_as(Tensor(a) self, Tensor other) -> Tensor(a)"""
+    return op.Reshape(self, shape_of(other), allowzero=1)
+
+
+@aten_op("aten::alias", "aten::detach")
+def aten_alias(self: TTensor) -> TTensor:
+    """alias(Tensor(a) self) -> Tensor(a)"""
+    return op.Identity(self)
+
+
+def _permute(self: Value, perm: list[int]) -> Value:
+    if perm == list(range(self.rank)):
+        return op.Identity(self)
+    return op.Transpose(self, perm=perm)
+
+
+@aten_op("aten::permute", "aten::permute_copy")
+def aten_permute(self: TTensor, dims: Sequence[int]) -> TTensor:
+    """permute(Tensor(a) self, int[] dims) -> Tensor(a)"""
+    return _permute(self, [normalize_dim(d, self.rank) for d in dims])
+
+
+@aten_op("aten::transpose.int")
+def aten_transpose(self: TTensor, dim0: int, dim1: int) -> TTensor:
+    """transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)"""
+    perm = list(range(self.rank))
+    d0, d1 = normalize_dim(dim0, self.rank), normalize_dim(dim1, self.rank)
+    perm[d0], perm[d1] = perm[d1], perm[d0]
+    return _permute(self, perm)
+
+
+def _movedim(self: Value, source: Sequence[int], destination: Sequence[int]) -> Value:
+    rank = self.rank
+    src = [normalize_dim(d, rank) for d in source]
+    dst = [normalize_dim(d, rank) for d in destination]
+    perm: list[int | None] = [None] * rank
+    for s, d in zip(src, dst):
+        perm[d] = s
+    rest = iter(i for i in range(rank) if i not in src)
+    order = [next(rest) if p is None else p for p in perm]
+    return _permute(self, order)
+
+
+@aten_op("aten::movedim.int")
+def aten_movedim(self: TTensor, source: int, destination: int) -> TTensor:
+    """movedim.int(Tensor(a) self, int source, int destination) -> Tensor(a)"""
+    return _movedim(self, [source], [destination])
+
+
+@aten_op("aten::movedim.intlist")
+def aten_movedim_intlist(self: TTensor, source: Sequence[int], destination: Sequence[int]) -> TTensor:
+    """movedim.intlist(Tensor(a) self, int[] source, int[] destination) -> Tensor(a)"""
+    return _movedim(self, source, destination)
+
+
+def _expand(self: Value, shape: Any) -> Value:
+    return cast_to(op.Expand(cast_for_kernel(self, NO_BF16), shape), self.dtype)
+
+
+@aten_op("aten::expand", "aten::expand_copy")
+def aten_expand(self: TTensor, size: Sequence[int], *, implicit: bool = False) -> TTensor:
+    """expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)"""
+    # -1 keeps the input's size; Expand broadcasts a 1 against it to the same effect.
+    return _expand(self, as_shape([1 if isinstance(s, int) and s == -1 else s for s in size]))
+
+
+@aten_op("aten::expand_as")
+def aten_expand_as(self: TTensor, other: TTensor) -> TTensor:
+    """expand_as(Tensor(a) self, Tensor other) -> Tensor(a)"""
+    return _expand(self, shape_of(other))
+
+
+@aten_op("aten::unsqueeze")
+def aten_unsqueeze(self: TTensor, dim: int) -> TTensor:
+    """unsqueeze(Tensor(a) self, int dim) -> Tensor(a)"""
+    return op.Unsqueeze(self, [normalize_dim(dim, self.rank + 1)])
+
+
+def _squeeze_dims(self: Value, dim_list: Sequence[int]) -> Value:
+    # A dynamic dimension is never 1 in an exported graph (torch.export specializes 1), so only
+    # static dimensions of size 1 are removed, as torch does.
+    axes = sorted({normalize_dim(d, self.rank) for d in dim_list})
+    axes = [a for a in axes if self.rank and self.shape[a] == 1]
+    if not axes:
+        return op.Identity(self)
+    return op.Squeeze(self, axes)
+
+
+@aten_op("aten::squeeze", "aten::squeeze_copy")
+def aten_squeeze(self: TTensor) -> TTensor:
+    """squeeze(Tensor(a) self) -> Tensor(a)"""
+    return _squeeze_dims(self, range(self.rank))
+
+
+@aten_op("aten::squeeze.dim", "aten::squeeze_copy.dim")
+def aten_squeeze_dim(self: TTensor, dim: int) -> TTensor:
+    """squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)"""
+    return _squeeze_dims(self, [dim])
+
+
+@aten_op("aten::squeeze.dims", "aten::squeeze_copy.dims")
+def aten_squeeze_dims(self: TTensor, dim: Sequence[int]) -> TTensor:
+    """squeeze.dims(Tensor(a) self, int[] dim) -> Tensor(a)"""
+    return _squeeze_dims(self, dim)
+
+
+@aten_op("aten::flatten.using_ints")
+def aten_flatten(self: TTensor, start_dim: int = 0, end_dim: int = -1) -> TTensor:
+    """flatten.using_ints(Tensor(a) self, int start_dim=0, int end_dim=-1) -> Tensor(a)"""
+    if self.rank == 0:
+        return op.Reshape(self, [1])
+    start, end = normalize_dim(start_dim, self.rank), normalize_dim(end_dim, self.rank)
+    if start == end:
+        return op.Identity(self)
+    shape = join(shape_of(self, 0, start), [_numel(self, start, end + 1)], shape_of(self, end + 1))
+    return op.Reshape(self, shape, allowzero=1)
+
+
+@aten_op("aten::unflatten.int")
+def aten_unflatten(self: TTensor, dim: int, sizes: Sequence[int]) -> TTensor:
+    """unflatten.int(Tensor(a) self, int dim, SymInt[] sizes) -> Tensor(a)"""
+    d = normalize_dim(dim, self.rank)
+    return op.Reshape(self, join(shape_of(self, 0, d), sizes, shape_of(self, d + 1)), allowzero=1)
+
+
+# -- joining and splitting -----------------------------------------------------------------------
+
+
+@aten_op("aten::cat")
+def aten_cat(tensors: Sequence[TTensor], dim: int = 0) -> TTensor:
+    """cat(Tensor[] tensors, int dim=0) -> Tensor"""
+    tensors = promote_all(tensors)
+    # torch skips 1-D empty tensors whatever the rank of the others (legacy behaviour).
+    kept = [t for t in tensors if t.shape != (0,)]
+    if len(kept) <= 1:
+        return op.Identity(kept[0] if kept else tensors[0])
+    return op.Concat(*kept, axis=normalize_dim(dim, kept[0].rank))
+
+
+@aten_op("aten::stack")
+def aten_stack(tensors: Sequence[TTensor], dim: int = 0) -> TTensor:
+    """stack(Tensor[] tensors, int dim=0) -> Tensor"""
+    tensors = promote_all(tensors)
+    axis = normalize_dim(dim, tensors[0].rank + 1)
+    parts = [op.Unsqueeze(t, [axis]) for t in tensors]
+    return parts[0] if len(parts) == 1 else op.Concat(*parts, axis=axis)
+
+
+def _split(self: Value, sizes: Sequence[Any], dim: int) -> list[Value]:
+    if len(sizes) == 1:
+        return [op.Identity(self)]
+    return list(op.Split(self, as_shape(sizes), axis=normalize_dim(dim, self.rank), _outputs=len(sizes)))
+
+
+def _static_size(self: Value, dim: int, what: str) -> int:
+    n = self.shape[dim]
+    if not isinstance(n, int):
+        raise ValueError(f"{what} along the dynamic dimension {dim} of a {list(self.shape)} tensor: "
+                         "the number of outputs would depend on the input size")
+    return n
+
+
+@aten_op("aten::split.Tensor", "aten::unsafe_split.Tensor", "aten::split_copy.Tensor")
+def aten_split(self: TTensor, split_size: int, dim: int = 0) -> list[TTensor]:
+    """split.Tensor(Tensor(a -> *) self, SymInt split_size, int dim=0) -> Tensor(a)[]"""
+    n = _static_size(self, dim, "split")
+    if n == 0:
+        return [op.Identity(self)]
+    sizes = [split_size] * (n // split_size) + ([n % split_size] if n % split_size else [])
+    return _split(self, sizes, dim)
+
+
+@aten_op("aten::split.sizes")
+def aten_split_sizes(self: TTensor, split_size: Sequence[int], dim: int = 0) -> list[TTensor]:
+    """split.sizes(Tensor(a -> *) self, SymInt[] split_size, int dim=0) -> Tensor(a)[]"""
+    return _split(self, split_size, dim)
+
+
+@aten_op("aten::split_with_sizes", "aten::split", "aten::unsafe_split_with_sizes", "aten::split_with_sizes_copy")
+def aten_split_with_sizes(self: TTensor, split_sizes: Sequence[int], dim: int = 0) -> list[TTensor]:
+    """split_with_sizes(Tensor(a -> *) self, SymInt[] split_sizes, int dim=0) -> Tensor(a)[]"""
+    return _split(self, split_sizes, dim)
+
+
+@aten_op("aten::chunk")
+def aten_chunk(self: TTensor, chunks: int, dim: int = 0) -> list[TTensor]:
+    """chunk(Tensor(a -> *) self, int chunks, int dim=0) -> Tensor(a)[]"""
+    n = _static_size(self, dim, "chunk")
+    if n == 0:
+        return [op.Identity(self) for _ in range(chunks)]
+    size = -(-n // chunks)
+    return _split(self, [size] * (n // size) + ([n % size] if n % size else []), dim)
+
+
+@aten_op("aten::unbind.int")
+def aten_unbind(self: TTensor, dim: int = 0) -> list[TTensor]:
+    """unbind.int(Tensor(a -> *) self, int dim=0) -> Tensor(a)[]"""
+    d = normalize_dim(dim, self.rank)
+    n = _static_size(self, d, "unbind")
+    return [op.Squeeze(part, [d]) for part in _split(self, [1] * n, d)] if n else []
+
+
+# -- repeating and reordering ------------------------------------------------------------------
+
+
+def _repeat(self: Value, repeats: Sequence[Any]) -> Value:
+    extra = len(repeats) - self.rank
+    x = op.Unsqueeze(self, list(range(extra))) if extra > 0 else self
+    if not repeats:
+        return op.Identity(x)
+    return cast_to(op.Tile(cast_for_kernel(x, NO_BF16), as_shape(repeats)), self.dtype)
+
+
+@aten_op("aten::repeat")
+def aten_repeat(self: TTensor, repeats: Sequence[int]) -> TTensor:
+    """repeat(Tensor self, SymInt[] repeats) -> Tensor"""
+    return _repeat(self, repeats)
+
+
+@aten_op("aten::tile")
+def aten_tile(self: TTensor, dims: Sequence[int]) -> TTensor:
+    """tile(Tensor self, SymInt[] dims) -> Tensor"""
+    return _repeat(self, [1] * (self.rank - len(dims)) + list(dims))
+
+
+@aten_op("aten::flip")
+def aten_flip(self: TTensor, dims: Sequence[int]) -> TTensor:
+    """flip(Tensor self, int[] dims) -> Tensor"""
+    axes = sorted({normalize_dim(d, self.rank) for d in dims})
+    if not axes or self.rank == 0:
+        return op.Identity(self)
+    k = len(axes)
+    return op.Slice(self, [-1] * k, [INT64_MIN] * k, axes, [-1] * k)
+
+
+def _roll_dim(x: Value, shift: Any, dim: int) -> Value:
+    n = dim_size(x, dim)
+    if isinstance(n, int) and n == 0:
+        return x
+    s = sym.mod(shift, n)
+    if isinstance(s, int) and s == 0:
+        return x
+    cut = as_shape([sym.sub(n, s)])
+    tail = op.Slice(x, cut, [INT64_MAX], [dim])
+    head = op.Slice(x, [0], cut, [dim])
+    return op.Concat(tail, head, axis=dim)
+
+
+@aten_op("aten::roll")
+def aten_roll(self: TTensor, shifts: Sequence[int], dims: Sequence[int] = ()) -> TTensor:
+    """roll(Tensor self, SymInt[1] shifts, int[1] dims=[]) -> Tensor"""
+    if not dims:
+        flat = _roll_dim(op.Reshape(self, [-1]), shifts[0], 0)
+        return op.Reshape(flat, shape_of(self), allowzero=1)
+    x = self
+    for shift, dim in zip(shifts, dims):
+        x = _roll_dim(x, shift, normalize_dim(dim, self.rank))
+    return x if x is not self else op.Identity(self)
+
+
+
+def _narrow(self: Value, dim: int, start: Any, length: Any) -> Value:
+    d = normalize_dim(dim, self.rank)
+    if isinstance(start, Value):  # narrow.Tensor: a 0-dim tensor, maybe negative
+        start = op.Cast(start, to=types.INT64.onnx) if start.dtype is not types.INT64 else start
+        start = op.Where(op.Less(start, 0), op.Add(start, dim_size(self, d)), start)
+    elif start < 0:
+        start = sym.add(start, dim_size(self, d))
+    return op.Slice(self, as_shape([start]), as_shape([sym.add(start, length)]), [d])
+
+
+@aten_op("aten::narrow", "aten::narrow_copy")
+def aten_narrow(self: TTensor, dim: int, start: int, length: int) -> TTensor:
+    """narrow(Tensor(a) self, int dim, SymInt start, SymInt length) -> Tensor(a)"""
+    return _narrow(self, dim, start, length)
+
+
+@aten_op("aten::narrow.Tensor")
+def aten_narrow_tensor(self: TTensor, dim: int, start: TTensor, length: int) -> TTensor:
+    """narrow.Tensor(Tensor(a) self, int dim, Tensor start, SymInt length) -> Tensor(a)"""
+    return _narrow(self, dim, op.Reshape(start, []), length)
+
+
+# -- padding -------------------------------------------------------------------------------------
+
+
+def _pad(self: Value, pad: Sequence[Any], mode: str, value: Any) -> Value:
+    if len(pad) % 2 or len(pad) // 2 > self.rank:
+        raise ValueError(f"pad of {len(pad)} values does not fit a tensor of rank {self.rank}")
+    k = len(pad) // 2
+    # torch lists (begin, end) pairs from the last dimension backwards; ONNX all begins, then ends.
+    pads = as_shape([*pad[0::2], *pad[1::2]])
+    axes = [self.rank - 1 - i for i in range(k)]
+    x = cast_for_kernel(self, frozenset({types.BFLOAT16, types.INT16}))
+    constant = value if mode == "constant" else None
+    return cast_to(op.Pad(x, pads, constant, axes, mode=mode), self.dtype)
+
+
+@aten_op("aten::constant_pad_nd")
+def aten_constant_pad_nd(self: TTensor, pad: Sequence[int], value: float = 0) -> TTensor:
+    """constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0) -> Tensor"""
+    return _pad(self, pad, "constant", value)
+
+
+_PAD_MODES = {"constant": "constant", "reflect": "reflect", "replicate": "edge", "circular": "wrap"}
+
+
+@aten_op("aten::pad")
+def aten_pad(self: TTensor, pad: Sequence[int], mode: str = "constant", value: float | None = None) -> TTensor:
+    """pad(Tensor self, SymInt[] pad, str mode="constant", float? value=None) -> Tensor"""
+    if mode not in _PAD_MODES:
+        raise ValueError(f"pad mode {mode!r} is not one of {sorted(_PAD_MODES)}")
+    return _pad(self, pad, _PAD_MODES[mode], 0 if value is None else value)
+
+
+# -- triangles, diagonals, windows -----------------------------------------------------------
+
+
+def _trilu(self: Value, diagonal: Any, upper: int) -> Value:
+    x = cast_for_kernel(self, NO_SMALL_INT)
+    k = op.Reshape(diagonal, []) if isinstance(diagonal, Value) else diagonal
+    return cast_to(op.Trilu(x, k, upper=upper), self.dtype)
+
+
+@aten_op("aten::tril")
+def aten_tril(self: TTensor, diagonal: int = 0) -> TTensor:
+    """tril(Tensor self, SymInt diagonal=0) -> Tensor"""
+    return _trilu(self, diagonal, 0)
+
+
+@aten_op("aten::triu")
+def aten_triu(self: TTensor, diagonal: int = 0) -> TTensor:
+    """triu(Tensor self, SymInt diagonal=0) -> Tensor"""
+    return _trilu(self, diagonal, 1)
+
+
+def _arange(start: Any, stop: Any, step: Any) -> Any:
+    """range(start, stop, step) as a list of ints, or a 1-D INT64 Value when dynamic."""
+    if all(isinstance(v, int) for v in (start, stop, step)):
+        return list(range(start, stop, step))
+    return op.Range(*(op.Cast(v, to=types.INT64.onnx) if isinstance(v, Value) and v.dtype is not types.INT64
+                      else v for v in (start, stop, step)))
+
+
+@aten_op("aten::diagonal")
+def aten_diagonal(self: TTensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> TTensor:
+    """diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)"""
+    d1, d2 = normalize_dim(dim1, self.rank), normalize_dim(dim2, self.rank)
+    rest = [i for i in range(self.rank) if i not in (d1, d2)]
+    x = _permute(self, rest + [d1, d2])
+    n1, n2 = dim_size(self, d1), dim_size(self, d2)
+    length = sym.maximum(0, sym.minimum(sym.add(n1, min(offset, 0)), sym.sub(n2, max(offset, 0))))
+    # Element (i, i + offset) of the (n1, n2) matrix, flattened: i * (n2 + 1) + first.
+    first = sym.add(sym.mul(max(-offset, 0), n2), max(offset, 0))
+    stride = sym.add(n2, 1)
+    index = _arange(first, sym.add(first, sym.mul(length, stride)), stride)
+    flat = op.Reshape(x, join(shape_of(x, 0, len(rest)), [sym.mul(n1, n2)]), allowzero=1)
+    return op.Gather(flat, index, axis=len(rest))
+
+
+@aten_op("aten::unfold")
+def aten_unfold(self: TTensor, dimension: int, size: int, step: int) -> TTensor:
+    """unfold(Tensor(a) self, int dimension, int size, int step) -> Tensor(a)"""
+    if self.rank == 0:
+        return op.Reshape(self, [1])
+    d = normalize_dim(dimension, self.rank)
+    windows = sym.add(sym.floordiv(sym.sub(dim_size(self, d), size), step), 1)
+    starts = _arange(0, sym.mul(windows, step), step)
+    if isinstance(starts, list):
+        index: Any = [[s + j for j in range(size)] for s in starts]  # (windows, size)
+    else:
+        index = op.Add(op.Unsqueeze(starts, [1]), list(range(size)))
+    gathered = op.Gather(self, index, axis=d)  # (..., windows, size, ...)
+    order = list(range(self.rank + 1))
+    order.append(order.pop(d + 1))
+    return _permute(gathered, order)

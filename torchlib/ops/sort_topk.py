@@ -1,0 +1,97 @@
+"""topk, sort and argsort, all on ONNX TopK (sort is TopK with k = the size of the dim).
+
+Ties: ONNX TopK puts the lower index first among equal values, for largest and smallest alike,
+so sort and argsort match torch's stable sort (`stable=True`) and `stable=False` gets the
+same order. torch.topk makes no promise about the order of indices of equal values, so for
+inputs with ties its indices may differ from ours while the values agree.
+NaN: torch orders NaN above every number; onnxruntime's TopK does not (known gap).
+bool and bfloat16 (no TopK kernel in onnxruntime) are sorted as uint8 and float32, exactly.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from graph_builder import op, types
+from graph_builder.ir import Value
+from graph_builder.types import TInt, TRealOrBool
+from torchlib.promotion import cast_to
+from torchlib.registry import aten_op
+
+_TOPK_DTYPE = {types.BOOL: types.UINT8, types.BFLOAT16: types.FLOAT, types.UINT16: types.INT32,
+               types.UINT32: types.INT64}  # fmt: skip
+
+
+def _axis(self: Value, dim: int) -> int:
+    rank = self.rank
+    if rank is None:
+        raise ValueError(f"sort/topk need the rank of {self.name!r} to be known")
+    if not -rank <= dim < rank:
+        raise IndexError(f"dim {dim} is out of range for a tensor of rank {rank}")
+    return dim + rank if dim < 0 else dim
+
+
+def _zero_index(self: Value) -> Value:
+    """An INT64 zero of self's shape (the indices of a 0-d tensor)."""
+    return op.ConstantOfShape(op.Shape(self), value=np.zeros(1, np.int64))
+
+
+def _topk(self: Value, k: Any, dim: int, largest: bool, sorted: bool) -> tuple[Value, Value]:
+    if self.rank == 0:  # torch: a 0-d tensor is its own top-1 (and sort), at index 0
+        if dim not in (0, -1):
+            raise IndexError(f"dim {dim} is out of range for a 0-d tensor")
+        return self, _zero_index(self)
+    axis = _axis(self, dim)
+    if isinstance(k, Value):  # a SymInt, or the 1-element size of the dim from sort
+        k = op.Reshape(cast_to(k, types.INT64), [1])
+    else:
+        k = np.array([k], np.int64)
+    x = cast_to(self, _TOPK_DTYPE.get(self.dtype, self.dtype))
+    values, indices = op.TopK(x, k, axis=axis, largest=int(largest), sorted=int(sorted))
+    return cast_to(values, self.dtype), indices
+
+
+def _sort(self: Value, dim: int, descending: bool) -> tuple[Value, Value]:
+    if self.rank == 0:
+        return _topk(self, 1, dim, descending, True)
+    axis = _axis(self, dim)
+    assert self.shape is not None
+    n = self.shape[axis]
+    k = n if isinstance(n, int) else op.Shape(self, start=axis, end=axis + 1)
+    return _topk(self, k, axis, descending, True)
+
+
+@aten_op("aten::topk")
+def aten_topk(
+    self: TRealOrBool, k: int, dim: int = -1, largest: bool = True, sorted: bool = True
+) -> tuple[TRealOrBool, TInt]:
+    """topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)"""
+    return _topk(self, k, dim, largest, sorted)
+
+
+@aten_op("aten::sort")
+def aten_sort(self: TRealOrBool, dim: int = -1, descending: bool = False) -> tuple[TRealOrBool, TInt]:
+    """sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)"""
+    return _sort(self, dim, descending)
+
+
+@aten_op("aten::sort.stable")
+def aten_sort_stable(
+    self: TRealOrBool, *, stable: bool | None, dim: int = -1, descending: bool = False
+) -> tuple[TRealOrBool, TInt]:
+    """sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)"""
+    return _sort(self, dim, descending)  # TopK is stable: ties keep their order either way
+
+
+@aten_op("aten::argsort")
+def aten_argsort(self: TRealOrBool, dim: int = -1, descending: bool = False) -> TInt:
+    """argsort(Tensor self, int dim=-1, bool descending=False) -> Tensor"""
+    return _sort(self, dim, descending)[1]
+
+
+@aten_op("aten::argsort.stable")
+def aten_argsort_stable(self: TRealOrBool, *, stable: bool, dim: int = -1, descending: bool = False) -> TInt:
+    """argsort.stable(Tensor self, *, bool stable, int dim=-1, bool descending=False) -> Tensor"""
+    return _sort(self, dim, descending)[1]

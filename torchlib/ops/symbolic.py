@@ -1,0 +1,329 @@
+"""Symbolic integers: sym_size, sym_numel, Python `operator`/`math` ops on SymInts, and the
+assertion ops of exported graphs with dynamic shapes.
+
+A SymInt is a Python int when it is known while tracing, else an INT64 scalar Value (a SymFloat
+is a DOUBLE scalar Value, a SymBool a BOOL one). Every function here returns a Python value when
+all of its arguments are Python values, so static shapes stay static and fold away.
+
+The plain helpers (`add`, `sub`, `mul`, `floordiv`, `mod`, `minimum`, `maximum`) are the same
+arithmetic for the other ops modules, which compute sizes that may be dynamic.
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from graph_builder import op, types
+from graph_builder.ir import Value
+from graph_builder.types import TTensor
+from torchlib.ops._helpers import dim_size
+from torchlib.registry import aten_op
+
+SymValue = Any  # a Python int / float / bool, or an INT64 / DOUBLE / BOOL scalar Value
+
+
+def _is_float(x: Any) -> bool:
+    return isinstance(x, float) or isinstance(x, Value) and x.dtype.is_floating
+
+
+def _cast(x: Any, dtype: types.DType) -> Any:
+    """A Value of dtype; Python scalars stay Python (the op namespace types them)."""
+    if isinstance(x, Value):
+        return x if x.dtype is dtype else op.Cast(x, to=dtype.onnx)
+    return float(x) if dtype.is_floating else int(x)
+
+
+def _binary(py: Callable[[Any, Any], Any], onnx_fn: Callable[[Any, Any], Any], a: Any, b: Any,
+            to_float: bool = False) -> Any:
+    """py(a, b) on Python values; else onnx_fn on INT64 scalars (DOUBLE when either side is a
+    float, or when to_float)."""
+    if not isinstance(a, Value) and not isinstance(b, Value):
+        return py(a, b)
+    dtype = types.DOUBLE if to_float or _is_float(a) or _is_float(b) else types.INT64
+    return onnx_fn(_cast(a, dtype), _cast(b, dtype))
+
+
+def _floor_div(a: Any, b: Any) -> Value:
+    if _is_float(a) or _is_float(b):
+        return op.Floor(op.Div(a, b))
+    # Python rounds toward -inf, ONNX Div toward zero; Mod(fmod=0) has the divisor's sign, so
+    # a - a mod b is an exact multiple of b.
+    return op.Div(op.Sub(a, op.Mod(a, b)), b)
+
+
+def _py_mod(a: Any, b: Any) -> Value:
+    if _is_float(a) or _is_float(b):
+        return op.Sub(a, op.Mul(op.Floor(op.Div(a, b)), b))
+    return op.Mod(a, b)
+
+
+def add(a: SymValue, b: SymValue) -> SymValue:
+    return _binary(operator.add, op.Add, a, b)
+
+
+def sub(a: SymValue, b: SymValue) -> SymValue:
+    return _binary(operator.sub, op.Sub, a, b)
+
+
+def mul(a: SymValue, b: SymValue) -> SymValue:
+    return _binary(operator.mul, op.Mul, a, b)
+
+
+def floordiv(a: SymValue, b: SymValue) -> SymValue:
+    return _binary(operator.floordiv, _floor_div, a, b)
+
+
+def mod(a: SymValue, b: SymValue) -> SymValue:
+    return _binary(operator.mod, _py_mod, a, b)
+
+
+def minimum(a: SymValue, b: SymValue) -> SymValue:
+    return _binary(min, op.Min, a, b)
+
+
+def maximum(a: SymValue, b: SymValue) -> SymValue:
+    return _binary(max, op.Max, a, b)
+
+
+# -- ATen ------------------------------------------------------------------------------------
+
+
+@aten_op("aten::sym_size.int")
+def aten_sym_size_int(self: TTensor, dim: int) -> SymValue:
+    """sym_size.int(Tensor self, int dim) -> SymInt"""
+    return dim_size(self, dim)
+
+
+@aten_op("aten::sym_size")
+def aten_sym_size(self: TTensor) -> list[SymValue]:
+    """sym_size(Tensor self) -> SymInt[]"""
+    return [dim_size(self, i) for i in range(self.rank)]
+
+
+@aten_op("aten::sym_numel")
+def aten_sym_numel(self: TTensor) -> SymValue:
+    """sym_numel(Tensor self) -> SymInt"""
+    if self.is_static:
+        return math.prod(self.shape)
+    return op.ReduceProd(op.Shape(self), keepdims=0)
+
+
+@aten_op("aten::_assert_scalar")
+def aten_assert_scalar(self: SymValue, assert_msg: str) -> None:
+    """_assert_scalar(Scalar self, str assert_msg) -> ()"""
+    # torch.export checked the condition for the example inputs; the graph keeps no runtime check.
+    return None
+
+
+@aten_op("aten::_assert_async")
+def aten_assert_async(self: TTensor) -> None:
+    """_assert_async(Tensor self) -> ()"""
+    return None
+
+
+@aten_op("aten::_assert_async.msg")
+def aten_assert_async_msg(self: TTensor, assert_msg: str) -> None:
+    """_assert_async.msg(Tensor self, str assert_msg) -> ()"""
+    return None
+
+
+@aten_op("aten::_assert_tensor_metadata")
+def aten_assert_tensor_metadata(a: TTensor, size: Sequence[SymValue] | None = None,
+                                stride: Sequence[SymValue] | None = None, dtype: types.DType | None = None,
+                                *, device: Any = None, layout: Any = None) -> None:
+    """_assert_tensor_metadata(Tensor a, SymInt[]? size=None, SymInt[]? stride=None, ScalarType? dtype=None, *, Device? device=None, Layout? layout=None) -> ()"""
+    return None
+
+
+@aten_op("aten::sym_constrain_range")
+def aten_sym_constrain_range(size: SymValue, *, min: int | None = None, max: int | None = None) -> None:
+    """sym_constrain_range(Scalar size, *, int? min=None, int? max=None) -> ()"""
+    return None
+
+
+@aten_op("aten::sym_constrain_range_for_size")
+def aten_sym_constrain_range_for_size(size: SymValue, *, min: int | None = None, max: int | None = None) -> None:
+    """sym_constrain_range_for_size(Scalar size, *, int? min=None, int? max=None) -> ()"""
+    return None
+
+
+# -- Python operators on SymInts (FX targets operator.add, math.ceil, torch.sym_max, ...) -------
+
+
+@aten_op("_operator::add")
+def operator_add(a: SymValue, b: SymValue) -> SymValue:
+    """add(SymInt a, SymInt b) -> SymInt"""
+    return add(a, b)
+
+
+@aten_op("_operator::sub")
+def operator_sub(a: SymValue, b: SymValue) -> SymValue:
+    """sub(SymInt a, SymInt b) -> SymInt"""
+    return sub(a, b)
+
+
+@aten_op("_operator::mul")
+def operator_mul(a: SymValue, b: SymValue) -> SymValue:
+    """mul(SymInt a, SymInt b) -> SymInt"""
+    return mul(a, b)
+
+
+@aten_op("_operator::floordiv")
+def operator_floordiv(a: SymValue, b: SymValue) -> SymValue:
+    """floordiv(SymInt a, SymInt b) -> SymInt"""
+    return floordiv(a, b)
+
+
+@aten_op("_operator::truediv")
+def operator_truediv(a: SymValue, b: SymValue) -> SymValue:
+    """truediv(SymInt a, SymInt b) -> SymFloat"""
+    return _binary(operator.truediv, op.Div, a, b, to_float=True)
+
+
+@aten_op("_operator::mod")
+def operator_mod(a: SymValue, b: SymValue) -> SymValue:
+    """mod(SymInt a, SymInt b) -> SymInt"""
+    return mod(a, b)
+
+
+@aten_op("_operator::pow")
+def operator_pow(a: SymValue, b: SymValue) -> SymValue:
+    """pow(SymInt a, SymInt b) -> SymInt"""
+    return _binary(operator.pow, op.Pow, a, b)
+
+
+@aten_op("_operator::neg")
+def operator_neg(a: SymValue) -> SymValue:
+    """neg(SymInt a) -> SymInt"""
+    return op.Neg(a) if isinstance(a, Value) else -a
+
+
+@aten_op("_operator::eq")
+def operator_eq(a: SymValue, b: SymValue) -> SymValue:
+    """eq(SymInt a, SymInt b) -> SymBool"""
+    return _binary(operator.eq, op.Equal, a, b)
+
+
+@aten_op("_operator::ne")
+def operator_ne(a: SymValue, b: SymValue) -> SymValue:
+    """ne(SymInt a, SymInt b) -> SymBool"""
+    return _binary(operator.ne, lambda x, y: op.Not(op.Equal(x, y)), a, b)
+
+
+@aten_op("_operator::lt")
+def operator_lt(a: SymValue, b: SymValue) -> SymValue:
+    """lt(SymInt a, SymInt b) -> SymBool"""
+    return _binary(operator.lt, op.Less, a, b)
+
+
+@aten_op("_operator::le")
+def operator_le(a: SymValue, b: SymValue) -> SymValue:
+    """le(SymInt a, SymInt b) -> SymBool"""
+    return _binary(operator.le, op.LessOrEqual, a, b)
+
+
+@aten_op("_operator::gt")
+def operator_gt(a: SymValue, b: SymValue) -> SymValue:
+    """gt(SymInt a, SymInt b) -> SymBool"""
+    return _binary(operator.gt, op.Greater, a, b)
+
+
+@aten_op("_operator::ge")
+def operator_ge(a: SymValue, b: SymValue) -> SymValue:
+    """ge(SymInt a, SymInt b) -> SymBool"""
+    return _binary(operator.ge, op.GreaterOrEqual, a, b)
+
+
+@aten_op("_operator::getitem")
+def operator_getitem(a: Sequence[Any], b: int) -> Any:
+    """getitem(Any[] a, int b) -> Any"""
+    if isinstance(a, Value):
+        raise TypeError(
+            f"getitem on the tensor {a.name!r}: exported graphs index tensors with aten::select/slice/index, "
+            "getitem only picks an output of a multi-output op"
+        )
+    return a[b]
+
+
+def _to_int(x: SymValue, onnx_round: Callable[[Value], Value], py_round: Callable[[float], int]) -> SymValue:
+    if not isinstance(x, Value):
+        return py_round(x)
+    if not x.dtype.is_floating:
+        return _cast(x, types.INT64)
+    return op.Cast(onnx_round(x), to=types.INT64.onnx)
+
+
+@aten_op("math::ceil")
+def math_ceil(x: SymValue) -> SymValue:
+    """ceil(SymFloat x) -> SymInt"""
+    return _to_int(x, op.Ceil, math.ceil)
+
+
+@aten_op("math::floor")
+def math_floor(x: SymValue) -> SymValue:
+    """floor(SymFloat x) -> SymInt"""
+    return _to_int(x, op.Floor, math.floor)
+
+
+@aten_op("math::trunc")
+def math_trunc(x: SymValue) -> SymValue:
+    """trunc(SymFloat x) -> SymInt"""
+    return _to_int(x, op.Identity, math.trunc)  # Cast to an integer type truncates toward zero
+
+
+def _sqrt(x: SymValue) -> SymValue:
+    return op.Sqrt(_cast(x, types.DOUBLE)) if isinstance(x, Value) else math.sqrt(x)
+
+
+@aten_op("math::sqrt")
+def math_sqrt(x: SymValue) -> SymValue:
+    """sqrt(SymFloat x) -> SymFloat"""
+    return _sqrt(x)
+
+
+@aten_op("torch::sym_sqrt")
+def torch_sym_sqrt(a: SymValue) -> SymValue:
+    """sym_sqrt(SymFloat a) -> SymFloat"""
+    return _sqrt(a)
+
+
+@aten_op("torch::sym_max")
+def torch_sym_max(a: SymValue, b: SymValue) -> SymValue:
+    """sym_max(SymInt a, SymInt b) -> SymInt"""
+    return maximum(a, b)
+
+
+@aten_op("torch::sym_min")
+def torch_sym_min(a: SymValue, b: SymValue) -> SymValue:
+    """sym_min(SymInt a, SymInt b) -> SymInt"""
+    return minimum(a, b)
+
+
+@aten_op("torch::sym_float")
+def torch_sym_float(a: SymValue) -> SymValue:
+    """sym_float(SymInt a) -> SymFloat"""
+    return _cast(a, types.DOUBLE)
+
+
+@aten_op("torch::sym_int")
+def torch_sym_int(a: SymValue) -> SymValue:
+    """sym_int(SymFloat a) -> SymInt"""
+    return _to_int(a, op.Identity, math.trunc)
+
+
+@aten_op("torch::sym_not")
+def torch_sym_not(a: SymValue) -> SymValue:
+    """sym_not(SymBool a) -> SymBool"""
+    return op.Not(_cast(a, types.BOOL)) if isinstance(a, Value) else not a
+
+
+@aten_op("torch::sym_ite")
+def torch_sym_ite(b: SymValue, t: SymValue, f: SymValue) -> SymValue:
+    """sym_ite(SymBool b, SymInt t, SymInt f) -> SymInt"""
+    if not isinstance(b, Value):
+        return t if b else f
+    dtype = types.DOUBLE if _is_float(t) or _is_float(f) else types.INT64
+    return op.Where(_cast(b, types.BOOL), _cast(t, dtype), _cast(f, dtype))

@@ -123,7 +123,9 @@ def compare_signature(schema: native.FunctionSchema, fn: Callable[..., Any]) -> 
         elif has_default and not want.has_default:
             diffs.append(f"{want.py_name!r} has default {p.default!r}; the schema has none ({want.type} {want.name})")
         elif has_default and not signature.defaults_equal(want, types_by_name[want.py_name], p.default):
-            diffs.append(f"{want.py_name!r} defaults to {p.default!r}; the schema's default is {want.default_source} ({want.type} {want.name})")
+            diffs.append(
+                f"{want.py_name!r} defaults to {p.default!r}; the schema's default is {want.default_source} ({want.type} {want.name})"
+            )
     return diffs, expected.text(), _function_text(sig)
 
 
@@ -134,8 +136,8 @@ def _dispatcher_schema(name: str) -> str | None:
 
     base, _, overload = name.partition(".")
     try:
-        schema = torch._C._get_schema(f"aten::{base}", overload)
-    except RuntimeError:
+        schema = getattr(getattr(torch.ops.aten, base), overload or "default")._schema
+    except (AttributeError, RuntimeError):
         return None
     return str(schema).removeprefix("aten::")
 
@@ -152,7 +154,7 @@ def check_registry(registry: Any, overloads: Iterable[native.Overload] | None = 
     def schema_text(qualified: str) -> str | None:
         if qualified not in schema_cache:
             ns, _, name = qualified.partition("::")
-            known = by_name.get(name)
+            known = by_name.get(name) if ns == "aten" else None
             schema_cache[qualified] = known.func if known else _dispatcher_schema(name) if ns == "aten" else None
         return schema_cache[qualified]
 
@@ -221,9 +223,9 @@ def check_generated(root: Path = files.ROOT, commands: Iterable[str] = DEFAULT_C
             problems.append(Problem(command, "a generated file's header", [f"not a codegen command: {e}"]))
             continue
         for rel, text in produced.items():
-            expected[rel] = (command, text)
+            expected.setdefault(rel, (command, text))
     for rel, (command, text) in sorted(expected.items()):
-        fix = f"run: python -m codegen {command}"
+        fix = f"run: python -m codegen {files.command_of(text) or command}"
         old = on_disk.get(rel)
         if old is None:
             problems.append(Problem(rel, fix, ["missing"]))

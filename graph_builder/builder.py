@@ -26,7 +26,7 @@ import onnxruntime as ort
 from onnx import defs, shape_inference
 
 from graph_builder import ir, types
-from graph_builder.evaluator import EAGER, pop_evaluator, push_evaluator
+from graph_builder.evaluator import EAGER, pop_evaluator, push_evaluator, run_session
 from graph_builder.fast_infer import RULES, SYM_RULES
 from graph_builder.ir import Graph, Node, Value
 from graph_builder.opset import DEFAULT_OPSET, OpError, OpSignature, as_array, numpy_to_torch
@@ -314,8 +314,10 @@ class GraphBuilder:
                 self._infer_onnx(sig, node)
             self._fill_dtypes_from_constraints(sig, node)
         if sym_rule is not None and len(node.outputs) == 1:
-            if sig.name == "Shape" or any(v is not None and v.sym_value is not None for v in inputs):
-                node.outputs[0].sym_value = sym_rule(inputs, node.attributes)
+            for v in inputs:
+                if v is not None and (v.sym_value is not None or sig.name == "Shape"):
+                    node.outputs[0].sym_value = sym_rule(inputs, node.attributes)
+                    break
 
     def _infer_onnx(self, sig: OpSignature, node: Node) -> None:
         """ONNX's own inference for the node, cached by op, attributes, input types and the
@@ -529,15 +531,11 @@ class GraphBuilder:
         for v in wanted:
             if not isinstance(v, Value) or v.graph is not self.graph:
                 raise OpError(f"run: {v!r} is not a value of this graph")
-        graph = self._graph_for(wanted)
-        for v in wanted:
-            if v.shape is None:  # an intermediate of unknown rank: still a valid output to run
-                v.set_type(v.dtype, v.shape)
-        model = graph.to_model()
+        model = self._graph_for(wanted).to_model()  # not checked: an intermediate may have no known rank
         session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
         torch_in = any(type(x).__module__ == "torch" for x in feeds.values())
         arrays = {k: as_array(x) for k, x in feeds.items()}
-        results = session.run([v.name for v in wanted], arrays)
+        results = run_session(session, arrays, [v.name for v in wanted])
         return [numpy_to_torch(r) for r in results] if torch_in else results
 
 

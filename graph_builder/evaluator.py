@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import ctypes
 import threading
 from typing import Any, Protocol
 
@@ -20,18 +21,22 @@ class Evaluator(Protocol):
     def eval_op(self, sig: OpSignature, inputs: list[Any], attrs: dict[str, Any], n_outputs: int) -> list[Any]: ...
 
 
-_state = threading.local()
+class _State(threading.local):
+    """Per thread: the stack of evaluators entered with `with builder:`."""
+
+    def __init__(self) -> None:
+        self.stack: list[Evaluator] = []
+
+
+_state = _State()
 
 
 def _stack() -> list[Evaluator]:
-    stack = getattr(_state, "stack", None)
-    if stack is None:
-        stack = _state.stack = []
-    return stack
+    return _state.stack
 
 
 def current_evaluator() -> Evaluator:
-    stack = _stack()
+    stack = _state.stack
     return stack[-1] if stack else EAGER
 
 
@@ -52,7 +57,9 @@ class EagerEvaluator:
     else Values if any input was a Value, else numpy arrays."""
 
     def __init__(self) -> None:
-        self._sessions: dict[Any, tuple[ort.InferenceSession, list[tuple[str, int]]]] = {}
+        # (op, outputs, input dtypes, attributes) -> (session, feed names and input indices,
+        # output dtypes when they or the inputs need OrtValues, else None)
+        self._sessions: dict[Any, tuple[ort.InferenceSession, list[tuple[str, int]], Any]] = {}
         self._options = ort.SessionOptions()
         self._options.intra_op_num_threads = 1
         self._options.inter_op_num_threads = 1
@@ -98,16 +105,17 @@ class EagerEvaluator:
         entry = self._sessions.get(key)
         if entry is None:
             entry = self._sessions[key] = self._make_session(sig, arrays, attrs, n_outputs)
-        session, names = entry
-        feeds = {name: arrays[i] for name, i in names}
+        session, names, outputs_numpy_lacks = entry
         try:
-            return session.run(None, feeds)
+            if outputs_numpy_lacks is None:
+                return session.run(None, {name: arrays[i] for name, i in names})
+            return _run_with_ort_values(session, {name: arrays[i] for name, i in names}, outputs_numpy_lacks)
         except Exception as e:  # onnxruntime raises its own exception types
             raise OpError(f"onnxruntime failed to run {_describe_call(sig, arrays, attrs)}: {e}") from None
 
     def _make_session(
         self, sig: OpSignature, arrays: list[np.ndarray | None], attrs: dict[str, Any], n_outputs: int
-    ) -> tuple[ort.InferenceSession, list[tuple[str, int]]]:
+    ) -> tuple[ort.InferenceSession, list[tuple[str, int]], list[types.DType | None] | None]:
         imports = {"": sig.opset} if not sig.domain else {"": DEFAULT_OPSET, sig.domain: sig.opset}
         graph = ir.Graph("eager", imports)
         names: list[tuple[str, int]] = []
@@ -135,7 +143,56 @@ class EagerEvaluator:
             session = ort.InferenceSession(model.SerializeToString(), self._options, providers=["CPUExecutionProvider"])
         except Exception as e:
             raise OpError(f"onnxruntime cannot build {_describe_call(sig, arrays, attrs)}: {e}") from None
-        return session, names
+        # bfloat16 and float8 tensors go in and out through OrtValues: onnxruntime's numpy
+        # bridge does not know ml_dtypes
+        output_dtypes = [ir.type_from_proto(o.type)[0] for o in inferred.graph.output]
+        in_special = any(a is not None and a.dtype in _NOT_IN_ORT_NUMPY for a in arrays)
+        out_special = any(d is not None and d.numpy in _NOT_IN_ORT_NUMPY for d in output_dtypes)
+        return session, names, output_dtypes if in_special or out_special else None
+
+
+_NOT_IN_ORT_NUMPY = {d.numpy for d in (types.BFLOAT16, types.FLOAT8E4M3FN, types.FLOAT8E4M3FNUZ, types.FLOAT8E5M2, types.FLOAT8E5M2FNUZ)}
+_RAW_VIEW = {1: np.uint8, 2: np.uint16}
+
+
+def _to_ort_value(array: np.ndarray) -> ort.OrtValue:
+    if array.dtype in _NOT_IN_ORT_NUMPY:
+        raw = np.ascontiguousarray(array).reshape(array.shape).view(_RAW_VIEW[array.dtype.itemsize])  # keeps rank 0
+        return ort.OrtValue.ortvalue_from_numpy_with_onnx_type(raw, types.from_numpy(array.dtype).onnx)
+    return ort.OrtValue.ortvalue_from_numpy(np.ascontiguousarray(array).reshape(array.shape))
+
+
+def _from_ort_value(value: ort.OrtValue, dtype: types.DType | None) -> np.ndarray:
+    if dtype is None or dtype.numpy not in _NOT_IN_ORT_NUMPY:
+        return value.numpy()
+    shape = tuple(value.shape())
+    size = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+    if size == 0:
+        return np.empty(shape, dtype.numpy)
+    buffer = (ctypes.c_char * size).from_address(value.data_ptr())
+    return np.frombuffer(buffer, dtype=np.uint8).copy().view(dtype.numpy).reshape(shape)
+
+
+def _run_with_ort_values(
+    session: ort.InferenceSession, feeds: dict[str, np.ndarray], output_dtypes: list[types.DType | None]
+) -> list[np.ndarray]:
+    names = [o.name for o in session.get_outputs()]
+    values = session.run_with_ort_values(names, {k: _to_ort_value(a) for k, a in feeds.items()})
+    return [_from_ort_value(v, d) for v, d in zip(values, output_dtypes)]
+
+
+def run_session(session: ort.InferenceSession, feeds: dict[str, np.ndarray], output_names: list[str] | None = None) -> list[np.ndarray]:
+    """session.run, also for bfloat16 and float8 inputs and outputs (as ml_dtypes arrays), which
+    onnxruntime's numpy bridge does not take or give."""
+    outputs = {o.name: types.from_type_str(o.type) for o in session.get_outputs()}
+    names = list(outputs) if output_names is None else list(output_names)
+    dtypes = [outputs.get(n) for n in names]
+    if all(a.dtype not in _NOT_IN_ORT_NUMPY for a in feeds.values()) and all(
+        d is None or d.numpy not in _NOT_IN_ORT_NUMPY for d in dtypes
+    ):
+        return session.run(names, feeds)
+    values = session.run_with_ort_values(names, {k: _to_ort_value(a) for k, a in feeds.items()})
+    return [_from_ort_value(v, d) for v, d in zip(values, dtypes)]
 
 
 def _describe_call(sig: OpSignature, arrays: list[np.ndarray | None], attrs: dict[str, Any]) -> str:

@@ -226,27 +226,36 @@ def _reshape_sym(ins: list[Value | None], attrs: dict[str, Any]) -> Result:
             if rest == 0 or total % rest:
                 return None
             dims[dims.index(-1)] = total // rest
-        elif x.shape is not None and _same_dims_but_one(x.shape, known):
-            dims[dims.index(-1)] = _leftover(x.shape, known)
         else:
-            dims[dims.index(-1)] = None
+            dims[dims.index(-1)] = _inferred_dim(x.shape, known)
     elif x.is_static and all(type(d) is int for d in dims):
-        if int(np.prod(x.shape, dtype=np.int64)) != int(np.prod(dims, dtype=np.int64)):  # type: ignore[arg-type]
-            return None  # let ONNX's inference report the mismatch
+        size = int(np.prod(x.shape, dtype=np.int64))  # type: ignore[arg-type]
+        if size != int(np.prod(dims, dtype=np.int64)):
+            raise OpError(f"op.Reshape: cannot reshape {list(x.shape)} ({size} elements) to {dims}")  # type: ignore[arg-type]
     return [(x.dtype, tuple(dims))]
 
 
-def _same_dims_but_one(shape: Shape, known: list[Dim]) -> bool:
-    """Whether the symbolic dims of `known` are those of `shape` (so -1 is a product of ints)."""
-    sym_shape = sorted(d for d in shape if type(d) is str)
-    sym_known = sorted(d for d in known if type(d) is str)
-    return sym_shape == sym_known and None not in shape and None not in known
-
-
-def _leftover(shape: Shape, known: list[Dim]) -> Dim:
+def _inferred_dim(shape: Shape | None, known: list[Dim]) -> Dim:
+    """The dim -1 stands for in a Reshape of `shape` to `known` + [-1]: an int when the symbolic
+    dims on both sides cancel out, a symbolic dim when exactly one is left over and the ints
+    cancel, else unknown. (["n", 6] to [-1, 2, 3] gives "n".)"""
+    if shape is None or None in shape or None in known:
+        return None
+    left = [d for d in shape if type(d) is str]
+    for d in known:
+        if type(d) is str:
+            if d not in left:
+                return None
+            left.remove(d)
     total = int(np.prod([d for d in shape if type(d) is int], dtype=np.int64))
     rest = int(np.prod([d for d in known if type(d) is int], dtype=np.int64))
-    return total // rest if rest and total % rest == 0 else None
+    if rest == 0 or total % rest:
+        return None
+    if not left:
+        return total // rest
+    if len(left) == 1 and total == rest:
+        return left[0]
+    return None
 
 
 def _gather(ins: list[Value | None], attrs: dict[str, Any]) -> Result:

@@ -152,26 +152,27 @@ class Node:
         return graph.node[0]
 
     def _add_to(self, nodes: Any) -> None:
-        """Append the NodeProto to a repeated NodeProto field."""
-        proto = nodes.add(
-            op_type=self.op_type,
-            input=["" if v is None else v.name for v in self.inputs],
-            output=[v.name for v in self.outputs],
-        )
-        if self.domain:
-            proto.domain = self.domain
+        """Append the NodeProto to a repeated NodeProto field (one `add` call: the fast path)."""
+        fields: dict[str, Any] = {
+            "op_type": self.op_type,
+            "input": ["" if v is None else v.name for v in self.inputs],
+            "output": [v.name for v in self.outputs],
+        }
         name = self.emitted_name()
         if name:
-            proto.name = name
+            fields["name"] = name
+        if self.domain:
+            fields["domain"] = self.domain
         if self.attributes:
             types_ = self.attr_types
-            proto.attribute.extend([make_attribute(k, v, types_.get(k)) for k, v in self.attributes.items()])
-        if self.overload:
-            proto.overload = self.overload
-        if self.doc_string:
-            proto.doc_string = self.doc_string
+            fields["attribute"] = [make_attribute(k, v, types_.get(k)) for k, v in self.attributes.items()]
         if self.metadata:
-            proto.metadata_props.extend([onnx.StringStringEntryProto(key=k, value=v) for k, v in self.metadata.items()])
+            fields["metadata_props"] = [onnx.StringStringEntryProto(key=k, value=v) for k, v in self.metadata.items()]
+        if self.overload:
+            fields["overload"] = self.overload
+        if self.doc_string:
+            fields["doc_string"] = self.doc_string
+        nodes.add(**fields)
 
 
 class Graph:
@@ -221,7 +222,9 @@ class Graph:
     def to_model(self, ir_version: int | None = None, producer_name: str | None = None) -> onnx.ModelProto:
         model = onnx.ModelProto()
         model.ir_version = self.ir_version if ir_version is None else ir_version
-        model.producer_name = self.producer_name if producer_name is None else producer_name
+        producer_name = self.producer_name if producer_name is None else producer_name
+        if producer_name:
+            model.producer_name = producer_name
         if self.producer_version:
             model.producer_version = self.producer_version
         if self.model_domain:

@@ -140,8 +140,12 @@ class OpSignature:
                         f"its attributes are {sorted(self.attr_types)}, its inputs {[p.name for p in self.inputs]}"
                     )
         n = len(inputs)
-        if n < self.min_inputs or self.max_inputs is not None and n > self.max_inputs or any(x is None for x in inputs):
+        if n < self.min_inputs or self.max_inputs is not None and n > self.max_inputs:
             self._check_arity(inputs)
+        for x in inputs:
+            if x is None:
+                self._check_arity(inputs)
+                break
         if self.required_attrs:
             for name in self.required_attrs:
                 if name not in attrs:
@@ -209,7 +213,6 @@ class OpSignature:
         constants of the bound dtype. Returns the inputs (Value, ndarray, torch tensor or None)
         and the bindings."""
         bound: dict[str, DType] = {}
-        bound_by: dict[str, int] = {}
         pending: list[int] | None = None
         params = self.inputs
         last = len(params) - 1
@@ -243,9 +246,8 @@ class OpSignature:
             previous = bound.get(type_str)
             if previous is None:
                 bound[type_str] = dtype
-                bound_by[type_str] = i
             elif previous is not dtype:
-                j = bound_by[type_str]
+                j = next(k for k, y in enumerate(inputs) if self.param_for_input(k).type_str == type_str and dtype_of(y) is not None)
                 raise OpError(
                     f"op.{self.name}: input {i} ({p.name!r}) has dtype {dtype} but input {j} "
                     f"({self.param_for_input(j).name!r}) has {previous}; both must share type {type_str}"
@@ -358,27 +360,41 @@ def as_array(value: Any) -> np.ndarray:
     return np.asarray(value)
 
 
-# torch dtypes numpy cannot hold natively: viewed through an integer type of the same width
-_TORCH_VIEWS: dict[Any, tuple[Any, np.dtype]] = {}
+_torch: Any = None
 
 
-def _torch_views() -> dict[Any, tuple[Any, np.dtype]]:
-    if not _TORCH_VIEWS:
+def _torch_module() -> Any:
+    """torch, imported on first use: graph_builder itself does not need it."""
+    global _torch
+    if _torch is None:
         import torch
 
-        _TORCH_VIEWS[torch.bfloat16] = (torch.int16, types.BFLOAT16.numpy)
-        for d in (types.FLOAT8E4M3FN, types.FLOAT8E4M3FNUZ, types.FLOAT8E5M2, types.FLOAT8E5M2FNUZ):
-            if hasattr(torch, d.torch_name):
-                _TORCH_VIEWS[getattr(torch, d.torch_name)] = (torch.uint8, d.numpy)
+        _torch = torch
+    return _torch
+
+
+# torch dtypes numpy cannot hold natively: viewed through an integer type of the same width
+_TORCH_VIEWS: dict[Any, tuple[Any, np.dtype]] = {}
+_NUMPY_VIEWS: dict[np.dtype, tuple[Any, Any]] = {}
+
+
+def _views() -> dict[Any, tuple[Any, np.dtype]]:
+    if not _TORCH_VIEWS:
+        torch = _torch_module()
+        for d in (types.BFLOAT16, types.FLOAT8E4M3FN, types.FLOAT8E4M3FNUZ, types.FLOAT8E5M2, types.FLOAT8E5M2FNUZ):
+            if hasattr(torch, d.torch_name):  # type: ignore[arg-type]
+                raw = (torch.int16, np.int16) if d.itemsize == 2 else (torch.uint8, np.uint8)
+                _TORCH_VIEWS[d.to_torch()] = (raw[0], d.numpy)
+                _NUMPY_VIEWS[d.numpy] = (raw[1], d.to_torch())
     return _TORCH_VIEWS
 
 
 def torch_to_numpy(tensor: Any) -> np.ndarray:
     if tensor.requires_grad:
         tensor = tensor.detach()
-    if tensor.device.type != "cpu":
+    if not tensor.is_cpu:
         tensor = tensor.cpu()
-    view = _torch_views().get(tensor.dtype)
+    view = (_TORCH_VIEWS or _views()).get(tensor.dtype)
     if view is not None:
         return tensor.view(view[0]).numpy().view(view[1])
     if tensor.is_conj():
@@ -389,15 +405,18 @@ def torch_to_numpy(tensor: Any) -> np.ndarray:
 
 
 def numpy_to_torch(array: np.ndarray) -> Any:
-    import torch
-
-    array = np.asarray(array)
-    dtype = types.from_numpy(array.dtype)
-    if dtype is types.BFLOAT16 or dtype.name.startswith("FLOAT8"):
-        raw = np.ascontiguousarray(array).view(np.int16 if dtype is types.BFLOAT16 else np.uint8)
-        return torch.from_numpy(raw.copy()).view(dtype.to_torch())
+    torch = _torch or _torch_module()
+    if type(array) is not np.ndarray:
+        array = np.asarray(array)
+    _TORCH_VIEWS or _views()
+    view = _NUMPY_VIEWS.get(array.dtype)
+    if view is not None:
+        raw = np.ascontiguousarray(array).reshape(array.shape).view(view[0])  # ascontiguousarray makes rank 0 rank 1
+        return torch.from_numpy(raw.copy()).view(view[1])
     if not array.flags.writeable or not array.flags.c_contiguous:
         array = np.array(array, order="C")  # a copy torch may own and write
+    if array.dtype.kind in "USO":
+        raise TypeError(f"torch has no tensors of strings: {array!r}")
     return torch.from_numpy(array)
 
 

@@ -15,6 +15,8 @@ import torch
 
 from graph_builder import GraphBuilder, types
 from graph_builder.ir import Value
+from graph_builder.evaluator import _NOT_IN_ORT_NUMPY, _run_with_ort_values
+from graph_builder.ir import type_from_proto as ir_type_from_proto
 from graph_builder.opset import as_array, numpy_to_torch
 
 _SESSION_OPTIONS = ort.SessionOptions()
@@ -62,7 +64,13 @@ def trace(fn: Any, args: tuple, kwargs: dict[str, Any] | None = None, opset: int
 def run_model(model: onnx.ModelProto, feeds: dict[str, Any], structure: Any) -> Any:
     session = ort.InferenceSession(model.SerializeToString(), _SESSION_OPTIONS, providers=["CPUExecutionProvider"])
     names = [o.name for o in model.graph.output]
-    results = dict(zip(names, session.run(names, feeds)))
+    output_dtypes = [ir_type_from_proto(o.type)[0] for o in model.graph.output]
+    if any(types.from_numpy(as_array(a).dtype).numpy in _NOT_IN_ORT_NUMPY for a in feeds.values()) or any(
+        d is not None and d.numpy in _NOT_IN_ORT_NUMPY for d in output_dtypes
+    ):  # bfloat16 / float8 go through OrtValues: onnxruntime's numpy bridge lacks them
+        results = dict(zip(names, _run_with_ort_values(session, {k: as_array(a) for k, a in feeds.items()}, output_dtypes)))
+    else:
+        results = dict(zip(names, session.run(names, feeds)))
 
     def build(s: Any) -> Any:
         if isinstance(s, str):

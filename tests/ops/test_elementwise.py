@@ -1,9 +1,8 @@
 """torchlib/ops/elementwise.py against torch, eagerly and traced, over every dtype torch accepts.
 
 `check` is shared by the elementwise-family test files (activations, comparison, casting,
-creation): it compares with the ATen op itself, and runs bfloat16 cases traced with float32 graph
-inputs and outputs cast inside the graph, because onnxruntime's Python API cannot pass bfloat16
-arrays (so the eager evaluator cannot run bfloat16 at all; see test_bfloat16_eager).
+creation): it compares with the ATen op itself, eagerly and traced; traced bfloat16 cases go
+through check_traced_bfloat16 (float32 graph inputs and outputs, cast inside the graph).
 """
 
 from __future__ import annotations
@@ -14,10 +13,9 @@ import numpy as np
 import pytest
 import torch
 
-from graph_builder import op, types
 from graph_builder.opset import numpy_to_torch
 from torchlib.ops import elementwise as ew
-from torchlib.testing import check_function, run_traced
+from torchlib.testing import check_function, check_traced_bfloat16, run_traced
 
 A = torch.ops.aten
 BF16 = torch.bfloat16
@@ -67,59 +65,19 @@ def check(fn: Any, aten: Any, *args: Any, rtol: float | None = None, atol: float
         expected = aten(*args, **kwargs) if expected is None else expected
     except (RuntimeError, ValueError, TypeError, IndexError):
         with pytest.raises((TypeError, ValueError)):
-            if _has_bf16(args, kwargs):
-                _run_bf16(fn, args, kwargs)
-            else:
-                fn(*args, **kwargs)
+            fn(*args, **kwargs)
+        with pytest.raises((TypeError, ValueError)):
+            run_traced(fn, *args, **kwargs)
         return
     out_dtype = _leaves(expected)[0].dtype
     if rtol is None and out_dtype in HALF_TOL:
         rtol, atol = HALF_TOL[out_dtype]
     if _has_bf16(args, kwargs, expected):
-        _check_bf16(fn, args, kwargs, expected, rtol, atol)
+        eager = _as_torch(fn(*args, **kwargs))
+        torch.testing.assert_close(eager, expected, rtol=rtol, atol=atol, equal_nan=True, msg=lambda m: f"eager: {m}")
+        check_traced_bfloat16(fn, args, kwargs, expected=expected, rtol=rtol, atol=atol)
     else:
         check_function(lambda *a, **k: _as_torch(fn(*a, **k)), args, kwargs, expected=expected, rtol=rtol, atol=atol)
-
-
-def _run_bf16(fn: Any, args: tuple, kwargs: dict) -> tuple[Any, list[types.DType]]:
-    """Traced, with bfloat16 tensors passed as float32 graph inputs cast to bfloat16 inside, and
-    bfloat16 results cast to float32 before they leave the graph."""
-    dtypes: list[types.DType] = []
-
-    def lower(x: Any) -> Any:
-        return x.float() if isinstance(x, torch.Tensor) and x.dtype == BF16 else x
-
-    def restore(value: Any, original: Any) -> Any:
-        if isinstance(original, torch.Tensor) and original.dtype == BF16:
-            return op.Cast(value, to=types.BFLOAT16.onnx)
-        return value
-
-    def wrapper(*values: Any, **kw: Any) -> Any:
-        result = fn(*(restore(v, a) for v, a in zip(values, args)), **{k: restore(v, kwargs[k]) for k, v in kw.items()})
-        outputs = result if isinstance(result, tuple) else (result,)
-        dtypes.extend(o.dtype for o in outputs)
-        outputs = tuple(op.Cast(o, to=types.FLOAT.onnx) if o.dtype is types.BFLOAT16 else o for o in outputs)
-        return outputs if isinstance(result, tuple) else outputs[0]
-
-    actual = run_traced(wrapper, *(lower(a) for a in args), **{k: lower(v) for k, v in kwargs.items()})
-    return actual, dtypes
-
-
-def _check_bf16(fn: Any, args: tuple, kwargs: dict, expected: Any, rtol: float | None, atol: float | None) -> None:
-    actual, dtypes = _run_bf16(fn, args, kwargs)
-    actual = actual if isinstance(actual, tuple) else (actual,)
-    expected = expected if isinstance(expected, tuple) else (expected,)
-    for a, e, d in zip(actual, expected, dtypes):
-        assert d.to_torch() == e.dtype, f"traced: dtype {d}, expected {e.dtype}"
-        e = e.float() if e.dtype == BF16 else e
-        torch.testing.assert_close(a, e, rtol=rtol, atol=atol, equal_nan=True, msg=lambda m: f"traced bfloat16: {m}")
-
-
-@pytest.mark.xfail(strict=True, reason="graph_builder's eager evaluator feeds numpy arrays to onnxruntime, "
-                   "whose Python API has no bfloat16: eager bfloat16 needs OrtValue I/O there")  # fmt: skip
-def test_bfloat16_eager():
-    x = torch.tensor([1.0, 2.0], dtype=BF16)
-    torch.testing.assert_close(ew.aten_add(x, x), x + x)
 
 
 # -- unary ops --------------------------------------------------------------------------------------
@@ -146,10 +104,11 @@ def test_unary(name, dtype):
     check(getattr(ew, f"aten_{name}"), getattr(A, name).default, x, **tol)
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, BF16], ids=str)
 @pytest.mark.parametrize("name", ["exp", "neg", "floor", "sqrt", "sign", "square"])
 @pytest.mark.parametrize("shape", [(), (0, 3), (2, 0, 1)], ids=str)
-def test_unary_scalar_and_empty(name, shape):
-    x = make(shape, torch.float32, 0, 4)
+def test_unary_scalar_and_empty(name, shape, dtype):
+    x = make(shape, dtype, 0, 4)
     check(getattr(ew, f"aten_{name}"), getattr(A, name).default, x)
 
 

@@ -1,7 +1,7 @@
 import pytest
 import torch
 
-from graph_builder import BFLOAT16, FLOAT, GraphBuilder, op
+from graph_builder import BFLOAT16, FLOAT, GraphBuilder, op, types
 from torchlib.ops import indexing as I
 from torchlib.ops.symbolic import aten_sym_size_int as sym_size
 from torchlib.ops.symbolic import sub as sym_sub
@@ -19,26 +19,23 @@ def make(shape, dtype=torch.float32, seed=0):
 
 
 def run_bf16(fn, *args):
-    """fn traced with its float32 tensor arguments cast to bfloat16 inside the graph
+    """fn traced with its bfloat16 tensor arguments made inside the graph from float32 inputs
     (onnxruntime's Python API cannot feed bfloat16); the bfloat16 result as a torch tensor."""
     g = GraphBuilder()
     feeds = {}
-    with g:
-        inputs = []
-        for a in args:
-            if isinstance(a, torch.Tensor) and a.dtype == torch.bfloat16:
-                v = g.input(f"x{len(feeds)}", FLOAT, list(a.shape))
-                feeds[v.name] = a.float()
-                inputs.append(op.Cast(v, to=BFLOAT16.onnx))
-            elif isinstance(a, torch.Tensor):
-                from graph_builder import types
 
-                v = g.input(f"x{len(feeds)}", types.from_torch(a.dtype), list(a.shape))
-                feeds[v.name] = a
-                inputs.append(v)
-            else:
-                inputs.append(a)
-        out = fn(*inputs)
+    def to_input(a):
+        if isinstance(a, list):
+            return [to_input(t) for t in a]
+        if not isinstance(a, torch.Tensor):
+            return a
+        bf16 = a.dtype == torch.bfloat16
+        v = g.input(f"x{len(feeds)}", FLOAT if bf16 else types.from_torch(a.dtype), list(a.shape))
+        feeds[v.name] = a.float() if bf16 else a
+        return op.Cast(v, to=BFLOAT16.onnx) if bf16 else v
+
+    with g:
+        out = fn(*(to_input(a) for a in args))
         assert out.dtype is BFLOAT16
         result = g.output(op.Cast(out, to=FLOAT.onnx))
     g.to_model()  # checked
@@ -182,8 +179,15 @@ def test_gather(dtype, dim, index):
     check_function(I.aten_gather, (x, dim, index), expected=torch.gather(x, dim, index))
 
 
-def test_gather_scalar():
-    check_function(I.aten_gather, (make(()), 0, torch.tensor(0)), expected=torch.gather(make(()), 0, torch.tensor(0)))
+@pytest.mark.parametrize("index", [torch.tensor(0), torch.tensor([0])])
+def test_gather_scalar(index):
+    check_function(I.aten_gather, (make(()), 0, index), expected=torch.gather(make(()), 0, index))
+
+
+@pytest.mark.parametrize("index", [torch.zeros(0, dtype=torch.uint8), torch.zeros(2, 0, dtype=torch.int64)])
+def test_gather_empty_index(index):
+    x = make((5,))
+    check_function(I.aten_gather, (x, 0, index), expected=torch.gather(x, 0, index))
 
 
 def test_take_along_dim():
@@ -261,6 +265,20 @@ def test_index_add(dtype, dim, alpha):
     source = make((3, 4), dtype, seed=1).narrow(dim, 0, 3) if dim == 0 else make((3, 3), dtype, seed=1)
     check_function(I.aten_index_add, (x, dim, index, source), {"alpha": alpha},
                    expected=torch.index_add(x, dim, index, source, alpha=alpha))
+
+
+def test_index_add_bool():
+    x, source = make((3, 4), torch.bool), make((2, 4), torch.bool, seed=1)
+    index = torch.tensor([2, 0])
+    for alpha in [True, False]:
+        check_function(I.aten_index_add, (x, 0, index, source), {"alpha": alpha},
+                       expected=torch.index_add(x, 0, index, source, alpha=alpha))
+
+
+def test_index_add_scalar():
+    x, index, source = make(()), torch.tensor([0]), make((), seed=1)
+    check_function(I.aten_index_add, (x, 0, index, source), {"alpha": 2},
+                   expected=torch.index_add(x, 0, index, source, alpha=2))
 
 
 # -- slice_scatter / select_scatter ----------------------------------------------------------------

@@ -1,7 +1,7 @@
 import pytest
 import torch
 
-from graph_builder import BFLOAT16, FLOAT, GraphBuilder, op, types
+from graph_builder import BFLOAT16, FLOAT, GraphBuilder, op
 from torchlib.ops import shape as S
 from torchlib.ops.symbolic import aten_sym_size_int as sym_size
 from torchlib.testing import check_function, run_dynamic
@@ -17,26 +17,24 @@ def make(shape, dtype=torch.float32, seed=0):
 
 
 def run_bf16(fn, *args):
-    """fn traced on bfloat16 inputs made inside the graph (onnxruntime's Python API cannot feed
-    bfloat16); returns the bfloat16 outputs as torch tensors."""
+    """fn traced with its bfloat16 tensor arguments made inside the graph from float32 inputs
+    (onnxruntime's Python API cannot feed bfloat16); the bfloat16 result as a torch tensor."""
     g = GraphBuilder()
     feeds = {}
     with g:
         inputs = []
         for a in args:
             if isinstance(a, torch.Tensor):
+                assert a.dtype == torch.bfloat16
                 v = g.input(f"x{len(feeds)}", FLOAT, list(a.shape))
                 feeds[v.name] = a.float()
-                inputs.append(op.Cast(v, to=BFLOAT16.onnx))
-            else:
-                inputs.append(a)
+                a = op.Cast(v, to=BFLOAT16.onnx)
+            inputs.append(a)
         out = fn(*inputs)
-        outs = list(out) if isinstance(out, (list, tuple)) else [out]
-        assert all(o.dtype is BFLOAT16 for o in outs)
-        outs = [g.output(op.Cast(o, to=FLOAT.onnx)) for o in outs]
+        assert out.dtype is BFLOAT16
+        result = g.output(op.Cast(out, to=FLOAT.onnx))
     g.to_model()  # checked
-    results = [r.to(torch.bfloat16) for r in g.run(feeds, outs)]
-    return results if isinstance(out, (list, tuple)) else results[0]
+    return g.run(feeds, [result])[0].to(torch.bfloat16)
 
 
 # -- views ---------------------------------------------------------------------------------------
@@ -73,6 +71,7 @@ def test_permute_transpose(dtype):
     check_function(S.aten_permute, (x, [-1, -3, 1]), expected=x.permute(-1, -3, 1))
     check_function(S.aten_transpose, (x, 0, -1), expected=x.transpose(0, -1))
     check_function(S.aten_permute, (make(()), []), expected=make(()))
+    check_function(S.aten_transpose, (make(()), 0, -1), expected=make(()).transpose(0, -1))
 
 
 def test_movedim():
@@ -274,6 +273,18 @@ def test_pad_modes(mode, dtype):
     pad = [1, 2, 2, 1]
     value = 0.5 if mode == "constant" else None
     check_function(S.aten_pad, (x, pad, mode, value), expected=aten.pad(x, pad, mode, value))
+
+
+@pytest.mark.parametrize("pad", [[-4, 5, 0, 0], [-2, 1, 2, -3], [0, 0, -1, -1]])
+def test_pad_replicate_negative(pad):
+    x = make((2, 3, 4, 4))
+    check_function(S.aten_pad, (x, pad, "replicate"), expected=aten.pad(x, pad, "replicate"))
+
+
+@pytest.mark.parametrize("mode", ["reflect", "replicate", "circular"])
+def test_pad_empty(mode):
+    x = make((0, 3, 3))
+    check_function(S.aten_pad, (x, [1, 1], mode), expected=aten.pad(x, [1, 1], mode))
 
 
 def test_pad_unknown_mode():

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import multiprocessing
+import os
 import sys
 import time
 from collections.abc import Iterator, Sequence
@@ -76,6 +78,28 @@ def run_jobs(harness: Any, jobs: Sequence[tuple[str, Any]], max_samples: int | N
             yield result
 
 
+@contextlib.contextmanager
+def _quiet_stderr(enabled: bool) -> Iterator[TextIO]:
+    """Send file descriptor 2 (where onnxruntime's C++ logger writes) to /dev/null; yields a
+    stream on the real stderr for the progress bar."""
+    if not enabled:
+        yield sys.stderr
+        return
+    sys.stderr.flush()
+    saved = os.dup(2)
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 2)
+    os.close(devnull)
+    stream = os.fdopen(os.dup(saved), "w", encoding="utf-8", errors="replace")
+    try:
+        yield stream
+    finally:
+        stream.flush()
+        stream.close()
+        os.dup2(saved, 2)
+        os.close(saved)
+
+
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="python -m torchlib conformance",
@@ -92,6 +116,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--table", type=Path, help="the expectations table (default: tests/opinfo/table)")
     p.add_argument("--quiet", "-q", action="store_true", help="print only the summary and unexpected results, not the matrix")
     p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+    p.add_argument("--ort-logs", action="store_true", help="keep onnxruntime's own error logging on stderr")
     p.add_argument("--timings", action="store_true", help="print the slowest function x dtype cells")
     return p
 
@@ -118,9 +143,10 @@ def main(argv: list[str] | None = None) -> int:
     except KeyError as e:
         print(f"conformance: {e.args[0]}", file=sys.stderr)
         return 2
-    progress = Progress(len(jobs), enabled=not args.no_progress)
-    results = list(run_jobs(harness, jobs, args.max_samples, args.jobs, progress))
-    progress.close()
+    with _quiet_stderr(enabled=not args.ort_logs) as stderr:  # onnxruntime logs the errors it raises
+        progress = Progress(len(jobs), enabled=not args.no_progress, stream=stderr)
+        results = list(run_jobs(harness, jobs, args.max_samples, args.jobs, progress))
+        progress.close()
     order = {job: i for i, job in enumerate((k, dtype_name(d)) for k, d in jobs)}
     results.sort(key=lambda r: order[(r.function, r.dtype)])
 

@@ -231,7 +231,7 @@ class Harness:
         if entry.route is not None:
             return entry.route
         implicit = all(_is_composite_implicit(n) for n in self.functions[key].aten_names)
-        return "public" if implicit else "aten"
+        return "pre_dispatch" if implicit else "aten"
 
     def sources(self, key: str, dtype: torch.dtype) -> list[tuple[str, Callable[[], Iterable[Any]], Callable[..., Any]]]:
         """(label, make samples, torch reference) per OpInfo supporting dtype, and own samples."""
@@ -267,7 +267,7 @@ class Harness:
                     for index, sample in enumerate(make()):
                         if max_samples is not None and (found >= max_samples or index >= SCAN_FACTOR * max_samples):
                             break
-                        source = label if len(sources) > 1 or route == "aten" else ""
+                        source = label if len(sources) > 1 or route != "public" else ""
                         outcome = run_sample(fn, entry, dtype, index, sample, reference, source, route, overloads)
                         if outcome is None:
                             result.elsewhere += 1
@@ -345,6 +345,42 @@ class _Capture(TorchDispatchMode):
         return out
 
 
+def _capture_pre_dispatch(op: Callable[..., Any], sample: Any, wanted: frozenset[str]) -> tuple[Call, Any] | None:
+    """The first call to one of `wanted` in the pre-dispatch graph of the sample (where
+    CompositeImplicitAutograd ops such as conv2d or softmax.int are not decomposed yet, as in
+    torch.export), with its concrete arguments and output."""
+    from torch.fx import Interpreter
+    from torch.fx.experimental.proxy_tensor import make_fx
+    from torch.utils._pytree import tree_flatten, tree_unflatten
+
+    leaves, spec = tree_flatten((sample.input, sample.args, sample.kwargs))
+    positions = [i for i, leaf in enumerate(leaves) if isinstance(leaf, torch.Tensor)]
+
+    def call_op(*tensors: torch.Tensor) -> Any:
+        filled = list(leaves)
+        for i, t in zip(positions, tensors):
+            filled[i] = t
+        input, args, kwargs = tree_unflatten(filled, spec)
+        return op(input, *args, **kwargs)
+
+    tensors = [leaves[i] for i in positions]
+    graph = make_fx(call_op, pre_dispatch=True)(*tensors)
+    hit: list[tuple[Call, Any]] = []
+
+    class Recorder(Interpreter):
+        def run_node(self, n: Any) -> Any:
+            if hit or n.op != "call_function" or not hasattr(n.target, "_schema") or _overload_name(n.target) not in wanted:
+                return super().run_node(n)
+            args, kwargs = self.fetch_args_kwargs_from_env(n)
+            the_call = Call(_snapshot(tuple(args)), _snapshot(dict(kwargs)))
+            result = super().run_node(n)
+            hit.append((the_call, _snapshot(result)))
+            return result
+
+    Recorder(graph).run(*tensors)
+    return hit[0] if hit else None
+
+
 # -- one sample -------------------------------------------------------------------------------
 def run_sample(fn: Callable[..., Any], entry: Entry, dtype: torch.dtype, index: int, sample: Any,
                reference: Callable[..., Any], source: str = "", route: str = "public",
@@ -363,11 +399,17 @@ def run_sample(fn: Callable[..., Any], entry: Entry, dtype: torch.dtype, index: 
         if route == "aten" and capture.hit is None:
             return None
         return SampleResult(index, description, SKIPPED, f"torch rejects this sample: {_error_text(e)}")
+    hit = capture.hit if route == "aten" else None
+    if route == "pre_dispatch":
+        try:
+            hit = _capture_pre_dispatch(reference, sample, overloads)
+        except Exception as e:
+            return SampleResult(index, description, SKIPPED, f"torch's pre-dispatch tracing fails on this sample: {_error_text(e, 300)}")
     try:
-        if route == "aten":
-            if capture.hit is None:
+        if route in ("aten", "pre_dispatch"):
+            if hit is None:
                 return None
-            the_call, expected = capture.hit
+            the_call, expected = hit
             description += f" -> {_describe_call(the_call)}"
             if entry.adapter is not None:
                 the_call = entry.adapter(the_call)
@@ -376,6 +418,8 @@ def run_sample(fn: Callable[..., Any], entry: Entry, dtype: torch.dtype, index: 
     except Exception as e:
         return SampleResult(index, description, FAILED, f"the adapter failed: {_error_text(e)}",
                             {m: (FAILED, "the adapter failed") for m in MODES})
+    if the_call is None:
+        return None
     if isinstance(the_call, Skip):
         return SampleResult(index, description, SKIPPED, the_call.reason)
     tol = entry.tol.get(dtype)

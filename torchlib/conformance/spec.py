@@ -123,16 +123,21 @@ class Entry:
               "aten": the OpInfo's op runs under a dispatch mode that records the top-level ATen
                 calls; a sample belongs to this function when it calls one of `aten` (default:
                 the function's registered overloads), and the function gets that call's
-                arguments (exactly what torch.export would record) and is compared with that
-                call's output. Samples that call other overloads belong to other functions.
-              "public": fn(sample.input, *sample.args, **sample.kwargs), compared with the
-                OpInfo op's output; for CompositeImplicitAutograd overloads, which the dispatch
-                mode never sees (softmax.int, linear, ...).
-              None (default): "public" when every overload is CompositeImplicitAutograd, else "aten".
+                arguments and is compared with that call's output.
+              "pre_dispatch": the same on the op's pre-dispatch graph (make_fx, as torch.export
+                sees it), where CompositeImplicitAutograd overloads (conv2d, softmax.int,
+                linear, ...) are not decomposed yet.
+              Samples that call none of the overloads belong to other functions and are not
+              counted. Either way the arguments are exactly what an exported graph records.
+              "public": fn(sample.input, *sample.args, **sample.kwargs) (or the adapter's call),
+                compared with the OpInfo op's output.
+              None (default): "pre_dispatch" when every overload is CompositeImplicitAutograd,
+                else "aten".
     aten:     the ATen overloads whose calls route to this function (route "aten").
     adapter:  maps the call onto the function's signature, or returns Skip(reason) for a call
-              that has no equivalent. Route "aten": Call -> Call | Skip (e.g. convolution's
-              arguments onto _convolution's); route "public": SampleInput -> Call | Skip.
+              that has no equivalent, or None for a call that is not this function's. Routes
+              "aten"/"pre_dispatch": Call -> Call | Skip | None (e.g. convolution's arguments
+              onto _convolution's); route "public": SampleInput -> Call | Skip | None.
     output:   maps the function's result onto what torch returns (e.g. lambda r: r[0]).
     samples:  for a function without an OpInfo: dtype -> iterable of SampleInput (route
               "public"), checked against `reference` (default: torch.ops.aten.<first overload>).
@@ -164,8 +169,8 @@ class Entry:
     def __post_init__(self) -> None:
         if self.compare not in ("values", "shape"):
             raise ValueError(f"{self.function}: compare must be 'values' or 'shape', not {self.compare!r}")
-        if self.route not in (None, "aten", "public"):
-            raise ValueError(f"{self.function}: route must be 'aten', 'public' or None, not {self.route!r}")
+        if self.route not in (None, "aten", "pre_dispatch", "public"):
+            raise ValueError(f"{self.function}: route must be 'aten', 'pre_dispatch', 'public' or None, not {self.route!r}")
         if self.samples is not None and self.dtypes is None:
             raise ValueError(f"{self.function}: an entry with samples of its own must list its dtypes")
         if not self.opinfo and self.samples is None and not self.reason:

@@ -11,3 +11,8 @@ from torchlib.ops import activations  # noqa: F401
 from torchlib.ops import comparison  # noqa: F401
 from torchlib.ops import casting  # noqa: F401
 from torchlib.ops import creation  # noqa: F401
+from torchlib.ops import shape  # noqa: F401
+from torchlib.ops import indexing  # noqa: F401
+from torchlib.ops import symbolic  # noqa: F401
+from torchlib.ops import upsample  # noqa: F401
+from torchlib.ops import attention  # noqa: F401

@@ -10,12 +10,14 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from graph_builder import op
 from graph_builder.ir import Value
 from graph_builder.types import BFLOAT16, BOOL, DOUBLE, FLOAT, FLOAT16, DType, TFloat, TReal
 from torchlib.ops._helpers import normalize_dim
 from torchlib.ops._unary import unary
-from torchlib.ops.elementwise import FLOAT32_16, FLOATS, MIN_MAX, expm1, kernel, log1p, run_supported
+from torchlib.ops.elementwise import FLOAT32_16, FLOATS, MIN_MAX, OPMATH, expm1, log1p, run_supported
 from torchlib.promotion import DEFAULT, INT_TO_FLOAT, elementwise
 from torchlib.registry import aten_op
 
@@ -50,7 +52,7 @@ def _sigmoid(x: Value) -> Value:
 
 def _silu(x: Value) -> Value:
     _floating("silu", x)
-    return run_supported(lambda y: op.Mul(y, op.Sigmoid(y)), FLOATS, x)
+    return run_supported(lambda y: op.Mul(y, op.Sigmoid(y)), OPMATH, x)
 
 
 def _hardsigmoid_formula(x: Value) -> Value:
@@ -96,22 +98,31 @@ aten_mish = unary("mish", _mish, DEFAULT)
 def aten_log_sigmoid(self: TFloat) -> TFloat:
     """log_sigmoid(Tensor self) -> Tensor"""
     _floating("log_sigmoid", self)
-    return run_supported(_log_sigmoid, FLOATS, self)
+    return run_supported(_log_sigmoid, OPMATH, self)
 
 
 @aten_op("aten::log_sigmoid_forward")
 def aten_log_sigmoid_forward(self: TFloat) -> tuple[TFloat, TFloat]:
     """log_sigmoid_forward(Tensor self) -> (Tensor output, Tensor buffer)"""
     _floating("log_sigmoid_forward", self)
-    output = run_supported(_log_sigmoid, FLOATS, self)
-    buffer = run_supported(lambda x: op.Exp(op.Neg(op.Abs(x))), FLOATS, self)  # torch's CPU buffer
+    output = run_supported(_log_sigmoid, OPMATH, self)
+    buffer = run_supported(lambda x: op.Exp(op.Neg(op.Abs(x))), OPMATH, self)  # torch's CPU buffer
     return output, buffer
+
+
+def _int_bound(bound: Any, dtype: DType) -> Any:
+    """A Python bound as torch converts it for an integer tensor: truncated, and wrapped into the
+    dtype's range (-1 is 255 for uint8)."""
+    if bound is None or isinstance(bound, Value) or dtype.is_floating:
+        return bound
+    return int(np.asarray(int(bound)).astype(dtype.numpy))
 
 
 def _clip(x: Value, low: Any, high: Any) -> Value:
     """Clip with Python-scalar bounds (None for none)."""
     if x.dtype is BOOL:
         raise TypeError("aten::clamp/hardtanh are not defined for bool tensors (torch raises too)")
+    low, high = _int_bound(low, x.dtype), _int_bound(high, x.dtype)
     return run_supported(lambda y: op.Clip(y, low, high), MIN_MAX, x)
 
 
@@ -126,7 +137,7 @@ def aten_relu6(self: TReal) -> TReal:
 @elementwise("self")
 def aten_hardtanh(self: TReal, min_val: float = -1, max_val: float = 1) -> TReal:
     """hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor"""
-    if self.dtype.kind == "u" and min_val < 0:
+    if self.dtype.kind == "u" and int(min_val) < 0:
         raise ValueError("aten::hardtanh: cannot do hardtanh on an unsigned type with negative limits")
     return _clip(self, min_val, max_val)
 
@@ -169,7 +180,7 @@ def aten_elu(self: TFloat, alpha: float = 1, scale: float = 1, input_scale: floa
         return _fused_or_formula(
             self, lambda x: op.Elu(x, alpha=alpha), lambda x: _elu_formula(x, alpha, 1.0, 1.0)
         )
-    return run_supported(lambda x: _elu_formula(x, alpha, scale, input_scale), FLOATS, self)
+    return run_supported(lambda x: _elu_formula(x, alpha, scale, input_scale), OPMATH, self)
 
 
 @aten_op("aten::celu")
@@ -196,7 +207,7 @@ def aten_softplus(self: TFloat, beta: float = 1, threshold: float = 20) -> TFloa
             smooth = op.Div(smooth, beta)
         return op.Where(op.Greater(scaled, threshold), x, smooth)
 
-    return run_supported(fn, FLOATS if self.dtype is DOUBLE else FLOAT32_16, self)
+    return run_supported(fn, OPMATH if self.dtype is DOUBLE else frozenset({FLOAT}), self)
 
 
 @aten_op("aten::glu")
@@ -214,7 +225,7 @@ def aten_glu(self: TFloat, dim: int = -1) -> TFloat:
         a, b = op.Split(x, axis=dim, num_outputs=2)
         return op.Mul(a, op.Sigmoid(b))
 
-    return run_supported(fn, FLOATS, self)
+    return run_supported(fn, OPMATH, self)
 
 
 def _softmax(onnx_op: Any, name: str, x: Value, dim: int, dtype: DType | None) -> Value:
@@ -222,9 +233,9 @@ def _softmax(onnx_op: Any, name: str, x: Value, dim: int, dtype: DType | None) -
         x = op.Cast(x, to=dtype.onnx)
     _floating(name, x)
     if x.rank == 0:  # softmax of a scalar: one element along a dimension of size 1
-        return op.Reshape(run_supported(lambda y: onnx_op(y, axis=0), FLOATS, op.Reshape(x, [1])), [])
+        return op.Reshape(run_supported(lambda y: onnx_op(y, axis=0), OPMATH, op.Reshape(x, [1])), [])
     axis = normalize_dim(dim, x.rank) if x.rank is not None else dim
-    return run_supported(lambda y: onnx_op(y, axis=axis), FLOATS, x)
+    return run_supported(lambda y: onnx_op(y, axis=axis), OPMATH, x)
 
 
 def _half_to_float(x: Value, half_to_float: bool) -> DType | None:
@@ -269,8 +280,11 @@ def aten_clamp(self: TReal, min: float | None = None, max: float | None = None) 
 
 def _clamp_tensor(x: Value, low: Value | None, high: Value | None) -> Value:
     """Max/Min broadcast the bounds (Clip takes scalars only); NaN propagates as in torch."""
-    if x.dtype is BOOL:
-        raise TypeError("aten::clamp is not defined for bool tensors (torch raises too)")
+    if x.dtype is BOOL:  # max is Or, min is And; torch has no bool kernel for both bounds at once
+        if low is not None and high is not None:
+            raise TypeError("aten::clamp.Tensor with both bounds is not implemented for bool tensors (torch raises too)")
+        y = x if low is None else op.Or(x, low)
+        return y if high is None else op.And(y, high)
 
     def fn(*args: Value) -> Value:
         y, rest = args[0], list(args[1:])

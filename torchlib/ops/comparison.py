@@ -15,29 +15,29 @@ from graph_builder import op
 from graph_builder.ir import Value
 from graph_builder.types import BOOL, UINT8, TBool, TReal, TRealOrBool, TTensor
 from torchlib.ops.elementwise import FLOATS, MIN_MAX, NUMERIC, full_of, like, run_supported
-from torchlib.promotion import ALWAYS_BOOL, elementwise, result_type
+from torchlib.promotion import ALWAYS_BOOL, elementwise, promote_all, result_type
 from torchlib.registry import aten_op
 
 _EQUAL = NUMERIC | {BOOL}
 _BITWISE = frozenset({UINT8}) | {d for d in NUMERIC if d.is_integer}
 
 
-def _compare(onnx_op: Callable[..., Any], a: Any, b: Any) -> Value:
-    return run_supported(onnx_op, _EQUAL if onnx_op is op.Equal else NUMERIC, a, b)
+def _compare(onnx_op: Callable[..., Any], a: Any, b: Any, supported: frozenset = NUMERIC) -> Value:
+    return run_supported(onnx_op, supported, a, b)
 
 
 @aten_op("aten::eq.Tensor", "aten::eq.Scalar")
 @elementwise("self", "other", kind=ALWAYS_BOOL)
 def aten_eq(self: TRealOrBool, other: TRealOrBool) -> TBool:
     """eq.Tensor(Tensor self, Tensor other) -> Tensor"""
-    return _compare(op.Equal, self, other)
+    return _compare(op.Equal, self, other, _EQUAL)
 
 
 @aten_op("aten::ne.Tensor", "aten::ne.Scalar")
 @elementwise("self", "other", kind=ALWAYS_BOOL)
 def aten_ne(self: TRealOrBool, other: TRealOrBool) -> TBool:
     """ne.Tensor(Tensor self, Tensor other) -> Tensor"""
-    return op.Not(_compare(op.Equal, self, other))
+    return op.Not(_compare(op.Equal, self, other, _EQUAL))
 
 
 @aten_op("aten::lt.Tensor", "aten::lt.Scalar")
@@ -158,10 +158,10 @@ def aten_maximum(self: TRealOrBool, other: TRealOrBool) -> TRealOrBool:
     return _min_max(op.Max, op.Or, self, other)
 
 
-def _nan_ignoring(onnx_op: Callable[..., Any], a: Value, b: Value) -> Value:
+def _nan_ignoring(onnx_op: Callable[..., Any], bool_op: Callable[..., Any], a: Value, b: Value) -> Value:
     """fmin/fmax: a NaN on one side gives the other side."""
     if a.dtype is BOOL:
-        raise TypeError("aten::fmin/fmax are not defined for bool tensors (torch raises too)")
+        return bool_op(a, b)
     if not a.dtype.is_floating:
         return run_supported(onnx_op, MIN_MAX, a, b)
 
@@ -175,14 +175,14 @@ def _nan_ignoring(onnx_op: Callable[..., Any], a: Value, b: Value) -> Value:
 @elementwise("self", "other")
 def aten_fmin(self: TReal, other: TReal) -> TReal:
     """fmin(Tensor self, Tensor other) -> Tensor"""
-    return _nan_ignoring(op.Min, self, other)
+    return _nan_ignoring(op.Min, op.And, self, other)
 
 
 @aten_op("aten::fmax")
 @elementwise("self", "other")
 def aten_fmax(self: TReal, other: TReal) -> TReal:
     """fmax(Tensor self, Tensor other) -> Tensor"""
-    return _nan_ignoring(op.Max, self, other)
+    return _nan_ignoring(op.Max, op.Or, self, other)
 
 
 def _where(condition: Value, a: Any, b: Any) -> Value:
@@ -214,6 +214,8 @@ def aten_where_scalar_other(condition: TBool, self: TTensor, other: float) -> TT
 @aten_op("aten::where.Scalar")
 def aten_where_scalar(condition: TBool, self: float, other: float) -> TTensor:
     """where.Scalar(Tensor condition, Scalar self, Scalar other) -> Tensor"""
+    if isinstance(self, Value) or isinstance(other, Value):  # SymInt/SymFloat scalars
+        return _where(condition, *promote_all([self, other]))
     dtype = result_type(self, other)  # int64, float32 or bool, as torch gives two Python scalars
     compute = dtype if dtype in MIN_MAX else UINT8
     result = op.Where(_as_bool(condition), np.asarray(self, compute.numpy), np.asarray(other, compute.numpy))

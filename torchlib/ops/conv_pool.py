@@ -170,11 +170,20 @@ def _convolution(
     if dtype in (types.FLOAT, types.FLOAT16, types.BFLOAT16):
         compute = types.FLOAT16 if dtype is types.FLOAT16 else types.FLOAT
         x, w, b = _cast(input, compute), _cast(weight, compute), _cast(bias, compute)
-        attrs = dict(strides=stride, pads=padding + padding, dilations=dilation, group=groups)
-        if transposed:
-            y = op.ConvTranspose(x, w, b, output_padding=output_padding, **attrs)
+        attrs = dict(strides=stride, dilations=dilation, group=groups)
+        if not transposed:
+            y = op.Conv(x, w, b, pads=padding + padding, **attrs)
+        elif all(o < s for o, s in zip(output_padding, stride)):
+            y = op.ConvTranspose(x, w, b, pads=padding + padding, output_padding=output_padding, **attrs)
         else:
-            y = op.Conv(x, w, b, **attrs)
+            # torch allows output_padding up to max(stride, dilation) - 1, onnxruntime only below
+            # the stride: take it from the end padding first (same output, fewer rows cropped)
+            end = [max(p - o, 0) for p, o in zip(padding, output_padding)]
+            extra = [max(o - p, 0) for p, o in zip(padding, output_padding)]
+            if all(e < s for e, s in zip(extra, stride)):
+                y = op.ConvTranspose(x, w, b, pads=padding + end, output_padding=extra, **attrs)
+            else:
+                y = _conv_transpose_as_matmul(x, w, b, stride, padding, dilation, output_padding, groups)  # type: ignore[arg-type]
         return _cast(y, dtype)  # type: ignore[return-value]
     compute = types.DOUBLE if dtype is types.DOUBLE else types.INT64
     x, w, b = _cast(input, compute), _cast(weight, compute), _cast(bias, compute)
@@ -510,42 +519,50 @@ def _adaptive_windows(size: int, out: int) -> list[tuple[int, int]]:
     return [((i * size) // out, -(-((i + 1) * size) // out)) for i in range(out)]
 
 
+def _output_sizes(self: Value, output_size: Any, n: int) -> list[int]:
+    """output_size as n ints; None (as F.adaptive_*_pool take it) keeps the input's size."""
+    sizes = [output_size] if isinstance(output_size, int) or output_size is None else list(output_size)
+    sizes = sizes * n if len(sizes) == 1 else sizes
+    if any(s is None for s in sizes):
+        spatial = _spatial_sizes(self, n, "output_size None")
+        sizes = [spatial[i] if s is None else s for i, s in enumerate(sizes)]
+    return _ints(sizes, n, "output_size")
+
+
 def _adaptive_avg_pool(self: Value, output_size: Any, n: int) -> Value:
-    out = _ints(output_size, n, "output_size")
+    out = _output_sizes(self, output_size, n)
     dtype = self.dtype
-    x = _cast(self, types.FLOAT if dtype is types.BFLOAT16 else dtype)
+    x = _cast(self, types.FLOAT if dtype in (types.BFLOAT16, types.FLOAT16) else dtype)  # sums in float32
     assert x is not None
     rank = x.rank
     if all(o == 1 for o in out):
-        if rank == n + 2 and x.dtype in (types.FLOAT, types.FLOAT16):
+        if rank == n + 2 and x.dtype is types.FLOAT:
             return _cast(op.GlobalAveragePool(x), dtype)  # type: ignore[return-value]
         return _cast(op.ReduceMean(x, list(range(rank - n, rank)), keepdims=1), dtype)  # type: ignore[return-value]
     sizes = _spatial_sizes(x, n, f"adaptive_avg_pool{n}d to {out}")
-    if rank == n + 2 and x.dtype in (types.FLOAT, types.FLOAT16) and all(s % o == 0 for s, o in zip(sizes, out)):
+    if rank == n + 2 and x.dtype is types.FLOAT and all(s % o == 0 for s, o in zip(sizes, out)):
         kernel = [s // o for s, o in zip(sizes, out)]
         return _cast(op.AveragePool(x, kernel_shape=kernel, strides=kernel), dtype)  # type: ignore[return-value]
-    # Averaging over a box is separable: one (out, in) averaging matrix per spatial axis.
+    # Averaging over a box is separable: one (in, out) averaging matrix per spatial axis.
     y = x
-    for i in reversed(range(n)):
-        matrix = np.zeros((out[i], sizes[i]), dtype=x.dtype.numpy)
-        for row, (start, end) in enumerate(_adaptive_windows(sizes[i], out[i])):
-            matrix[row, start:end] = 1.0 / (end - start)
+    for i in range(n):
+        matrix = np.zeros((sizes[i], out[i]), dtype=x.dtype.numpy)
+        for column, (start, end) in enumerate(_adaptive_windows(sizes[i], out[i])):
+            matrix[start:end, column] = 1.0 / (end - start)
         axis = rank - n + i
         if axis == rank - 1:
-            y = op.MatMul(y, matrix.T)
-        elif axis == rank - 2:
-            y = op.MatMul(matrix, y)
+            y = op.MatMul(y, matrix)
         else:
             perm = list(range(rank))
             perm[axis], perm[-1] = perm[-1], perm[axis]
-            y = op.Transpose(op.MatMul(op.Transpose(y, perm=perm), matrix.T), perm=perm)
+            y = op.Transpose(op.MatMul(op.Transpose(y, perm=perm), matrix), perm=perm)
     return _cast(y, dtype)  # type: ignore[return-value]
 
 
 def _adaptive_max_pool(self: Value, output_size: Any, n: int) -> tuple[Value, Value]:
     """Separable: per spatial axis (last first), gather each window (padded to the longest by
     repeating its last element), take the max and the first argmax, and carry the flat index."""
-    out = _ints(output_size, n, "output_size")
+    out = _output_sizes(self, output_size, n)
     sizes = _spatial_sizes(self, n, f"adaptive_max_pool{n}d")
     dtype = self.dtype
     y = _cast(self, types.FLOAT if dtype is types.BFLOAT16 else dtype)

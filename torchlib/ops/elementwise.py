@@ -95,7 +95,11 @@ def full_of(shape: Any, value: Any, dtype: DType) -> Value:
     """A tensor of `shape` (an INT64 1-D Value, or a list of ints) filled with `value` (a Python
     scalar, or a Value of one element) in `dtype`."""
     if not isinstance(value, Value):
-        return op.ConstantOfShape(shape, value=np.array([value], dtype=dtype.numpy))
+        try:
+            fill = np.array([value], dtype=dtype.numpy)
+        except (OverflowError, ValueError):
+            raise ValueError(f"value {value!r} cannot be converted to {dtype} without overflow") from None
+        return op.ConstantOfShape(shape, value=fill)
     if dtype is BFLOAT16:  # no bfloat16 Expand kernel
         return op.Cast(full_of(shape, value, FLOAT), to=dtype.onnx)
     return op.Expand(op.Cast(value, to=dtype.onnx), shape)

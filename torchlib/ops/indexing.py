@@ -13,7 +13,6 @@ import numpy as np
 from graph_builder import op, types
 from graph_builder.ir import Value
 from graph_builder.types import DType, TTensor
-from torchlib.ops import symbolic as sym
 from torchlib.ops._helpers import as_shape, dim_size, normalize_dim
 from torchlib.ops.shape import INT64_MAX, cast_for_kernel, join, shape_of
 from torchlib.promotion import cast_to
@@ -27,6 +26,9 @@ _SCATTER_MISSING: dict[str, frozenset[DType]] = {
     "max": frozenset({types.FLOAT16, types.BFLOAT16, types.BOOL}),
     "min": frozenset({types.FLOAT16, types.BFLOAT16, types.BOOL}),
 }
+
+
+_NO_MUL = frozenset({types.BFLOAT16, types.BOOL})
 
 
 def _int64(x: Value) -> Value:
@@ -51,8 +53,8 @@ def aten_slice(self: TTensor, dim: int = 0, start: int | None = None, end: int |
     start = 0 if start is None else start
     end = INT64_MAX if end is None else end
     n = self.shape[d]
-    whole = isinstance(start, int) and start == 0 and isinstance(end, int) and isinstance(n, int) and end >= n
-    if whole and isinstance(step, int) and step == 1:
+    to_the_end = isinstance(end, int) and (end == INT64_MAX or isinstance(n, int) and end >= n)
+    if isinstance(start, int) and start == 0 and to_the_end and isinstance(step, int) and step == 1:
         return op.Identity(self)
     return op.Slice(self, as_shape([start]), as_shape([end]), [d], as_shape([step]))
 
@@ -117,12 +119,13 @@ class _Advanced:
         rank = x.rank
         self.perm = self.positions + [i for i in range(rank) if i not in self.positions]
         self.data = op.Transpose(x, perm=self.perm) if self.perm != list(range(rank)) else x
-        broadcast, self.batch_shape = _broadcast([t for t in tensors if t is not None])
+        given = [t for t in tensors if t is not None]
+        broadcast, self.batch_shape = _broadcast(given)
         self.stacked = op.Concat(*(op.Unsqueeze(t, [-1]) for t in broadcast), axis=-1)
-        self.batch_rank = broadcast[0].rank
         first, last = self.positions[0], self.positions[-1]
         adjacent = self.positions == list(range(first, last + 1))
-        b, out_rank = self.batch_rank, self.batch_rank + rank - len(self.positions)
+        b = max(t.rank for t in given)  # the rank of B
+        out_rank = b + rank - len(self.positions)
         self.to_torch = None
         if adjacent and first > 0:
             self.to_torch = [*range(b, b + first), *range(b), *range(b + first, out_rank)]
@@ -236,9 +239,13 @@ def _as_rank1(fn: Any, self: Value, *tensors: Value) -> Value:
 @aten_op("aten::gather")
 def aten_gather(self: TTensor, dim: int, index: TTensor, *, sparse_grad: bool = False) -> TTensor:
     """gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor"""
-    axis = normalize_dim(dim, self.rank)
+    if index.shape is not None and 0 in index.shape:  # torch accepts an empty index of any rank and dtype
+        nothing = op.Slice(op.Reshape(self, [-1]), [0], [0])
+        return op.Reshape(nothing, shape_of(index), allowzero=1)
+    if self.rank == 0:  # index is 0-dim or has one element
+        return op.Reshape(op.GatherElements(op.Reshape(self, [1]), op.Reshape(index, [1]), axis=0), shape_of(index))
     # index may be smaller than self in every dimension: GatherElements allows that.
-    return _as_rank1(lambda x, i: op.GatherElements(x, i, axis=axis), self, index)
+    return op.GatherElements(self, index, axis=normalize_dim(dim, self.rank))
 
 
 @aten_op("aten::take_along_dim")
@@ -257,10 +264,9 @@ def aten_take_along_dim(self: TTensor, indices: TTensor, dim: int | None = None)
 
 def _slice_to(x: Value, like: Value) -> Value:
     """x cut down to like's size in every dimension (torch's scatter reads only that part of src)."""
-    if x.shape == like.shape and x.is_static:
+    if x.shape == like.shape and all(d is not None for d in x.shape):
         return x
-    return op.Slice(x, [0] * x.rank, as_shape(shape_of(like)) if like.is_static else op.Shape(like),
-                    list(range(x.rank)))  # fmt: skip
+    return op.Slice(x, [0] * x.rank, shape_of(like), list(range(x.rank)))
 
 
 def _scatter(self: Value, dim: int, index: Value, src: Any, reduction: str) -> Value:
@@ -366,7 +372,8 @@ def _scatter_mean(self: Value, dim: int, index: Value, src: Value, include_self:
 def aten_index_add(self: TTensor, dim: int, index: TTensor, source: TTensor, *, alpha: float = 1) -> TTensor:
     """index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor"""
     if alpha != 1:
-        source = op.Mul(source, op.CastLike(alpha, source))
+        scaled = op.Mul(cast_for_kernel(source, _NO_MUL), alpha)
+        source = cast_to(scaled, source.dtype)
     if self.rank == 0:
         return _scatter(self, 0, op.Reshape(index, []), op.Reshape(source, []), "add")
     d = normalize_dim(dim, self.rank)
@@ -399,8 +406,7 @@ def aten_slice_scatter(self: TTensor, src: TTensor, dim: int = 0, start: int | N
         if not positions:
             return op.Identity(self)
     else:
-        everything = op.Range(0, sym._cast(n, types.INT64), 1)
-        positions = op.Slice(everything, as_shape([start]), as_shape([end]), [0], as_shape([step]))
+        positions = op.Slice(op.Range(0, n, 1), as_shape([start]), as_shape([end]), [0], as_shape([step]))
     return _put_along(self, src, d, positions)
 
 

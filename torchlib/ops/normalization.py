@@ -61,6 +61,12 @@ def _empty(input: Value, dtype: DType) -> Value:
     return op.ConstantOfShape(zero, value=np.zeros(1, dtype.numpy))
 
 
+def _per_channel(p: Value, dtype: DType, rank: int) -> Value:
+    """A (C,) weight or bias in dtype, shaped (C, 1, ..., 1) to broadcast against (N, C, ...)."""
+    p = cast_to(p, dtype)
+    return op.Unsqueeze(p, list(range(1, rank - 1))) if rank > 2 else p
+
+
 def _channels(input: Value) -> Any:
     if input.rank is None or input.rank < 2:
         raise ValueError(f"batch norm expects an input of rank >= 2 (N, C, ...), got rank {input.rank}")
@@ -68,27 +74,22 @@ def _channels(input: Value) -> Any:
 
 
 # -- batch norm ----------------------------------------------------------------------------------
-def _bn_apply(input: Value, weight: Value | None, bias: Value | None, mean: Value, var: Value, eps: float) -> Value:
-    """(input - mean) / sqrt(var + eps) * weight + bias per channel, as ONNX BatchNormalization."""
-    dtype = _compute_dtype(input)
-    c = _channels(input)
-    y = op.BatchNormalization(
-        cast_to(input, dtype), _param(weight, [c], 1, dtype), _param(bias, [c], 0, dtype),
-        cast_to(mean, dtype), cast_to(var, dtype), epsilon=eps,
-    )  # fmt: skip
-    return cast_to(y, input.dtype)
-
-
 def _bn_inference(
     input: Value, weight: Value | None, bias: Value | None, running_mean: Value | None, running_var: Value | None,
     eps: float,
 ) -> tuple[Value, Value, Value]:
-    """Normalize with the running statistics; the saved statistics are empty, as in torch."""
+    """One ONNX BatchNormalization with the running statistics; the saved statistics are
+    empty, as in torch."""
     if running_mean is None or running_var is None:
         raise ValueError("batch norm outside training needs running_mean and running_var")
+    dtype = _compute_dtype(input)
     stats = _stats_dtype(input, weight, bias, running_mean, running_var)
-    y = _bn_apply(input, weight, bias, running_mean, running_var, eps)
-    return y, _empty(input, stats), _empty(input, stats)
+    c = _channels(input)
+    y = op.BatchNormalization(
+        cast_to(input, dtype), _param(weight, [c], 1, dtype), _param(bias, [c], 0, dtype),
+        cast_to(running_mean, dtype), cast_to(running_var, dtype), epsilon=eps,
+    )  # fmt: skip
+    return cast_to(y, input.dtype), _empty(input, stats), _empty(input, stats)
 
 
 def _bn_training(
@@ -104,17 +105,21 @@ def _bn_training(
     axes = [0, *range(2, input.rank)]
     mean = op.ReduceMean(x, axes, keepdims=1)
     centered = op.Sub(x, mean)
-    var = op.Squeeze(op.ReduceMean(op.Mul(centered, centered), axes, keepdims=1), axes)
-    mean = op.Squeeze(mean, axes)
-    y = _bn_apply(input, weight, bias, mean, var, eps)
+    var = op.ReduceMean(op.Mul(centered, centered), axes, keepdims=1)
     invstd = op.Reciprocal(op.Sqrt(op.Add(var, eps)))
+    y = op.Mul(centered, invstd)  # not BatchNormalization: its x * s + (b - mean * s) form cancels
+    if weight is not None:
+        y = op.Mul(y, _per_channel(weight, dtype, input.rank))
+    if bias is not None:
+        y = op.Add(y, _per_channel(bias, dtype, input.rank))
+    mean, var, invstd = (op.Squeeze(v, axes) for v in (mean, var, invstd))
     assert input.shape is not None
     sizes = [input.shape[a] for a in axes]
     if all(isinstance(s, int) for s in sizes):
         count: Any = int(np.prod(sizes))
     else:
         count = op.Div(op.Size(input), c)
-    return y, cast_to(mean, stats), cast_to(invstd, stats), var, count
+    return cast_to(y, input.dtype), cast_to(mean, stats), cast_to(invstd, stats), var, count
 
 
 @aten_op("aten::_native_batch_norm_legit_no_training")
@@ -236,6 +241,12 @@ def aten_native_layer_norm(
     ONNX LayerNormalization gives the output, the mean and the inverse standard deviation with
     torch's shapes (the normalized dims kept as 1). It computes its statistics in float32 at
     best, so float64 is written out with Reduce ops to keep float64 precision."""
+    return _layer_norm(input, normalized_shape, weight, bias, eps)
+
+
+def _layer_norm(
+    input: Value, normalized_shape: Sequence[Any], weight: Value | None, bias: Value | None, eps: float
+) -> tuple[Value, Value, Value]:
     axis = _normalized_axis(input, normalized_shape)
     dtype = _compute_dtype(input)
     stats = _stats_dtype(input, weight, bias)
@@ -263,7 +274,7 @@ def aten_layer_norm(
     eps: float = 1e-05, cudnn_enable: bool = True,
 ) -> TFloat:
     """layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight=None, Tensor? bias=None, float eps=1e-05, bool cudnn_enable=True) -> Tensor"""
-    return aten_native_layer_norm(input, normalized_shape, weight, bias, eps)[0]
+    return _layer_norm(input, normalized_shape, weight, bias, eps)[0]
 
 
 def _rms_eps(dtype: DType, eps: float | None) -> float:
@@ -331,13 +342,10 @@ def _group_norm(
     centered = op.Sub(grouped, mean)
     rstd = op.Reciprocal(op.Sqrt(op.Add(op.ReduceMean(op.Mul(centered, centered), [2], keepdims=1), eps)))
     y = op.Reshape(op.Mul(centered, rstd), op.Shape(x))
-    spatial = list(range(1, input.rank - 1))  # weight and bias (C,) broadcast as (C, 1, ..., 1)
     if weight is not None:
-        w = cast_to(weight, dtype)
-        y = op.Mul(y, op.Unsqueeze(w, spatial) if spatial else w)
+        y = op.Mul(y, _per_channel(weight, dtype, input.rank))
     if bias is not None:
-        b = cast_to(bias, dtype)
-        y = op.Add(y, op.Unsqueeze(b, spatial) if spatial else b)
+        y = op.Add(y, _per_channel(bias, dtype, input.rank))
     mean = op.Reshape(mean, np.array([0, group], np.int64))
     rstd = op.Reshape(rstd, np.array([0, group], np.int64))
     return cast_to(y, input.dtype), cast_to(mean, stats), cast_to(rstd, stats)

@@ -1,5 +1,6 @@
 """Reductions: sum, mean, prod, amax/amin, max/min, argmax/argmin, any/all, cumsum/cumprod,
-logsumexp, var/std (and their _mean variants), norm and linalg_vector_norm.
+logsumexp, var/std (and their _mean variants), norm and linalg_vector_norm; also max.other and
+min.other, which are torch.maximum/minimum under the names of max/min.
 
 Conventions shared by every function here:
 - `dim=None` and `dim=[]` reduce over every dimension (except any/all.dims, where torch reads
@@ -21,7 +22,8 @@ import numpy as np
 from graph_builder import op, types
 from graph_builder.ir import Value
 from graph_builder.types import DType, TBool, TFloat, TInt, TReal, TRealOrBool
-from torchlib.promotion import cast_to
+from torchlib.ops.elementwise import MIN_MAX, run_supported
+from torchlib.promotion import cast_to, elementwise
 from torchlib.registry import aten_op
 
 _REDUCED_FLOATS = (types.FLOAT16, types.BFLOAT16)
@@ -156,6 +158,28 @@ def aten_max(self: TRealOrBool) -> TRealOrBool:
 def aten_min(self: TRealOrBool) -> TRealOrBool:
     """min(Tensor self) -> Tensor"""
     return _extremum(op.ReduceMin, self, None, False)
+
+
+@aten_op("aten::max.other")
+@elementwise("self", "other")
+def aten_max_other(self: TRealOrBool, other: TRealOrBool) -> TRealOrBool:
+    """max.other(Tensor self, Tensor other) -> Tensor
+
+    torch.maximum under another name: elementwise, NaN propagates (ONNX Max does too)."""
+    if self.dtype.is_bool:
+        return op.Or(self, other)
+    return run_supported(op.Max, MIN_MAX, self, other)
+
+
+@aten_op("aten::min.other")
+@elementwise("self", "other")
+def aten_min_other(self: TRealOrBool, other: TRealOrBool) -> TRealOrBool:
+    """min.other(Tensor self, Tensor other) -> Tensor
+
+    torch.minimum under another name: elementwise, NaN propagates (ONNX Min does too)."""
+    if self.dtype.is_bool:
+        return op.And(self, other)
+    return run_supported(op.Min, MIN_MAX, self, other)
 
 
 def _arg(arg_op: Any, self: Value, dim: int | None, keepdim: bool) -> Value:
@@ -329,7 +353,7 @@ def _var_mean(
         divisor: Any = float(max(n - correction, 0))
     else:
         divisor = op.Max(op.Sub(op.CastLike(n, x), op.CastLike(correction, x)), op.CastLike(0, x))
-    var = op.Div(sum_sq, op.CastLike(divisor, x))
+    var = op.Div(sum_sq, divisor)
     if sqrt:
         var = op.Sqrt(var)
     if not keepdim and axes:

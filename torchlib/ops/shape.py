@@ -14,7 +14,7 @@ from typing import Any
 
 from graph_builder import op, types
 from graph_builder.ir import Value
-from graph_builder.types import TTensor, DType
+from graph_builder.types import DType, TTensor
 from torchlib.ops import symbolic as sym
 from torchlib.ops._helpers import as_shape, dim_size, normalize_dim
 from torchlib.promotion import cast_to, promote_all
@@ -28,6 +28,7 @@ _WIDER = {types.BFLOAT16: types.FLOAT, types.FLOAT16: types.FLOAT, types.INT8: t
           types.INT16: types.INT32, types.UINT8: types.INT32, types.BOOL: types.UINT8}  # fmt: skip
 NO_BF16 = frozenset({types.BFLOAT16})
 NO_SMALL_INT = frozenset({types.BFLOAT16, types.INT8, types.INT16, types.UINT8})
+_NO_PAD = frozenset({types.BFLOAT16, types.INT16})
 
 
 def cast_for_kernel(x: Value, missing: frozenset[DType]) -> Value:
@@ -101,6 +102,8 @@ def aten_permute(self: TTensor, dims: Sequence[int]) -> TTensor:
 @aten_op("aten::transpose.int")
 def aten_transpose(self: TTensor, dim0: int, dim1: int) -> TTensor:
     """transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)"""
+    if self.rank == 0:
+        return op.Identity(self)
     perm = list(range(self.rank))
     d0, d1 = normalize_dim(dim0, self.rank), normalize_dim(dim1, self.rank)
     perm[d0], perm[d1] = perm[d1], perm[d0]
@@ -336,7 +339,6 @@ def aten_roll(self: TTensor, shifts: Sequence[int], dims: Sequence[int] = ()) ->
     return x if x is not self else op.Identity(self)
 
 
-
 def _narrow(self: Value, dim: int, start: Any, length: Any) -> Value:
     d = normalize_dim(dim, self.rank)
     if isinstance(start, Value):  # narrow.Tensor: a 0-dim tensor, maybe negative
@@ -369,9 +371,26 @@ def _pad(self: Value, pad: Sequence[Any], mode: str, value: Any) -> Value:
     # torch lists (begin, end) pairs from the last dimension backwards; ONNX all begins, then ends.
     pads = as_shape([*pad[0::2], *pad[1::2]])
     axes = [self.rank - 1 - i for i in range(k)]
-    x = cast_for_kernel(self, frozenset({types.BFLOAT16, types.INT16}))
+    if mode != "constant" and 0 in self.shape:
+        mode = "constant"  # the result is empty too; onnxruntime rejects the other modes on empty inputs
+    if mode == "edge" and any(isinstance(p, int) and p < 0 for p in pad):
+        return _replicate_cropped(self, pad)
+    x = cast_for_kernel(self, _NO_PAD)
     constant = value if mode == "constant" else None
     return cast_to(op.Pad(x, pads, constant, axes, mode=mode), self.dtype)
+
+
+def _replicate_cropped(self: Value, pad: Sequence[int]) -> Value:
+    """Replicate padding with negative pads: torch clamps each output position into the input,
+    even when the crop leaves nothing (onnxruntime's edge Pad then fails)."""
+    x = self
+    for i in range(len(pad) // 2):
+        axis, begin, end = self.rank - 1 - i, pad[2 * i], pad[2 * i + 1]
+        n = self.shape[axis]
+        if not all(isinstance(v, int) for v in (n, begin, end)):
+            raise ValueError("replicate padding with negative pads needs static sizes and pads")
+        x = op.Gather(x, [min(max(j - begin, 0), n - 1) for j in range(n + begin + end)], axis=axis)
+    return x
 
 
 @aten_op("aten::constant_pad_nd")
@@ -416,8 +435,7 @@ def _arange(start: Any, stop: Any, step: Any) -> Any:
     """range(start, stop, step) as a list of ints, or a 1-D INT64 Value when dynamic."""
     if all(isinstance(v, int) for v in (start, stop, step)):
         return list(range(start, stop, step))
-    return op.Range(*(op.Cast(v, to=types.INT64.onnx) if isinstance(v, Value) and v.dtype is not types.INT64
-                      else v for v in (start, stop, step)))
+    return op.Range(start, stop, step)
 
 
 @aten_op("aten::diagonal")

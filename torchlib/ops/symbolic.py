@@ -192,7 +192,9 @@ def operator_mod(a: SymValue, b: SymValue) -> SymValue:
 @aten_op("_operator::pow")
 def operator_pow(a: SymValue, b: SymValue) -> SymValue:
     """pow(SymInt a, SymInt b) -> SymInt"""
-    return _binary(operator.pow, op.Pow, a, b)
+    # int ** negative int is a float in Python; a symbolic exponent is taken as non-negative.
+    negative = isinstance(b, (int, float)) and b < 0
+    return _binary(operator.pow, op.Pow, a, b, to_float=negative)
 
 
 @aten_op("_operator::neg")
@@ -284,7 +286,7 @@ def math_sqrt(x: SymValue) -> SymValue:
     return _sqrt(x)
 
 
-@aten_op("torch::sym_sqrt")
+@aten_op("torch::_sym_sqrt")  # torch.sym_sqrt's __name__
 def torch_sym_sqrt(a: SymValue) -> SymValue:
     """sym_sqrt(SymFloat a) -> SymFloat"""
     return _sqrt(a)

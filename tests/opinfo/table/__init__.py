@@ -3,18 +3,23 @@ torchlib/conformance/spec.py for the vocabulary), one module per torchlib/ops fa
 
 from __future__ import annotations
 
-from . import activations, casting, comparison, conv_pool, creation, elementwise, linalg, normalization, reductions, rnn, sort_topk
+from . import activations, attention, casting, comparison, conv_pool, creation, elementwise, indexing, linalg, normalization, reductions, rnn, shape, sort_topk, symbolic, upsample
 
 ENTRIES = [
     *activations.ENTRIES,
+    *attention.ENTRIES,
     *casting.ENTRIES,
     *comparison.ENTRIES,
     *conv_pool.ENTRIES,
     *creation.ENTRIES,
     *elementwise.ENTRIES,
+    *indexing.ENTRIES,
     *linalg.ENTRIES,
     *normalization.ENTRIES,
     *reductions.ENTRIES,
     *rnn.ENTRIES,
+    *shape.ENTRIES,
     *sort_topk.ENTRIES,
+    *symbolic.ENTRIES,
+    *upsample.ENTRIES,
 ]

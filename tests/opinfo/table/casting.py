@@ -7,11 +7,11 @@ import torch
 from torchlib.conformance.spec import Entry, Skip, XFail, call
 
 ENTRIES = [
-    Entry('aten__to_copy', reason='TODO'),  # aten::_to_copy
-    Entry('aten_lift_fresh', reason='TODO'),  # aten::lift_fresh
-    Entry('aten_lift_fresh_copy', reason='TODO'),  # aten::lift_fresh_copy
-    Entry('aten_to_device', opinfo=['to']),  # aten::to.device; candidates ['to']
-    Entry('aten_to_dtype', opinfo=['to']),  # aten::to.dtype; candidates ['to']
-    Entry('aten_to_other', opinfo=['to']),  # aten::to.other; candidates ['to']
-    Entry('aten_type_as', reason='TODO'),  # aten::type_as
+    Entry('aten__to_copy', opinfo=['to', 'masked.var']),  # _to_copy
+    Entry('aten_lift_fresh', opinfo=['masked.sum', 'masked.prod']),  # lift_fresh
+    Entry('aten_lift_fresh_copy', reason='TODO'),  # lift_fresh_copy: no OpInfo sample calls it
+    Entry('aten_to_device', opinfo=['to']),  # to.device (CompositeImplicit)
+    Entry('aten_to_dtype', opinfo=['to']),  # to.dtype (CompositeImplicit)
+    Entry('aten_to_other', opinfo=['to']),  # to.other (CompositeImplicit)
+    Entry('aten_type_as', reason='TODO'),  # type_as CIA
 ]

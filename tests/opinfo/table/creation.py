@@ -7,25 +7,25 @@ import torch
 from torchlib.conformance.spec import Entry, Skip, XFail, call
 
 ENTRIES = [
-    Entry('aten_arange', opinfo=['arange']),  # aten::arange; candidates ['arange']
-    Entry('aten_arange_start', opinfo=['arange']),  # aten::arange.start; candidates ['arange']
-    Entry('aten_arange_start_step', opinfo=['arange']),  # aten::arange.start_step; candidates ['arange']
-    Entry('aten_empty', opinfo=['empty']),  # aten::empty.memory_format; candidates ['empty']
-    Entry('aten_empty_like', opinfo=['empty_like']),  # aten::empty_like; candidates ['empty_like']
-    Entry('aten_empty_strided', opinfo=['empty_strided']),  # aten::empty_strided; candidates ['empty_strided']
-    Entry('aten_full', opinfo=['full']),  # aten::full; candidates ['full']
-    Entry('aten_full_like', opinfo=['full_like']),  # aten::full_like; candidates ['full_like']
-    Entry('aten_linspace', opinfo=['linspace']),  # aten::linspace; candidates ['linspace', ('linspace', 'tensor_overload')]
-    Entry('aten_linspace_scalar_tensor', opinfo=['linspace']),  # aten::linspace.Scalar_Tensor; candidates ['linspace', ('linspace', 'tensor_overload')]
-    Entry('aten_linspace_tensor_scalar', opinfo=['linspace']),  # aten::linspace.Tensor_Scalar; candidates ['linspace', ('linspace', 'tensor_overload')]
-    Entry('aten_linspace_tensor_tensor', opinfo=['linspace']),  # aten::linspace.Tensor_Tensor; candidates ['linspace', ('linspace', 'tensor_overload')]
-    Entry('aten_new_empty', opinfo=['new_empty']),  # aten::new_empty; candidates ['new_empty']
-    Entry('aten_new_full', opinfo=['new_full']),  # aten::new_full; candidates ['new_full']
-    Entry('aten_new_ones', opinfo=['new_ones']),  # aten::new_ones; candidates ['new_ones']
-    Entry('aten_new_zeros', opinfo=['new_zeros']),  # aten::new_zeros; candidates ['new_zeros']
-    Entry('aten_ones', opinfo=['ones']),  # aten::ones; candidates ['ones']
-    Entry('aten_ones_like', opinfo=['ones_like']),  # aten::ones_like; candidates ['ones_like']
-    Entry('aten_scalar_tensor', opinfo=['scalar_tensor']),  # aten::scalar_tensor; candidates ['scalar_tensor']
-    Entry('aten_zeros', opinfo=['zeros']),  # aten::zeros; candidates ['zeros']
-    Entry('aten_zeros_like', opinfo=['zeros_like']),  # aten::zeros_like; candidates ['zeros_like']
+    Entry('aten_arange', opinfo=['arange']),  # arange
+    Entry('aten_arange_start', opinfo=['arange']),  # arange.start
+    Entry('aten_arange_start_step', opinfo=['arange']),  # arange.start_step
+    Entry('aten_empty', opinfo=['empty']),  # empty.memory_format
+    Entry('aten_empty_like', opinfo=['empty_like']),  # empty_like
+    Entry('aten_empty_strided', opinfo=['empty_strided']),  # empty_strided
+    Entry('aten_full', opinfo=['full']),  # full
+    Entry('aten_full_like', opinfo=['full_like']),  # full_like
+    Entry('aten_linspace', opinfo=['linspace']),  # linspace
+    Entry('aten_linspace_scalar_tensor', opinfo=[('linspace', 'tensor_overload')]),  # linspace.Scalar_Tensor
+    Entry('aten_linspace_tensor_scalar', opinfo=[('linspace', 'tensor_overload')]),  # linspace.Tensor_Scalar
+    Entry('aten_linspace_tensor_tensor', opinfo=[('linspace', 'tensor_overload')]),  # linspace.Tensor_Tensor
+    Entry('aten_new_empty', opinfo=['new_empty']),  # new_empty
+    Entry('aten_new_full', opinfo=['new_full']),  # new_full
+    Entry('aten_new_ones', opinfo=['new_ones']),  # new_ones
+    Entry('aten_new_zeros', opinfo=['new_zeros']),  # new_zeros
+    Entry('aten_ones', opinfo=['ones']),  # ones
+    Entry('aten_ones_like', opinfo=['ones_like']),  # ones_like
+    Entry('aten_scalar_tensor', opinfo=['scalar_tensor']),  # scalar_tensor
+    Entry('aten_zeros', opinfo=['zeros']),  # zeros
+    Entry('aten_zeros_like', opinfo=['zeros_like']),  # zeros_like
 ]

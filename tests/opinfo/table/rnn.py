@@ -7,8 +7,8 @@ import torch
 from torchlib.conformance.spec import Entry, Skip, XFail, call
 
 ENTRIES = [
-    Entry('aten_gru', reason='TODO'),  # aten::gru.input
-    Entry('aten_lstm', reason='TODO'),  # aten::lstm.input
-    Entry('aten_rnn_relu', reason='TODO'),  # aten::rnn_relu.input
-    Entry('aten_rnn_tanh', reason='TODO'),  # aten::rnn_tanh.input
+    Entry('aten_gru', reason='TODO'),  # gru.input CIA
+    Entry('aten_lstm', reason='TODO'),  # lstm.input CIA
+    Entry('aten_rnn_relu', reason='TODO'),  # rnn_relu.input CIA
+    Entry('aten_rnn_tanh', reason='TODO'),  # rnn_tanh.input CIA
 ]

@@ -7,9 +7,9 @@ import torch
 from torchlib.conformance.spec import Entry, Skip, XFail, call
 
 ENTRIES = [
-    Entry('aten_argsort', opinfo=['argsort']),  # aten::argsort; candidates ['argsort']
-    Entry('aten_argsort_stable', opinfo=['argsort']),  # aten::argsort.stable; candidates ['argsort']
-    Entry('aten_sort', opinfo=['sort']),  # aten::sort; candidates ['sort']
-    Entry('aten_sort_stable', opinfo=['sort']),  # aten::sort.stable; candidates ['sort']
-    Entry('aten_topk', opinfo=['topk']),  # aten::topk; candidates ['topk']
+    Entry('aten_argsort', opinfo=['argsort']),  # argsort (CompositeImplicit)
+    Entry('aten_argsort_stable', opinfo=['argsort']),  # argsort.stable (CompositeImplicit)
+    Entry('aten_sort', opinfo=['sort']),  # sort
+    Entry('aten_sort_stable', opinfo=['sort']),  # sort.stable
+    Entry('aten_topk', opinfo=['topk']),  # topk
 ]

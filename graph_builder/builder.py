@@ -123,6 +123,9 @@ class GraphBuilder:
                 if found is not None:
                     return found
                 b = b.parent
+        if array.flags.writeable:  # a private, frozen copy: the caller's array or tensor may change
+            array = array.copy()
+            array.flags.writeable = False
         name = self._root.unique("const" if array.ndim else f"scalar_{types.from_numpy(array.dtype).name.lower()}")
         v = Value(name, types.from_numpy(array.dtype), array.shape, const_value=array, graph=self.graph)
         if key is not None:
@@ -229,7 +232,7 @@ class GraphBuilder:
             if self._owns(x):
                 return x
             raise OpError(f"Value {x.name!r} belongs to another graph than the one being built")
-        if type(x) is np.ndarray and not x.flags.writeable:  # constants made from Python values
+        if type(x) is np.ndarray and not x.flags.writeable and x.base is None:  # e.g. made from Python values
             entry = self._constants_by_id.get(id(x))
             if entry is not None and entry[0] is x:
                 return entry[1]
@@ -267,7 +270,7 @@ class GraphBuilder:
         if root.metadata:
             node.metadata = dict(root.metadata)
         base = sig.lower_name
-        node.outputs = [Value(root.unique(base), None, None, node, i, graph=graph) for i in range(n_outputs)]
+        node.outputs = [Value(root.unique(base), None, None, node, i, None, graph) for i in range(n_outputs)]
         self._infer(sig, node)
         graph.nodes.append(node)
         if sig.domain and sig.domain not in graph.opset_imports:

@@ -186,7 +186,13 @@ class OpSignature:
                     raise TypeError(key)
                 return value
             if kind == _A.INTS:
-                return [operator.index(v) for v in value]
+                if isinstance(value, (str, bytes)):
+                    raise TypeError(key)
+                ints = list(value)  # a copy: the caller may reuse its list
+                for v in ints:
+                    if type(v) is not int:
+                        return [operator.index(v) for v in ints]
+                return ints
             if kind == _A.FLOATS:
                 return [float(v) for v in value]
             if kind == _A.STRINGS:
@@ -314,9 +320,7 @@ def python_constant(value: Any, dtype: DType, sig: OpSignature | None = None, in
         if array is not None:
             return array
     try:
-        array = np.array(value, dtype=dtype.numpy)
-        if dtype.kind in "iu" and t is not int and not np.array_equal(array, np.array(value, dtype=object)):
-            raise ValueError(f"{value!r} is not exactly a {dtype}")  # 1.5 or 1e30 where an int is needed
+        array = np.array(value, dtype=dtype.numpy)  # a float for an integer type truncates, like torch
     except (TypeError, ValueError, OverflowError) as e:
         where = f"op.{sig.name}: input {index} ({sig.param_for_input(index).name!r})" if sig else "a constant"
         raise OpError(f"{where} is the Python value {value!r}, which cannot be a {dtype} constant: {e}") from None

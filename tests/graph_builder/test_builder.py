@@ -439,3 +439,17 @@ def test_values_are_values() -> None:
     with g:
         y = op.Identity(x)
     assert isinstance(y, Value) and y is not x
+
+
+def test_constants_do_not_follow_later_changes_of_their_source() -> None:
+    g = GraphBuilder()
+    x = g.input("x", INT64, [2])
+    source = np.array([1, 2])
+    tensor = torch.tensor([3, 4])
+    with g:
+        a = op.Add(x, source).producer.inputs[1]
+        b = op.Add(x, tensor).producer.inputs[1]
+    source[0] = 100
+    tensor[0] = 100
+    assert a.const_value.tolist() == [1, 2] and b.const_value.tolist() == [3, 4]
+    assert g.constant(np.array([1, 2])) is a  # equal bytes: the same constant

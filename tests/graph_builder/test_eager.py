@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+
 import ml_dtypes
 import numpy as np
 import pytest
@@ -124,3 +126,14 @@ def test_eager_inside_a_graph_becomes_constants() -> None:
     with g:
         y = op.Mul(x, eager)
     assert y.producer.inputs[1].const_value.tolist() == [2, 3, 4]
+
+
+def test_the_evaluator_is_per_thread() -> None:
+    g = GraphBuilder()
+    seen = []
+    with g:
+        thread = threading.Thread(target=lambda: seen.append(current_evaluator()))
+        thread.start()
+        thread.join()
+        assert current_evaluator() is g
+    assert seen == [EAGER]

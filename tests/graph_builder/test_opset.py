@@ -117,10 +117,12 @@ def test_equal_constants_are_shared() -> None:
     assert np.signbit(constants[1].const_value) and not np.signbit(constants[2].const_value)
 
 
-def test_non_integral_float_for_an_integer_input_is_refused() -> None:
-    with pytest.raises(OpError, match=r"op.Add: input 1 \('B'\) is the Python value 1.5, which cannot be a INT64 constant"):
-        op.Add(np.array([1, 2]), 1.5)
-    assert op.Add(np.array([1, 2]), 2.0).tolist() == [3, 4]  # an integral float is fine
+def test_python_values_that_cannot_be_constants_of_the_bound_type() -> None:
+    with pytest.raises(OpError, match=r"op.Add: input 1 \('B'\) is the Python value 300, which cannot be a UINT8 constant"):
+        op.Add(np.array([1, 2], np.uint8), 300)
+    with pytest.raises(OpError, match=r"op.Add: input 1 \('B'\) is the Python value 'a', which cannot be a INT64 constant"):
+        op.Add(np.array([1, 2]), "a")
+    assert op.Mul(np.array([10, 20]), 0.6).tolist() == [0, 0]  # a float for an integer type truncates, like torch
 
 
 # -- schema errors name the op, the input and what is allowed ----------------------------------

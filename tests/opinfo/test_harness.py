@@ -161,3 +161,25 @@ def test_cli_exit_codes_and_html(tmp_path):
     assert main(["--table", missing, "--ops", "aten_neg", "--no-progress", "-q"]) == 1
     assert main(["--table", good, "--ops", "no_such_op", "--no-progress"]) == 2
     assert main(["--table", good, "--dtypes", "float99", "--no-progress"]) == 2
+
+
+def test_aten_route_takes_the_dispatched_call_and_its_output():
+    entry = Entry("good_neg", opinfo=["neg"])
+    overloads = frozenset({"aten::neg"})
+    composite = SampleInput(X, args=(2.0,))  # x * 2 then neg: the function sees neg's own input
+    result = run_sample(good_neg, entry, torch.float32, 0, composite, lambda x, k: torch.neg(x * k), "", "aten", overloads)
+    assert result.outcome == PASSED and "-> (f32[1, 3])" in result.description
+    assert run_sample(good_neg, entry, torch.float32, 0, SampleInput(X), torch.abs, "", "aten", overloads) is None
+
+
+def test_pre_dispatch_route_sees_composite_implicit_overloads():
+    import torch.nn.functional as F
+
+    @aten_op("aten::relu6", registry=Registry())
+    def relu6(self):
+        """relu6(Tensor self) -> Tensor"""
+        return op.Clip(self, 0.0, 6.0)
+
+    sample = SampleInput(torch.tensor([-1.0, 3.0, 9.0]))
+    result = run_sample(relu6, Entry("relu6", opinfo=["nn.functional.relu6"]), torch.float32, 0, sample, F.relu6, "", "pre_dispatch", frozenset({"aten::relu6"}))
+    assert result.outcome == PASSED

@@ -149,6 +149,13 @@ def test_conv_padding_strings(dtype, padding):
         check(fn, (x, w, b, [1] * len(dilation), padding, dilation), expected=ref(x, w, b, [1] * len(dilation), padding, dilation), dtype=dtype)
 
 
+def test__convolution_mode():
+    x, w, b = rand(2, 4, 7, 6), rand(6, 2, 3, 2), rand(6)
+    for padding in ("same", "valid"):
+        args = (x, w, b, [1, 1], padding, [2, 1], 2)
+        check(cp.aten__convolution_mode, args, expected=torch.ops.aten._convolution_mode(*args))
+
+
 def test_conv_padding_same_rejects_stride():
     with pytest.raises(ValueError, match="strided"):
         cp.aten_conv2d_padding(rand(1, 2, 6, 6), rand(2, 2, 3, 3), None, [2, 2], "same")
@@ -171,9 +178,19 @@ def test_conv_transpose_nd(dtype, batched):
         check(fn, (x, w, b), kwargs, expected=ref(x, w, b, **kwargs), dtype=dtype)
 
 
-def test_conv_empty_batch():
-    x, w = rand(0, 2, 5, 5), rand(3, 2, 3, 3)
-    check(cp.aten_conv2d, (x, w), expected=torch.ops.aten.conv2d(x, w))
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_empty_batch(dtype):
+    x, w = rand(0, 2, 5, 5, dtype=dtype), rand(3, 2, 3, 3, dtype=dtype)
+    check(cp.aten_conv2d, (x, w), expected=torch.ops.aten.conv2d(x, w), dtype=dtype)
+    wt = rand(2, 3, 3, 3, dtype=dtype)
+    check(cp.aten_conv_transpose2d, (x, wt, None, [2, 2]), expected=torch.ops.aten.conv_transpose2d(x, wt, None, [2, 2]), dtype=dtype)
+    for fn, ref, args in [
+        (cp.aten_adaptive_avg_pool2d, torch.ops.aten.adaptive_avg_pool2d, ([3, 2],)),
+        (cp.aten_adaptive_max_pool2d, torch.ops.aten.adaptive_max_pool2d, ([3, 2],)),
+        (cp.aten_max_pool2d_with_indices, torch.ops.aten.max_pool2d_with_indices, ([2, 2],)),
+        (cp.aten_avg_pool2d, torch.ops.aten.avg_pool2d, ([2, 2], [1, 1], [1, 1], True, False, 3)),
+    ]:
+        check(fn, (x, *args), expected=ref(x, *args), dtype=dtype)
 
 
 # -- max pooling -----------------------------------------------------------------------------------

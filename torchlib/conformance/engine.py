@@ -109,6 +109,7 @@ class SampleResult:
     outcome: str  # passed | xfail | failed | xpass | skipped
     message: str = ""  # the reason (xfail, skipped, xpass) or the error (failed)
     modes: dict[str, tuple[str, str]] = dataclasses.field(default_factory=dict)  # mode -> (outcome, message)
+    source: str = ""  # the OpInfo ("name.variant") or "own samples"
 
 
 @dataclasses.dataclass
@@ -267,12 +268,12 @@ class Harness:
                     for index, sample in enumerate(make()):
                         if max_samples is not None and (found >= max_samples or index >= SCAN_FACTOR * max_samples):
                             break
-                        source = label if len(sources) > 1 or route != "public" else ""
-                        outcome = run_sample(fn, entry, dtype, index, sample, reference, source, route, overloads)
+                        outcome = run_sample(fn, entry, dtype, index, sample, reference, label, route, overloads)
                         if outcome is None:
                             result.elsewhere += 1
                             continue
                         found += 1
+                        outcome.source = label
                         result.samples.append(outcome)
         except Exception as e:  # the samples themselves could not be made
             result.error = f"making samples failed: {_error_text(e)}"
@@ -389,7 +390,7 @@ def run_sample(fn: Callable[..., Any], entry: Entry, dtype: torch.dtype, index: 
     None when (route "aten") the sample makes no call to the function's overloads."""
     description = (f"[{source} #{index}] " if source else "") + describe(sample)
     for rule in entry.skip:
-        if rule.matches(dtype, index, sample):
+        if rule.matches(dtype, index, sample, source):
             return SampleResult(index, description, SKIPPED, rule.reason)
     capture = _Capture(overloads) if route == "aten" else contextlib.nullcontext()
     try:
@@ -429,7 +430,7 @@ def run_sample(fn: Callable[..., Any], entry: Entry, dtype: torch.dtype, index: 
     }
     modes: dict[str, tuple[str, str]] = {}
     for mode, error in errors.items():
-        xfail = next((x for x in entry.xfail if x.matches(dtype, index, sample, mode)), None)
+        xfail = next((x for x in entry.xfail if x.matches(dtype, index, sample, mode, source)), None)
         if xfail is None:
             modes[mode] = (PASSED, "") if error is None else (FAILED, error)
         else:

@@ -13,6 +13,11 @@ the query length, and every other case (double, ranks other than 3 and 4, Q/K/V 
 dims that broadcast, empty dims) takes the explicit MatMul/Softmax decomposition instead: for
 double the kernel is missing (onnxruntime would fall back to the op's function body, which gives
 NaN for fully masked rows), and the rest is outside what the op accepts.
+
+torch.export (torch 2.13, CPU) records aten::scaled_dot_product_attention itself, both with
+run_decompositions({}) and with the exporter's table; the backend kernels it dispatches to
+(_scaled_dot_product_flash_attention_for_cpu, _scaled_dot_product_efficient_attention) never
+appear in exported graphs, so they have no functions here.
 """
 
 from __future__ import annotations
@@ -137,7 +142,8 @@ def _decomposed(
             scores = op.Add(scores, mask)
     probs = op.Softmax(scores, axis=-1)
     if attn_mask is not None:  # torch: a row with every key masked gives zeros, not NaN
-        fully_masked = op.Equal(op.ReduceMax(scores, [-1], keepdims=1), float("-inf"))
+        last = scores.rank - 1  # positive: onnxruntime ignores axes=[-1] on empty inputs
+        fully_masked = op.Equal(op.ReduceMax(scores, [last], keepdims=1), float("-inf"))
         probs = op.Where(fully_masked, 0.0, probs)
     y = op.MatMul(probs, v)
     return op.Cast(y, to=dtype.onnx) if dtype is not compute else y

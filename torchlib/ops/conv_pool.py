@@ -100,9 +100,10 @@ def _spread(x: Value, axis: int, step: int) -> Value:
     """step - 1 zeros between neighbours along axis: length L becomes (L - 1) * step + 1."""
     rank = x.rank
     if x.is_static:
-        shape: Any = [*x.shape[:axis], -1, *x.shape[axis + 1 :]]
+        shape: Any = [*x.shape[:axis], x.shape[axis] * step, *x.shape[axis + 1 :]]  # type: ignore[operator]
     else:
-        shape = op.Concat(op.Shape(x, end=axis), [-1], op.Shape(x, start=axis + 1), axis=0)
+        spread = op.Mul(op.Shape(x, start=axis, end=axis + 1), step)
+        shape = op.Concat(op.Shape(x, end=axis), spread, op.Shape(x, start=axis + 1), axis=0)
     pads = [0] * (2 * (rank + 1))
     pads[rank + 1 + axis + 1] = step - 1
     y = op.Pad(op.Unsqueeze(x, [axis + 1]), pads)
@@ -116,15 +117,15 @@ def _conv_as_matmul(
     """Convolution as im2col + MatMul, for dtypes onnxruntime's Conv lacks (double, integers)."""
     n = w.rank - 2
     kernel = _spatial_sizes(w, n, "convolution in this dtype")
-    c_group = w.shape[1]
-    if not isinstance(c_group, int):
+    c_out, c_group = w.shape[0], w.shape[1]
+    if not isinstance(c_out, int) or not isinstance(c_group, int):
         raise ValueError(f"convolution in {x.dtype} needs the weight's shape known, got {w.shape}")
     k = math.prod(kernel) * c_group
     cols = _patches(_pad_spatial(x, pads_begin, pads_end), kernel, stride, dilation)  # (N, C, *out, K)
     cols = op.Transpose(cols, perm=[0, *range(2, 2 + n), 1, 2 + n])  # (N, *out, C, K)
     cols = op.Reshape(cols, [0] * (1 + n) + [groups, 1, k])  # (N, *out, g, 1, C/g * K)
     weights = op.Transpose(op.Reshape(w, [groups, -1, k]), perm=[0, 2, 1])  # (g, C/g * K, O/g)
-    y = op.Reshape(op.MatMul(cols, weights), [0] * (1 + n) + [-1])  # (N, *out, O)
+    y = op.Reshape(op.MatMul(cols, weights), [0] * (1 + n) + [c_out])  # (N, *out, O)
     y = op.Transpose(y, perm=[0, n + 1, *range(1, n + 1)])
     if b is not None:
         y = op.Add(y, op.Reshape(b, [-1] + [1] * n))
@@ -157,6 +158,48 @@ def _conv_transpose_as_matmul(
 # -- convolution --------------------------------------------------------------------------------
 
 
+def _conv_dtype(dtype: types.DType) -> types.DType:
+    """The dtype a convolution computes in: onnxruntime's Conv and ConvTranspose run float32 and
+    float16; bfloat16 goes through float32, double and integers through im2col + MatMul."""
+    if dtype in (types.FLOAT, types.FLOAT16, types.DOUBLE):
+        return dtype
+    return types.FLOAT if dtype is types.BFLOAT16 else types.INT64
+
+
+def _conv(
+    input: Value, weight: Value, bias: Value | None, stride: list[int], begin: list[int], end: list[int],
+    dilation: list[int], groups: int,
+) -> Value:  # fmt: skip
+    compute = _conv_dtype(input.dtype)
+    x, w, b = _cast(input, compute), _cast(weight, compute), _cast(bias, compute)
+    if compute in (types.FLOAT, types.FLOAT16):
+        y = op.Conv(x, w, b, strides=stride, pads=begin + end, dilations=dilation, group=groups)
+    else:
+        y = _conv_as_matmul(x, w, b, stride, begin, end, dilation, groups)  # type: ignore[arg-type]
+    return _cast(y, input.dtype)  # type: ignore[return-value]
+
+
+def _conv_transpose(
+    input: Value, weight: Value, bias: Value | None, stride: list[int], padding: list[int], dilation: list[int],
+    output_padding: list[int], groups: int,
+) -> Value:  # fmt: skip
+    compute = _conv_dtype(input.dtype)
+    x, w, b = _cast(input, compute), _cast(weight, compute), _cast(bias, compute)
+    if all(o < s for o, s in zip(output_padding, stride)):
+        end, extra = padding, output_padding
+    else:
+        # torch allows output_padding up to max(stride, dilation) - 1, onnxruntime only below the
+        # stride: take it from the end padding first (the same output, fewer rows cropped)
+        end = [max(p - o, 0) for p, o in zip(padding, output_padding)]
+        extra = [max(o - p, 0) for p, o in zip(padding, output_padding)]
+    if compute in (types.FLOAT, types.FLOAT16) and all(e < s for e, s in zip(extra, stride)):
+        attrs = dict(strides=stride, dilations=dilation, group=groups)
+        y = op.ConvTranspose(x, w, b, pads=padding + end, output_padding=extra, **attrs)
+    else:
+        y = _conv_transpose_as_matmul(x, w, b, stride, padding, dilation, output_padding, groups)  # type: ignore[arg-type]
+    return _cast(y, input.dtype)  # type: ignore[return-value]
+
+
 def _convolution(
     input: Value, weight: Value, bias: Value | None, stride: Any, padding: Any, dilation: Any,
     transposed: bool, output_padding: Any, groups: int,
@@ -165,33 +208,10 @@ def _convolution(
     stride = _ints(stride, n, "stride")
     padding = _ints(padding, n, "padding")
     dilation = _ints(dilation, n, "dilation")
-    output_padding = _ints(output_padding, n, "output_padding")
-    dtype = input.dtype
-    if dtype in (types.FLOAT, types.FLOAT16, types.BFLOAT16):
-        compute = types.FLOAT16 if dtype is types.FLOAT16 else types.FLOAT
-        x, w, b = _cast(input, compute), _cast(weight, compute), _cast(bias, compute)
-        attrs = dict(strides=stride, dilations=dilation, group=groups)
-        if not transposed:
-            y = op.Conv(x, w, b, pads=padding + padding, **attrs)
-        elif all(o < s for o, s in zip(output_padding, stride)):
-            y = op.ConvTranspose(x, w, b, pads=padding + padding, output_padding=output_padding, **attrs)
-        else:
-            # torch allows output_padding up to max(stride, dilation) - 1, onnxruntime only below
-            # the stride: take it from the end padding first (same output, fewer rows cropped)
-            end = [max(p - o, 0) for p, o in zip(padding, output_padding)]
-            extra = [max(o - p, 0) for p, o in zip(padding, output_padding)]
-            if all(e < s for e, s in zip(extra, stride)):
-                y = op.ConvTranspose(x, w, b, pads=padding + end, output_padding=extra, **attrs)
-            else:
-                y = _conv_transpose_as_matmul(x, w, b, stride, padding, dilation, output_padding, groups)  # type: ignore[arg-type]
-        return _cast(y, dtype)  # type: ignore[return-value]
-    compute = types.DOUBLE if dtype is types.DOUBLE else types.INT64
-    x, w, b = _cast(input, compute), _cast(weight, compute), _cast(bias, compute)
     if transposed:
-        y = _conv_transpose_as_matmul(x, w, b, stride, padding, dilation, output_padding, groups)  # type: ignore[arg-type]
-    else:
-        y = _conv_as_matmul(x, w, b, stride, padding, padding, dilation, groups)  # type: ignore[arg-type]
-    return _cast(y, dtype)  # type: ignore[return-value]
+        output_padding = _ints(output_padding, n, "output_padding")
+        return _conv_transpose(input, weight, bias, stride, padding, dilation, output_padding, groups)
+    return _conv(input, weight, bias, stride, padding, padding, dilation, groups)
 
 
 def _conv_maybe_unbatched(
@@ -221,11 +241,10 @@ def _same_padding(weight: Value, stride: Any, padding: str, dilation: Any) -> tu
 def _conv_padding_mode(
     input: Value, weight: Value, bias: Value | None, stride: Any, padding: str, dilation: Any, groups: int
 ) -> Value:
+    n = weight.rank - 2
     begin, end = _same_padding(weight, stride, padding, dilation)
-    x, squeeze = _batched(input, weight.rank - 2)
-    if begin != end:
-        x = _pad_spatial(x, [0] * len(begin), [e - b for b, e in zip(begin, end)])
-    y = _convolution(x, weight, bias, stride, begin, dilation, False, [0], groups)
+    x, squeeze = _batched(input, n)
+    y = _conv(x, weight, bias, _ints(stride, n, "stride"), begin, end, _ints(dilation, n, "dilation"), groups)
     return _unbatched(y, squeeze)
 
 
@@ -256,6 +275,15 @@ def aten__convolution_deprecated(
 ) -> TReal:  # fmt: skip
     """_convolution.deprecated(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, int[] output_padding, SymInt groups, bool benchmark, bool deterministic, bool cudnn_enabled) -> Tensor"""
     return _convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups)
+
+
+@aten_op("aten::_convolution_mode")
+def aten__convolution_mode(
+    input: TReal, weight: TReal, bias: TReal | None, stride: Sequence[int], padding: str,
+    dilation: Sequence[int], groups: int,
+) -> TReal:  # fmt: skip
+    """_convolution_mode(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, str padding, SymInt[] dilation, SymInt groups) -> Tensor"""
+    return _conv_padding_mode(input, weight, bias, stride, padding, dilation, groups)
 
 
 @aten_op("aten::conv1d")
@@ -453,7 +481,8 @@ def _avg_pool_by_sum(
     ones_dims = [1] * n
     extra = _ceil_overhang(_spatial_sizes(x, n, "avg_pool with ceil_mode"), kernel, strides, pads) if ceil_mode else [0] * n
     padded = _pad_spatial(x, pads, [p + e for p, e in zip(pads, extra)])
-    sums = op.ReduceSum(_patches(padded, kernel, strides, ones_dims), [-1], keepdims=0)
+    # window axis by its positive index: onnxruntime ignores axes=[-1] on empty inputs
+    sums = op.ReduceSum(_patches(padded, kernel, strides, ones_dims), [x.rank], keepdims=0)
     if divisor_override is not None:
         return op.Div(sums, divisor_override)
     ones = op.Expand(op.CastLike(1, x), op.Shape(x, start=-n))
@@ -461,7 +490,7 @@ def _avg_pool_by_sum(
         ones = _pad_spatial(_pad_spatial(ones, pads, pads, 1), [0] * n, extra)
     else:
         ones = _pad_spatial(ones, pads, [p + e for p, e in zip(pads, extra)])
-    counts = op.ReduceSum(_patches(ones, kernel, strides, ones_dims), [-1], keepdims=0)
+    counts = op.ReduceSum(_patches(ones, kernel, strides, ones_dims), [n], keepdims=0)
     return op.Div(sums, counts)
 
 
@@ -535,6 +564,9 @@ def _adaptive_avg_pool(self: Value, output_size: Any, n: int) -> Value:
     x = _cast(self, types.FLOAT if dtype in (types.BFLOAT16, types.FLOAT16) else dtype)  # sums in float32
     assert x is not None
     rank = x.rank
+    if any(d == 0 for d in x.shape[: rank - n]):  # type: ignore[index]
+        # empty: nothing to average (and onnxruntime's fused Transpose+MatMul rejects empty inputs)
+        return _cast(op.Reshape(x, [0] * (rank - n) + out), dtype)  # type: ignore[return-value]
     if all(o == 1 for o in out):
         if rank == n + 2 and x.dtype is types.FLOAT:
             return _cast(op.GlobalAveragePool(x), dtype)  # type: ignore[return-value]

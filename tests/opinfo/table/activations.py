@@ -2,16 +2,25 @@
 
 from __future__ import annotations
 
+import math
+import operator
+
 import torch
 
 from torchlib.conformance.spec import Entry, Skip, XFail, call
+
+from . import _helpers as h
+from ._helpers import scalar_arg
+
+ALL = [torch.float32, torch.float16, torch.bfloat16, torch.float64, torch.int64, torch.int32, torch.bool]
+FLOATS = [torch.float32, torch.float16, torch.bfloat16, torch.float64]
 
 ENTRIES = [
     Entry('aten__log_softmax', opinfo=[('log_softmax', 'with_dtype'), 'log_softmax']),  # _log_softmax
     Entry('aten__softmax', opinfo=[('softmax', 'with_dtype'), 'softmax']),  # _softmax
     Entry('aten_celu', opinfo=['nn.functional.celu']),  # celu
-    Entry('aten_clamp', opinfo=['corrcoef']),  # clamp
-    Entry('aten_clamp_max', reason='TODO'),  # clamp_max: no OpInfo sample calls it
+    Entry('aten_clamp', opinfo=['clamp', 'nn.functional.hardtanh', 'corrcoef']),
+    Entry('aten_clamp_max', opinfo=['clamp_max'], aten=['aten::clamp_max.Tensor'], adapter=scalar_arg(1)),
     Entry('aten_clamp_max_tensor', opinfo=['clamp_max']),  # clamp_max.Tensor
     Entry('aten_clamp_min', opinfo=['nn.functional.triplet_margin_loss', 'nn.functional.triplet_margin_with_distance_loss']),  # clamp_min
     Entry('aten_clamp_min_tensor', opinfo=['clamp_min']),  # clamp_min.Tensor
@@ -23,7 +32,7 @@ ENTRIES = [
     Entry('aten_hardswish', opinfo=['nn.functional.hardswish']),  # hardswish
     Entry('aten_hardtanh', opinfo=['nn.functional.hardtanh']),  # hardtanh
     Entry('aten_leaky_relu', opinfo=['nn.functional.leaky_relu']),  # leaky_relu
-    Entry('aten_log_sigmoid', reason='TODO'),  # log_sigmoid CIA
+    Entry('aten_log_sigmoid', opinfo=['nn.functional.logsigmoid']),
     Entry('aten_log_sigmoid_forward', opinfo=['nn.functional.multilabel_soft_margin_loss', 'nn.functional.logsigmoid']),  # log_sigmoid_forward
     Entry('aten_log_softmax', opinfo=['log_softmax', ('log_softmax', 'with_dtype')]),  # log_softmax.int (CompositeImplicit)
     Entry('aten_mish', opinfo=['nn.functional.mish']),  # mish

@@ -2,16 +2,25 @@
 
 from __future__ import annotations
 
+import math
+import operator
+
 import torch
 
 from torchlib.conformance.spec import Entry, Skip, XFail, call
 
+from . import _helpers as h
+from ._helpers import scalar_arg
+
+ALL = [torch.float32, torch.float16, torch.bfloat16, torch.float64, torch.int64, torch.int32, torch.bool]
+FLOATS = [torch.float32, torch.float16, torch.bfloat16, torch.float64]
+
 ENTRIES = [
     Entry('aten__to_copy', opinfo=['to', 'masked.var']),  # _to_copy
     Entry('aten_lift_fresh', opinfo=['masked.sum', 'masked.prod']),  # lift_fresh
-    Entry('aten_lift_fresh_copy', reason='TODO'),  # lift_fresh_copy: no OpInfo sample calls it
+    Entry('aten_lift_fresh_copy', opinfo=['clone'], aten=['aten::clone'], adapter=lambda c: call(c.args[0])),
     Entry('aten_to_device', opinfo=['to']),  # to.device (CompositeImplicit)
     Entry('aten_to_dtype', opinfo=['to']),  # to.dtype (CompositeImplicit)
     Entry('aten_to_other', opinfo=['to']),  # to.other (CompositeImplicit)
-    Entry('aten_type_as', reason='TODO'),  # type_as CIA
+    Entry('aten_type_as', samples=h.type_as, dtypes=ALL),
 ]

@@ -2,16 +2,25 @@
 
 from __future__ import annotations
 
+import math
+import operator
+
 import torch
 
 from torchlib.conformance.spec import Entry, Skip, XFail, call
+
+from . import _helpers as h
+from ._helpers import scalar_arg
+
+ALL = [torch.float32, torch.float16, torch.bfloat16, torch.float64, torch.int64, torch.int32, torch.bool]
+FLOATS = [torch.float32, torch.float16, torch.bfloat16, torch.float64]
 
 ENTRIES = [
     Entry('aten_abs', opinfo=['abs']),  # abs
     Entry('aten_acos', opinfo=['acos']),  # acos
     Entry('aten_acosh', opinfo=['acosh']),  # acosh
     Entry('aten_add', opinfo=['add']),  # add.Tensor
-    Entry('aten_add_scalar', opinfo=['nn.functional.margin_ranking_loss', 'isclose']),  # add.Scalar
+    Entry('aten_add_scalar', opinfo=['add', 'nn.functional.margin_ranking_loss'], aten=['aten::add.Tensor', 'aten::add.Scalar'], adapter=scalar_arg(1)),
     Entry('aten_addcdiv', opinfo=['addcdiv']),  # addcdiv
     Entry('aten_addcmul', opinfo=['addcmul']),  # addcmul
     Entry('aten_asin', opinfo=['asin']),  # asin
@@ -30,7 +39,7 @@ ENTRIES = [
     Entry('aten_exp2', opinfo=['exp2']),  # exp2
     Entry('aten_expm1', opinfo=['expm1']),  # expm1
     Entry('aten_fill', opinfo=['fill']),  # fill.Scalar
-    Entry('aten_fill_tensor', reason='TODO'),  # fill.Tensor: no OpInfo sample calls it
+    Entry('aten_fill_tensor', opinfo=['fill'], aten=['aten::fill.Scalar'], adapter=lambda c: call(c.args[0], torch.tensor(c.args[1], dtype=c.args[0].dtype))),
     Entry('aten_floor', opinfo=['floor']),  # floor
     Entry('aten_fmod', opinfo=['fmod']),  # fmod.Tensor, fmod.Scalar
     Entry('aten_frac', opinfo=['frac']),  # frac
@@ -43,22 +52,22 @@ ENTRIES = [
     Entry('aten_mul', opinfo=['mul']),  # mul.Tensor, mul.Scalar
     Entry('aten_neg', opinfo=['neg']),  # neg
     Entry('aten_pow', opinfo=['pow']),  # pow.Tensor_Tensor
-    Entry('aten_pow_scalar', reason='TODO'),  # pow.Scalar: no OpInfo sample calls it
-    Entry('aten_pow_tensor_scalar', opinfo=['nn.functional.gaussian_nll_loss', 'nn.functional.local_response_norm']),  # pow.Tensor_Scalar
+    Entry('aten_pow_scalar', opinfo=['pow'], aten=['aten::pow.Tensor_Tensor', 'aten::pow.Scalar'], adapter=scalar_arg(0)),
+    Entry('aten_pow_tensor_scalar', opinfo=['pow', 'nn.functional.gaussian_nll_loss'], aten=['aten::pow.Tensor_Tensor', 'aten::pow.Tensor_Scalar'], adapter=scalar_arg(1)),
     Entry('aten_reciprocal', opinfo=['reciprocal']),  # reciprocal
     Entry('aten_remainder', opinfo=['remainder']),  # remainder.Tensor, remainder.Scalar, remainder.Scalar_Tensor
     Entry('aten_round', opinfo=['round']),  # round
     Entry('aten_round_decimals', opinfo=[('round', 'decimals_0'), ('round', 'decimals_3'), ('round', 'decimals_neg_3')]),  # round.decimals
     Entry('aten_rsqrt', opinfo=['rsqrt']),  # rsqrt
     Entry('aten_rsub', opinfo=['rsub']),  # rsub.Tensor
-    Entry('aten_rsub_scalar', opinfo=['signal.windows.bartlett', 'nn.functional.multilabel_soft_margin_loss']),  # rsub.Scalar
+    Entry('aten_rsub_scalar', opinfo=['rsub', 'signal.windows.bartlett'], aten=['aten::rsub.Tensor', 'aten::rsub.Scalar'], adapter=scalar_arg(1)),
     Entry('aten_sign', opinfo=['sign']),  # sign
     Entry('aten_sin', opinfo=['sin']),  # sin
     Entry('aten_sinh', opinfo=['sinh']),  # sinh
     Entry('aten_sqrt', opinfo=['sqrt']),  # sqrt
     Entry('aten_square', opinfo=['square']),  # square (CompositeImplicit)
     Entry('aten_sub', opinfo=['sub']),  # sub.Tensor
-    Entry('aten_sub_scalar', opinfo=['nanquantile', 'nn.functional.cosine_embedding_loss']),  # sub.Scalar
+    Entry('aten_sub_scalar', opinfo=['sub', 'nanquantile'], aten=['aten::sub.Tensor', 'aten::sub.Scalar'], adapter=scalar_arg(1)),
     Entry('aten_tan', opinfo=['tan']),  # tan
     Entry('aten_tanh', opinfo=['tanh']),  # tanh
     Entry('aten_trunc', opinfo=['trunc']),  # trunc

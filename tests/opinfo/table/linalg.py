@@ -2,23 +2,32 @@
 
 from __future__ import annotations
 
+import math
+import operator
+
 import torch
 
 from torchlib.conformance.spec import Entry, Skip, XFail, call
 
+from . import _helpers as h
+from ._helpers import scalar_arg
+
+ALL = [torch.float32, torch.float16, torch.bfloat16, torch.float64, torch.int64, torch.int32, torch.bool]
+FLOATS = [torch.float32, torch.float16, torch.bfloat16, torch.float64]
+
 ENTRIES = [
     Entry('aten_addmm', opinfo=['addmm', ('addmm', 'decomposed')]),  # addmm
-    Entry('aten_addmm_dtype', reason='TODO'),  # addmm.dtype: no OpInfo sample calls it
+    Entry('aten_addmm_dtype', reason='the out_dtype overload addmm.dtype has no CPU kernel in torch 2.13 (CUDA only), so there is no torch output to compare with'),
     Entry('aten_addmv', opinfo=['addmv']),  # addmv
     Entry('aten_baddbmm', opinfo=['baddbmm']),  # baddbmm
-    Entry('aten_baddbmm_dtype', reason='TODO'),  # baddbmm.dtype: no OpInfo sample calls it
+    Entry('aten_baddbmm_dtype', reason='the out_dtype overload baddbmm.dtype has no CPU kernel in torch 2.13 (CUDA only), so there is no torch output to compare with'),
     Entry('aten_bmm', opinfo=[('bmm', 'triton_optimized'), 'bmm']),  # bmm
-    Entry('aten_bmm_dtype', reason='TODO'),  # bmm.dtype: no OpInfo sample calls it
+    Entry('aten_bmm_dtype', reason='the out_dtype overload bmm.dtype has no CPU kernel in torch 2.13 (CUDA only), so there is no torch output to compare with'),
     Entry('aten_dot', opinfo=['dot']),  # dot
     Entry('aten_linear', opinfo=['nn.functional.linear']),  # linear (CompositeImplicit)
     Entry('aten_matmul', opinfo=['matmul']),  # matmul (CompositeImplicit)
     Entry('aten_mm', opinfo=['mm']),  # mm
-    Entry('aten_mm_dtype', reason='TODO'),  # mm.dtype: no OpInfo sample calls it
+    Entry('aten_mm_dtype', reason='the out_dtype overload mm.dtype has no CPU kernel in torch 2.13 (CUDA only), so there is no torch output to compare with'),
     Entry('aten_mv', opinfo=['mv']),  # mv
     Entry('aten_outer', opinfo=['outer']),  # outer (CompositeImplicit)
     Entry('aten_t', opinfo=['t']),  # t

@@ -2,18 +2,27 @@
 
 from __future__ import annotations
 
+import math
+import operator
+
 import torch
 
 from torchlib.conformance.spec import Entry, Skip, XFail, call
 
+from . import _helpers as h
+from ._helpers import scalar_arg
+
+ALL = [torch.float32, torch.float16, torch.bfloat16, torch.float64, torch.int64, torch.int32, torch.bool]
+FLOATS = [torch.float32, torch.float16, torch.bfloat16, torch.float64]
+
 ENTRIES = [
-    Entry('aten__batch_norm_no_update', reason='TODO'),  # _batch_norm_no_update: no OpInfo sample calls it
+    Entry('aten__batch_norm_no_update', samples=h.batch_norm_no_update, dtypes=FLOATS),
     Entry('aten__batch_norm_with_update', opinfo=['_batch_norm_with_update']),  # _batch_norm_with_update
-    Entry('aten__fused_rms_norm', reason='TODO'),  # _fused_rms_norm CIA
+    Entry('aten__fused_rms_norm', opinfo=['nn.functional.rms_norm'], route='aten'),
     Entry('aten__native_batch_norm_legit', opinfo=['_native_batch_norm_legit']),  # _native_batch_norm_legit
-    Entry('aten__native_batch_norm_legit_functional', reason='TODO'),  # _native_batch_norm_legit_functional: no OpInfo sample calls it
+    Entry('aten__native_batch_norm_legit_functional', reason='appears only in functionalized training graphs: no OpInfo calls it eagerly and torch has no CPU eager kernel for it to compare with'),
     Entry('aten__native_batch_norm_legit_no_stats', opinfo=['_native_batch_norm_legit']),  # _native_batch_norm_legit.no_stats
-    Entry('aten__native_batch_norm_legit_no_training', reason='TODO'),  # _native_batch_norm_legit_no_training: no OpInfo sample calls it
+    Entry('aten__native_batch_norm_legit_no_training', opinfo=['nn.functional.batch_norm', ('nn.functional.batch_norm', 'without_cudnn')]),
     Entry('aten_batch_norm', opinfo=['nn.functional.batch_norm', ('nn.functional.batch_norm', 'without_cudnn')]),  # batch_norm (CompositeImplicit)
     Entry('aten_group_norm', opinfo=['nn.functional.group_norm']),  # group_norm (CompositeImplicit)
     Entry('aten_layer_norm', opinfo=['nn.functional.layer_norm']),  # layer_norm (CompositeImplicit)

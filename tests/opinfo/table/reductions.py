@@ -2,9 +2,18 @@
 
 from __future__ import annotations
 
+import math
+import operator
+
 import torch
 
 from torchlib.conformance.spec import Entry, Skip, XFail, call
+
+from . import _helpers as h
+from ._helpers import scalar_arg
+
+ALL = [torch.float32, torch.float16, torch.bfloat16, torch.float64, torch.int64, torch.int32, torch.bool]
+FLOATS = [torch.float32, torch.float16, torch.bfloat16, torch.float64]
 
 ENTRIES = [
     Entry('aten_all', opinfo=['all']),  # all
@@ -29,10 +38,10 @@ ENTRIES = [
     Entry('aten_min', opinfo=[('min', 'reduction_no_dim')]),  # min
     Entry('aten_min_dim', opinfo=[('min', 'reduction_with_dim')]),  # min.dim
     Entry('aten_min_other', opinfo=[('min', 'reduction_with_dim'), ('min', 'reduction_no_dim'), ('min', 'binary')]),  # min.other (CompositeImplicit)
-    Entry('aten_norm_Scalar', reason='TODO'),  # norm.Scalar: no OpInfo sample calls it
+    Entry('aten_norm_Scalar', reason='torch.norm dispatches to linalg_vector_norm: no OpInfo sample reaches aten::norm.Scalar'),
     Entry('aten_norm_ScalarOpt_dim', opinfo=['nn.functional.triplet_margin_loss', 'nn.functional.triplet_margin_with_distance_loss']),  # norm.ScalarOpt_dim
-    Entry('aten_norm_ScalarOpt_dim_dtype', reason='TODO'),  # norm.ScalarOpt_dim_dtype: no OpInfo sample calls it
-    Entry('aten_norm_ScalarOpt_dtype', reason='TODO'),  # norm.ScalarOpt_dtype: no OpInfo sample calls it
+    Entry('aten_norm_ScalarOpt_dim_dtype', reason='torch.norm dispatches to linalg_vector_norm: no OpInfo sample reaches aten::norm.ScalarOpt_dim_dtype'),
+    Entry('aten_norm_ScalarOpt_dtype', reason='torch.norm dispatches to linalg_vector_norm: no OpInfo sample reaches aten::norm.ScalarOpt_dtype'),
     Entry('aten_prod', opinfo=['prod']),  # prod
     Entry('aten_prod_dim_int', opinfo=['prod']),  # prod.dim_int
     Entry('aten_std', opinfo=['std', ('std', 'unbiased')]),  # std (CompositeImplicit)

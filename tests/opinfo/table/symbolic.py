@@ -2,44 +2,53 @@
 
 from __future__ import annotations
 
+import math
+import operator
+
 import torch
 
 from torchlib.conformance.spec import Entry, Skip, XFail, call
 
+from . import _helpers as h
+from ._helpers import scalar_arg
+
+ALL = [torch.float32, torch.float16, torch.bfloat16, torch.float64, torch.int64, torch.int32, torch.bool]
+FLOATS = [torch.float32, torch.float16, torch.bfloat16, torch.float64]
+
 ENTRIES = [
-    Entry('aten_assert_async', reason='TODO'),  # _assert_async: no OpInfo sample calls it
-    Entry('aten_assert_async_msg', reason='TODO'),  # _assert_async.msg: no OpInfo sample calls it
-    Entry('aten_assert_scalar', reason='TODO'),  # _assert_scalar: no OpInfo sample calls it
-    Entry('aten_assert_tensor_metadata', reason='TODO'),  # _assert_tensor_metadata: no OpInfo sample calls it
-    Entry('aten_sym_constrain_range', reason='TODO'),  # sym_constrain_range: no OpInfo sample calls it
-    Entry('aten_sym_constrain_range_for_size', reason='TODO'),  # sym_constrain_range_for_size: no OpInfo sample calls it
-    Entry('aten_sym_numel', reason='TODO'),  # sym_numel CIA
-    Entry('aten_sym_size', reason='TODO'),  # sym_size: no OpInfo sample calls it
-    Entry('aten_sym_size_int', reason='TODO'),  # sym_size.int CIA
-    Entry('math_ceil', reason='TODO'),  # math::ceil: no OpInfo sample calls it
-    Entry('math_floor', reason='TODO'),  # math::floor: no OpInfo sample calls it
-    Entry('math_sqrt', reason='TODO'),  # math::sqrt: no OpInfo sample calls it
-    Entry('math_trunc', reason='TODO'),  # math::trunc: no OpInfo sample calls it
-    Entry('operator_add', reason='TODO'),  # _operator::add: no OpInfo sample calls it
-    Entry('operator_eq', reason='TODO'),  # _operator::eq: no OpInfo sample calls it
-    Entry('operator_floordiv', reason='TODO'),  # _operator::floordiv: no OpInfo sample calls it
-    Entry('operator_ge', reason='TODO'),  # _operator::ge: no OpInfo sample calls it
-    Entry('operator_getitem', reason='TODO'),  # _operator::getitem: no OpInfo sample calls it
-    Entry('operator_gt', reason='TODO'),  # _operator::gt: no OpInfo sample calls it
-    Entry('operator_le', reason='TODO'),  # _operator::le: no OpInfo sample calls it
-    Entry('operator_lt', reason='TODO'),  # _operator::lt: no OpInfo sample calls it
-    Entry('operator_mod', reason='TODO'),  # _operator::mod: no OpInfo sample calls it
-    Entry('operator_mul', reason='TODO'),  # _operator::mul: no OpInfo sample calls it
-    Entry('operator_ne', reason='TODO'),  # _operator::ne: no OpInfo sample calls it
-    Entry('operator_neg', reason='TODO'),  # _operator::neg: no OpInfo sample calls it
-    Entry('operator_pow', reason='TODO'),  # _operator::pow: no OpInfo sample calls it
-    Entry('operator_sub', reason='TODO'),  # _operator::sub: no OpInfo sample calls it
-    Entry('operator_truediv', reason='TODO'),  # _operator::truediv: no OpInfo sample calls it
-    Entry('torch_sym_float', reason='TODO'),  # torch::sym_float: no OpInfo sample calls it
-    Entry('torch_sym_int', reason='TODO'),  # torch::sym_int: no OpInfo sample calls it
-    Entry('torch_sym_ite', reason='TODO'),  # torch::sym_ite: no OpInfo sample calls it
-    Entry('torch_sym_max', reason='TODO'),  # torch::sym_max: no OpInfo sample calls it
-    Entry('torch_sym_min', reason='TODO'),  # torch::sym_min: no OpInfo sample calls it
-    Entry('torch_sym_not', reason='TODO'),  # torch::sym_not: no OpInfo sample calls it
-    Entry('torch_sym_sqrt', reason='TODO'),  # torch::_sym_sqrt: no OpInfo sample calls it
+    Entry('aten_assert_async', reason='an assertion: returns nothing, so there is no output to compare'),
+    Entry('aten_assert_async_msg', reason='an assertion: returns nothing, so there is no output to compare'),
+    Entry('aten_assert_scalar', reason='an assertion: returns nothing, so there is no output to compare'),
+    Entry('aten_assert_tensor_metadata', reason='an assertion: returns nothing, so there is no output to compare'),
+    Entry('aten_sym_constrain_range', reason='a range constraint for torch.export: returns nothing, so there is no output to compare'),
+    Entry('aten_sym_constrain_range_for_size', reason='a range constraint for torch.export: returns nothing, so there is no output to compare'),
+    Entry('aten_sym_numel', samples=h.tensors, dtypes=[torch.float32, torch.int64], reference=lambda x: x.numel()),
+    Entry('aten_sym_size', samples=h.tensors, dtypes=[torch.float32, torch.int64], reference=lambda x: list(x.shape)),
+    Entry('aten_sym_size_int', samples=h.sizes_and_dims, dtypes=[torch.float32, torch.int64], reference=lambda x, d: x.shape[d]),
+    Entry('math_ceil', samples=h.floats, dtypes=[torch.float32, torch.float64], reference=h.on_python(math.ceil)),
+    Entry('math_floor', samples=h.floats, dtypes=[torch.float32, torch.float64], reference=h.on_python(math.floor)),
+    Entry('math_sqrt', samples=h.floats, dtypes=[torch.float32, torch.float64], reference=h.on_python(math.sqrt)),
+    Entry('math_trunc', samples=h.floats, dtypes=[torch.float32, torch.float64], reference=h.on_python(math.trunc)),
+    Entry('operator_add', samples=h.int_pairs, dtypes=[torch.int64], reference=h.on_python(operator.add)),
+    Entry('operator_eq', samples=h.int_pairs, dtypes=[torch.int64], reference=h.on_python(operator.eq)),
+    Entry('operator_floordiv', samples=h.int_pairs, dtypes=[torch.int64], reference=h.on_python(operator.floordiv)),
+    Entry('operator_ge', samples=h.int_pairs, dtypes=[torch.int64], reference=h.on_python(operator.ge)),
+    Entry('operator_getitem', samples=h.getitem, dtypes=[torch.float32, torch.int64], reference=operator.getitem),
+    Entry('operator_gt', samples=h.int_pairs, dtypes=[torch.int64], reference=h.on_python(operator.gt)),
+    Entry('operator_le', samples=h.int_pairs, dtypes=[torch.int64], reference=h.on_python(operator.le)),
+    Entry('operator_lt', samples=h.int_pairs, dtypes=[torch.int64], reference=h.on_python(operator.lt)),
+    Entry('operator_mod', samples=h.int_pairs, dtypes=[torch.int64], reference=h.on_python(operator.mod)),
+    Entry('operator_mul', samples=h.int_pairs, dtypes=[torch.int64], reference=h.on_python(operator.mul)),
+    Entry('operator_ne', samples=h.int_pairs, dtypes=[torch.int64], reference=h.on_python(operator.ne)),
+    Entry('operator_neg', samples=h.ints, dtypes=[torch.int64], reference=h.on_python(operator.neg)),
+    Entry('operator_pow', samples=h.positive_int_pairs, dtypes=[torch.int64], reference=h.on_python(operator.pow)),
+    Entry('operator_sub', samples=h.int_pairs, dtypes=[torch.int64], reference=h.on_python(operator.sub)),
+    Entry('operator_truediv', samples=h.int_pairs, dtypes=[torch.int64], reference=h.on_python(operator.truediv)),
+    Entry('torch_sym_float', samples=h.ints, dtypes=[torch.int64], reference=h.on_python(float)),
+    Entry('torch_sym_int', samples=h.floats, dtypes=[torch.float32, torch.float64], reference=h.on_python(int)),
+    Entry('torch_sym_ite', samples=h.ite, dtypes=[torch.int64], reference=h.on_python(lambda b, t, f: t if b else f)),
+    Entry('torch_sym_max', samples=h.int_pairs, dtypes=[torch.int64], reference=h.on_python(max)),
+    Entry('torch_sym_min', samples=h.int_pairs, dtypes=[torch.int64], reference=h.on_python(min)),
+    Entry('torch_sym_not', samples=h.bools, dtypes=[torch.bool], reference=h.on_python(operator.not_)),
+    Entry('torch_sym_sqrt', samples=h.floats, dtypes=[torch.float32, torch.float64], reference=h.on_python(math.sqrt)),
 ]

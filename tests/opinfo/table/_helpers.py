@@ -1,0 +1,103 @@
+"""Adapters and sample generators shared by the table's modules."""
+
+from __future__ import annotations
+
+import math
+import operator
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import torch
+
+from torchlib.conformance.spec import Call, call, sample_input
+
+
+def scalar_arg(i: int) -> Callable[[Call], Call | None]:
+    """For a .Scalar overload: take the captured .Tensor call whose argument i is a Python
+    number (what the Scalar overload receives); other calls are not this function's."""
+
+    def adapt(c: Call) -> Call | None:
+        return c if isinstance(c.args[i], (bool, int, float)) else None
+
+    return adapt
+
+
+# -- symbolic values: a SymInt / SymFloat / SymBool is a 0-d tensor in a graph -----------------
+_INT_PAIRS = [(7, 3), (-7, 3), (0, 5), (12, -5), (2, 10)]
+
+
+def on_python(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """The Python reference of a symbolic op: 0-d tensors become Python numbers first."""
+
+    def reference(*args: Any) -> Any:
+        return fn(*(a.item() if isinstance(a, torch.Tensor) else a for a in args))
+
+    reference.__name__ = getattr(fn, "__name__", "reference")
+    return reference
+
+
+def int_pairs(dtype: torch.dtype) -> Iterator[Any]:
+    for a, b in _INT_PAIRS:
+        yield sample_input(torch.tensor(a, dtype=dtype), torch.tensor(b, dtype=dtype))
+
+
+def positive_int_pairs(dtype: torch.dtype) -> Iterator[Any]:
+    for a, b in [(7, 3), (2, 10), (9, 1), (0, 4)]:
+        yield sample_input(torch.tensor(a, dtype=dtype), torch.tensor(b, dtype=dtype))
+
+
+def ints(dtype: torch.dtype) -> Iterator[Any]:
+    for a, _ in _INT_PAIRS:
+        yield sample_input(torch.tensor(a, dtype=dtype))
+
+
+def floats(dtype: torch.dtype) -> Iterator[Any]:
+    for a in (2.5, -2.5, 9.0, 0.3, 1e-3):
+        yield sample_input(torch.tensor(a, dtype=dtype))
+
+
+def bools(dtype: torch.dtype) -> Iterator[Any]:
+    for a in (True, False):
+        yield sample_input(torch.tensor(a))
+
+
+def ite(dtype: torch.dtype) -> Iterator[Any]:
+    for b in (True, False):
+        yield sample_input(torch.tensor(b), torch.tensor(4, dtype=dtype), torch.tensor(-9, dtype=dtype))
+
+
+def sizes_and_dims(dtype: torch.dtype) -> Iterator[Any]:
+    x = torch.ones(2, 3, 5, dtype=dtype)
+    for dim in (0, 1, 2, -1):
+        yield sample_input(x, dim)
+
+
+def tensors(dtype: torch.dtype) -> Iterator[Any]:
+    for shape in ((2, 3, 5), (7,), (), (0, 4)):
+        yield sample_input(torch.ones(shape, dtype=dtype))
+
+
+def getitem(dtype: torch.dtype) -> Iterator[Any]:
+    items = [torch.arange(3).to(dtype), torch.ones(2, 2, dtype=dtype), torch.zeros(4, dtype=dtype)]
+    for i in (0, 1, 2, -1):
+        yield sample_input(items, i)
+
+
+def type_as(dtype: torch.dtype) -> Iterator[Any]:
+    for source in (torch.float32, torch.int64, torch.bool):
+        yield sample_input(torch.arange(6).reshape(2, 3).to(source), torch.ones(1, dtype=dtype))
+
+
+def batch_norm_no_update(dtype: torch.dtype) -> Iterator[Any]:
+    torch.manual_seed(0)
+    for shape in ((2, 3), (2, 3, 4), (1, 3, 2, 2)):
+        x = torch.randn(shape).to(dtype)
+        c = shape[1]
+        w, b = torch.randn(c).to(dtype), torch.randn(c).to(dtype)
+        mean, var = torch.randn(c).to(dtype), torch.rand(c).to(dtype) + 0.5
+        yield sample_input(x, w, b, mean, var, 0.1, 1e-5)
+        yield sample_input(x, None, None, mean, var, 0.1, 1e-3)
+
+
+OPERATOR = operator
+MATH = math

@@ -270,7 +270,10 @@ class GraphBuilder:
         if root.metadata:
             node.metadata = dict(root.metadata)
         base = sig.lower_name
-        node.outputs = [Value(root.unique(base), None, None, node, i, None, graph) for i in range(n_outputs)]
+        if n_outputs == 1:
+            node.outputs = [Value(root.unique(base), None, None, node, 0, None, graph)]
+        else:
+            node.outputs = [Value(root.unique(base), None, None, node, i, None, graph) for i in range(n_outputs)]
         self._infer(sig, node)
         graph.nodes.append(node)
         if sig.domain and sig.domain not in graph.opset_imports:

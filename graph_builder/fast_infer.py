@@ -62,11 +62,15 @@ def _unary(ins: list[Value | None], attrs: dict[str, Any]) -> Result:
 
 
 def _binary(ins: list[Value | None], attrs: dict[str, Any]) -> Result:
+    if len(ins) == 2:
+        a, b = ins
+        return [(a.dtype, broadcast_shapes(a.shape, b.shape))]  # type: ignore[union-attr]
     return [(ins[0].dtype, broadcast_shapes(*(v.shape for v in ins)))]  # type: ignore[union-attr]
 
 
 def _compare(ins: list[Value | None], attrs: dict[str, Any]) -> Result:
-    return [(types.BOOL, broadcast_shapes(*(v.shape for v in ins)))]  # type: ignore[union-attr]
+    a, b = ins
+    return [(types.BOOL, broadcast_shapes(a.shape, b.shape))]  # type: ignore[union-attr]
 
 
 def _where(ins: list[Value | None], attrs: dict[str, Any]) -> Result:
@@ -193,12 +197,14 @@ def _sym(v: Value | None) -> tuple[Dim, ...] | None:
     is a constant, else from what tracing knows of it (`sym_value`)."""
     if v is None:
         return None
+    sym = v.sym_value
+    if sym is not None:
+        return sym
     c = v.const_value
-    if c is not None:
-        if c.dtype != np.int64 or c.ndim > 1 or c.size > 64:
-            return None
-        return tuple(int(d) for d in c.reshape(-1))
-    return v.sym_value
+    if c is None or c.dtype != np.int64 or c.ndim > 1 or c.size > 64:
+        return None
+    sym = v.sym_value = tuple(c.reshape(-1).tolist())  # kept: constants are read many times
+    return sym
 
 
 def _reshape_sym(ins: list[Value | None], attrs: dict[str, Any]) -> Result:

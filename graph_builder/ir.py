@@ -34,8 +34,9 @@ class Value:
     and, when known, its payload (`const_value`).
 
     `sym_value` is set while tracing for small INT64 tensors computed from shapes (the output of
-    Shape, and Slice, Concat, Gather... of it): their elements as dims, so that a Reshape to
-    `Concat(Shape(x)[:2], [4, 16])` keeps the symbolic dims by name."""
+    Shape, and Slice, Concat, Gather... of it), and for small INT64 constants once read: their
+    elements as dims, so that a Reshape to `Concat(Shape(x)[:2], [4, 16])` keeps the symbolic
+    dims by name."""
 
     __slots__ = ("name", "dtype", "shape", "producer", "index", "const_value", "graph", "is_parameter",
                  "sym_value", "metadata", "doc_string", "_type_proto", "_tensor_proto", "__weakref__")  # fmt: skip
@@ -209,7 +210,13 @@ class Graph:
         for node in self.nodes:
             node._add_to(nodes)
         graph.name = self.name
-        graph.initializer.extend([v.tensor_proto() for v in self.initializers.values()])
+        initializers = graph.initializer
+        for v in self.initializers.values():
+            read = v._tensor_proto
+            if read is not None and read.name == v.name:
+                initializers.append(read)  # as read or made before
+            else:
+                add_tensor_proto(initializers, v.numpy(), v.name)
         if self.doc_string:
             graph.doc_string = self.doc_string
         graph.input.extend([make_value_info(v) for v in self.inputs])
@@ -293,6 +300,19 @@ def tensor_proto(array: np.ndarray, name: str = "") -> onnx.TensorProto:
             proto.name = name
         return proto
     return numpy_helper.from_array(array, name)
+
+
+def add_tensor_proto(tensors: Any, array: np.ndarray, name: str) -> None:
+    """Append the TensorProto of an array to a repeated TensorProto field: built in place for
+    the common numeric types (one copy of the data fewer than building it, then appending)."""
+    dtype = types._BY_NUMPY.get(array.dtype)
+    if _LITTLE_ENDIAN and dtype is not None and dtype.kind in "fiubc":
+        if name:
+            tensors.add(name=name, dims=array.shape, data_type=dtype.onnx, raw_data=array.tobytes())
+        else:
+            tensors.add(dims=array.shape, data_type=dtype.onnx, raw_data=array.tobytes())
+    else:
+        tensors.append(numpy_helper.from_array(array, name))
 
 
 def _freeze(value: Any) -> Any:

@@ -139,19 +139,19 @@ class OpSignature:
                         f"op.{self.name} (opset {self.opset}) has no attribute or input {key!r}; "
                         f"its attributes are {sorted(self.attr_types)}, its inputs {[p.name for p in self.inputs]}"
                     )
+        while inputs and inputs[-1] is None:  # omitted optional inputs at the end
+            inputs.pop()
         n = len(inputs)
         if n < self.min_inputs or self.max_inputs is not None and n > self.max_inputs:
             self._check_arity(inputs)
         for x in inputs:
-            if x is None:
+            if x is None:  # an omitted input in the middle: fine if it is optional
                 self._check_arity(inputs)
                 break
         if self.required_attrs:
             for name in self.required_attrs:
                 if name not in attrs:
                     raise OpError(f"op.{self.name}: required attribute {name!r} is missing")
-        while inputs and inputs[-1] is None:
-            inputs.pop()
         return inputs, attrs, n_outputs
 
     def _check_arity(self, inputs: list[Any]) -> None:

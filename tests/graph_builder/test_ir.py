@@ -214,3 +214,28 @@ def test_value_constructed_by_hand() -> None:
     assert v.tensor_proto().name == "renamed"  # the cached proto follows the name
     bf = Value("bf", types.BFLOAT16, (1,), const_value=np.ones(1, ml_dtypes.bfloat16))
     assert bf.tensor_proto().data_type == onnx.TensorProto.BFLOAT16
+
+
+def test_graph_built_by_hand() -> None:
+    graph = Graph("by_hand", {"": 23})
+    x = Value("x", FLOAT, ("n",), graph=graph)
+    w = Value("w", FLOAT, (1,), const_value=np.array([2.0], np.float32), graph=graph)
+    node = Node("", "Mul", [x, w], {}, {}, "mul_node")
+    y = Value("y", FLOAT, ("n",), producer=node, graph=graph)
+    node.outputs = [y]
+    graph.inputs, graph.initializers, graph.nodes, graph.outputs = [x], {"w": w}, [node], [y]
+    model = graph.to_model()
+    onnx.checker.check_model(model, full_check=True)
+    assert model.graph.node[0].name == "mul_node" and model.producer_name == "torchlib"
+    assert numpy_helper.to_array(model.graph.initializer[0]).tolist() == [2.0]
+    again = model_from_proto(model)
+    assert again.nodes[0].inputs[1].const_value.tolist() == [2.0] and again.nodes[0].inputs[1].is_parameter
+
+
+@pytest.mark.parametrize("dtype", [d for d in types.ALL_DTYPES if d is not types.STRING], ids=repr)
+def test_initializers_are_written_like_numpy_helper(dtype: types.DType) -> None:
+    array = (np.arange(6).reshape(3, 2) % 2).astype(dtype.numpy)
+    graph = Graph("g")
+    graph.initializers["w"] = Value("w", dtype, array.shape, const_value=array, graph=graph)
+    written = graph.to_graph_proto().initializer[0]
+    assert written.SerializeToString() == numpy_helper.from_array(array, "w").SerializeToString()

@@ -309,7 +309,7 @@ class GraphBuilder:
                     break
             else:
                 result = rule(inputs, node.attributes)
-        if result is not None:
+        if result is not None and len(result) == len(node.outputs):
             for out, (dtype, shape) in zip(node.outputs, result):
                 out.dtype = dtype
                 out.shape = shape

@@ -130,11 +130,10 @@ def _transpose(ins: list[Value | None], attrs: dict[str, Any]) -> Result:
 
 
 def _axes(ins: list[Value | None]) -> list[int] | None:
-    if len(ins) < 2 or ins[1] is None:
+    if len(ins) < 2 or ins[1] is None or ins[1].const_value is None:
         return None
-    if ins[1].const_value is None:
-        return None
-    return [int(a) for a in ins[1].const_value.reshape(-1)]
+    axes = _sym(ins[1])
+    return None if axes is None else list(axes)  # type: ignore[arg-type]
 
 
 def _unsqueeze(ins: list[Value | None], attrs: dict[str, Any]) -> Result:
@@ -393,7 +392,7 @@ RULES["IsNaN"] = RULES["IsInf"] = lambda ins, attrs: [(types.BOOL, ins[0].shape)
 RULES.update(
     Where=_where, Cast=_cast, CastLike=_cast_like, MatMul=_matmul, Reshape=_reshape_sym, Transpose=_transpose,
     Unsqueeze=_unsqueeze, Squeeze=_squeeze, Shape=_shape, Concat=_concat, Gather=_gather, Slice=_slice,
-    Expand=_expand, ConstantOfShape=_constant_of_shape,
+    Expand=_expand, ConstantOfShape=_constant_of_shape, LayerNormalization=_layer_norm, RMSNormalization=_layer_norm,
 )  # fmt: skip
 
 

@@ -233,8 +233,8 @@ class OpSignature:
                 if dtype is None:
                     dtype = dtype_of(x)
             else:
-                dtype = dtype_of(x)
-                if dtype is None:
+                dtype = None if t is list or t is float or t is int or t is tuple or t is bool else dtype_of(x)
+                if dtype is None:  # a Python value: typed once the other inputs have bound its type
                     if pending is None:
                         pending = []
                     pending.append(i)

@@ -156,7 +156,7 @@ def test_variadic_minimum() -> None:
     with pytest.raises(OpError, match=r"op.Concat\(inputs\.\.\.: T\).*variadic input 0 \('inputs'\) needs at least 1 values, got 0"):
         op.Concat(axis=0)
     with pytest.raises(OpError, match=r"op.Max\(data_0\.\.\.: T\).*variadic input 'data_0' cannot hold None"):
-        op.Max(np.ones(2, np.float32), None)
+        op.Max(np.ones(2, np.float32), None, np.ones(2, np.float32))
 
 
 def test_unknown_attribute() -> None:

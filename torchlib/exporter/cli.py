@@ -6,9 +6,14 @@ import argparse
 import importlib
 import sys
 import time
+import warnings
 from typing import Any
 
 import torch
+
+
+# torch.export's own deprecation chatter (pytree LeafSpec) says nothing about the user's model
+warnings.filterwarnings("ignore", message=".*LeafSpec.*", category=FutureWarning)
 
 
 def _load_factory(spec: str) -> Any:

@@ -47,6 +47,22 @@ def decomposition_table(registry: Registry) -> dict[Any, Any]:
     return table
 
 
+def needs_decomposition(ep: torch.export.ExportedProgram, registry: Registry) -> bool:
+    """Decomposition re-traces the whole program (most of an export's time); it is needed only
+    when an op has no function, mutates its inputs, or the program mutates buffers."""
+    if any(spec.kind.name != "USER_OUTPUT" for spec in ep.graph_signature.output_specs):
+        return True
+    for node in ep.graph.nodes:
+        if node.op != "call_function":
+            continue
+        if node.target not in registry:
+            return True
+        schema = getattr(node.target, "_schema", None)
+        if schema is not None and schema.is_mutable:
+            return True
+    return False
+
+
 def export(
     model: torch.nn.Module,
     args: tuple[Any, ...] = (),
@@ -66,7 +82,8 @@ def export(
     ep = torch.export.export(model, args, kwargs, dynamic_shapes=dynamic_shapes, strict=strict)
     timings["torch.export"] = time.perf_counter() - start
     t = time.perf_counter()
-    ep = ep.run_decompositions(decomposition_table(registry))
+    if needs_decomposition(ep, registry):
+        ep = ep.run_decompositions(decomposition_table(registry))
     timings["decompositions"] = time.perf_counter() - t
     t = time.perf_counter()
     dim_names = _dim_names(model, args, kwargs, dynamic_shapes)

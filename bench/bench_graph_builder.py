@@ -25,7 +25,7 @@ import onnx
 import onnxruntime as ort
 import torch
 
-from graph_builder import FLOAT, INT64, GraphBuilder, op
+from graph_builder import FLOAT, INT64, GraphBuilder, Value, op
 from graph_builder.evaluator import EAGER
 
 EAGER_TARGET_US = 30.0
@@ -74,6 +74,8 @@ def bench_eager(repeat: int) -> list[tuple[str, float, float, float]]:
     ]
     ta, tb = torch.from_numpy(a), torch.from_numpy(b)
     cases.append(("Add(torch, torch)", lambda: op.Add(ta, tb), "Add", [a, b], {}))
+    va, vb = Value("", FLOAT, a.shape, const_value=a), Value("", FLOAT, b.shape, const_value=b)
+    cases.append(("Add(Value, Value)", lambda: op.Add(va, vb), "Add", [a, b], {}))  # torchlib's eager mode
     rows = []
     for label, call, name, arrays, attrs in cases:
         direct = _direct_session(name, arrays, attrs)

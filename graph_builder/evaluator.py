@@ -174,9 +174,10 @@ def _from_ort_value(value: ort.OrtValue, dtype: types.DType | None) -> np.ndarra
 
 
 def _run_with_ort_values(
-    session: ort.InferenceSession, feeds: dict[str, np.ndarray], output_dtypes: list[types.DType | None]
+    session: ort.InferenceSession, feeds: dict[str, np.ndarray], output_dtypes: list[types.DType | None],
+    output_names: list[str] | None = None,
 ) -> list[np.ndarray]:
-    names = [o.name for o in session.get_outputs()]
+    names = [o.name for o in session.get_outputs()] if output_names is None else output_names
     values = session.run_with_ort_values(names, {k: _to_ort_value(a) for k, a in feeds.items()})
     return [_from_ort_value(v, d) for v, d in zip(values, output_dtypes)]
 
@@ -191,8 +192,7 @@ def run_session(session: ort.InferenceSession, feeds: dict[str, np.ndarray], out
         d is None or d.numpy not in _NOT_IN_ORT_NUMPY for d in dtypes
     ):
         return session.run(names, feeds)
-    values = session.run_with_ort_values(names, {k: _to_ort_value(a) for k, a in feeds.items()})
-    return [_from_ort_value(v, d) for v, d in zip(values, dtypes)]
+    return _run_with_ort_values(session, feeds, dtypes, names)
 
 
 def _describe_call(sig: OpSignature, arrays: list[np.ndarray | None], attrs: dict[str, Any]) -> str:

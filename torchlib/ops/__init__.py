@@ -16,3 +16,4 @@ from torchlib.ops import indexing  # noqa: F401
 from torchlib.ops import symbolic  # noqa: F401
 from torchlib.ops import upsample  # noqa: F401
 from torchlib.ops import attention  # noqa: F401
+from torchlib.ops import dropout  # noqa: F401

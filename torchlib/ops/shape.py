@@ -87,6 +87,12 @@ def aten_alias(self: TTensor) -> TTensor:
     return op.Identity(self)
 
 
+@aten_op("aten::contiguous")
+def aten_contiguous(self: TTensor, memory_format: str = "contiguous_format") -> TTensor:
+    """contiguous(Tensor(a) self, *, MemoryFormat memory_format=contiguous_format) -> Tensor(a)"""
+    return self  # memory layout does not exist in ONNX
+
+
 def _permute(self: Value, perm: list[int]) -> Value:
     if perm == list(range(self.rank)):
         return op.Identity(self)

@@ -1,0 +1,55 @@
+"""Dropout: the identity at inference (train=False), ONNX Dropout in training mode."""
+
+from __future__ import annotations
+
+from graph_builder import op
+from graph_builder.types import TFloat
+from torchlib.registry import aten_op
+
+
+def _training_dropout(input: TFloat, p: float) -> tuple[TFloat, TFloat]:
+    if not input.dtype.is_floating:
+        raise TypeError(f"dropout in training mode needs a floating-point input, got {input.dtype}")
+    return op.Dropout(input, p, True, _outputs=2)
+
+
+@aten_op("aten::dropout")
+def aten_dropout(input: TFloat, p: float, train: bool) -> TFloat:
+    """dropout(Tensor input, float p, bool train) -> Tensor"""
+    if not train or p == 0:
+        return input
+    return _training_dropout(input, p)[0]
+
+
+@aten_op("aten::native_dropout")
+def aten_native_dropout(input: TFloat, p: float, train: bool | None) -> tuple[TFloat, TFloat]:
+    """native_dropout(Tensor input, float p, bool? train) -> (Tensor, Tensor)"""
+    if train is False or p == 0:
+        return input, op.Expand(True, op.Shape(input))
+    return _training_dropout(input, p)
+
+
+@aten_op("aten::feature_dropout")
+def aten_feature_dropout(input: TFloat, p: float, train: bool) -> TFloat:
+    """feature_dropout(Tensor input, float p, bool train) -> Tensor"""
+    if not train or p == 0:
+        return input
+    raise ValueError("aten::feature_dropout in training mode (whole-channel masks) is not exported; export in eval mode")
+
+
+@aten_op("aten::alpha_dropout")
+def aten_alpha_dropout(input: TFloat, p: float, train: bool) -> TFloat:
+    """alpha_dropout(Tensor input, float p, bool train) -> Tensor"""
+    if not train or p == 0:
+        return input
+    raise ValueError("aten::alpha_dropout in training mode is not exported; export in eval mode")
+
+
+@aten_op("aten::feature_alpha_dropout")
+def aten_feature_alpha_dropout(input: TFloat, p: float, train: bool) -> TFloat:
+    """feature_alpha_dropout(Tensor input, float p, bool train) -> Tensor"""
+    if not train or p == 0:
+        return input
+    raise ValueError("aten::feature_alpha_dropout in training mode is not exported; export in eval mode")
+
+

@@ -88,7 +88,7 @@ def aten_alias(self: TTensor) -> TTensor:
 
 
 @aten_op("aten::contiguous")
-def aten_contiguous(self: TTensor, memory_format: str = "contiguous_format") -> TTensor:
+def aten_contiguous(self: TTensor, *, memory_format: str = "contiguous_format") -> TTensor:
     """contiguous(Tensor(a) self, *, MemoryFormat memory_format=contiguous_format) -> Tensor(a)"""
     return self  # memory layout does not exist in ONNX
 

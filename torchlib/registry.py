@@ -18,6 +18,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import inspect
+import threading
 from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
 
@@ -105,22 +106,24 @@ def _name_of(target: Any) -> str:
 REGISTRY = Registry()
 
 
-def _to_eager(x: Any) -> tuple[Any, bool]:
-    """torch tensors and numpy arrays -> eager Values; torch dtypes -> DTypes."""
-    kind = type(x).__module__
-    if kind == "torch":
+def _to_eager(x: Any, kinds: set[str]) -> Any:
+    """torch tensors and numpy arrays -> eager Values (noting which kinds were seen in `kinds`);
+    torch dtypes -> DTypes."""
+    module = type(x).__module__
+    if module == "torch":
         if hasattr(x, "detach"):
+            kinds.add("torch")
             array = as_array(x)
-            return Value("", types.from_numpy(array.dtype), array.shape, const_value=array), True
+            return Value("", types.from_numpy(array.dtype), array.shape, const_value=array)
         if x.__class__.__name__ == "dtype":
-            return types.from_torch(x), False
-        return x, False
+            return types.from_torch(x)
+        return x
     if isinstance(x, np.ndarray):
-        return Value("", types.from_numpy(x.dtype), x.shape, const_value=x), False
+        kinds.add("numpy")
+        return Value("", types.from_numpy(x.dtype), x.shape, const_value=x)
     if isinstance(x, (list, tuple)):
-        converted = [_to_eager(v) for v in x]
-        return type(x)(v for v, _ in converted), any(t for _, t in converted)
-    return x, False
+        return type(x)(_to_eager(v, kinds) for v in x)
+    return x
 
 
 def _from_eager(x: Any, to_torch: bool) -> Any:
@@ -130,6 +133,9 @@ def _from_eager(x: Any, to_torch: bool) -> Any:
     if isinstance(x, (list, tuple)):
         return type(x)(_from_eager(v, to_torch) for v in x)
     return x
+
+
+_eager_depth = threading.local()
 
 
 def _dtype_arg(x: Any) -> Any:
@@ -145,13 +151,21 @@ def aten_op(*names: str, complex: bool = False, registry: Registry = REGISTRY) -
     def decorator(fn: F) -> F:
         @functools.wraps(fn)
         def wrapper(*args: Any, **kwargs: Any) -> Any:
-            if current_evaluator() is EAGER:
-                converted = [_to_eager(a) for a in args]
-                kw_converted = {k: _to_eager(v) for k, v in kwargs.items()}
-                to_torch = any(t for _, t in converted) or any(t for _, t in kw_converted.values())
-                result = fn(*(a for a, _ in converted), **{k: v for k, (v, _) in kw_converted.items()})
-                return _from_eager(result, to_torch)
-            return fn(*(_dtype_arg(a) for a in args), **{k: _dtype_arg(v) for k, v in kwargs.items()})
+            if current_evaluator() is not EAGER:
+                return fn(*(_dtype_arg(a) for a in args), **{k: _dtype_arg(v) for k, v in kwargs.items()})
+            kinds: set[str] = set()
+            args = tuple(_to_eager(a, kinds) for a in args)
+            kwargs = {k: _to_eager(v, kinds) for k, v in kwargs.items()}
+            depth = getattr(_eager_depth, "value", 0)
+            if depth:  # called from another function: Values stay Values
+                return fn(*args, **kwargs)
+            _eager_depth.value = depth + 1
+            try:
+                result = fn(*args, **kwargs)
+            finally:
+                _eager_depth.value = depth
+            # torch in (or no tensor at all), torch out; numpy in, numpy out
+            return _from_eager(result, to_torch="numpy" not in kinds or "torch" in kinds)
 
         wrapper.aten_names = tuple(_qualify(n) for n in names)  # type: ignore[attr-defined]
         for name in names:

@@ -455,16 +455,17 @@ class GraphBuilder:
         and the constants that live nodes use). Subgraphs of live nodes are finalized first, so
         that the values they capture are known."""
         live: set[int] = {id(v) for v in outputs}
+        is_live, make_live = live.__contains__, live.add
         nodes: list[Node] = []
         subgraphs = self._root.subgraphs
         for node in reversed(self.graph.nodes):
             outs = node.outputs
-            if not (id(outs[0]) in live if len(outs) == 1 else any(id(o) in live for o in outs)):
+            if not (is_live(id(outs[0])) if len(outs) == 1 else any(is_live(id(o)) for o in outs)):
                 continue
             nodes.append(node)
             for v in node.inputs:
                 if v is not None:
-                    live.add(id(v))
+                    make_live(id(v))
             if node.attributes:
                 for attr in node.attributes.values():
                     if type(attr) is Graph or type(attr) is list and attr and type(attr[0]) is Graph:
@@ -503,10 +504,11 @@ class GraphBuilder:
         with `onnx.checker.check_model(full_check=True)` unless check=False."""
         graph = self._graph_for(self.graph.outputs)
         self._complete_output_types(graph)
-        model = graph.to_model(ir_version=ir_version)
-        if check:
-            _check_model(model)
-        return model
+        if not check:
+            return graph.to_model(ir_version=ir_version)
+        data = graph.to_model_bytes(ir_version=ir_version)
+        onnx.checker.check_model(data, full_check=True)
+        return onnx.ModelProto.FromString(data)
 
     def _complete_output_types(self, graph: Graph) -> None:
         """Graph inputs and outputs need a rank for onnx.checker: fill the shapes the tracing
@@ -562,8 +564,3 @@ def _captured(graph: Graph) -> set[int]:
                     ids |= _captured(sub)
     ids.update(id(v) for v in graph.outputs)
     return ids
-
-
-def _check_model(model: onnx.ModelProto) -> None:
-    """onnx.checker.check_model(model, full_check=True)."""
-    onnx.checker.check_model(model, full_check=True)

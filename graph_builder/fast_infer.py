@@ -21,40 +21,40 @@ Result = list[tuple[DType | None, Shape | None]] | None
 
 
 def broadcast_shapes(*shapes: Shape | None) -> Shape | None:
-    """Numpy-style broadcast of shapes whose dims may be ints, symbolic names or None."""
-    if len(shapes) == 2:
-        a, b = shapes
-        if a is None or b is None:
-            return None
-        if a == b or not b:
-            return a
-        if not a:
-            return b
-    elif any(s is None for s in shapes):
+    """Numpy-style broadcast of shapes whose dims may be ints, symbolic names or None. A known
+    size > 1 wins over a symbolic or unknown one; two different names give an unknown dim."""
+    result = shapes[0]
+    for shape in shapes[1:]:
+        result = _broadcast2(result, shape, shapes)
+    return result
+
+
+def _broadcast2(a: Shape | None, b: Shape | None, shapes: tuple[Shape | None, ...]) -> Shape | None:
+    if a is None or b is None:
         return None
-    rank = max(len(s) for s in shapes)  # type: ignore[arg-type]
-    result: list[Dim] = []
-    for i in range(rank):
-        dim: Dim = 1
-        for s in shapes:
-            j = len(s) - rank + i  # type: ignore[arg-type]
-            if j < 0:
-                continue
-            d = s[j]  # type: ignore[index]
-            if d == 1 or d == dim:
-                continue
-            if dim == 1:
-                dim = d
-            elif isinstance(dim, int) and not isinstance(d, int):
-                continue  # a known size > 1 wins over a symbolic one
-            elif isinstance(d, int) and not isinstance(dim, int):
-                dim = d
-            elif isinstance(d, int) and isinstance(dim, int):
-                raise OpError(f"shapes {list(shapes)} cannot be broadcast together")
-            else:
-                dim = None
-        result.append(dim)
-    return tuple(result)
+    if a == b or not b:
+        return a
+    if not a:
+        return b
+    if len(a) < len(b):
+        a = (1,) * (len(b) - len(a)) + a
+    elif len(b) < len(a):
+        b = (1,) * (len(a) - len(b)) + b
+    out: list[Dim] = []
+    for x, y in zip(a, b):
+        if x == y or y == 1:
+            out.append(x)
+        elif x == 1:
+            out.append(y)
+        elif type(x) is int:
+            if type(y) is int:
+                raise OpError(f"shapes {[list(s) for s in shapes]} cannot be broadcast together")  # type: ignore[arg-type]
+            out.append(x)
+        elif type(y) is int:
+            out.append(y)
+        else:
+            out.append(None)
+    return tuple(out)
 
 
 def _unary(ins: list[Value | None], attrs: dict[str, Any]) -> Result:
@@ -64,8 +64,9 @@ def _unary(ins: list[Value | None], attrs: dict[str, Any]) -> Result:
 def _binary(ins: list[Value | None], attrs: dict[str, Any]) -> Result:
     if len(ins) == 2:
         a, b = ins
-        return [(a.dtype, broadcast_shapes(a.shape, b.shape))]  # type: ignore[union-attr]
-    return [(ins[0].dtype, broadcast_shapes(*(v.shape for v in ins)))]  # type: ignore[union-attr]
+        sa, sb = a.shape, b.shape  # type: ignore[union-attr]
+        return [(a.dtype, sa if sa == sb else broadcast_shapes(sa, sb))]  # type: ignore[union-attr]
+    return [(ins[0].dtype, broadcast_shapes(*[v.shape for v in ins]))]  # type: ignore[union-attr]
 
 
 def _compare(ins: list[Value | None], attrs: dict[str, Any]) -> Result:
@@ -74,7 +75,8 @@ def _compare(ins: list[Value | None], attrs: dict[str, Any]) -> Result:
 
 
 def _where(ins: list[Value | None], attrs: dict[str, Any]) -> Result:
-    return [(ins[1].dtype, broadcast_shapes(*(v.shape for v in ins)))]  # type: ignore[union-attr]
+    c, x, y = ins
+    return [(x.dtype, broadcast_shapes(c.shape, x.shape, y.shape))]  # type: ignore[union-attr]
 
 
 def _cast(ins: list[Value | None], attrs: dict[str, Any]) -> Result:
@@ -125,8 +127,16 @@ def _transpose(ins: list[Value | None], attrs: dict[str, Any]) -> Result:
     x = ins[0]
     if x is None or x.shape is None:
         return None
-    perm = attrs.get("perm", list(reversed(range(len(x.shape)))))
-    return [(x.dtype, tuple(x.shape[p] for p in perm))]
+    shape = x.shape
+    perm = attrs.get("perm")
+    if perm is None:
+        return [(x.dtype, shape[::-1])]
+    if len(perm) != len(shape):
+        return None  # let ONNX's inference report it
+    try:
+        return [(x.dtype, tuple([shape[p] for p in perm]))]
+    except IndexError:
+        return None
 
 
 def _axes(ins: list[Value | None]) -> list[int] | None:
@@ -165,29 +175,28 @@ def _shape(ins: list[Value | None], attrs: dict[str, Any]) -> Result:
     x = ins[0]
     if x is None or x.shape is None:
         return None
-    rank = len(x.shape)
-    start = attrs.get("start", 0)
-    end = attrs.get("end", rank)
-    start = max(0, min(rank, start + rank if start < 0 else start))
-    end = max(0, min(rank, end + rank if end < 0 else end))
-    return [(types.INT64, (max(0, end - start),))]
+    # Shape's start and end clamp like a Python slice
+    return [(types.INT64, (len(x.shape[attrs.get("start") : attrs.get("end")]),))]
 
 
 def _concat(ins: list[Value | None], attrs: dict[str, Any]) -> Result:
     shapes = [v.shape for v in ins if v is not None]
-    if any(s is None for s in shapes) or not shapes:
+    if not shapes or None in shapes:
         return None
-    rank = len(shapes[0])  # type: ignore[arg-type]
-    axis = attrs["axis"] % rank if rank else 0
+    first = shapes[0]
+    rank = len(first)  # type: ignore[arg-type]
+    axis = attrs["axis"]
+    if not -rank <= axis < rank or any(len(s) != rank for s in shapes):  # type: ignore[arg-type]
+        return None  # let ONNX's inference report it
+    axis %= rank
     total: Dim = 0
     for s in shapes:
         d = s[axis]  # type: ignore[index]
-        total = total + d if isinstance(total, int) and isinstance(d, int) else None
-    out = list(shapes[0])  # type: ignore[arg-type]
+        total = total + d if type(total) is int and type(d) is int else None
+    out = list(first)  # type: ignore[arg-type]
+    if rank > 1 and any(s != first for s in shapes):  # the other dims agree; a known size holds for all
+        out = [next((d for d in dims if type(d) is int), dims[0]) if len(set(dims)) > 1 else dims[0] for dims in zip(*shapes)]  # type: ignore[misc]
     out[axis] = total
-    for i in range(rank):
-        if i != axis and any(s[i] != out[i] for s in shapes):  # type: ignore[index]
-            out[i] = next((s[i] for s in shapes if isinstance(s[i], int)), out[i])  # type: ignore[index]
     return [(ins[0].dtype, tuple(out))]  # type: ignore[union-attr]
 
 
@@ -281,9 +290,12 @@ _BIG = 2**62
 def _slice_params(ins: list[Value | None], rank: int) -> list[tuple[int, int, int, int]] | None:
     """(axis, start, end, step) per sliced axis when starts, ends, axes and steps are constants."""
     starts, ends = _sym(ins[1]), _sym(ins[2])
-    axes = _sym(ins[3]) if len(ins) > 3 and ins[3] is not None else tuple(range(len(starts or ())))
-    steps = _sym(ins[4]) if len(ins) > 4 and ins[4] is not None else (1,) * len(starts or ())
-    if starts is None or ends is None or axes is None or steps is None:
+    if starts is None or ends is None:
+        return None
+    n = len(starts)
+    axes = _sym(ins[3]) if len(ins) > 3 and ins[3] is not None else range(n)
+    steps = _sym(ins[4]) if len(ins) > 4 and ins[4] is not None else (1,) * n
+    if axes is None or steps is None or not len(axes) == n == len(ends) == len(steps):
         return None
     params = []
     for a, b, e, st in zip(axes, starts, ends, steps):
@@ -292,7 +304,7 @@ def _slice_params(ins: list[Value | None], rank: int) -> list[tuple[int, int, in
         if not -rank <= a < rank:
             return None
         params.append((a % rank, b, e, st))
-    if not len(axes) == len(starts) == len(ends) == len(steps) or len({p[0] for p in params}) != len(params):
+    if n > 1 and len({p[0] for p in params}) != n:
         return None
     return params
 
@@ -404,10 +416,7 @@ def _sym_shape(ins: list[Value | None], attrs: dict[str, Any]) -> SymResult:
     x = ins[0]
     if x is None or x.shape is None:
         return None
-    rank = len(x.shape)
-    start = attrs.get("start", 0)
-    end = attrs.get("end", rank)
-    return tuple(x.shape[slice(start, end)])
+    return x.shape[attrs.get("start") : attrs.get("end")]
 
 
 def _sym_slice(ins: list[Value | None], attrs: dict[str, Any]) -> SymResult:
@@ -432,10 +441,13 @@ def _sym_gather(ins: list[Value | None], attrs: dict[str, Any]) -> SymResult:
 
 
 def _sym_concat(ins: list[Value | None], attrs: dict[str, Any]) -> SymResult:
-    parts = [_sym(v) for v in ins]
-    if any(p is None for p in parts) or not any(v is not None and v.sym_value is not None for v in ins):
-        return None
-    return tuple(d for p in parts for d in p)  # type: ignore[union-attr]
+    out: list[Dim] = []
+    for v in ins:
+        part = _sym(v)
+        if part is None:
+            return None
+        out.extend(part)
+    return tuple(out)
 
 
 def _sym_same(ins: list[Value | None], attrs: dict[str, Any]) -> SymResult:

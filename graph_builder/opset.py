@@ -313,8 +313,12 @@ def python_constant(value: Any, dtype: DType, sig: OpSignature | None = None, in
     if t is int or t is bool or t is float:
         # -0.0 == 0.0 and hash alike: tell them apart by sign
         key = (dtype, t, value, t is float and math.copysign(1.0, value) < 0)
-    elif (t is list or t is tuple) and len(value) <= 64 and all(type(v) is int for v in value):
+    elif (t is list or t is tuple) and len(value) <= 64:
         key = (dtype, tuple, tuple(value))
+        for v in value:
+            if type(v) is not int:  # floats: -0.0 == 0.0; bools: True == 1
+                key = None
+                break
     if key is not None:
         array = _PYTHON_CONSTANTS.get(key)
         if array is not None:

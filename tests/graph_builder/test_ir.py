@@ -239,3 +239,23 @@ def test_initializers_are_written_like_numpy_helper(dtype: types.DType) -> None:
     graph.initializers["w"] = Value("w", dtype, array.shape, const_value=array, graph=graph)
     written = graph.to_graph_proto().initializer[0]
     assert written.SerializeToString() == numpy_helper.from_array(array, "w").SerializeToString()
+
+
+def test_fast_model_bytes_equal_the_model() -> None:
+    """to_model_bytes writes weights straight from their arrays: the same model once parsed."""
+    g = GraphBuilder()
+    x = g.input("x", FLOAT, [2, 50])
+    g.initializer("bf16", np.ones(3, ml_dtypes.bfloat16))
+    g.initializer("strings", np.array(["a", "bc"], dtype=object))
+    g.initializer("empty", np.zeros((0, 3), np.float16))
+    g.initializer("scalar", np.array(True))
+    g.initializer("strided", np.arange(300, dtype=np.int64).reshape(3, 100)[:, ::2])
+    w = g.initializer("w" * 200, np.arange(100, dtype=np.float32).reshape(50, 2))  # a long name
+    with g:
+        g.output(op.MatMul(x, w), "y")
+    graph = g.graph
+    expected = graph.to_model().SerializeToString()
+    assert onnx.ModelProto.FromString(graph.to_model_bytes()).SerializeToString() == expected
+    assert g.to_model().SerializeToString() == g.to_model(check=False).SerializeToString()
+    read = model_from_proto(onnx.ModelProto.FromString(expected))  # read tensors are written as read
+    assert onnx.ModelProto.FromString(read.to_model_bytes()).SerializeToString() == expected

@@ -3,7 +3,7 @@ torchlib/conformance/spec.py for the vocabulary), one module per torchlib/ops fa
 
 from __future__ import annotations
 
-from . import activations, attention, casting, comparison, conv_pool, creation, elementwise, indexing, linalg, normalization, reductions, rnn, shape, sort_topk, symbolic, upsample
+from . import activations, attention, casting, comparison, conv_pool, creation, dropout, elementwise, indexing, linalg, normalization, reductions, rnn, shape, sort_topk, symbolic, upsample
 
 ENTRIES = [
     *activations.ENTRIES,
@@ -12,6 +12,7 @@ ENTRIES = [
     *comparison.ENTRIES,
     *conv_pool.ENTRIES,
     *creation.ENTRIES,
+    *dropout.ENTRIES,
     *elementwise.ENTRIES,
     *indexing.ENTRIES,
     *linalg.ENTRIES,

@@ -2,28 +2,29 @@
 
 from __future__ import annotations
 
-import math
-import operator
-
 import torch
 
-from torchlib.conformance.spec import Entry, Skip, XFail, call
+from torchlib.conformance.spec import Entry, XFail, call
 
-from . import _helpers as h
-from ._helpers import scalar_arg
-
-ALL = [torch.float32, torch.float16, torch.bfloat16, torch.float64, torch.int64, torch.int32, torch.bool]
-FLOATS = [torch.float32, torch.float16, torch.bfloat16, torch.float64]
 
 ENTRIES = [
     Entry('aten__adaptive_avg_pool2d', opinfo=['nn.functional.adaptive_avg_pool2d']),  # _adaptive_avg_pool2d
-    Entry('aten__adaptive_avg_pool3d', opinfo=['nn.functional.adaptive_avg_pool3d']),  # _adaptive_avg_pool3d
-    Entry('aten__convolution', opinfo=['nn.functional.conv1d', 'nn.functional.conv2d', 'nn.functional.conv_transpose2d'], aten=['aten::convolution'], adapter=lambda c: call(*c.args, False, False, True, True)),
+    Entry('aten__adaptive_avg_pool3d', opinfo=['nn.functional.adaptive_avg_pool3d'], xfail=[
+        XFail('output differs from torch beyond the tolerance (greatest absolute difference 0.0195)', dtypes=[torch.bfloat16], samples=[1, 6]),
+        XFail('output differs from torch beyond the tolerance (greatest absolute difference 0.00244)', dtypes=[torch.float16], samples=[1, 6, 7, 10, 11]),
+    ]),  # _adaptive_avg_pool3d
+    Entry('aten__convolution', opinfo=['nn.functional.conv1d', 'nn.functional.conv2d', 'nn.functional.conv_transpose2d'], aten=['aten::convolution'], adapter=lambda c: call(*c.args, False, False, True, True), xfail=[
+        XFail('output differs from torch beyond the tolerance (greatest absolute difference 0.75)', dtypes=[torch.bfloat16], samples=[*range(0, 12)], opinfo='nn.functional.conv_transpose2d'),
+        XFail('output differs from torch beyond the tolerance (greatest absolute difference 0.082)', dtypes=[torch.float16], samples=[*range(0, 12)], opinfo='nn.functional.conv_transpose2d'),
+    ]),
     Entry('aten__convolution_deprecated', opinfo=['nn.functional.conv1d', 'nn.functional.conv2d', 'nn.functional.conv_transpose2d'], aten=['aten::convolution'], adapter=lambda c: call(*c.args, False, False, True)),
     Entry('aten__convolution_mode', reason='no OpInfo sample reaches it (conv*d with a padding string is captured as conv*d.padding); tests/ops/test_conv_pool.py checks it'),
     Entry('aten_adaptive_avg_pool1d', opinfo=['nn.functional.adaptive_avg_pool1d']),  # adaptive_avg_pool1d (CompositeImplicit)
     Entry('aten_adaptive_avg_pool2d', opinfo=['nn.functional.adaptive_avg_pool2d']),  # adaptive_avg_pool2d (CompositeImplicit)
-    Entry('aten_adaptive_avg_pool3d', opinfo=['nn.functional.adaptive_avg_pool3d']),  # adaptive_avg_pool3d (CompositeImplicit)
+    Entry('aten_adaptive_avg_pool3d', opinfo=['nn.functional.adaptive_avg_pool3d'], xfail=[
+        XFail('output differs from torch beyond the tolerance (greatest absolute difference 0.0195)', dtypes=[torch.bfloat16], samples=[1, 6]),
+        XFail('output differs from torch beyond the tolerance (greatest absolute difference 0.00244)', dtypes=[torch.float16], samples=[1, 6, 7, 10, 11]),
+    ]),  # adaptive_avg_pool3d (CompositeImplicit)
     Entry('aten_adaptive_max_pool1d', opinfo=['nn.functional.adaptive_max_pool1d']),  # adaptive_max_pool1d (CompositeImplicit)
     Entry('aten_adaptive_max_pool2d', opinfo=['nn.functional.adaptive_max_pool2d']),  # adaptive_max_pool2d
     Entry('aten_adaptive_max_pool3d', opinfo=['nn.functional.adaptive_max_pool3d']),  # adaptive_max_pool3d
@@ -35,11 +36,24 @@ ENTRIES = [
     Entry('aten_conv2d', opinfo=['nn.functional.conv2d']),  # conv2d (CompositeImplicit)
     Entry('aten_conv2d_padding', opinfo=['nn.functional.conv2d']),  # conv2d.padding (CompositeImplicit)
     Entry('aten_conv3d', opinfo=['nn.functional.conv3d']),  # conv3d (CompositeImplicit)
-    Entry('aten_conv3d_padding', opinfo=['nn.functional.conv3d']),  # conv3d.padding (CompositeImplicit)
-    Entry('aten_conv_transpose1d', opinfo=['nn.functional.conv_transpose1d']),  # conv_transpose1d (CompositeImplicit)
-    Entry('aten_conv_transpose2d', opinfo=['nn.functional.conv_transpose2d']),  # conv_transpose2d.input (CompositeImplicit)
-    Entry('aten_conv_transpose3d', opinfo=['nn.functional.conv_transpose3d']),  # conv_transpose3d.input (CompositeImplicit)
-    Entry('aten_convolution', opinfo=['nn.functional.conv2d', 'nn.functional.conv3d']),  # convolution
+    Entry('aten_conv3d_padding', opinfo=['nn.functional.conv3d'], xfail=[
+        XFail('output differs from torch beyond the tolerance (greatest absolute difference 4.58e-05)', dtypes=[torch.float32], samples=[12, 13]),
+    ]),  # conv3d.padding (CompositeImplicit)
+    Entry('aten_conv_transpose1d', opinfo=['nn.functional.conv_transpose1d'], xfail=[
+        XFail('output differs from torch beyond the tolerance (greatest absolute difference 0.312)', dtypes=[torch.bfloat16], samples=[0, 1, 8, 9]),
+        XFail('output differs from torch beyond the tolerance (greatest absolute difference 0.0391)', dtypes=[torch.float16], samples=[8, 9]),
+    ]),  # conv_transpose1d (CompositeImplicit)
+    Entry('aten_conv_transpose2d', opinfo=['nn.functional.conv_transpose2d'], xfail=[
+        XFail('output differs from torch beyond the tolerance (greatest absolute difference 0.082)', dtypes=[torch.float16]),
+        XFail('output differs from torch beyond the tolerance (greatest absolute difference 0.75)', dtypes=[torch.bfloat16]),
+    ]),  # conv_transpose2d.input (CompositeImplicit)
+    Entry('aten_conv_transpose3d', opinfo=['nn.functional.conv_transpose3d'], xfail=[
+        XFail('output differs from torch beyond the tolerance (greatest absolute difference 0.5)', dtypes=[torch.float16]),
+        XFail('output differs from torch beyond the tolerance (greatest absolute difference 8)', dtypes=[torch.bfloat16]),
+    ]),  # conv_transpose3d.input (CompositeImplicit)
+    Entry('aten_convolution', opinfo=['nn.functional.conv2d', 'nn.functional.conv3d'], xfail=[
+        XFail('output differs from torch beyond the tolerance (greatest absolute difference 4.58e-05)', dtypes=[torch.float32], samples=[12, 13], opinfo='nn.functional.conv3d'),
+    ]),  # convolution
     Entry('aten_max_pool1d', opinfo=['nn.functional.max_pool1d']),  # max_pool1d (CompositeImplicit)
     Entry('aten_max_pool1d_with_indices', opinfo=['nn.functional.max_pool1d']),
     Entry('aten_max_pool2d', opinfo=['nn.functional.max_pool2d']),  # max_pool2d (CompositeImplicit)

@@ -2,33 +2,37 @@
 
 from __future__ import annotations
 
-import math
-import operator
-
 import torch
 
-from torchlib.conformance.spec import Entry, Skip, XFail, call
+from torchlib.conformance.spec import Entry, XFail
 
-from . import _helpers as h
-from ._helpers import scalar_arg
-
-ALL = [torch.float32, torch.float16, torch.bfloat16, torch.float64, torch.int64, torch.int32, torch.bool]
-FLOATS = [torch.float32, torch.float16, torch.bfloat16, torch.float64]
 
 ENTRIES = [
     Entry('aten_arange', opinfo=['arange']),  # arange
     Entry('aten_arange_start', opinfo=['arange']),  # arange.start
     Entry('aten_arange_start_step', opinfo=['arange']),  # arange.start_step
-    Entry('aten_empty', opinfo=['empty']),  # empty.memory_format
-    Entry('aten_empty_like', opinfo=['empty_like']),  # empty_like
-    Entry('aten_empty_strided', opinfo=['empty_strided']),  # empty_strided
+    Entry('aten_empty', opinfo=['empty'], compare='shape'),  # empty.memory_format
+    Entry('aten_empty_like', opinfo=['empty_like'], compare='shape'),  # empty_like
+    Entry('aten_empty_strided', opinfo=['empty_strided'], compare='shape'),  # empty_strided
     Entry('aten_full', opinfo=['full']),  # full
     Entry('aten_full_like', opinfo=['full_like']),  # full_like
-    Entry('aten_linspace', opinfo=['linspace']),  # linspace
-    Entry('aten_linspace_scalar_tensor', opinfo=[('linspace', 'tensor_overload')]),  # linspace.Scalar_Tensor
-    Entry('aten_linspace_tensor_scalar', opinfo=[('linspace', 'tensor_overload')]),  # linspace.Tensor_Scalar
-    Entry('aten_linspace_tensor_tensor', opinfo=[('linspace', 'tensor_overload')]),  # linspace.Tensor_Tensor
-    Entry('aten_new_empty', opinfo=['new_empty']),  # new_empty
+    Entry('aten_linspace', opinfo=['linspace'], xfail=[
+        XFail('output differs from torch beyond the tolerance (greatest absolute difference 0.0127)', dtypes=[torch.bfloat16], samples=[32]),
+        XFail('output differs from torch beyond the tolerance (greatest absolute difference 0.00244)', dtypes=[torch.float16], samples=[32]),
+    ]),  # linspace
+    Entry('aten_linspace_scalar_tensor', opinfo=[('linspace', 'tensor_overload')], xfail=[
+        XFail('output differs from torch beyond the tolerance (greatest absolute difference 0.0127)', dtypes=[torch.bfloat16], samples=[98]),
+        XFail('output differs from torch beyond the tolerance (greatest absolute difference 0.00244)', dtypes=[torch.float16], samples=[98]),
+    ]),  # linspace.Scalar_Tensor
+    Entry('aten_linspace_tensor_scalar', opinfo=[('linspace', 'tensor_overload')], xfail=[
+        XFail('output differs from torch beyond the tolerance (greatest absolute difference 0.0127)', dtypes=[torch.bfloat16], samples=[97]),
+        XFail('output differs from torch beyond the tolerance (greatest absolute difference 0.00244)', dtypes=[torch.float16], samples=[97]),
+    ]),  # linspace.Tensor_Scalar
+    Entry('aten_linspace_tensor_tensor', opinfo=[('linspace', 'tensor_overload')], xfail=[
+        XFail('output differs from torch beyond the tolerance (greatest absolute difference 0.0127)', dtypes=[torch.bfloat16], samples=[96]),
+        XFail('output differs from torch beyond the tolerance (greatest absolute difference 0.00244)', dtypes=[torch.float16], samples=[96]),
+    ]),  # linspace.Tensor_Tensor
+    Entry('aten_new_empty', opinfo=['new_empty'], compare='shape'),  # new_empty
     Entry('aten_new_full', opinfo=['new_full']),  # new_full
     Entry('aten_new_ones', opinfo=['new_ones']),  # new_ones
     Entry('aten_new_zeros', opinfo=['new_zeros']),  # new_zeros

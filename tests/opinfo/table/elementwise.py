@@ -2,22 +2,18 @@
 
 from __future__ import annotations
 
-import math
-import operator
-
 import torch
 
-from torchlib.conformance.spec import Entry, Skip, XFail, call
+from torchlib.conformance.spec import Entry, XFail, call
 
-from . import _helpers as h
 from ._helpers import scalar_arg
 
-ALL = [torch.float32, torch.float16, torch.bfloat16, torch.float64, torch.int64, torch.int32, torch.bool]
-FLOATS = [torch.float32, torch.float16, torch.bfloat16, torch.float64]
 
 ENTRIES = [
     Entry('aten_abs', opinfo=['abs']),  # abs
-    Entry('aten_acos', opinfo=['acos']),  # acos
+    Entry('aten_acos', opinfo=['acos'], xfail=[
+        XFail('output differs from torch beyond the tolerance (greatest absolute difference 2.89e-07)', dtypes=[torch.float64], samples=[0]),
+    ]),  # acos
     Entry('aten_acosh', opinfo=['acosh']),  # acosh
     Entry('aten_add', opinfo=['add']),  # add.Tensor
     Entry('aten_add_scalar', opinfo=['add', 'nn.functional.margin_ranking_loss'], aten=['aten::add.Tensor', 'aten::add.Scalar'], adapter=scalar_arg(1)),
@@ -26,14 +22,19 @@ ENTRIES = [
     Entry('aten_asin', opinfo=['asin']),  # asin
     Entry('aten_asinh', opinfo=['asinh']),  # asinh
     Entry('aten_atan', opinfo=['atan']),  # atan
-    Entry('aten_atan2', opinfo=['atan2']),  # atan2
+    Entry('aten_atan2', opinfo=['atan2'], xfail=[
+        XFail('output differs from torch beyond the tolerance (greatest absolute difference 1.97e-07)', dtypes=[torch.float64], samples=[5]),
+    ]),  # atan2
     Entry('aten_atanh', opinfo=['atanh']),  # atanh
     Entry('aten_ceil', opinfo=['ceil']),  # ceil
     Entry('aten_clone', opinfo=['clone']),  # clone
     Entry('aten_cos', opinfo=['cos']),  # cos
     Entry('aten_cosh', opinfo=['cosh']),  # cosh
     Entry('aten_div', opinfo=[('div', 'no_rounding_mode')]),  # div.Tensor, div.Scalar
-    Entry('aten_div_mode', opinfo=[('div', 'trunc_rounding'), ('div', 'floor_rounding')]),  # div.Tensor_mode, div.Scalar_mode
+    Entry('aten_div_mode', opinfo=[('div', 'trunc_rounding'), ('div', 'floor_rounding')], xfail=[
+        XFail('output differs from torch beyond the tolerance (greatest absolute difference 1)', dtypes=[torch.bfloat16], samples=[*range(4, 8)], opinfo='div.trunc_rounding'),
+        XFail('output differs from torch beyond the tolerance (greatest absolute difference 1)', dtypes=[torch.float16], samples=[6, 7], opinfo='div.trunc_rounding'),
+    ]),  # div.Tensor_mode, div.Scalar_mode
     Entry('aten_erf', opinfo=['erf']),  # erf
     Entry('aten_exp', opinfo=['exp']),  # exp
     Entry('aten_exp2', opinfo=['exp2']),  # exp2

@@ -2,24 +2,27 @@
 
 from __future__ import annotations
 
-import math
-import operator
-
 import torch
 
-from torchlib.conformance.spec import Entry, Skip, XFail, call
+from torchlib.conformance.spec import Entry, XFail
 
-from . import _helpers as h
-from ._helpers import scalar_arg
-
-ALL = [torch.float32, torch.float16, torch.bfloat16, torch.float64, torch.int64, torch.int32, torch.bool]
-FLOATS = [torch.float32, torch.float16, torch.bfloat16, torch.float64]
 
 ENTRIES = [
-    Entry('aten_addmm', opinfo=['addmm', ('addmm', 'decomposed')]),  # addmm
+    Entry('aten_addmm', opinfo=['addmm', ('addmm', 'decomposed')], xfail=[
+        XFail('output differs from torch beyond the tolerance (greatest absolute difference 7.19)', dtypes=[torch.bfloat16], samples=[4, 5], opinfo='addmm'),
+        XFail('output differs from torch beyond the tolerance (greatest absolute difference 7.18)', dtypes=[torch.float16], samples=[4, 5], opinfo='addmm'),
+        XFail('output differs from torch beyond the tolerance (greatest absolute difference 7.18)', dtypes=[torch.float32], samples=[4, 5], opinfo='addmm'),
+    ]),  # addmm
     Entry('aten_addmm_dtype', reason='the out_dtype overload addmm.dtype has no CPU kernel in torch 2.13 (CUDA only), so there is no torch output to compare with'),
-    Entry('aten_addmv', opinfo=['addmv']),  # addmv
-    Entry('aten_baddbmm', opinfo=['baddbmm']),  # baddbmm
+    Entry('aten_addmv', opinfo=['addmv'], xfail=[
+        XFail("op.Mul: input 1 ('B') is the Python value 0.6, which cannot be a INT32 constant: 0.6 is not exactly a INT32", dtypes=[torch.int32], samples=[1, 3, 5]),
+        XFail("op.Mul: input 1 ('B') is the Python value 0.6, which cannot be a INT64 constant: 0.6 is not exactly a INT64", dtypes=[torch.int64], samples=[1, 3, 5]),
+    ]),  # addmv
+    Entry('aten_baddbmm', opinfo=['baddbmm'], xfail=[
+        XFail('output differs from torch beyond the tolerance (greatest absolute difference 0.00113)', dtypes=[torch.float16], samples=[2], mode='eager'),
+        XFail("op.Mul: input 1 ('B') is the Python value 0.6, which cannot be a INT32 constant: 0.6 is not exactly a INT32", dtypes=[torch.int32], samples=[2, 3, 5]),
+        XFail("op.Mul: input 1 ('B') is the Python value 0.6, which cannot be a INT64 constant: 0.6 is not exactly a INT64", dtypes=[torch.int64], samples=[2, 3, 5]),
+    ]),  # baddbmm
     Entry('aten_baddbmm_dtype', reason='the out_dtype overload baddbmm.dtype has no CPU kernel in torch 2.13 (CUDA only), so there is no torch output to compare with'),
     Entry('aten_bmm', opinfo=[('bmm', 'triton_optimized'), 'bmm']),  # bmm
     Entry('aten_bmm_dtype', reason='the out_dtype overload bmm.dtype has no CPU kernel in torch 2.13 (CUDA only), so there is no torch output to compare with'),

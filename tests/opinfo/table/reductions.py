@@ -2,18 +2,10 @@
 
 from __future__ import annotations
 
-import math
-import operator
-
 import torch
 
-from torchlib.conformance.spec import Entry, Skip, XFail, call
+from torchlib.conformance.spec import Entry, XFail
 
-from . import _helpers as h
-from ._helpers import scalar_arg
-
-ALL = [torch.float32, torch.float16, torch.bfloat16, torch.float64, torch.int64, torch.int32, torch.bool]
-FLOATS = [torch.float32, torch.float16, torch.bfloat16, torch.float64]
 
 ENTRIES = [
     Entry('aten_all', opinfo=['all']),  # all
@@ -28,7 +20,9 @@ ENTRIES = [
     Entry('aten_argmin', opinfo=['argmin']),  # argmin
     Entry('aten_cumprod', opinfo=['cumprod']),  # cumprod
     Entry('aten_cumsum', opinfo=['cumsum']),  # cumsum
-    Entry('aten_linalg_vector_norm', opinfo=['norm', 'linalg.norm']),  # linalg_vector_norm
+    Entry('aten_linalg_vector_norm', opinfo=['norm', 'linalg.norm'], xfail=[
+        XFail('output differs from torch beyond the tolerance', dtypes=[torch.float64], samples=[37], opinfo='norm'),
+    ]),  # linalg_vector_norm
     Entry('aten_logsumexp', opinfo=['logsumexp']),  # logsumexp
     Entry('aten_max', opinfo=[('max', 'reduction_no_dim')]),  # max
     Entry('aten_max_dim', opinfo=[('max', 'reduction_with_dim')]),  # max.dim
@@ -43,7 +37,9 @@ ENTRIES = [
     Entry('aten_norm_ScalarOpt_dim_dtype', reason='torch.norm dispatches to linalg_vector_norm: no OpInfo sample reaches aten::norm.ScalarOpt_dim_dtype'),
     Entry('aten_norm_ScalarOpt_dtype', reason='torch.norm dispatches to linalg_vector_norm: no OpInfo sample reaches aten::norm.ScalarOpt_dtype'),
     Entry('aten_prod', opinfo=['prod']),  # prod
-    Entry('aten_prod_dim_int', opinfo=['prod']),  # prod.dim_int
+    Entry('aten_prod_dim_int', opinfo=['prod'], xfail=[
+        XFail("op.ReduceProd: input 0 ('data') has dtype BOOL, but T allows {BFLOAT16, DOUBLE, FLOAT, FLOAT16, INT32, INT64, UINT32, UINT64}", dtypes=[torch.bool], samples=[19, 29]),
+    ]),  # prod.dim_int
     Entry('aten_std', opinfo=['std', ('std', 'unbiased')]),  # std (CompositeImplicit)
     Entry('aten_std_correction', opinfo=['std', ('std', 'unbiased')]),  # std.correction
     Entry('aten_std_dim', opinfo=['std', ('std', 'unbiased')]),  # std.dim (CompositeImplicit)

@@ -2,23 +2,27 @@
 
 from __future__ import annotations
 
-import math
-import operator
-
 import torch
 
-from torchlib.conformance.spec import Entry, Skip, XFail, call
+from torchlib.conformance.spec import Entry, XFail
 
-from . import _helpers as h
-from ._helpers import scalar_arg
-
-ALL = [torch.float32, torch.float16, torch.bfloat16, torch.float64, torch.int64, torch.int32, torch.bool]
-FLOATS = [torch.float32, torch.float16, torch.bfloat16, torch.float64]
 
 ENTRIES = [
-    Entry('aten_argsort', opinfo=['argsort']),  # argsort (CompositeImplicit)
+    Entry('aten_argsort', opinfo=['argsort'], xfail=[
+        XFail('output differs from torch beyond the tolerance (greatest absolute difference 7.97e+03)', dtypes=[torch.bfloat16], samples=[0]),
+        XFail('output differs from torch beyond the tolerance (greatest absolute difference 7.98e+03)', dtypes=[torch.bool], samples=[0]),
+        XFail('output differs from torch beyond the tolerance (greatest absolute difference 7.94e+03)', dtypes=[torch.float16], samples=[0]),
+    ]),  # argsort (CompositeImplicit)
     Entry('aten_argsort_stable', opinfo=['argsort']),  # argsort.stable (CompositeImplicit)
-    Entry('aten_sort', opinfo=['sort']),  # sort
+    Entry('aten_sort', opinfo=['sort'], xfail=[
+        XFail('output[1] differs from torch beyond the tolerance (greatest absolute difference 7.97e+03)', dtypes=[torch.bfloat16], samples=[0]),
+        XFail('output[1] differs from torch beyond the tolerance (greatest absolute difference 7.98e+03)', dtypes=[torch.bool], samples=[0]),
+        XFail('output[1] differs from torch beyond the tolerance (greatest absolute difference 7.94e+03)', dtypes=[torch.float16], samples=[0]),
+    ]),  # sort
     Entry('aten_sort_stable', opinfo=['sort']),  # sort.stable
-    Entry('aten_topk', opinfo=['topk']),  # topk
+    Entry('aten_topk', opinfo=['topk'], xfail=[
+        XFail('output[1] differs from torch beyond the tolerance (greatest absolute difference 7)', dtypes=[torch.bfloat16], samples=[*range(1, 7)]),
+        XFail('output[1] differs from torch beyond the tolerance (greatest absolute difference 7)', dtypes=[torch.int32], samples=[*range(0, 7)]),
+        XFail('output[1] differs from torch beyond the tolerance (greatest absolute difference 7)', dtypes=[torch.int64], samples=[*range(0, 7)]),
+    ]),  # topk
 ]

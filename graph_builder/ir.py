@@ -11,6 +11,7 @@ info, configurations and device configurations, which are not read.
 
 from __future__ import annotations
 
+import math
 import sys
 from collections.abc import Sequence
 from typing import Any, Union
@@ -53,7 +54,7 @@ class Value:
     ):
         self.name = name
         self.dtype = dtype
-        self.shape = shape
+        self.shape = shape if shape is None or type(shape) is tuple else tuple(shape)
         self.producer = producer
         self.index = index
         self.const_value = const_value
@@ -101,9 +102,9 @@ class Value:
             self._tensor_proto = tensor_proto(self.numpy(), self.name)
         return self._tensor_proto
 
-    def set_type(self, dtype: DType | None, shape: Shape | None) -> None:
+    def set_type(self, dtype: DType | None, shape: Sequence[Dim] | None) -> None:
         self.dtype = dtype
-        self.shape = shape
+        self.shape = None if shape is None else tuple(shape)
         self._type_proto = None
 
 
@@ -237,8 +238,8 @@ class Graph:
         repeated occurrences of a message field, so they follow the rest of the model as a
         second `graph` field. `onnx.ModelProto.FromString` of it equals `to_model()`."""
         core = self.to_model(ir_version, producer_name, initializers=False, nodes=False).SerializeToString()
-        strings: dict[str, bytes] = {}
-        parts: list[Any] = [node_entry(node, strings) for node in self.nodes]
+        input_fields: dict[str, bytes] = {}
+        parts: list[Any] = [node_entry(node, input_fields) for node in self.nodes]
         for v in self.initializers.values():
             parts.extend(_initializer_entry(v))
         size = sum(len(p) if type(p) is bytes else p.nbytes for p in parts)
@@ -347,41 +348,56 @@ def _varint(n: int) -> bytes:
     return bytes(out)
 
 
-def _field(tag: bytes, text: str, strings: dict[str, bytes]) -> bytes:
-    """A length-delimited string field; the encoded strings are kept in `strings`."""
-    encoded = strings.get(text)
-    if encoded is None:
-        data = text.encode()
-        encoded = strings[text] = _varint(len(data)) + data
-    return tag + encoded
+def _text(tag: bytes, text: str) -> bytes:
+    """A length-delimited string field."""
+    data = text.encode()
+    n = len(data)
+    return tag + (bytes((n,)) if n < 0x80 else _varint(n)) + data
 
 
-def node_entry(node: Node, strings: dict[str, bytes]) -> bytes:
+_OP_TYPE_FIELDS: dict[str, bytes] = {}
+
+
+def node_entry(node: Node, input_fields: dict[str, bytes]) -> bytes:
     """GraphProto.node entry (field 1) of a node in wire format: the bytes `node.to_proto()`
     serializes to, written directly (NodeProto: input 1, output 2, name 3, op_type 4,
-    attribute 5, doc_string 6, domain 7, overload 8, metadata_props 9)."""
-    parts = [b"\x0a\x00" if v is None else _field(b"\x0a", v.name, strings) for v in node.inputs]
-    parts.extend([_field(b"\x12", v.name, strings) for v in node.outputs])
+    attribute 5, doc_string 6, domain 7, overload 8, metadata_props 9). `input_fields` keeps
+    the encoded input fields, as values are used many times."""
+    parts = []
+    for v in node.inputs:
+        if v is None:
+            parts.append(b"\x0a\x00")
+            continue
+        field = input_fields.get(v.name)
+        if field is None:
+            field = input_fields[v.name] = _text(b"\x0a", v.name)
+        parts.append(field)
+    for v in node.outputs:
+        parts.append(_text(b"\x12", v.name))
     name = node.emitted_name()
     if name:
-        parts.append(_field(b"\x1a", name, strings))
-    parts.append(_field(b"\x22", node.op_type, strings))
+        parts.append(_text(b"\x1a", name))
+    op_type = _OP_TYPE_FIELDS.get(node.op_type)
+    if op_type is None:
+        op_type = _OP_TYPE_FIELDS[node.op_type] = _text(b"\x22", node.op_type)
+    parts.append(op_type)
     if node.attributes:
         types_ = node.attr_types
         for key, value in node.attributes.items():
             data = attribute_bytes(key, value, types_.get(key))
             parts.append(b"\x2a" + _varint(len(data)) + data)
     if node.doc_string:
-        parts.append(_field(b"\x32", node.doc_string, strings))
+        parts.append(_text(b"\x32", node.doc_string))
     if node.domain:
-        parts.append(_field(b"\x3a", node.domain, strings))
+        parts.append(_text(b"\x3a", node.domain))
     if node.overload:
-        parts.append(_field(b"\x42", node.overload, strings))
+        parts.append(_text(b"\x42", node.overload))
     for key, value in node.metadata.items():
-        entry = _field(b"\x0a", key, strings) + _field(b"\x12", value, strings)
+        entry = _text(b"\x0a", key) + _text(b"\x12", value)
         parts.append(b"\x4a" + _varint(len(entry)) + entry)
     body = b"".join(parts)
-    return b"\x0a" + _varint(len(body)) + body
+    n = len(body)
+    return b"\x0a" + (bytes((n,)) if n < 0x80 else _varint(n)) + body
 
 
 def _initializer_entry(v: Value) -> list[Any]:
@@ -404,6 +420,8 @@ def _initializer_entry(v: Value) -> list[Any]:
 def _freeze(value: Any) -> Any:
     """A hashable key for an attribute value (a Graph stands for itself)."""
     t = type(value)
+    if t is float:
+        return (value, math.copysign(1.0, value))  # -0.0 == 0.0, but not as an attribute
     if t is list or t is tuple:
         return tuple([_freeze(v) for v in value])
     if t is np.ndarray:
@@ -419,7 +437,8 @@ def attribute_bytes(key: str, value: Any, attr_type: int | None) -> bytes:
     """make_attribute(...).SerializeToString(), cached like make_attribute."""
     if attr_type == _A.GRAPH or attr_type == _A.GRAPHS or attr_type == _A.TENSOR:
         return make_attribute(key, value, attr_type).SerializeToString()
-    cache_key = (key, attr_type, type(value), _freeze(value))
+    t = type(value)
+    cache_key = (key, attr_type, t, value if t is int or t is str else _freeze(value))
     try:
         cached = _ATTRIBUTE_BYTES.get(cache_key)
     except TypeError:  # an unhashable value

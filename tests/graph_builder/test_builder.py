@@ -10,7 +10,7 @@ import onnxruntime as ort
 import pytest
 import torch
 
-from graph_builder import BOOL, FLOAT, FLOAT16, INT64, GraphBuilder, OpError, Value, op, opset
+from graph_builder import BOOL, FLOAT, FLOAT16, INT64, GraphBuilder, OpError, Value, op, opset, types
 from graph_builder.builder import FOLD_LIMIT
 
 
@@ -237,7 +237,7 @@ def test_loop_with_captures_carried_values_and_scan_outputs() -> None:
     with g:
         body = g.subgraph("body")
         i = body.input("i", INT64, [])
-        cond = body.input("cond", BOOL, [])
+        body.input("cond", BOOL, [])
         acc = body.input("acc", FLOAT, [3])
         with body:
             new_acc = op.Add(acc, op.Mul(step, 0.5))  # outer weight, inner constant
@@ -453,3 +453,19 @@ def test_constants_do_not_follow_later_changes_of_their_source() -> None:
     tensor[0] = 100
     assert a.const_value.tolist() == [1, 2] and b.const_value.tolist() == [3, 4]
     assert g.constant(np.array([1, 2])) is a  # equal bytes: the same constant
+
+
+def test_attributes_that_compare_equal_stay_distinct() -> None:
+    x = np.array([-1.0, 2.0], np.float32)
+    assert np.signbit(op.LeakyRelu(x, alpha=0.0)[0]) and not np.signbit(op.LeakyRelu(x, alpha=-0.0)[0])  # -1 * -0.0 = +0.0
+    g = GraphBuilder()
+    v = g.input("v", FLOAT, [2])
+    with g:
+        a = op.LeakyRelu(v, alpha=0.0)
+        b = op.LeakyRelu(v, alpha=-0.0)
+        c = op.Cast(v, to=INT64)
+        d = op.Cast(v, to=types.BOOL)  # True == 1 would collide with FLOAT's enum 1 if the type were not part of the key
+    for i, out in enumerate([a, b, c, d]):
+        g.output(out, f"o{i}")
+    attrs = [n.attribute[0] for n in g.to_model().graph.node]
+    assert [str(onnx.helper.get_attribute_value(x)) for x in attrs] == ["0.0", "-0.0", "7", "9"]

@@ -259,3 +259,10 @@ def test_fast_model_bytes_equal_the_model() -> None:
     assert g.to_model().SerializeToString() == g.to_model(check=False).SerializeToString()
     read = model_from_proto(onnx.ModelProto.FromString(expected))  # read tensors are written as read
     assert onnx.ModelProto.FromString(read.to_model_bytes()).SerializeToString() == expected
+
+
+def test_shapes_are_tuples() -> None:
+    v = Value("v", FLOAT, [2, "n"])  # type: ignore[arg-type]
+    assert v.shape == (2, "n")
+    v.set_type(FLOAT, ["m", 3])
+    assert v.shape == ("m", 3)

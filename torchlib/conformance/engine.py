@@ -265,16 +265,20 @@ class Harness:
                 for label, make, reference in sources:
                     torch.manual_seed(SEED)
                     found = 0
-                    for index, sample in enumerate(make()):
-                        if max_samples is not None and (found >= max_samples or index >= SCAN_FACTOR * max_samples):
-                            break
-                        outcome = run_sample(fn, entry, dtype, index, sample, reference, label, route, overloads)
-                        if outcome is None:
-                            result.elsewhere += 1
-                            continue
-                        found += 1
-                        outcome.source = label
-                        result.samples.append(outcome)
+                    samples = make()
+                    try:
+                        for index, sample in enumerate(samples):
+                            if max_samples is not None and (found >= max_samples or index >= SCAN_FACTOR * max_samples):
+                                break
+                            outcome = run_sample(fn, entry, dtype, index, sample, reference, label, route, overloads)
+                            if outcome is None:
+                                result.elsewhere += 1
+                                continue
+                            found += 1
+                            outcome.source = label
+                            result.samples.append(outcome)
+                    finally:  # close a half-read generator now, not when collected inside a later trace
+                        getattr(samples, "close", lambda: None)()
         except Exception as e:  # the samples themselves could not be made
             result.error = f"making samples failed: {_error_text(e)}"
         result.seconds = time.perf_counter() - start

@@ -14,14 +14,9 @@ ENTRIES = [
         XFail('output differs from torch beyond the tolerance (greatest absolute difference 7.18)', dtypes=[torch.float32], samples=[4, 5], opinfo='addmm'),
     ]),  # addmm
     Entry('aten_addmm_dtype', reason='the out_dtype overload addmm.dtype has no CPU kernel in torch 2.13 (CUDA only), so there is no torch output to compare with'),
-    Entry('aten_addmv', opinfo=['addmv'], xfail=[
-        XFail("op.Mul: input 1 ('B') is the Python value 0.6, which cannot be a INT32 constant: 0.6 is not exactly a INT32", dtypes=[torch.int32], samples=[1, 3, 5]),
-        XFail("op.Mul: input 1 ('B') is the Python value 0.6, which cannot be a INT64 constant: 0.6 is not exactly a INT64", dtypes=[torch.int64], samples=[1, 3, 5]),
-    ]),  # addmv
+    Entry('aten_addmv', opinfo=['addmv']),  # addmv
     Entry('aten_baddbmm', opinfo=['baddbmm'], xfail=[
         XFail('output differs from torch beyond the tolerance (greatest absolute difference 0.00113)', dtypes=[torch.float16], samples=[2], mode='eager'),
-        XFail("op.Mul: input 1 ('B') is the Python value 0.6, which cannot be a INT32 constant: 0.6 is not exactly a INT32", dtypes=[torch.int32], samples=[2, 3, 5]),
-        XFail("op.Mul: input 1 ('B') is the Python value 0.6, which cannot be a INT64 constant: 0.6 is not exactly a INT64", dtypes=[torch.int64], samples=[2, 3, 5]),
     ]),  # baddbmm
     Entry('aten_baddbmm_dtype', reason='the out_dtype overload baddbmm.dtype has no CPU kernel in torch 2.13 (CUDA only), so there is no torch output to compare with'),
     Entry('aten_bmm', opinfo=[('bmm', 'triton_optimized'), 'bmm']),  # bmm

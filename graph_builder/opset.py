@@ -439,10 +439,17 @@ class OpFunction:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         sig = self.signature
         inputs, attrs, n_outputs = sig.bind(args, kwargs)
+        evaluator = _evaluator.current_evaluator()
+        # eagerly, an op given only Python values returns Values (as an op given Values does)
+        only_python = evaluator is _evaluator.EAGER and all(
+            x is None or type(x) in (int, float, bool, list, tuple) for x in inputs
+        )
         inputs, _ = sig.resolve_types(inputs)
         n = sig.output_count(attrs, inputs, n_outputs) if n_outputs is None and sig.variadic_output else (
             sig.n_required_outputs if n_outputs is None else n_outputs)
-        outputs = _evaluator.current_evaluator().eval_op(sig, inputs, attrs, n)
+        outputs = evaluator.eval_op(sig, inputs, attrs, n)
+        if only_python:
+            outputs = [Value("", types.from_numpy(a.dtype), a.shape, const_value=a) for a in outputs]
         return outputs[0] if n == 1 else tuple(outputs)
 
     def __repr__(self) -> str:

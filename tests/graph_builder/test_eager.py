@@ -55,7 +55,8 @@ def test_bfloat16_and_float8() -> None:
 
 
 def test_python_scalars() -> None:
-    assert op.Add(2, 3).tolist() == 5
+    only_python = op.Add(2, 3)  # no tensor given: an eager Value, as when Values are given
+    assert isinstance(only_python, Value) and only_python.dtype is INT64 and only_python.numpy().tolist() == 5
     assert op.Mul(np.array([1.5], np.float64), 2).dtype == np.float64
     assert op.Add(torch.tensor([1.0]), 1).tolist() == [2.0]
 

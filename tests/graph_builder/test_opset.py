@@ -99,9 +99,9 @@ def test_lists_and_fixed_types() -> None:
 
 
 def test_python_values_alone_use_python_types() -> None:
-    assert op.Add(1, 2).dtype == np.int64
-    assert op.Add(1.5, 2.0).dtype == np.float32
-    assert op.Not(True).dtype == np.bool_
+    assert op.Add(1, 2).dtype is INT64
+    assert op.Add(1.5, 2.0).dtype is FLOAT
+    assert op.Not(True).dtype is BOOL
 
 
 def test_equal_constants_are_shared() -> None:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import functools
+import gc
 import importlib.util
 import itertools
 import math
@@ -278,7 +279,7 @@ class Harness:
                             outcome.source = label
                             result.samples.append(outcome)
                     finally:  # close a half-read generator now, not when collected inside a later trace
-                        getattr(samples, "close", lambda: None)()
+                        _close(samples)
         except Exception as e:  # the samples themselves could not be made
             result.error = f"making samples failed: {_error_text(e)}"
         result.seconds = time.perf_counter() - start
@@ -286,6 +287,14 @@ class Harness:
 
 
 SCAN_FACTOR = 10
+
+
+def _close(samples: Any) -> None:
+    """Close a sample generator (OpInfo wraps it in a TrackedInputIter)."""
+    inner = getattr(samples, "child_iter", samples)
+    close = getattr(inner, "close", None)
+    if close is not None:
+        close()
 
 
 def _is_composite_implicit(name: str) -> bool:
@@ -369,7 +378,11 @@ def _capture_pre_dispatch(op: Callable[..., Any], sample: Any, wanted: frozenset
         return op(input, *args, **kwargs)
 
     tensors = [leaves[i] for i in positions]
-    graph = make_fx(call_op, pre_dispatch=True)(*tensors)
+    gc.disable()  # a generator collected inside the trace would run its no_grad exit in the tracer
+    try:
+        graph = make_fx(call_op, pre_dispatch=True)(*tensors)
+    finally:
+        gc.enable()
     hit: list[tuple[Call, Any]] = []
 
     class Recorder(Interpreter):

@@ -32,6 +32,9 @@ from graph_builder.ir import Graph, Node, Value
 from graph_builder.opset import DEFAULT_OPSET, OpError, OpSignature, as_array, numpy_to_torch
 from graph_builder.types import DType
 
+# Operators whose meaning changed between opset 18 and the default opset under the same name.
+_CHANGED_MEANING = {"GroupNormalization": "scale and bias are per channel since opset 21, per group before"}
+
 FOLD_LIMIT = 1024  # fold an op when its constant inputs and outputs have at most this many elements
 
 # (shape rule, shape-value rule) of each signature, from fast_infer
@@ -85,7 +88,7 @@ class GraphBuilder:
         self.graph = Graph(name, imports)
         self._constants: dict[Any, Value] = {}
         self._constants_by_id: dict[int, tuple[np.ndarray, Value]] = {}  # read-only arrays only
-        self._schema_ok: dict[tuple[str, str, int], bool] = {}
+        self._targets: dict[OpSignature, OpSignature] = {}
         self._gc_paused: list[bool] = []  # per open `with self:`, whether it paused the collector
 
     # -- graph inputs, weights, constants ------------------------------------------------------
@@ -244,7 +247,7 @@ class GraphBuilder:
     # -- the tracing evaluator ------------------------------------------------------------------
     def eval_op(self, sig: OpSignature, inputs: list[Any], attrs: dict[str, Any], n_outputs: int) -> list[Value]:
         if sig.domain == "" and sig.opset != self.opset:
-            self._check_opset(sig)
+            sig = self._at_target_opset(sig, inputs, attrs)
         graph = self.graph
         values: list[Value | None] = []
         foldable = not sig.nondeterministic
@@ -280,20 +283,45 @@ class GraphBuilder:
             graph.opset_imports[sig.domain] = sig.opset
         return node.outputs
 
-    def _check_opset(self, sig: OpSignature) -> None:
-        key = (sig.domain, sig.name, sig.since_version)
-        ok = self._schema_ok.get(key)
-        if ok is None:
+    def _at_target_opset(self, sig: OpSignature, inputs: list[Any], attrs: dict[str, Any]) -> OpSignature:
+        """The signature of the same operator in the opset this graph targets, when the call
+        means the same there (same attributes, inputs and allowed dtypes); else a clear error."""
+        target = self._targets.get(sig)
+        if target is None:
+            from graph_builder.opset import opset as opset_for
+
             try:
-                ok = defs.get_schema(sig.name, self.opset, sig.domain).since_version == sig.since_version
-            except defs.SchemaError:
-                ok = False
-            self._schema_ok[key] = ok
-        if not ok:
+                target = getattr(opset_for(self.opset), sig.name).signature
+            except AttributeError:
+                raise OpError(
+                    f"op.{sig.name} does not exist in opset {self.opset}, which this graph targets "
+                    f"(it was added in opset {sig.since_version}); export with a newer opset"
+                ) from None
+            self._targets[sig] = target
+        if target.since_version == sig.since_version:
+            return target
+        problem = None
+        if sig.name in _CHANGED_MEANING:
+            problem = _CHANGED_MEANING[sig.name]
+        elif len(inputs) > len(target.inputs) and not target.variadic_input:
+            problem = f"it takes {len(target.inputs)} inputs there, this call gives {len(inputs)}"
+        else:
+            for key in attrs:
+                if target.attr_types.get(key) != sig.attr_types.get(key):
+                    problem = f"attribute {key!r} does not exist there"
+                    break
+            for i, x in enumerate(inputs):
+                dtype = x.dtype if isinstance(x, Value) else None
+                allowed = target.param_for_input(i).allowed if i < len(target.inputs) or target.variadic_input else None
+                if dtype is not None and allowed is not None and dtype not in allowed:
+                    problem = f"input {i} has dtype {dtype}, which it does not accept there"
+                    break
+        if problem is not None:
             raise OpError(
-                f"op.{sig.name} as defined in opset {sig.since_version} is not the {sig.name} of opset {self.opset}, "
-                f"which this graph targets; use graph_builder.opset({self.opset}).{sig.name} or a newer opset"
+                f"op.{sig.name} (opset {sig.since_version}) cannot be written for opset {self.opset}, which this "
+                f"graph targets: {problem}; export with a newer opset"
             )
+        return target
 
     # -- type and shape inference ---------------------------------------------------------------
     def _infer(self, sig: OpSignature, node: Node) -> None:

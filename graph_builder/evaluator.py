@@ -206,3 +206,9 @@ EAGER = EagerEvaluator()
 
 def to_numpy(x: Any) -> np.ndarray:
     return as_array(x)
+
+
+def current_opset() -> int:
+    """The ONNX opset the current evaluator writes: the graph's inside `with builder:`, else the
+    default. Functions use it to choose a formula when a fused op is newer than the target."""
+    return getattr(current_evaluator(), "opset", DEFAULT_OPSET)

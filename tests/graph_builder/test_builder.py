@@ -469,3 +469,27 @@ def test_attributes_that_compare_equal_stay_distinct() -> None:
         g.output(out, f"o{i}")
     attrs = [n.attribute[0] for n in g.to_model().graph.node]
     assert [str(onnx.helper.get_attribute_value(x)) for x in attrs] == ["0.0", "-0.0", "7", "9"]
+
+
+def test_ops_of_the_default_opset_are_written_for_a_lower_target() -> None:
+    import graph_builder
+
+    g = graph_builder.GraphBuilder(opset=18)
+    x = g.input("x", graph_builder.FLOAT, [2, 3])
+    with g:
+        y = graph_builder.op.Reshape(graph_builder.op.Relu(x), [3, 2])  # Reshape-21, Relu-14
+    g.output(y, "y")
+    model = g.to_model()
+    assert [o.version for o in model.opset_import] == [18]
+    np.testing.assert_array_equal(g.run({"x": np.ones((2, 3), np.float32)})[0], np.ones((3, 2), np.float32))
+
+
+def test_ops_missing_or_changed_at_the_target_opset_are_refused_clearly() -> None:
+    import graph_builder
+
+    g = graph_builder.GraphBuilder(opset=18)
+    q = g.input("q", graph_builder.FLOAT, [1, 2, 4, 8])
+    with g, pytest.raises(graph_builder.OpError, match="does not exist in opset 18"):
+        graph_builder.op.Attention(q, q, q)
+    with g, pytest.raises(graph_builder.OpError, match="per channel since opset 21"):
+        graph_builder.op.GroupNormalization(q, [1.0, 1.0], [0.0, 0.0], num_groups=2)

@@ -86,7 +86,7 @@ def _status(r: JobResult) -> tuple[str, str]:
         return "xfail", f"{passed}{extras}"
     if passed:
         return "pass", f"{passed}{extras}"
-    return "skip", extras.strip() or "0"
+    return "skip", extras.strip() or "no samples"
 
 
 _SYMBOL = {"pass": "✅", "xfail": "🟡", "fail": "❌", "skip": "⬜"}

@@ -8,11 +8,12 @@ double, bfloat16 inputs compute in float32.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
 
-from graph_builder import op
+from graph_builder import current_opset, op
 from graph_builder.ir import Value
 from graph_builder.types import BFLOAT16, BOOL, DOUBLE, FLOAT, FLOAT16, DType, TFloat, TReal
 from torchlib.ops._helpers import normalize_dim
@@ -149,6 +150,11 @@ def aten_gelu(self: TFloat, *, approximate: str = "none") -> TFloat:
     _floating("gelu", self)
     if approximate not in ("none", "tanh"):
         raise ValueError(f"aten::gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
+    if current_opset() < 20:  # ONNX Gelu is new in opset 20: write its formula
+        if approximate == "tanh":
+            inner = op.Mul(op.Add(self, op.Mul(op.Mul(op.Mul(self, self), self), 0.044715)), math.sqrt(2 / math.pi))
+            return op.Mul(op.Mul(self, 0.5), op.Add(op.Tanh(inner), 1.0))
+        return op.Mul(op.Mul(self, 0.5), op.Add(op.Erf(op.Mul(self, 1 / math.sqrt(2))), 1.0))
     # onnxruntime has Gelu for float and float16 only: double computes in float32
     return run_supported(lambda x: op.Gelu(x, approximate=approximate), FLOAT32_16, self)
 

@@ -25,7 +25,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from graph_builder import op, types
+from graph_builder import current_opset, op, types
 from graph_builder.ir import Value
 from graph_builder.types import TFloat
 from torchlib.registry import aten_op
@@ -42,6 +42,8 @@ def _known_equal(a: Any, b: Any) -> bool:
 
 
 def _fits_fused(query: Value, key: Value, value: Value, attn_mask: Value | None, enable_gqa: bool) -> bool:
+    if current_opset() < 23:  # ONNX Attention is new in opset 23
+        return False
     rank = query.rank
     if query.dtype not in _FUSED or rank not in (3, 4) or key.rank != rank or value.rank != rank:
         return False

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from graph_builder import op, types
+from graph_builder import current_opset, op, types
 from graph_builder.ir import Value
 from graph_builder.types import DType, TFloat, TTensor
 from torchlib.ops._helpers import as_shape, dim_size
@@ -293,7 +293,13 @@ def aten_rms_norm(
     dtype = _compute_dtype(input)
     scale = _param(weight, normalized_shape, 1, dtype)
     stash = types.DOUBLE if dtype is types.DOUBLE else types.FLOAT
-    y = op.RMSNormalization(cast_to(input, dtype), scale, axis=axis, epsilon=_rms_eps(dtype, eps), stash_type=stash.onnx)
+    x = cast_to(input, dtype)
+    if current_opset() < 23:  # ONNX RMSNormalization is new in opset 23: write its formula
+        axes = list(range(axis, input.rank))
+        mean_square = op.ReduceMean(op.Mul(x, x), axes, keepdims=1)
+        y = op.Mul(op.Div(x, op.Sqrt(op.Add(mean_square, _rms_eps(dtype, eps)))), scale)
+    else:
+        y = op.RMSNormalization(x, scale, axis=axis, epsilon=_rms_eps(dtype, eps), stash_type=stash.onnx)
     return cast_to(y, input.dtype)
 
 

@@ -45,10 +45,21 @@ class Report:
 
     @property
     def ok(self) -> bool:
-        return not self.problems and all(r.ok for r in self.results)
+        return not self.problems and not self.unreached() and all(r.ok for r in self.results)
+
+    def unreached(self) -> list[str]:
+        """Functions run on every sample whose OpInfos never reach them (route "aten" or
+        "pre_dispatch" found no call to their overloads): a gap in the table."""
+        if self.max_samples is not None:
+            return []
+        by_function: dict[str, list[JobResult]] = {}
+        for r in self.results:
+            by_function.setdefault(r.function, []).append(r)
+        return [f for f, rs in by_function.items() if not any(r.samples or r.error for r in rs)]
 
     def problem_lines(self) -> list[str]:
         lines = list(self.problems)
+        lines += [f"{f}: no sample of its OpInfos reaches it; name other OpInfos or give samples of its own" for f in self.unreached()]
         for r in self.results:
             lines += r.problems()
         return lines

@@ -17,3 +17,9 @@ from torchlib.ops import symbolic  # noqa: F401
 from torchlib.ops import upsample  # noqa: F401
 from torchlib.ops import attention  # noqa: F401
 from torchlib.ops import dropout  # noqa: F401
+from torchlib.ops import losses  # noqa: F401
+from torchlib.ops import nn_extra  # noqa: F401
+from torchlib.ops import special  # noqa: F401
+from torchlib.ops import tensor_extra  # noqa: F401
+from torchlib.ops import scans  # noqa: F401
+from torchlib.ops import random  # noqa: F401

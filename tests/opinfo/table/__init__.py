@@ -3,7 +3,9 @@ torchlib/conformance/spec.py for the vocabulary), one module per torchlib/ops fa
 
 from __future__ import annotations
 
-from . import activations, attention, casting, comparison, conv_pool, creation, dropout, elementwise, indexing, linalg, normalization, reductions, rnn, shape, sort_topk, symbolic, upsample
+from . import activations, attention, casting, comparison, conv_pool, creation, dropout, elementwise, indexing, linalg, normalization, reductions, rnn, shape, sort_topk, special, symbolic, upsample
+from . import scans, tensor_extra  # noqa: E402
+from . import losses, nn_extra, random  # noqa: E402
 
 ENTRIES = [
     *activations.ENTRIES,
@@ -21,6 +23,12 @@ ENTRIES = [
     *rnn.ENTRIES,
     *shape.ENTRIES,
     *sort_topk.ENTRIES,
+    *special.ENTRIES,
     *symbolic.ENTRIES,
     *upsample.ENTRIES,
+    *scans.ENTRIES,
+    *tensor_extra.ENTRIES,
+    *losses.ENTRIES,
+    *nn_extra.ENTRIES,
+    *random.ENTRIES,
 ]

@@ -101,3 +101,98 @@ def batch_norm_no_update(dtype: torch.dtype) -> Iterator[Any]:
 
 OPERATOR = operator
 MATH = math
+
+
+def _values(dtype: torch.dtype, shape: tuple[int, ...]) -> torch.Tensor:
+    torch.manual_seed(0)
+    if dtype == torch.bool:
+        return torch.rand(shape) > 0.5
+    if dtype.is_floating_point:
+        return torch.randn(shape).to(dtype)
+    return torch.randint(-5, 6, shape, dtype=dtype)
+
+
+def tensor_and_scalar(dtype: torch.dtype) -> Iterator[Any]:
+    scalar = 0.5 if dtype.is_floating_point else 2
+    for shape in ((3, 4), (5,), ()):
+        yield sample_input(_values(dtype, shape), scalar)
+
+
+def scalar_and_tensor(dtype: torch.dtype) -> Iterator[Any]:
+    for base, shape in ((2.0, (3, 4)), (3, (5,)), (0.5, ())):
+        exponent = _values(dtype, shape).abs() if not dtype.is_floating_point else _values(dtype, shape)
+        yield sample_input(base, exponent)
+
+
+def movedim(dtype: torch.dtype) -> Iterator[Any]:
+    x = _values(dtype, (2, 3, 4))
+    for source, destination in ((0, 2), (2, 0), (-1, 1), (1, 1)):
+        yield sample_input(x, source, destination)
+
+
+def split_sizes(dtype: torch.dtype) -> Iterator[Any]:
+    x = _values(dtype, (6, 4))
+    for sizes, dim in (([1, 2, 3], 0), ([2, 2], 1), ([6], 0), ([0, 4], -1)):
+        yield sample_input(x, sizes, dim)
+
+
+def to_other(dtype: torch.dtype) -> Iterator[Any]:
+    for target in (torch.float32, torch.float16, torch.int64, torch.bool):
+        yield sample_input(_values(dtype, (3, 4)), torch.ones(1, dtype=target))
+
+
+def contiguous(dtype: torch.dtype) -> Iterator[Any]:
+    x = _values(dtype, (3, 4, 2))
+    yield sample_input(x)
+    yield sample_input(x.transpose(0, 2))
+    yield sample_input(x[:, ::2])
+
+
+def where_scalars(kind: str) -> Callable[[torch.dtype], Iterator[Any]]:
+    """Samples of where.Scalar (both branches scalars), .ScalarSelf or .ScalarOther."""
+
+    def samples(dtype: torch.dtype) -> Iterator[Any]:
+        condition = _values(torch.bool, (3, 4))
+        tensor = _values(dtype, (3, 4))
+        for a, b in ((1.5, -2.0), (3, 0), (True, False)):
+            if kind == "Scalar":
+                yield sample_input(condition, a, b)
+            elif kind == "ScalarSelf":
+                yield sample_input(condition, a, tensor)
+            else:
+                yield sample_input(condition, tensor, b)
+
+    return samples
+
+
+def rms_norm(dtype: torch.dtype) -> Iterator[Any]:
+    x = _values(dtype, (2, 3, 4))
+    yield sample_input(x, [4], _values(dtype, (4,)), 1e-5)
+    yield sample_input(x, [3, 4], None, None)
+    yield sample_input(x, [4], None, 1e-3)
+
+
+def batch_norm_functional(dtype: torch.dtype) -> Iterator[Any]:
+    """(input, weight, bias, running_mean, running_var, training, momentum, eps)."""
+    for sample in batch_norm_no_update(dtype):
+        x, w, b, mean, var, momentum, eps = (sample.input, *sample.args)
+        for training in (True, False):
+            yield sample_input(x, w, b, mean, var, training, momentum, eps)
+
+
+def norms(kind: str) -> Callable[[torch.dtype], Iterator[Any]]:
+    """Samples of norm.Scalar, norm.ScalarOpt_dtype or norm.ScalarOpt_dim_dtype."""
+
+    def samples(dtype: torch.dtype) -> Iterator[Any]:
+        x = _values(dtype, (3, 4))
+        wider = torch.float64 if dtype == torch.float64 else torch.float32
+        for p in (2, 1, 3, 0.5, float("inf")):
+            if kind == "Scalar":
+                yield sample_input(x, p)
+            elif kind == "ScalarOpt_dtype":
+                yield sample_input(x, p, dtype=wider)
+            else:
+                for dim, keepdim in (([1], False), ([0, 1], True), ([-1], True)):
+                    yield sample_input(x, p, dim, keepdim, dtype=wider)
+
+    return samples

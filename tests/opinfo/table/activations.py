@@ -6,15 +6,14 @@ import torch
 
 from torchlib.conformance.spec import Entry, XFail
 
-from ._helpers import scalar_arg
-
+from . import _helpers as h
 
 ENTRIES = [
     Entry('aten__log_softmax', opinfo=[('log_softmax', 'with_dtype'), 'log_softmax']),  # _log_softmax
     Entry('aten__softmax', opinfo=[('softmax', 'with_dtype'), 'softmax']),  # _softmax
     Entry('aten_celu', opinfo=['nn.functional.celu']),  # celu
     Entry('aten_clamp', opinfo=['clamp', 'nn.functional.hardtanh', 'corrcoef']),
-    Entry('aten_clamp_max', opinfo=['clamp_max'], aten=['aten::clamp_max.Tensor'], adapter=scalar_arg(1)),
+    Entry('aten_clamp_max', samples=h.tensor_and_scalar, dtypes=[torch.float32, torch.float16, torch.float64, torch.int64, torch.int32]),
     Entry('aten_clamp_max_tensor', opinfo=['clamp_max']),  # clamp_max.Tensor
     Entry('aten_clamp_min', opinfo=['nn.functional.triplet_margin_loss', 'nn.functional.triplet_margin_with_distance_loss']),  # clamp_min
     Entry('aten_clamp_min_tensor', opinfo=['clamp_min']),  # clamp_min.Tensor

@@ -6,7 +6,6 @@ import torch
 
 from torchlib.conformance.spec import Entry, XFail
 
-
 ENTRIES = [
     Entry('aten_scaled_dot_product_attention', opinfo=['nn.functional.scaled_dot_product_attention'], xfail=[
         XFail('ValueError: scaled_dot_product_attention with dropout_p=0.5: dropout is random and only meant for training; export the model in eval mode (dropout_p=0)', dtypes=[torch.bfloat16], samples=[2, 3, 6, 7, 10, 11, 14, 15, 18, 19, 22, 23]),

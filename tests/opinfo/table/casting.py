@@ -16,6 +16,6 @@ ENTRIES = [
     Entry('aten_lift_fresh_copy', opinfo=['clone'], aten=['aten::clone'], adapter=lambda c: call(c.args[0])),
     Entry('aten_to_device', opinfo=['to']),  # to.device (CompositeImplicit)
     Entry('aten_to_dtype', opinfo=['to']),  # to.dtype (CompositeImplicit)
-    Entry('aten_to_other', opinfo=['to']),  # to.other (CompositeImplicit)
+    Entry('aten_to_other', samples=h.to_other, dtypes=ALL),
     Entry('aten_type_as', samples=h.type_as, dtypes=ALL),
 ]

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import torch
 
 from torchlib.conformance.spec import Entry
 
+from . import _helpers as h
+
+ALL = [torch.float32, torch.float16, torch.bfloat16, torch.float64, torch.int64, torch.int32, torch.bool]
 
 ENTRIES = [
     Entry('aten_bitwise_and', opinfo=['bitwise_and']),  # bitwise_and.Tensor, bitwise_and.Scalar, bitwise_and.Scalar_Tensor
@@ -31,7 +35,7 @@ ENTRIES = [
     Entry('aten_minimum', opinfo=['minimum']),  # minimum
     Entry('aten_ne', opinfo=['ne']),  # ne.Tensor, ne.Scalar
     Entry('aten_where', opinfo=['where']),  # where.self
-    Entry('aten_where_scalar', opinfo=['where']),  # where.Scalar (CompositeImplicit)
-    Entry('aten_where_scalar_other', opinfo=['where']),  # where.ScalarOther (CompositeImplicit)
-    Entry('aten_where_scalar_self', opinfo=['where']),  # where.ScalarSelf (CompositeImplicit)
+    Entry('aten_where_scalar', samples=h.where_scalars('Scalar'), dtypes=[torch.float32]),
+    Entry('aten_where_scalar_other', samples=h.where_scalars('ScalarOther'), dtypes=ALL),
+    Entry('aten_where_scalar_self', samples=h.where_scalars('ScalarSelf'), dtypes=ALL),
 ]

@@ -6,7 +6,6 @@ import torch
 
 from torchlib.conformance.spec import Entry, XFail
 
-
 ENTRIES = [
     Entry('aten_arange', opinfo=['arange']),  # arange
     Entry('aten_arange_start', opinfo=['arange']),  # arange.start

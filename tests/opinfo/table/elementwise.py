@@ -6,8 +6,8 @@ import torch
 
 from torchlib.conformance.spec import Entry, XFail, call
 
+from . import _helpers as h
 from ._helpers import scalar_arg
-
 
 ENTRIES = [
     Entry('aten_abs', opinfo=['abs']),  # abs
@@ -53,7 +53,7 @@ ENTRIES = [
     Entry('aten_mul', opinfo=['mul']),  # mul.Tensor, mul.Scalar
     Entry('aten_neg', opinfo=['neg']),  # neg
     Entry('aten_pow', opinfo=['pow']),  # pow.Tensor_Tensor
-    Entry('aten_pow_scalar', opinfo=['pow'], aten=['aten::pow.Tensor_Tensor', 'aten::pow.Scalar'], adapter=scalar_arg(0)),
+    Entry('aten_pow_scalar', samples=h.scalar_and_tensor, dtypes=[torch.float32, torch.float64, torch.int64, torch.int32]),
     Entry('aten_pow_tensor_scalar', opinfo=['pow', 'nn.functional.gaussian_nll_loss'], aten=['aten::pow.Tensor_Tensor', 'aten::pow.Tensor_Scalar'], adapter=scalar_arg(1)),
     Entry('aten_reciprocal', opinfo=['reciprocal']),  # reciprocal
     Entry('aten_remainder', opinfo=['remainder']),  # remainder.Tensor, remainder.Scalar, remainder.Scalar_Tensor

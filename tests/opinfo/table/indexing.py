@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-
 from torchlib.conformance.spec import Entry
-
 
 ENTRIES = [
     Entry('aten_embedding', opinfo=['nn.functional.embedding']),  # embedding

@@ -6,7 +6,6 @@ import torch
 
 from torchlib.conformance.spec import Entry, XFail
 
-
 ENTRIES = [
     Entry('aten_addmm', opinfo=['addmm', ('addmm', 'decomposed')], xfail=[
         XFail('with an empty inner dimension (mat1 [5, 0] @ mat2 [0, 10]) the result is not beta * input (every element off, up to 7.2)', dtypes=[torch.bfloat16], samples=[4, 5], opinfo='addmm'),

@@ -13,11 +13,11 @@ FLOATS = [torch.float32, torch.float16, torch.bfloat16, torch.float64]
 ENTRIES = [
     Entry('aten__batch_norm_no_update', samples=h.batch_norm_no_update, dtypes=FLOATS),
     Entry('aten__batch_norm_with_update', opinfo=['_batch_norm_with_update']),  # _batch_norm_with_update
-    Entry('aten__fused_rms_norm', opinfo=['nn.functional.rms_norm'], route='aten'),
+    Entry('aten__fused_rms_norm', samples=h.rms_norm, dtypes=FLOATS),
     Entry('aten__native_batch_norm_legit', opinfo=['_native_batch_norm_legit']),  # _native_batch_norm_legit
-    Entry('aten__native_batch_norm_legit_functional', reason='appears only in functionalized training graphs: no OpInfo calls it eagerly and torch has no CPU eager kernel for it to compare with'),
+    Entry('aten__native_batch_norm_legit_functional', samples=h.batch_norm_functional, dtypes=FLOATS),
     Entry('aten__native_batch_norm_legit_no_stats', opinfo=['_native_batch_norm_legit']),  # _native_batch_norm_legit.no_stats
-    Entry('aten__native_batch_norm_legit_no_training', opinfo=['nn.functional.batch_norm', ('nn.functional.batch_norm', 'without_cudnn')]),
+    Entry('aten__native_batch_norm_legit_no_training', samples=h.batch_norm_no_update, dtypes=FLOATS),
     Entry('aten_batch_norm', opinfo=['nn.functional.batch_norm', ('nn.functional.batch_norm', 'without_cudnn')], xfail=[
         XFail('ValueError: batch norm expects an input of rank >= 2 (N, C, ...), got rank 1', dtypes=[torch.bfloat16], samples=[3, 4]),
         XFail('ValueError: batch norm expects an input of rank >= 2 (N, C, ...), got rank 1', dtypes=[torch.float16], samples=[3, 4]),

@@ -6,6 +6,9 @@ import torch
 
 from torchlib.conformance.spec import Entry, XFail
 
+from . import _helpers as h
+
+FLOATS = [torch.float32, torch.float16, torch.bfloat16, torch.float64]
 
 ENTRIES = [
     Entry('aten_all', opinfo=['all']),  # all
@@ -32,10 +35,10 @@ ENTRIES = [
     Entry('aten_min', opinfo=[('min', 'reduction_no_dim')]),  # min
     Entry('aten_min_dim', opinfo=[('min', 'reduction_with_dim')]),  # min.dim
     Entry('aten_min_other', opinfo=[('min', 'reduction_with_dim'), ('min', 'reduction_no_dim'), ('min', 'binary')]),  # min.other (CompositeImplicit)
-    Entry('aten_norm_Scalar', reason='torch.norm dispatches to linalg_vector_norm: no OpInfo sample reaches aten::norm.Scalar'),
+    Entry('aten_norm_Scalar', samples=h.norms('Scalar'), dtypes=FLOATS),
     Entry('aten_norm_ScalarOpt_dim', opinfo=['nn.functional.triplet_margin_loss', 'nn.functional.triplet_margin_with_distance_loss']),  # norm.ScalarOpt_dim
-    Entry('aten_norm_ScalarOpt_dim_dtype', reason='torch.norm dispatches to linalg_vector_norm: no OpInfo sample reaches aten::norm.ScalarOpt_dim_dtype'),
-    Entry('aten_norm_ScalarOpt_dtype', reason='torch.norm dispatches to linalg_vector_norm: no OpInfo sample reaches aten::norm.ScalarOpt_dtype'),
+    Entry('aten_norm_ScalarOpt_dim_dtype', samples=h.norms('ScalarOpt_dim_dtype'), dtypes=FLOATS),
+    Entry('aten_norm_ScalarOpt_dtype', samples=h.norms('ScalarOpt_dtype'), dtypes=FLOATS),
     Entry('aten_prod', opinfo=['prod']),  # prod
     Entry('aten_prod_dim_int', opinfo=['prod'], xfail=[
         XFail("op.ReduceProd: input 0 ('data') has dtype BOOL, but T allows {BFLOAT16, DOUBLE, FLOAT, FLOAT16, INT32, INT64, UINT32, UINT64}", dtypes=[torch.bool], samples=[19, 29]),

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import torch
 
 from torchlib.conformance.spec import Entry
 
+from . import _helpers as h
+
+ALL = [torch.float32, torch.float16, torch.bfloat16, torch.float64, torch.int64, torch.int32, torch.bool]
 
 ENTRIES = [
     Entry('aten_alias', opinfo=['nanmean', 'nn.functional.instance_norm']),  # alias, detach
@@ -16,7 +20,7 @@ ENTRIES = [
     Entry('aten_expand_as', opinfo=['expand_as']),  # expand_as (CompositeImplicit)
     Entry('aten_flatten', opinfo=['flatten']),  # flatten.using_ints (CompositeImplicit)
     Entry('aten_flip', opinfo=['flip']),  # flip
-    Entry('aten_movedim', opinfo=['movedim']),  # movedim.int (CompositeImplicit)
+    Entry('aten_movedim', samples=h.movedim, dtypes=ALL),
     Entry('aten_movedim_intlist', opinfo=['movedim']),  # movedim.intlist (CompositeImplicit)
     Entry('aten_narrow', opinfo=['narrow_copy']),  # narrow, narrow_copy
     Entry('aten_narrow_tensor', opinfo=['narrow']),  # narrow.Tensor (CompositeImplicit)
@@ -26,7 +30,7 @@ ENTRIES = [
     Entry('aten_reshape', opinfo=['reshape']),  # reshape (CompositeImplicit)
     Entry('aten_roll', opinfo=['roll']),  # roll
     Entry('aten_split', opinfo=['split', 'unsafe_split']),  # split.Tensor, unsafe_split.Tensor, split_copy.Tensor
-    Entry('aten_split_sizes', opinfo=['split', ('split', 'list_args')]),  # split.sizes (CompositeImplicit)
+    Entry('aten_split_sizes', samples=h.split_sizes, dtypes=ALL),
     Entry('aten_split_with_sizes', opinfo=['split_with_sizes', 'split_with_sizes_copy', ('split', 'list_args')]),  # split_with_sizes, split, unsafe_split_with_sizes, split_with_sizes_copy
     Entry('aten_squeeze', opinfo=['squeeze', 'squeeze_copy']),  # squeeze, squeeze_copy
     Entry('aten_squeeze_dim', opinfo=['squeeze', 'squeeze_copy']),  # squeeze.dim, squeeze_copy.dim
@@ -42,5 +46,5 @@ ENTRIES = [
     Entry('aten_unsqueeze', opinfo=['unsqueeze']),  # unsqueeze
     Entry('aten_view', opinfo=['view', 'view_copy']),  # view, _unsafe_view, view_copy
     Entry('aten_view_as', opinfo=['view_as']),  # view_as (CompositeImplicit)
-    Entry('aten_contiguous', opinfo=['contiguous']),  # contiguous (CompositeImplicit)
+    Entry('aten_contiguous', samples=h.contiguous, dtypes=ALL),
 ]

@@ -6,7 +6,6 @@ import torch
 
 from torchlib.conformance.spec import Entry, XFail
 
-
 ENTRIES = [
     Entry('aten_argsort', opinfo=['argsort'], xfail=[
         XFail('indices of equal values come out in another order than torch (sample 0 sorts 8000 values with many ties; the values agree)', dtypes=[torch.bfloat16], samples=[0]),

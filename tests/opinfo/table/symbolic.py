@@ -11,7 +11,6 @@ from torchlib.conformance.spec import Entry, XFail
 
 from . import _helpers as h
 
-
 ENTRIES = [
     Entry('aten_assert_async', reason='an assertion: returns nothing, so there is no output to compare'),
     Entry('aten_assert_async_msg', reason='an assertion: returns nothing, so there is no output to compare'),
@@ -20,16 +19,16 @@ ENTRIES = [
     Entry('aten_sym_constrain_range', reason='a range constraint for torch.export: returns nothing, so there is no output to compare'),
     Entry('aten_sym_constrain_range_for_size', reason='a range constraint for torch.export: returns nothing, so there is no output to compare'),
     Entry('aten_sym_numel', samples=h.tensors, dtypes=[torch.float32, torch.int64], reference=lambda x: x.numel(), xfail=[
-        XFail('TypeError: aten_sym_numel returned int, not Values', dtypes=[torch.float32, torch.int64], mode='traced'),
+        XFail('with static input shapes aten_sym_numel returns a Python int (right for an exported graph), which torchlib.testing.trace cannot make a graph output', dtypes=[torch.float32, torch.int64], mode='traced'),
     ]),
     Entry('aten_sym_size', samples=h.tensors, dtypes=[torch.float32, torch.int64], reference=lambda x: list(x.shape), xfail=[
-        XFail('TypeError: aten_sym_size returned int, not Values', dtypes=[torch.float32], samples=[0, 1, 3], mode='traced'),
-        XFail('Exception during initialization: /onnxruntime_src/onnxruntime/core/framework/session_state_utils.cc:266 onnxruntime::common::Status onnxruntime::session_state_utils::SaveInitializedTensors(const onnxruntime::Env&, con...', dtypes=[torch.float32], samples=[2], mode='traced'),
-        XFail('TypeError: aten_sym_size returned int, not Values', dtypes=[torch.int64], samples=[0, 1, 3], mode='traced'),
-        XFail('Exception during initialization: /onnxruntime_src/onnxruntime/core/framework/session_state_utils.cc:266 onnxruntime::common::Status onnxruntime::session_state_utils::SaveInitializedTensors(const onnxruntime::Env&, con...', dtypes=[torch.int64], samples=[2], mode='traced'),
+        XFail('with static input shapes aten_sym_size returns a Python int (right for an exported graph), which torchlib.testing.trace cannot make a graph output', dtypes=[torch.float32], samples=[0, 1, 3], mode='traced'),
+        XFail('sym_size of a 0-d tensor (an empty list): onnxruntime fails to initialize the traced graph (SaveInitializedTensors error)', dtypes=[torch.float32], samples=[2], mode='traced'),
+        XFail('with static input shapes aten_sym_size returns a Python int (right for an exported graph), which torchlib.testing.trace cannot make a graph output', dtypes=[torch.int64], samples=[0, 1, 3], mode='traced'),
+        XFail('sym_size of a 0-d tensor (an empty list): onnxruntime fails to initialize the traced graph (SaveInitializedTensors error)', dtypes=[torch.int64], samples=[2], mode='traced'),
     ]),
     Entry('aten_sym_size_int', samples=h.sizes_and_dims, dtypes=[torch.float32, torch.int64], reference=lambda x, d: x.shape[d], xfail=[
-        XFail('TypeError: aten_sym_size_int returned int, not Values', dtypes=[torch.float32, torch.int64], mode='traced'),
+        XFail('with static input shapes aten_sym_size_int returns a Python int (right for an exported graph), which torchlib.testing.trace cannot make a graph output', dtypes=[torch.float32, torch.int64], mode='traced'),
     ]),
     Entry('math_ceil', samples=h.floats, dtypes=[torch.float32, torch.float64], reference=h.on_python(math.ceil)),
     Entry('math_floor', samples=h.floats, dtypes=[torch.float32, torch.float64], reference=h.on_python(math.floor)),

@@ -6,10 +6,9 @@ import torch
 
 from torchlib.conformance.spec import Entry, XFail
 
-
 ENTRIES = [
     Entry('aten__upsample_bicubic2d_aa', reason='no OpInfo reaches it: op_db has antialiased samples only for bilinear (_upsample_bilinear2d_aa)'),
-    Entry('aten__upsample_bicubic2d_aa_vec', opinfo=[('nn.functional.interpolate', v) for v in ('nearest', 'nearest-exact', 'linear', 'bilinear', 'bicubic', 'trilinear')] + ['nn.functional.upsample_bilinear', 'nn.functional.upsample_nearest']),
+    Entry('aten__upsample_bicubic2d_aa_vec', reason='no OpInfo reaches it: op_db has antialiased samples only for bilinear (_upsample_bilinear2d_aa)'),
     Entry('aten__upsample_bilinear2d_aa', opinfo=['_upsample_bilinear2d_aa'], xfail=[
         XFail('output differs from torch beyond the tolerance (greatest absolute difference 2.12e-05)', dtypes=[torch.float32], samples=[2]),
     ]),  # _upsample_bilinear2d_aa

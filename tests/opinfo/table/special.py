@@ -1,0 +1,38 @@
+"""Expectations for torchlib/ops/special.py."""
+
+from __future__ import annotations
+
+from torchlib.conformance.spec import Entry
+
+ENTRIES = [
+    Entry('aten_bitwise_left_shift', opinfo=['bitwise_left_shift']),  # bitwise_left_shift.Tensor, .Tensor_Scalar, .Scalar_Tensor, __lshift__
+    Entry('aten_bitwise_right_shift', opinfo=['bitwise_right_shift']),  # bitwise_right_shift.Tensor, .Tensor_Scalar, .Scalar_Tensor, __rshift__
+    Entry('aten_copysign', opinfo=['copysign']),  # copysign.Tensor, copysign.Scalar
+    Entry('aten_deg2rad', opinfo=['deg2rad']),  # deg2rad
+    Entry('aten_digamma', opinfo=['digamma']),  # digamma
+    Entry('aten_erfc', opinfo=['erfc']),  # erfc
+    Entry('aten_erfinv', opinfo=['erfinv']),  # erfinv
+    Entry('aten_float_power', opinfo=['float_power']),  # float_power (CompositeImplicit)
+    Entry('aten_floor_divide', opinfo=['floor_divide']),  # floor_divide, floor_divide.Scalar
+    Entry('aten_heaviside', opinfo=['heaviside']),  # heaviside
+    Entry('aten_hypot', opinfo=['hypot']),  # hypot
+    Entry('aten_i0', opinfo=['i0']),  # i0
+    Entry('aten_ldexp', opinfo=['ldexp']),  # ldexp.Tensor
+    Entry('aten_lgamma', opinfo=['lgamma']),  # lgamma
+    Entry('aten_logaddexp', opinfo=['logaddexp']),  # logaddexp
+    Entry('aten_logaddexp2', opinfo=['logaddexp2']),  # logaddexp2
+    Entry('aten_logit', opinfo=['logit']),  # logit
+    Entry('aten_nan_to_num', opinfo=['nan_to_num']),  # nan_to_num
+    Entry('aten_positive', opinfo=['positive']),  # positive (CompositeImplicit)
+    Entry('aten_rad2deg', opinfo=['rad2deg']),  # rad2deg
+    Entry('aten_sgn', opinfo=['sgn']),  # sgn
+    Entry('aten_signbit', opinfo=['signbit']),  # signbit
+    Entry('aten_sinc', opinfo=['sinc']),  # sinc
+    Entry('aten_special_entr', opinfo=['special.entr']),  # special_entr
+    Entry('aten_special_erfcx', opinfo=['special.erfcx']),  # special_erfcx
+    Entry('aten_special_log_ndtr', opinfo=['special.log_ndtr']),  # special_log_ndtr
+    Entry('aten_special_ndtr', opinfo=['special.ndtr']),  # special_ndtr (CompositeImplicit)
+    Entry('aten_special_xlog1py', opinfo=['special.xlog1py']),  # special_xlog1py and its scalar overloads
+    Entry('aten_true_divide', opinfo=['true_divide']),  # true_divide (CompositeImplicit)
+    Entry('aten_xlogy', opinfo=['xlogy']),  # xlogy.Tensor, .Scalar_Self, .Scalar_Other
+]

@@ -1,0 +1,127 @@
+"""torchlib/ops/losses.py against torch, eagerly and traced (bfloat16 traced only)."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from test_elementwise import FLOAT_DTYPES, check, make
+
+from torchlib.ops import losses as L
+
+A = torch.ops.aten
+REDUCTIONS = [0, 1, 2]
+# float16 / bfloat16 sums of 24 terms: torch accumulates in float32 but rounds differently
+TOL = {torch.float16: {"rtol": 4e-3, "atol": 4e-3}, torch.bfloat16: {"rtol": 3e-2, "atol": 3e-2}}
+
+
+def _tol(dtype):
+    return TOL.get(dtype, {})
+
+
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES, ids=str)
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+@pytest.mark.parametrize("name", ["mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "soft_margin_loss"])
+def test_pointwise_losses(name, reduction, dtype):
+    x, y = make((4, 6), dtype, -3, 3, seed=1), make((4, 6), dtype, -3, 3, seed=2)
+    if name == "soft_margin_loss":
+        y = torch.sign(y) + (y == 0).to(dtype)
+    check(getattr(L, f"aten_{name}"), getattr(A, name).default, x, y, reduction, **_tol(dtype))
+
+
+@pytest.mark.parametrize("name", ["mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss"])
+def test_broadcast_and_empty(name):
+    x, y = make((3, 1, 5), torch.float32, seed=1), make((4, 1), torch.float32, seed=2)
+    for reduction in REDUCTIONS:
+        check(getattr(L, f"aten_{name}"), getattr(A, name).default, x, y, reduction)
+    e = make((0, 3), torch.float32)
+    check(getattr(L, f"aten_{name}"), getattr(A, name).default, e, e, 0)
+    check(getattr(L, f"aten_{name}"), getattr(A, name).default, e, e, 2)
+
+
+@pytest.mark.parametrize("beta", [0.0, 0.5, 2.0])
+def test_smooth_l1_huber_params(beta):
+    x, y = make((5, 5), torch.float64, -3, 3, seed=1), make((5, 5), torch.float64, -3, 3, seed=2)
+    check(L.aten_smooth_l1_loss, A.smooth_l1_loss.default, x, y, 1, beta)
+    if beta > 0:
+        check(L.aten_huber_loss, A.huber_loss.default, x, y, 2, beta)
+
+
+def test_int_inputs_raise():
+    x = make((3,), torch.int64)
+    with pytest.raises(TypeError):
+        L.aten_mse_loss(x, x)
+    with pytest.raises(ValueError, match="reduction"):
+        L.aten_mse_loss(x.float(), x.float(), 3)
+
+
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES, ids=str)
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+@pytest.mark.parametrize("weighted", [False, True])
+def test_nll_loss_forward(dtype, reduction, weighted):
+    x = make((5, 4), dtype, -3, 0)
+    target = torch.tensor([0, 3, -100, 2, 1])
+    weight = make((4,), dtype, 0.1, 2, seed=3) if weighted else None
+    check(L.aten_nll_loss_forward, A.nll_loss_forward.default, x, target, weight, reduction, -100, **_tol(dtype))
+
+
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+def test_nll_loss_forward_unbatched_and_ignored(reduction):
+    x = make((4,), torch.float32, -3, 0)
+    check(L.aten_nll_loss_forward, A.nll_loss_forward.default, x, torch.tensor(2), make((4,), torch.float32, 0.1, 2), reduction, -100)
+    check(L.aten_nll_loss_forward, A.nll_loss_forward.default, x, torch.tensor(2), None, reduction, 2)  # all ignored
+    x2 = make((3, 4), torch.float32, -3, 0)
+    check(L.aten_nll_loss_forward, A.nll_loss_forward.default, x2, torch.tensor([1, 1, 1]), None, reduction, 1)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.float16], ids=str)
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+def test_nll_loss2d_forward(dtype, reduction):
+    x = make((2, 3, 4, 5), dtype, -3, 0)
+    target = make((2, 4, 5), torch.int64, 0, 2, seed=4)
+    target[0, 0, 0] = 7
+    weight = make((3,), dtype, 0.1, 2, seed=3)
+    check(L.aten_nll_loss2d_forward, A.nll_loss2d_forward.default, x, target, weight, reduction, 7, **_tol(dtype))
+    check(L.aten_nll_loss2d_forward, A.nll_loss2d_forward.default, x, target, None, reduction, 7, **_tol(dtype))
+
+
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES, ids=str)
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+def test_binary_cross_entropy(dtype, reduction):
+    x = make((4, 5), dtype, 0.01, 0.99)
+    x[0, 0], x[0, 1] = 0.0, 1.0  # logs clamped at -100
+    t = make((4, 5), dtype, 0, 1, seed=1)
+    w = make((5,), dtype, 0.1, 2, seed=2)
+    check(L.aten_binary_cross_entropy, A.binary_cross_entropy.default, x, t, None, reduction, **_tol(dtype))
+    check(L.aten_binary_cross_entropy, A.binary_cross_entropy.default, x, t, w, reduction, **_tol(dtype))
+
+
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES, ids=str)
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+def test_binary_cross_entropy_with_logits(dtype, reduction):
+    x = make((4, 5), dtype, -30, 30)
+    t = make((4, 5), dtype, 0, 1, seed=1)
+    w = make((5,), dtype, 0.1, 2, seed=2)
+    check(L.aten_binary_cross_entropy_with_logits, A.binary_cross_entropy_with_logits.default, x, t, None, None, reduction, **_tol(dtype))
+    check(L.aten_binary_cross_entropy_with_logits, A.binary_cross_entropy_with_logits.default, x, t, w, w, reduction, **_tol(dtype))
+    check(L.aten_binary_cross_entropy_with_logits, A.binary_cross_entropy_with_logits.default, x, t, None, w, reduction, **_tol(dtype))
+
+
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES, ids=str)
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+@pytest.mark.parametrize("log_target", [False, True])
+def test_kl_div(dtype, reduction, log_target):
+    x = make((3, 5), dtype, -4, 0)
+    t = make((3, 5), dtype, -3, 0, seed=1) if log_target else make((3, 5), dtype, 0, 1, seed=1)
+    if not log_target:
+        t[0, 0] = 0.0  # xlogy(0, 0) = 0
+    check(L.aten_kl_div, A.kl_div.default, x, t, reduction, log_target=log_target, **_tol(dtype))
+
+
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES, ids=str)
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+def test_margin_ranking_and_hinge(dtype, reduction):
+    a, b = make((4, 5), dtype, -2, 2, seed=1), make((4, 5), dtype, -2, 2, seed=2)
+    t = torch.where(make((4, 5), torch.bool, seed=3), 1.0, -1.0).to(dtype)
+    check(L.aten_margin_ranking_loss, A.margin_ranking_loss.default, a, b, t, 0.3, reduction, **_tol(dtype))
+    check(L.aten_hinge_embedding_loss, A.hinge_embedding_loss.default, a, t, 0.7, reduction, **_tol(dtype))
+    check(L.aten_margin_ranking_loss, A.margin_ranking_loss.default, a, b[:1], t, 0.0, reduction, **_tol(dtype))

@@ -1,0 +1,121 @@
+"""torchlib/ops/nn_extra.py against torch, eagerly and traced (bfloat16 traced only)."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from test_elementwise import ALL_DTYPES, FLOAT_DTYPES, check, make
+
+from torchlib.ops import nn_extra as N
+from torchlib.testing import run_dynamic
+
+A = torch.ops.aten
+HALF_ATOL = {torch.float16: {"rtol": 4e-3, "atol": 2e-3}, torch.bfloat16: {"rtol": 3e-2, "atol": 2e-2}}
+DATA_DTYPES = [torch.float32, torch.float16, torch.bfloat16, torch.float64, torch.int32, torch.int64, torch.bool]
+
+
+@pytest.mark.parametrize("dtype", DATA_DTYPES, ids=str)
+@pytest.mark.parametrize("shape", [(2, 8, 3, 5), (12, 2, 3), (2, 1, 4, 2, 3)], ids=str)
+def test_pixel_shuffle(dtype, shape):
+    x = make(shape, dtype)
+    r = 2 if shape[-3] % 4 == 0 else 1
+    check(N.aten_pixel_shuffle, A.pixel_shuffle.default, x, r)
+
+
+@pytest.mark.parametrize("dtype", DATA_DTYPES, ids=str)
+@pytest.mark.parametrize("shape", [(2, 3, 4, 6), (3, 6, 6), (2, 1, 2, 6, 3)], ids=str)
+def test_pixel_unshuffle(dtype, shape):
+    x = make(shape, dtype)
+    r = 3 if shape[-1] % 3 == 0 and shape[-2] % 3 == 0 else (2 if shape[-1] % 2 == 0 and shape[-2] % 2 == 0 else 1)
+    check(N.aten_pixel_unshuffle, A.pixel_unshuffle.default, x, r)
+
+
+def test_shuffles_dynamic_and_empty():
+    x = make((2, 8, 3, 5), torch.float32)
+    torch.testing.assert_close(run_dynamic(N.aten_pixel_shuffle, x, 2), torch.pixel_shuffle(x, 2))
+    torch.testing.assert_close(run_dynamic(N.aten_pixel_unshuffle, x[:, :, :2, :4], 2), torch.pixel_unshuffle(x[:, :, :2, :4], 2))
+    torch.testing.assert_close(run_dynamic(N.aten_channel_shuffle, x, 4), A.channel_shuffle(x, 4))
+    e = make((0, 8, 3, 5), torch.float32)
+    check(N.aten_pixel_shuffle, A.pixel_shuffle.default, e, 2)
+    check(N.aten_channel_shuffle, A.channel_shuffle.default, e, 2)
+
+
+@pytest.mark.parametrize("dtype", DATA_DTYPES, ids=str)
+@pytest.mark.parametrize("shape,groups", [((2, 6, 3), 3), ((1, 8, 2, 3), 2), ((2, 4, 1, 2, 2), 4)], ids=str)
+def test_channel_shuffle(dtype, shape, groups):
+    x = make(shape, dtype)
+    check(N.aten_channel_shuffle, A.channel_shuffle.default, x, groups)
+    check(N.aten_native_channel_shuffle, A.native_channel_shuffle.default, x, groups)
+
+
+PADS = {1: [[2, 1], [0, 3]], 2: [[1, 2, 2, 0], [0, 0, 1, 1]], 3: [[1, 1, 1, 0, 0, 2]]}
+
+
+@pytest.mark.parametrize("dtype", ALL_DTYPES, ids=str)
+@pytest.mark.parametrize("kind", ["reflection", "replication"])
+@pytest.mark.parametrize("d", [1, 2, 3])
+def test_pad(d, kind, dtype):
+    fn, aten = getattr(N, f"aten_{kind}_pad{d}d"), getattr(A, f"{kind}_pad{d}d").default
+    for batched in (False, True):
+        shape = (2, 3, 4, 5, 6)[-(d + 1 + batched):]
+        x = make(shape, dtype)
+        for padding in PADS[d]:
+            check(fn, aten, x, padding)
+
+
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES, ids=str)
+@pytest.mark.parametrize("interpolation_mode", [0, 1, 2])
+@pytest.mark.parametrize("padding_mode", [0, 1, 2])
+@pytest.mark.parametrize("align_corners", [False, True])
+def test_grid_sampler_2d(dtype, interpolation_mode, padding_mode, align_corners):
+    x = make((2, 3, 5, 6), dtype)
+    grid = make((2, 4, 7, 2), dtype, -1.2, 1.2, seed=1)
+    args = (interpolation_mode, padding_mode, align_corners)
+    tol = {torch.float32: (1e-4, 1e-4), torch.float64: (1e-5, 1e-5)}.get(dtype, (2e-2, 2e-2))
+    # half types compute in float32 (torch's bfloat16 kernel rounds its intermediates to bfloat16)
+    expected = A.grid_sampler_2d(x.float(), grid.float(), *args).to(dtype) if dtype in (torch.float16, torch.bfloat16) else None
+    check(N.aten_grid_sampler_2d, A.grid_sampler_2d.default, x, grid, *args, rtol=tol[0], atol=tol[1], expected=expected)
+
+
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES, ids=str)
+def test_prelu(dtype):
+    x = make((2, 3, 4), dtype)
+    for w in (make((3,), dtype, 0, 1, seed=1), make((1,), dtype, 0, 1, seed=1)):
+        check(N.aten_prelu, A.prelu.default, x, w)
+    check(N.aten_prelu, A.prelu.default, make((5,), dtype), make((1,), dtype, 0, 1, seed=1))
+    check(N.aten__prelu_kernel, A._prelu_kernel.default, x, make((3, 1), dtype, 0, 1, seed=1))
+
+
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES, ids=str)
+@pytest.mark.parametrize("bounds", [(0.125, 1 / 3), (0.0, 0.5)], ids=str)
+def test_rrelu_eval(dtype, bounds):
+    check(N.aten_rrelu, A.rrelu.default, make((3, 4), dtype), *bounds)
+    with pytest.raises(ValueError, match="training"):
+        N.aten_rrelu(torch.ones(2), training=True)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64], ids=str)
+@pytest.mark.parametrize("p", [0.0, 1.0, 2.0, 3.0, float("inf")])
+def test_cdist_forward(dtype, p):
+    a, b = make((2, 4, 3), dtype, seed=1), make((2, 5, 3), dtype, seed=2)
+    check(N.aten__cdist_forward, A._cdist_forward.default, a, b, p, None)
+    check(N.aten__cdist_forward, A._cdist_forward.default, a[0], b[0], p, None)
+    check(N.aten__cdist_forward, A._cdist_forward.default, a[:1], b, p, None)  # broadcast batch
+
+
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES, ids=str)
+def test_cosine_similarity(dtype):
+    a, b = make((3, 4, 5), dtype, seed=1), make((1, 4, 5), dtype, seed=2)
+    tol = HALF_ATOL.get(dtype, {})  # torch rounds the half types' intermediates; these compute in float32
+    check(N.aten_cosine_similarity, A.cosine_similarity.default, a, b, **tol)
+    check(N.aten_cosine_similarity, A.cosine_similarity.default, a, b, -1, **tol)
+    if dtype in (torch.float32, torch.float64):  # in the half types torch's eps 1e-8 underflows to 0 (nan)
+        check(N.aten_cosine_similarity, A.cosine_similarity.default, a, torch.zeros_like(a), 0)  # eps clamp
+
+
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES, ids=str)
+@pytest.mark.parametrize("p", [1.0, 2.0, 3.0, float("inf")])
+@pytest.mark.parametrize("keepdim", [False, True])
+def test_pairwise_distance(dtype, p, keepdim):
+    a, b = make((3, 5), dtype, seed=1), make((5,), dtype, seed=2)
+    check(N.aten_pairwise_distance, A.pairwise_distance.default, a, b, p, 1e-6, keepdim, **HALF_ATOL.get(dtype, {}))

@@ -1,0 +1,230 @@
+"""Loss functions: mse, l1, smooth l1, huber, nll (1-d and 2-d), binary cross entropy (with and
+without logits), kl_div, soft margin, margin ranking, hinge embedding.
+
+`reduction` is torch's enum: 0 none, 1 mean, 2 sum. Losses are defined for floating tensors;
+float16 and bfloat16 inputs compute in float32 (torch accumulates their reductions in float32
+too) and the result is cast back.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from graph_builder import op
+from graph_builder.ir import Value
+from graph_builder.types import FLOAT, INT64, TFloat, TInt
+from torchlib.ops.elementwise import OPMATH, like, log1p, run_supported
+from torchlib.promotion import DEFAULT, DEFAULT_FLOAT, elementwise
+from torchlib.registry import aten_op
+
+_REDUCTIONS = {0: "none", 1: "mean", 2: "sum"}
+
+
+def _floating(name: str, *xs: Value) -> None:
+    for x in xs:
+        if not x.dtype.is_floating:
+            raise TypeError(f"aten::{name} is defined for floating tensors only (torch raises too), got {x.dtype}")
+
+
+def _reduce(x: Value, reduction: int) -> Value:
+    """torch's loss reduction over every element: 0 none, 1 mean, 2 sum."""
+    if reduction not in _REDUCTIONS:
+        raise ValueError(f"reduction must be 0 (none), 1 (mean) or 2 (sum), got {reduction}")
+    if reduction == 0:
+        return x
+    if reduction == 1:
+        return op.ReduceMean(x, keepdims=0)
+    return op.ReduceSum(x, keepdims=0)
+
+
+def _loss(name: str, body: Callable[..., Value], reduction: int, *xs: Value) -> Value:
+    """body(*xs) elementwise in float32/float64, reduced, and cast back to the inputs' dtype.
+    For float16/bfloat16 the elementwise loss is rounded to that dtype before the float32
+    reduction, as torch does (its pointwise kernels write half tensors, its sums accumulate in
+    float32)."""
+    _floating(name, *xs)
+    dtype = xs[0].dtype
+
+    def compute(*ys: Value) -> Value:
+        loss = body(*ys)
+        if dtype not in OPMATH:
+            loss = op.Cast(op.Cast(loss, to=dtype.onnx), to=loss.dtype.onnx)
+        return _reduce(loss, reduction)
+
+    return run_supported(compute, OPMATH, *xs)
+
+
+@aten_op("aten::mse_loss")
+@elementwise("self", "target", kind=DEFAULT)
+def aten_mse_loss(self: TFloat, target: TFloat, reduction: int = 1) -> TFloat:
+    """mse_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor"""
+    return _loss("mse_loss", lambda x, y: op.Mul(op.Sub(x, y), op.Sub(x, y)), reduction, self, target)
+
+
+@aten_op("aten::l1_loss")
+@elementwise("self", "target", kind=DEFAULT)
+def aten_l1_loss(self: TFloat, target: TFloat, reduction: int = 1) -> TFloat:
+    """l1_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor"""
+    return _loss("l1_loss", lambda x, y: op.Abs(op.Sub(x, y)), reduction, self, target)
+
+
+@aten_op("aten::smooth_l1_loss")
+@elementwise("self", "target", kind=DEFAULT)
+def aten_smooth_l1_loss(self: TFloat, target: TFloat, reduction: int = 1, beta: float = 1.0) -> TFloat:
+    """smooth_l1_loss(Tensor self, Tensor target, int reduction=Mean, float beta=1.0) -> Tensor"""
+
+    def body(x: Value, y: Value) -> Value:
+        z = op.Abs(op.Sub(x, y))
+        if beta == 0.0:
+            return z
+        return op.Where(op.Less(z, beta), op.Div(op.Mul(op.Mul(z, z), 0.5), beta), op.Sub(z, 0.5 * beta))
+
+    return _loss("smooth_l1_loss", body, reduction, self, target)
+
+
+@aten_op("aten::huber_loss")
+@elementwise("self", "target", kind=DEFAULT)
+def aten_huber_loss(self: TFloat, target: TFloat, reduction: int = 1, delta: float = 1.0) -> TFloat:
+    """huber_loss(Tensor self, Tensor target, int reduction=Mean, float delta=1.0) -> Tensor"""
+
+    def body(x: Value, y: Value) -> Value:
+        z = op.Abs(op.Sub(x, y))
+        return op.Where(op.Less(z, delta), op.Mul(op.Mul(z, z), 0.5), op.Mul(op.Sub(z, 0.5 * delta), delta))
+
+    return _loss("huber_loss", body, reduction, self, target)
+
+
+def _nll(name: str, self: Value, target: Value, weight: Value | None, reduction: int, ignore_index: Any) -> tuple[Value, Value]:
+    """-weight[t] * self[n, t, ...] along the class dim (1, or 0 for unbatched input), ignored
+    targets contributing 0 to the loss and to total_weight."""
+    _floating(name, self)
+    if reduction not in _REDUCTIONS:
+        raise ValueError(f"reduction must be 0 (none), 1 (mean) or 2 (sum), got {reduction}")
+    if weight is not None and weight.dtype is not self.dtype:
+        raise TypeError(f"aten::{name}: weight must have the dtype of self ({self.dtype}), got {weight.dtype}")
+    class_dim = 0 if self.rank == 1 else 1
+    target = op.Cast(target, to=INT64.onnx) if target.dtype is not INT64 else target
+    ignored = op.Equal(target, op.Cast(ignore_index, to=INT64.onnx) if isinstance(ignore_index, Value) else ignore_index)
+    safe = op.Where(ignored, op.Constant(value_int=0), target)
+
+    def body(x: Value, *w: Value) -> tuple[Value, Value]:
+        picked = op.Squeeze(op.GatherElements(x, op.Unsqueeze(safe, [class_dim]), axis=class_dim), [class_dim])
+        w_t = op.Gather(w[0], safe, axis=0) if w else op.Expand(like(1, x), op.Shape(safe))
+        w_t = op.Where(ignored, like(0, x), w_t)
+        loss = op.Neg(op.Mul(picked, w_t))
+        total = op.ReduceSum(w_t, keepdims=0)
+        if reduction == 0:  # torch leaves total_weight at 0 without a reduction, unless unbatched
+            return loss, total if class_dim == 0 else like(0.0, x)
+        summed = op.ReduceSum(loss, keepdims=0)
+        return (op.Div(summed, total) if reduction == 1 else summed), total
+
+    args = (self,) if weight is None else (self, weight)
+    if self.dtype in OPMATH:
+        return body(*args)
+    wide = body(*(op.Cast(a, to=FLOAT.onnx) for a in args))
+    return op.Cast(wide[0], to=self.dtype.onnx), op.Cast(wide[1], to=self.dtype.onnx)
+
+
+@aten_op("aten::nll_loss_forward")
+def aten_nll_loss_forward(self: TFloat, target: TInt, weight: TFloat | None, reduction: int, ignore_index: int) -> tuple[TFloat, TFloat]:
+    """nll_loss_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) -> (Tensor output, Tensor total_weight)"""
+    return _nll("nll_loss_forward", self, target, weight, reduction, ignore_index)
+
+
+@aten_op("aten::nll_loss2d_forward")
+def aten_nll_loss2d_forward(self: TFloat, target: TInt, weight: TFloat | None, reduction: int, ignore_index: int) -> tuple[TFloat, TFloat]:
+    """nll_loss2d_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) -> (Tensor output, Tensor total_weight)"""
+    if self.rank != 4:
+        raise ValueError(f"aten::nll_loss2d_forward expects a 4-D input (N, C, H, W), got rank {self.rank}")
+    return _nll("nll_loss2d_forward", self, target, weight, reduction, ignore_index)
+
+
+@aten_op("aten::binary_cross_entropy")
+def aten_binary_cross_entropy(self: TFloat, target: TFloat, weight: TFloat | None = None, reduction: int = 1) -> TFloat:
+    """binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean) -> Tensor"""
+
+    def body(x: Value, t: Value, *w: Value) -> Value:
+        log_x = op.Max(op.Log(x), like(-100.0, x))  # torch clamps the logs at -100
+        log_1mx = op.Max(op.Log(op.Sub(like(1.0, x), x)), like(-100.0, x))
+        loss = op.Neg(op.Add(op.Mul(t, log_x), op.Mul(op.Sub(like(1.0, t), t), log_1mx)))
+        return op.Mul(loss, w[0]) if w else loss
+
+    args = (self, target) if weight is None else (self, target, weight)
+    return _loss("binary_cross_entropy", body, reduction, *args)
+
+
+def _softplus_neg(x: Value) -> Value:
+    """log(1 + exp(-x)), stable for every x: max(-x, 0) + log1p(exp(-|x|))."""
+    return op.Add(op.Max(op.Neg(x), like(0.0, x)), log1p(op.Exp(op.Neg(op.Abs(x)))))
+
+
+@aten_op("aten::binary_cross_entropy_with_logits")
+def aten_binary_cross_entropy_with_logits(
+    self: TFloat, target: TFloat, weight: TFloat | None = None, pos_weight: TFloat | None = None, reduction: int = 1,
+) -> TFloat:  # fmt: skip
+    """binary_cross_entropy_with_logits(Tensor self, Tensor target, Tensor? weight=None, Tensor? pos_weight=None, int reduction=Mean) -> Tensor"""
+    optional = [v for v in (weight, pos_weight) if v is not None]
+
+    def body(x: Value, t: Value, *rest: Value) -> Value:
+        w = rest[0] if weight is not None else None
+        pw = rest[-1] if pos_weight is not None else None
+        one = like(1.0, x)
+        softplus = _softplus_neg(x)
+        if pw is not None:
+            softplus = op.Mul(softplus, op.Add(one, op.Mul(op.Sub(pw, one), t)))
+        loss = op.Add(op.Mul(op.Sub(one, t), x), softplus)
+        return op.Mul(loss, w) if w is not None else loss
+
+    return _loss("binary_cross_entropy_with_logits", body, reduction, self, target, *optional)
+
+
+@aten_op("aten::kl_div")
+@elementwise("self", "target", kind=DEFAULT)
+def aten_kl_div(self: TFloat, target: TFloat, reduction: int = 1, *, log_target: bool = False) -> TFloat:
+    """kl_div(Tensor self, Tensor target, int reduction=Mean, *, bool log_target=False) -> Tensor"""
+
+    def body(x: Value, t: Value) -> Value:
+        if log_target:
+            return op.Mul(op.Exp(t), op.Sub(t, x))
+        zero = like(0.0, t)
+        xlogy = op.Where(op.Equal(t, zero), zero, op.Mul(t, op.Log(t)))  # torch's xlogy: 0 where t == 0
+        return op.Sub(xlogy, op.Mul(t, x))
+
+    return _loss("kl_div", body, reduction, self, target)
+
+
+@aten_op("aten::soft_margin_loss")
+@elementwise("self", "target", kind=DEFAULT)
+def aten_soft_margin_loss(self: TFloat, target: TFloat, reduction: int = 1) -> TFloat:
+    """soft_margin_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor"""
+    return _loss("soft_margin_loss", lambda x, t: log1p(op.Exp(op.Neg(op.Mul(t, x)))), reduction, self, target)
+
+
+@aten_op("aten::margin_ranking_loss")
+@elementwise("input1", "input2", "target", kind=DEFAULT)
+def aten_margin_ranking_loss(input1: TFloat, input2: TFloat, target: TFloat, margin: float = 0.0, reduction: int = 1) -> TFloat:
+    """margin_ranking_loss(Tensor input1, Tensor input2, Tensor target, float margin=0.0, int reduction=Mean) -> Tensor"""
+
+    def body(a: Value, b: Value, t: Value) -> Value:
+        return op.Max(op.Add(op.Neg(op.Mul(t, op.Sub(a, b))), like(margin, a)), like(0.0, a))
+
+    if not input1.dtype.is_floating:  # the float margin makes torch's result the default float dtype
+        input1, input2, target = (op.Cast(v, to=DEFAULT_FLOAT.onnx) for v in (input1, input2, target))
+    return _loss("margin_ranking_loss", body, reduction, input1, input2, target)
+
+
+@aten_op("aten::hinge_embedding_loss")
+@elementwise("self", "target", kind=DEFAULT)
+def aten_hinge_embedding_loss(self: TFloat, target: TFloat, margin: float = 1.0, reduction: int = 1) -> TFloat:
+    """hinge_embedding_loss(Tensor self, Tensor target, float margin=1.0, int reduction=Mean) -> Tensor"""
+
+    def body(x: Value, t: Value) -> Value:
+        zero = like(0.0, x)
+        margin_part = op.Where(op.Equal(t, like(1.0, t)), zero, op.Max(op.Sub(like(margin, x), x), zero))
+        self_part = op.Where(op.Equal(t, like(-1.0, t)), zero, x)
+        return op.Add(margin_part, self_part)
+
+    if not self.dtype.is_floating:  # the float margin makes torch's result the default float dtype
+        self, target = (op.Cast(v, to=DEFAULT_FLOAT.onnx) for v in (self, target))
+    return _loss("hinge_embedding_loss", body, reduction, self, target)

@@ -1,0 +1,241 @@
+"""Other nn ops: pixel (un)shuffle, channel shuffle, reflection and replication padding, grid
+sampling, prelu, rrelu (eval), cdist, cosine similarity, pairwise distance.
+
+Shuffles are Reshape/Transpose, so they work for every dtype; shapes come from op.Shape, so they
+hold for dynamic dimensions too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from graph_builder import op
+from graph_builder.ir import Value
+from graph_builder.types import FLOAT, TFloat, TReal, TTensor
+from torchlib.ops._helpers import as_shape, normalize_dim
+from torchlib.ops.elementwise import FLOATS, MIN_MAX, OPMATH, like, run_supported
+from torchlib.promotion import DEFAULT, elementwise
+from torchlib.registry import aten_op
+
+
+def _check_rank(name: str, x: Value, low: int) -> None:
+    if x.rank is None or x.rank < low:
+        raise ValueError(f"aten::{name} needs an input of rank >= {low}, got rank {x.rank}")
+
+
+@aten_op("aten::pixel_shuffle")
+def aten_pixel_shuffle(self: TTensor, upscale_factor: int) -> TTensor:
+    """pixel_shuffle(Tensor self, int upscale_factor) -> Tensor"""
+    _check_rank("pixel_shuffle", self, 3)
+    r = upscale_factor
+    chw = op.Shape(self, start=-3)
+    c = op.Div(op.Shape(self, start=-3, end=-2), r * r)
+    hw = op.Shape(self, start=-2)
+    x = op.Reshape(self, op.Concat(op.Constant(value_ints=[-1]), c, op.Constant(value_ints=[r, r]), hw, axis=0))
+    x = op.Transpose(x, perm=[0, 1, 4, 2, 5, 3])  # (B, C, H, r, W, r)
+    out_chw = op.Mul(op.Div(chw, [r * r, 1, 1]), [1, r, r])
+    return op.Reshape(x, op.Concat(op.Shape(self, end=-3), out_chw, axis=0))
+
+
+@aten_op("aten::pixel_unshuffle")
+def aten_pixel_unshuffle(self: TTensor, downscale_factor: int) -> TTensor:
+    """pixel_unshuffle(Tensor self, int downscale_factor) -> Tensor"""
+    _check_rank("pixel_unshuffle", self, 3)
+    r = downscale_factor
+    chw = op.Shape(self, start=-3)
+    h = op.Div(op.Shape(self, start=-2, end=-1), r)
+    w = op.Div(op.Shape(self, start=-1), r)
+    c = op.Shape(self, start=-3, end=-2)
+    x = op.Reshape(self, op.Concat(op.Constant(value_ints=[-1]), c, h, op.Constant(value_ints=[r]), w, op.Constant(value_ints=[r]), axis=0))
+    x = op.Transpose(x, perm=[0, 1, 3, 5, 2, 4])  # (B, C, r, r, H, W)
+    out_chw = op.Div(op.Mul(chw, [r * r, 1, 1]), [1, r, r])
+    return op.Reshape(x, op.Concat(op.Shape(self, end=-3), out_chw, axis=0))
+
+
+def _channel_shuffle(self: Value, groups: Any) -> Value:
+    _check_rank("channel_shuffle", self, 3)
+    g = as_shape([groups])
+    rest = op.ReduceProd(op.Shape(self, start=2), keepdims=1)
+    split = op.Concat(op.Shape(self, end=1), g, op.Div(op.Shape(self, start=1, end=2), g), rest, axis=0)
+    x = op.Transpose(op.Reshape(self, split), perm=[0, 2, 1, 3])
+    return op.Reshape(x, op.Shape(self))
+
+
+@aten_op("aten::channel_shuffle")
+def aten_channel_shuffle(self: TTensor, groups: int) -> TTensor:
+    """channel_shuffle(Tensor self, SymInt groups) -> Tensor"""
+    return _channel_shuffle(self, groups)
+
+
+@aten_op("aten::native_channel_shuffle")
+def aten_native_channel_shuffle(self: TTensor, groups: int) -> TTensor:
+    """native_channel_shuffle(Tensor self, SymInt groups) -> Tensor"""
+    return _channel_shuffle(self, groups)
+
+
+def _pad(name: str, self: Value, padding: Sequence[Any], mode: str) -> Value:
+    """torch's padding (last dim first: [left, right, top, bottom, ...]) as ONNX Pad over the
+    last len(padding) // 2 axes."""
+    k = len(padding) // 2
+    _check_rank(name, self, k + 1)
+    if self.dtype.is_bool:
+        raise TypeError(f"aten::{name} is not defined for bool tensors (torch raises too)")
+    begins = [padding[2 * i] for i in reversed(range(k))]
+    ends = [padding[2 * i + 1] for i in reversed(range(k))]
+    axes = list(range(self.rank - k, self.rank))
+    return run_supported(lambda x: op.Pad(x, as_shape(begins + ends), None, axes, mode=mode), MIN_MAX, self)
+
+
+@aten_op("aten::reflection_pad1d")
+def aten_reflection_pad1d(self: TReal, padding: Sequence[int]) -> TReal:
+    """reflection_pad1d(Tensor self, SymInt[2] padding) -> Tensor"""
+    return _pad("reflection_pad1d", self, padding, "reflect")
+
+
+@aten_op("aten::reflection_pad2d")
+def aten_reflection_pad2d(self: TReal, padding: Sequence[int]) -> TReal:
+    """reflection_pad2d(Tensor self, SymInt[4] padding) -> Tensor"""
+    return _pad("reflection_pad2d", self, padding, "reflect")
+
+
+@aten_op("aten::reflection_pad3d")
+def aten_reflection_pad3d(self: TReal, padding: Sequence[int]) -> TReal:
+    """reflection_pad3d(Tensor self, SymInt[6] padding) -> Tensor"""
+    return _pad("reflection_pad3d", self, padding, "reflect")
+
+
+@aten_op("aten::replication_pad1d")
+def aten_replication_pad1d(self: TReal, padding: Sequence[int]) -> TReal:
+    """replication_pad1d(Tensor self, SymInt[2] padding) -> Tensor"""
+    return _pad("replication_pad1d", self, padding, "edge")
+
+
+@aten_op("aten::replication_pad2d")
+def aten_replication_pad2d(self: TReal, padding: Sequence[int]) -> TReal:
+    """replication_pad2d(Tensor self, SymInt[4] padding) -> Tensor"""
+    return _pad("replication_pad2d", self, padding, "edge")
+
+
+@aten_op("aten::replication_pad3d")
+def aten_replication_pad3d(self: TReal, padding: Sequence[int]) -> TReal:
+    """replication_pad3d(Tensor self, SymInt[6] padding) -> Tensor"""
+    return _pad("replication_pad3d", self, padding, "edge")
+
+
+_GRID_MODES = {0: "linear", 1: "nearest", 2: "cubic"}
+_GRID_PADDING = {0: "zeros", 1: "border", 2: "reflection"}
+
+
+@aten_op("aten::grid_sampler_2d")
+def aten_grid_sampler_2d(input: TFloat, grid: TFloat, interpolation_mode: int, padding_mode: int, align_corners: bool) -> TFloat:
+    """grid_sampler_2d(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners) -> Tensor"""
+    if interpolation_mode not in _GRID_MODES or padding_mode not in _GRID_PADDING:
+        raise ValueError(f"aten::grid_sampler_2d: interpolation_mode must be 0, 1 or 2 and padding_mode 0, 1 or 2, got {interpolation_mode}, {padding_mode}")
+    if not input.dtype.is_floating:
+        raise TypeError(f"aten::grid_sampler_2d is defined for floating tensors only, got {input.dtype}")
+    mode, padding = _GRID_MODES[interpolation_mode], _GRID_PADDING[padding_mode]
+
+    def sample(x: Value, g: Value) -> Value:
+        return op.GridSample(x, g, mode=mode, padding_mode=padding, align_corners=int(align_corners))
+
+    if input.dtype is FLOAT:
+        return sample(input, grid)
+    return op.Cast(sample(op.Cast(input, to=FLOAT.onnx), op.Cast(grid, to=FLOAT.onnx)), to=input.dtype.onnx)
+
+
+def _prelu(x: Value, weight: Value) -> Value:
+    return run_supported(lambda a, w: op.Where(op.Greater(a, like(0, a)), a, op.Mul(a, w)), FLOATS, x, weight)
+
+
+@aten_op("aten::_prelu_kernel")
+def aten__prelu_kernel(self: TFloat, weight: TFloat) -> TFloat:
+    """_prelu_kernel(Tensor self, Tensor weight) -> Tensor"""
+    return _prelu(self, weight)
+
+
+@aten_op("aten::prelu")
+def aten_prelu(self: TFloat, weight: TFloat) -> TFloat:
+    """prelu(Tensor self, Tensor weight) -> Tensor"""
+    if self.rank is not None and self.rank >= 2 and weight.rank == 1:  # one weight per channel (dim 1)
+        weight = op.Reshape(weight, as_shape([-1] + [1] * (self.rank - 2)))
+    return _prelu(self, weight)
+
+
+@aten_op("aten::rrelu")
+def aten_rrelu(self: TFloat, lower: float = 0.125, upper: float = 0.3333333333333333, training: bool = False,
+               generator: Any = None) -> TFloat:  # fmt: skip
+    """rrelu(Tensor self, Scalar lower=0.125, Scalar upper=0.3333333333333333, bool training=False, Generator? generator=None) -> Tensor"""
+    if training:
+        raise ValueError("aten::rrelu in training mode (random slopes) is not exported; export in eval mode")
+    if not self.dtype.is_floating:
+        raise TypeError(f"aten::rrelu is defined for floating tensors only, got {self.dtype}")
+    slope = (lower + upper) / 2
+    return run_supported(lambda a: op.Where(op.Greater(a, like(0, a)), a, op.Mul(a, like(slope, a))), FLOATS, self)
+
+
+def _norm(x: Value, p: float, axis: int, keepdims: int) -> Value:
+    """The p-norm of x along one axis (torch's vector_norm)."""
+    axes = op.Constant(value_ints=[axis])
+    if p == 2:
+        return op.Sqrt(op.ReduceSum(op.Mul(x, x), axes, keepdims=keepdims))
+    if p == 1:
+        return op.ReduceSum(op.Abs(x), axes, keepdims=keepdims)
+    if p == float("inf"):
+        return op.ReduceMax(op.Abs(x), axes, keepdims=keepdims)
+    if p == float("-inf"):
+        return op.ReduceMin(op.Abs(x), axes, keepdims=keepdims)
+    if p == 0:
+        return op.ReduceSum(op.Cast(op.Not(op.Equal(x, like(0, x))), to=x.dtype.onnx), axes, keepdims=keepdims)
+    return op.Pow(op.ReduceSum(op.Pow(op.Abs(x), like(p, x)), axes, keepdims=keepdims), like(1.0 / p, x))
+
+
+@aten_op("aten::_cdist_forward")
+def aten__cdist_forward(x1: TFloat, x2: TFloat, p: float, compute_mode: int | None) -> TFloat:
+    """_cdist_forward(Tensor x1, Tensor x2, float p, int? compute_mode) -> Tensor"""
+    if not x1.dtype.is_floating:
+        raise TypeError(f"aten::_cdist_forward is defined for floating tensors only, got {x1.dtype}")
+    if p < 0:
+        raise ValueError(f"aten::_cdist_forward: p must be >= 0, got {p}")
+
+    def dist(a: Value, b: Value) -> Value:  # (*, P, M), (*, R, M) -> (*, P, R), directly over M
+        diff = op.Sub(op.Unsqueeze(a, [-2]), op.Unsqueeze(b, [-3]))
+        return _norm(diff, p, -1, 0)
+
+    return run_supported(dist, OPMATH, x1, x2)
+
+
+@aten_op("aten::cosine_similarity")
+@elementwise("x1", "x2", kind=DEFAULT)
+def aten_cosine_similarity(x1: TFloat, x2: TFloat, dim: int = 1, eps: float = 1e-08) -> TFloat:
+    """cosine_similarity(Tensor x1, Tensor x2, int dim=1, float eps=1e-08) -> Tensor"""
+    if not x1.dtype.is_floating:
+        raise TypeError(f"aten::cosine_similarity is defined for floating tensors only, got {x1.dtype}")
+    rank = max(x1.rank, x2.rank)
+    axis = normalize_dim(dim, rank)
+
+    def cosine(a: Value, b: Value) -> Value:
+        a, b = op.Expand(a, op.Shape(b)), op.Expand(b, op.Shape(a))
+        na = op.Max(_norm(a, 2, axis, 1), like(eps, a))
+        nb = op.Max(_norm(b, 2, axis, 1), like(eps, b))
+        return op.ReduceSum(op.Mul(op.Div(a, na), op.Div(b, nb)), op.Constant(value_ints=[axis]), keepdims=0)
+
+    return run_supported(cosine, OPMATH, x1, x2)
+
+
+@aten_op("aten::pairwise_distance")
+@elementwise("x1", "x2", kind=DEFAULT)
+def aten_pairwise_distance(x1: TFloat, x2: TFloat, p: float = 2, eps: float = 1e-06, keepdim: bool = False) -> TFloat:
+    """pairwise_distance(Tensor x1, Tensor x2, float p=2, float eps=1e-06, bool keepdim=False) -> Tensor"""
+    if not x1.dtype.is_floating:
+        raise TypeError(f"aten::pairwise_distance is defined for floating tensors only, got {x1.dtype}")
+    rank = max(x1.rank, x2.rank)
+    axis = max(rank - 1, 0)
+
+    def distance(a: Value, b: Value) -> Value:
+        diff = op.Add(op.Sub(a, b), like(eps, a))
+        if rank == 0:
+            diff = op.Reshape(diff, [1])
+        return _norm(diff, p, axis, int(keepdim) if rank > 0 else 0)
+
+    return run_supported(distance, OPMATH, x1, x2)

@@ -1,0 +1,468 @@
+"""Shape and index extras: one_hot, nonzero, repeat_interleave, meshgrid, swapaxes, rot90,
+trace, diag, diag_embed, linalg_cross, einsum, tril/triu_indices, index_fill, masked_scatter,
+bucketize, searchsorted, as_strided, im2col and col2im.
+
+Data-dependent ops (nonzero, repeat_interleave with a repeats tensor, masked_scatter) are
+written with ONNX ops whose output shape depends on the data (NonZero, Range), so they work on
+traced inputs too. bucketize/searchsorted compare every element with every boundary (memory
+O(elements x boundaries)); NaN inputs are not placed after every boundary as torch does.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from graph_builder import op, types
+from graph_builder.ir import Value
+from graph_builder.types import DType, TBool, TFloat, TInt, TReal, TRealOrBool, TTensor
+from torchlib.ops._helpers import as_shape, dim_size, normalize_dim
+from torchlib.ops.comparison import aten_where
+from torchlib.ops.elementwise import NUMERIC, aten_mul, run_supported
+from torchlib.ops.reductions import aten_sum
+from torchlib.ops.shape import aten_diagonal, aten_flip, aten_transpose
+from torchlib.promotion import cast_to, elementwise, promote_all
+from torchlib.registry import aten_op
+
+
+
+def _as_int64(x: Any) -> Any:
+    return cast_to(x, types.INT64) if isinstance(x, Value) else x
+
+
+def _bool(x: Value) -> Value:
+    return x if x.dtype is types.BOOL else op.Cast(x, to=types.BOOL.onnx)
+
+
+_NO_BF16 = {types.BFLOAT16: types.FLOAT}
+
+
+def _expand(x: Value, shape: Any) -> Value:
+    """Expand; bfloat16 (no onnxruntime kernel) goes through float32, exactly."""
+    if x.dtype is types.BFLOAT16:
+        return cast_to(op.Expand(cast_to(x, types.FLOAT), shape), types.BFLOAT16)
+    return op.Expand(x, shape)
+
+
+def _compare_dtype(a: Value, b: Value) -> tuple[Value, Value]:
+    """a and b in their promoted dtype, half types and small ints widened for Less/LessOrEqual."""
+    a, b = promote_all([a, b])
+    wide = {types.BFLOAT16: types.FLOAT, types.FLOAT16: types.FLOAT, types.BOOL: types.INT32,
+            types.INT8: types.INT32, types.INT16: types.INT32, types.UINT8: types.INT32}  # fmt: skip
+    target = wide.get(a.dtype)
+    return (cast_to(a, target), cast_to(b, target)) if target else (a, b)
+
+
+@aten_op("aten::one_hot")
+def aten_one_hot(self: TInt, num_classes: int = -1) -> TInt:
+    """one_hot(Tensor self, int num_classes=-1) -> Tensor"""
+    indices = _as_int64(self)
+    if num_classes == -1:  # torch: one more than the largest index
+        depth: Any = op.Add(op.ReduceMax(indices, keepdims=0), 1)
+    else:
+        depth = num_classes
+    classes = op.Range(0, depth, 1) if isinstance(depth, Value) else list(range(depth))
+    if not isinstance(depth, Value) and depth == 0:
+        classes = op.Constant(value=np.zeros(0, np.int64))
+    return op.Cast(op.Equal(op.Unsqueeze(indices, [-1]), classes), to=types.INT64.onnx)
+
+
+@aten_op("aten::nonzero")
+def aten_nonzero(self: TRealOrBool) -> TInt:
+    """nonzero(Tensor self) -> Tensor"""
+    if self.rank == 0:  # [n, 0]: n is 1 for a nonzero scalar, else 0
+        found = op.NonZero(op.Reshape(_bool(self), [1]))
+        return op.Slice(op.Transpose(found, perm=[1, 0]), [0], [0], [1])
+    return op.Transpose(op.NonZero(_bool(self)), perm=[1, 0])
+
+
+@aten_op("aten::nonzero_static")
+def aten_nonzero_static(self: TRealOrBool, *, size: int, fill_value: int = -1) -> TInt:
+    """nonzero_static(Tensor self, *, SymInt size, int fill_value=-1) -> Tensor"""
+    found = aten_nonzero(self)
+    rank = max(self.rank, 0)
+    fill = op.Constant(value=np.full((size, rank), fill_value, np.int64))
+    return op.Slice(op.Concat(found, fill, axis=0), [0], [size], [0])
+
+
+def _repeat_indices(repeats: Value) -> Value:
+    """repeat_interleave.Tensor: i repeated repeats[i] times, for a 1-D INT64 repeats."""
+    ends = op.CumSum(repeats, 0)
+    total = op.ReduceSum(repeats, keepdims=0)
+    positions = op.Range(np.array(0, np.int64), total, np.array(1, np.int64))
+    passed = op.LessOrEqual(op.Unsqueeze(ends, [0]), op.Unsqueeze(positions, [1]))
+    return op.ReduceSum(op.Cast(passed, to=types.INT64.onnx), [1], keepdims=0)
+
+
+@aten_op("aten::repeat_interleave.Tensor")
+def aten_repeat_interleave_Tensor(repeats: TInt, *, output_size: int | None = None) -> TInt:
+    """repeat_interleave.Tensor(Tensor repeats, *, SymInt? output_size=None) -> Tensor"""
+    result = _repeat_indices(op.Reshape(_as_int64(repeats), [-1]))
+    return cast_to(result, repeats.dtype)
+
+
+@aten_op("aten::repeat_interleave.self_int")
+def aten_repeat_interleave_self_int(
+    self: TTensor, repeats: int, dim: int | None = None, *, output_size: int | None = None
+) -> TTensor:
+    """repeat_interleave.self_int(Tensor self, SymInt repeats, int? dim=None, *, SymInt? output_size=None) -> Tensor"""
+    x = op.Reshape(self, [-1]) if dim is None or self.rank == 0 else self
+    axis = 0 if dim is None else normalize_dim(dim, x.rank)
+    repeats = _as_int64(repeats)
+    rep = op.Reshape(repeats, [1]) if isinstance(repeats, Value) else [repeats]
+    expanded = op.Concat(op.Shape(x, start=0, end=axis + 1), rep, op.Shape(x, start=axis + 1), axis=0)
+    merged = op.Concat(op.Shape(x, start=0, end=axis), op.Mul(op.Shape(x, start=axis, end=axis + 1), rep),
+                       op.Shape(x, start=axis + 1), axis=0)  # fmt: skip
+    return op.Reshape(_expand(op.Unsqueeze(x, [axis + 1]), expanded), merged)
+
+
+@aten_op("aten::repeat_interleave.self_Tensor")
+def aten_repeat_interleave_self_Tensor(
+    self: TTensor, repeats: TInt, dim: int | None = None, *, output_size: int | None = None
+) -> TTensor:
+    """repeat_interleave.self_Tensor(Tensor self, Tensor repeats, int? dim=None, *, SymInt? output_size=None) -> Tensor"""
+    x = op.Reshape(self, [-1]) if dim is None or self.rank == 0 else self
+    axis = 0 if dim is None else normalize_dim(dim, x.rank)
+    repeats = _as_int64(repeats)
+    if repeats.rank == 0 or repeats.shape == (1,):  # one count for every slice
+        repeats = op.Expand(op.Reshape(repeats, [1]), op.Shape(x, start=axis, end=axis + 1))
+    return op.Gather(x, _repeat_indices(repeats), axis=axis)
+
+
+def _meshgrid(tensors: Sequence[Value], indexing: str) -> list[Value]:
+    if indexing not in ("ij", "xy"):
+        raise ValueError(f"meshgrid: indexing must be 'ij' or 'xy', not {indexing!r}")
+    n = len(tensors)
+    flat = [op.Reshape(t, [-1]) for t in tensors]
+    order = list(range(n))
+    if indexing == "xy" and n >= 2:
+        order[0], order[1] = 1, 0
+    shape = op.Concat(*[op.Shape(flat[i]) for i in order], axis=0)
+    result = []
+    for i, t in enumerate(flat):
+        view = [1] * n
+        view[order.index(i)] = -1
+        result.append(_expand(op.Reshape(t, view), shape))
+    return result
+
+
+@aten_op("aten::meshgrid")
+def aten_meshgrid(tensors: Sequence[TTensor]) -> list[TTensor]:
+    """meshgrid(Tensor[] tensors) -> Tensor[]"""
+    return _meshgrid(tensors, "ij")
+
+
+@aten_op("aten::meshgrid.indexing")
+def aten_meshgrid_indexing(tensors: Sequence[TTensor], *, indexing: str) -> list[TTensor]:
+    """meshgrid.indexing(Tensor[] tensors, *, str indexing) -> Tensor[]"""
+    return _meshgrid(tensors, indexing)
+
+
+@aten_op("aten::swapaxes")
+def aten_swapaxes(self: TTensor, axis0: int, axis1: int) -> TTensor:
+    """swapaxes(Tensor(a) self, int axis0, int axis1) -> Tensor(a)"""
+    return aten_transpose(self, axis0, axis1)
+
+
+@aten_op("aten::rot90")
+def aten_rot90(self: TTensor, k: int = 1, dims: Sequence[int] = (0, 1)) -> TTensor:
+    """rot90(Tensor self, int k=1, int[] dims=[0,1]) -> Tensor"""
+    if len(dims) != 2 or self.rank < 2:
+        raise ValueError(f"rot90 needs two dims of a tensor of rank >= 2, got dims {list(dims)} of rank {self.rank}")
+    d0, d1 = normalize_dim(dims[0], self.rank), normalize_dim(dims[1], self.rank)
+    if d0 == d1:
+        raise ValueError(f"rot90: the two dims must differ, got {list(dims)}")
+    k = k % 4
+    if k == 1:
+        return aten_transpose(aten_flip(self, [d1]), d0, d1)
+    if k == 2:
+        return aten_flip(self, [d0, d1])
+    if k == 3:
+        return aten_transpose(aten_flip(self, [d0]), d0, d1)
+    return op.Identity(self)
+
+
+@aten_op("aten::trace")
+def aten_trace(self: TRealOrBool) -> TReal:
+    """trace(Tensor self) -> Tensor"""
+    if self.rank != 2:
+        raise ValueError(f"trace expects a 2-D tensor, got rank {self.rank}")
+    return aten_sum(aten_diagonal(self))
+
+
+@aten_op("aten::diag_embed")
+def aten_diag_embed(self: TTensor, offset: int = 0, dim1: int = -2, dim2: int = -1) -> TTensor:
+    """diag_embed(Tensor self, int offset=0, int dim1=-2, int dim2=-1) -> Tensor"""
+    rank = self.rank + 1
+    d1, d2 = normalize_dim(dim1, rank), normalize_dim(dim2, rank)
+    if d1 == d2:
+        raise ValueError(f"diag_embed: dim1 and dim2 must differ, got {dim1} and {dim2}")
+    x = op.Unsqueeze(self, [0]) if self.rank == 0 else self
+    n = op.Shape(x, start=-1)  # [n]
+    m = op.Add(n, abs(offset))
+    rows = op.Unsqueeze(op.Range(0, op.Squeeze(m, [0]), 1), [1])  # [m, 1]
+    cols = op.Unsqueeze(op.Range(0, op.Squeeze(m, [0]), 1), [0])  # [1, m]
+    source = op.Sub(rows, max(-offset, 0))  # the element of x on row a
+    on_diagonal = op.And(op.Equal(op.Sub(cols, rows), offset), op.Less(source, op.Squeeze(n, [0])))
+    on_diagonal = op.And(on_diagonal, op.GreaterOrEqual(source, 0))
+    picked = op.Gather(x, op.Where(on_diagonal, op.Expand(source, op.Concat(m, m, axis=0)), 0), axis=-1)
+    result = aten_where(on_diagonal, picked, op.CastLike(0, picked))  # [..., m, m]
+    # the two new dims are the last two; move them to d1 (rows) and d2 (cols)
+    batch = iter(range(rank - 2))
+    perm = [rank - 2 if p == d1 else rank - 1 if p == d2 else next(batch) for p in range(rank)]
+    return op.Transpose(result, perm=perm)
+
+
+@aten_op("aten::linalg_cross")
+@elementwise("self", "other")
+def aten_linalg_cross(self: TReal, other: TReal, *, dim: int = -1) -> TReal:
+    """linalg_cross(Tensor self, Tensor other, *, int dim=-1) -> Tensor"""
+    axis = normalize_dim(dim, max(self.rank, other.rank)) - max(self.rank, other.rank)  # counted from the end
+
+    def part(x: Value, i: int) -> Value:
+        return op.Gather(x, [i], axis=axis)
+
+    def mul_sub(a: Value, b: Value, c: Value, d: Value) -> Value:
+        """a*b - c*d rounded to the dtype after every op, as torch's kernel (halves via float32)."""
+        dtype = a.dtype
+        if dtype in (types.FLOAT16, types.BFLOAT16):
+            def rounded(onnx_op: Any, x: Value, y: Value) -> Value:
+                return cast_to(cast_to(onnx_op(cast_to(x, types.FLOAT), cast_to(y, types.FLOAT)), dtype), types.FLOAT)
+            return cast_to(rounded(op.Sub, rounded(op.Mul, a, b), rounded(op.Mul, c, d)), dtype)
+        return run_supported(lambda p, q, r, s: op.Sub(op.Mul(p, q), op.Mul(r, s)), NUMERIC, a, b, c, d)
+
+    a = [part(self, i) for i in range(3)]
+    b = [part(other, i) for i in range(3)]
+    return op.Concat(mul_sub(a[1], b[2], a[2], b[1]), mul_sub(a[2], b[0], a[0], b[2]),
+                     mul_sub(a[0], b[1], a[1], b[0]), axis=axis)  # fmt: skip
+
+
+@aten_op("aten::cross")
+def aten_cross(self: TReal, other: TReal, dim: int | None = None) -> TReal:
+    """cross(Tensor self, Tensor other, int? dim=None) -> Tensor"""
+    if dim is None:  # torch: the first dim of size 3
+        assert self.shape is not None
+        dim = next(i for i, s in enumerate(self.shape) if s == 3)
+    return aten_linalg_cross(self, other, dim=dim)
+
+
+@aten_op("aten::diag")
+def aten_diag(self: TTensor, diagonal: int = 0) -> TTensor:
+    """diag(Tensor self, int diagonal=0) -> Tensor"""
+    if self.rank == 1:
+        return aten_diag_embed(self, diagonal, 0, 1)
+    if self.rank == 2:
+        return aten_diagonal(self, diagonal, 0, 1)
+    raise ValueError(f"diag expects a 1-D or 2-D tensor, got rank {self.rank}")
+
+
+@aten_op("aten::einsum")
+def aten_einsum(equation: str, tensors: Sequence[TReal], *, path: Sequence[int] | None = None) -> TReal:
+    """einsum(str equation, Tensor[] tensors, *, int[]? path=None) -> Tensor"""
+    tensors = promote_all(list(tensors))
+    dtype = tensors[0].dtype
+    # onnxruntime's Einsum takes float, double, int32 and int64 (float16 only on GPU)
+    compute = {types.FLOAT16: types.FLOAT, types.BFLOAT16: types.FLOAT, types.BOOL: types.INT64,
+               types.INT8: types.INT64, types.INT16: types.INT64, types.UINT8: types.INT64}.get(dtype, dtype)  # fmt: skip
+    equation = equation.replace(" ", "")
+    result = op.Einsum(*[cast_to(t, compute) for t in tensors], equation=equation)
+    inputs, _, output = equation.partition("->")
+    letters = [c for c in inputs if c.isalpha()]
+    if "->" not in equation:
+        output = "".join(sorted(c for c in set(letters) if letters.count(c) == 1))
+    if len(tensors) == 1 and set(letters) - set(output) and not dtype.is_floating:
+        return cast_to(result, types.INT64)  # torch reduces one operand with sum: ints and bool give int64
+    if dtype is types.BOOL:
+        return op.Cast(result, to=types.BOOL.onnx)
+    return cast_to(result, dtype)
+
+
+@aten_op("aten::kron")
+@elementwise("self", "other")
+def aten_kron(self: TRealOrBool, other: TRealOrBool) -> TRealOrBool:
+    """kron(Tensor self, Tensor other) -> Tensor"""
+    rank = max(self.rank, other.rank)
+    if rank == 0:
+        return aten_mul(self, other)
+    a = op.Unsqueeze(self, list(range(rank - self.rank))) if self.rank < rank else self
+    b = op.Unsqueeze(other, list(range(rank - other.rank))) if other.rank < rank else other
+    shape = op.Mul(op.Shape(a), op.Shape(b))
+    a = op.Unsqueeze(a, [2 * i + 1 for i in range(rank)])  # a0, 1, a1, 1, ...
+    b = op.Unsqueeze(b, [2 * i for i in range(rank)])  # 1, b0, 1, b1, ...
+    return op.Reshape(aten_mul(a, b), shape)
+
+
+def _tri_indices(row: int, col: int, offset: int, dtype: DType | None, lower: bool) -> Value:
+    r, c = np.meshgrid(np.arange(row), np.arange(col), indexing="ij")
+    keep = (c - r <= offset) if lower else (c - r >= offset)
+    indices = np.stack([r[keep], c[keep]]).astype(np.int64).reshape(2, -1)
+    return cast_to(op.Constant(value=indices), dtype or types.INT64)
+
+
+@aten_op("aten::tril_indices")
+def aten_tril_indices(
+    row: int, col: int, offset: int = 0, *, dtype: DType | None = types.INT64, layout: Any = None,
+    device: Any = None, pin_memory: bool | None = None,
+) -> TInt:  # fmt: skip
+    """tril_indices(int row, int col, int offset=0, *, ScalarType? dtype=long, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor"""
+    return _tri_indices(row, col, offset, dtype, lower=True)
+
+
+@aten_op("aten::triu_indices")
+def aten_triu_indices(
+    row: int, col: int, offset: int = 0, *, dtype: DType | None = types.INT64, layout: Any = None,
+    device: Any = None, pin_memory: bool | None = None,
+) -> TInt:  # fmt: skip
+    """triu_indices(int row, int col, int offset=0, *, ScalarType? dtype=long, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor"""
+    return _tri_indices(row, col, offset, dtype, lower=False)
+
+
+def _index_mask(self: Value, dim: int, index: Value) -> Value:
+    """A bool mask, broadcastable to self, true on the slices of `dim` named by index."""
+    if self.rank == 0:
+        return op.Reshape(op.ReduceMax(op.Cast(op.Equal(op.Reshape(_as_int64(index), [-1]), 0), to=types.UINT8.onnx),
+                                       keepdims=0), [])  # fmt: skip
+    axis = normalize_dim(dim, self.rank)
+    size = dim_size(self, axis)
+    index = op.Reshape(_as_int64(index), [-1])
+    index = op.Where(op.Less(index, 0), op.Add(index, size), index)
+    hits = op.Equal(op.Unsqueeze(op.Range(0, size, 1), [1]), op.Unsqueeze(index, [0]))  # [size, k]
+    hits = op.Cast(hits, to=types.UINT8.onnx)
+    mask = op.ReduceMax(op.Pad(hits, [0, 0, 0, 1]), [1], keepdims=0)  # a zero column: k may be 0
+    view = [1] * self.rank
+    view[axis] = -1
+    return op.Cast(op.Reshape(mask, view), to=types.BOOL.onnx)
+
+
+@aten_op("aten::index_fill.int_Scalar")
+def aten_index_fill_int_Scalar(self: TTensor, dim: int, index: TInt, value: float) -> TTensor:
+    """index_fill.int_Scalar(Tensor self, int dim, Tensor index, Scalar value) -> Tensor"""
+    return aten_where(_index_mask(self, dim, index), op.CastLike(value, self), self)
+
+
+@aten_op("aten::index_fill.int_Tensor")
+def aten_index_fill_int_Tensor(self: TTensor, dim: int, index: TInt, value: TTensor) -> TTensor:
+    """index_fill.int_Tensor(Tensor self, int dim, Tensor index, Tensor value) -> Tensor"""
+    return aten_where(_index_mask(self, dim, index), cast_to(value, self.dtype), self)
+
+
+@aten_op("aten::masked_scatter")
+def aten_masked_scatter(self: TTensor, mask: TBool, source: TTensor) -> TTensor:
+    """masked_scatter(Tensor self, Tensor mask, Tensor source) -> Tensor"""
+    self = _expand(self, op.Shape(mask))  # the result has the broadcast shape of self and mask
+    mask = op.Expand(_bool(mask), op.Shape(self))
+    flat_mask = op.Reshape(mask, [-1])
+    position = op.Sub(op.CumSum(op.Cast(flat_mask, to=types.INT64.onnx), 0), 1)  # index into source
+    position = op.Max(position, 0)
+    source_flat = op.Reshape(source, [-1])
+    # positions before the first true are clamped to 0: an empty source needs one element there
+    padded = op.Concat(source_flat, op.Slice(op.Reshape(self, [-1]), [0], [1]), axis=0)
+    picked = op.Reshape(op.Gather(padded, position, axis=0), op.Shape(self))
+    return aten_where(mask, picked, self)
+
+
+def _search(sorted_sequence: Value, values: Value, right: bool, out_int32: bool) -> Value:
+    """How many boundaries are < value (<= with right=True): torch's bucketize/searchsorted."""
+    boundaries, x = _compare_dtype(sorted_sequence, values)
+    if boundaries.rank == 1:
+        b, v = boundaries, op.Unsqueeze(x, [-1])  # [n] against [..., 1]
+    else:
+        b, v = op.Unsqueeze(boundaries, [-2]), op.Unsqueeze(x, [-1])  # [..., 1, n] against [..., m, 1]
+    before = op.LessOrEqual(b, v) if right else op.Less(b, v)
+    count = op.ReduceSum(op.Cast(before, to=types.INT64.onnx), [-1], keepdims=0)
+    count = op.Reshape(count, op.Shape(values))  # onnxruntime keeps the reduced dim of an empty input
+    return op.Cast(count, to=types.INT32.onnx) if out_int32 else count
+
+
+@aten_op("aten::bucketize.Tensor")
+def aten_bucketize_Tensor(self: TReal, boundaries: TReal, *, out_int32: bool = False, right: bool = False) -> TInt:
+    """bucketize.Tensor(Tensor self, Tensor boundaries, *, bool out_int32=False, bool right=False) -> Tensor"""
+    if self.rank == 0:
+        return op.Squeeze(_search(boundaries, op.Unsqueeze(self, [0]), right, out_int32), [0])
+    return _search(boundaries, self, right, out_int32)
+
+
+@aten_op("aten::searchsorted.Tensor")
+def aten_searchsorted_Tensor(
+    sorted_sequence: TReal, self: TReal, *, out_int32: bool = False, right: bool = False,
+    side: str | None = None, sorter: TInt | None = None,
+) -> TInt:  # fmt: skip
+    """searchsorted.Tensor(Tensor sorted_sequence, Tensor self, *, bool out_int32=False, bool right=False, str? side=None, Tensor? sorter=None) -> Tensor"""
+    if sorter is not None:
+        sorted_sequence = op.GatherElements(sorted_sequence, _as_int64(sorter), axis=-1) \
+            if sorted_sequence.rank > 1 else op.Gather(sorted_sequence, _as_int64(sorter), axis=0)
+    right = right or side == "right"
+    if self.rank == 0:
+        return op.Squeeze(_search(sorted_sequence, op.Unsqueeze(self, [0]), right, out_int32), [0])
+    return _search(sorted_sequence, self, right, out_int32)
+
+
+@aten_op("aten::as_strided")
+def aten_as_strided(
+    self: TTensor, size: Sequence[int], stride: Sequence[int], storage_offset: int | None = None
+) -> TTensor:
+    """as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a)
+
+    The view is read from self's elements in row-major order: exact for a contiguous input (what
+    an exported graph has), not for a view whose own strides differ. size, stride and
+    storage_offset must be static."""
+    if not all(isinstance(s, int) for s in [*size, *stride, storage_offset or 0]):
+        raise ValueError("as_strided needs static size, stride and storage_offset")
+    index = np.full(tuple(size), storage_offset or 0, np.int64)
+    for axis, (n, st) in enumerate(zip(size, stride)):
+        view = [1] * len(size)
+        view[axis] = n
+        index = index + (np.arange(n, dtype=np.int64) * st).reshape(view)
+    return op.Gather(op.Reshape(self, [-1]), op.Constant(value=index), axis=0)
+
+
+def _pair(x: Sequence[int]) -> list[int]:
+    return list(x) * 2 if len(x) == 1 else list(x)
+
+
+@aten_op("aten::im2col")
+def aten_im2col(
+    self: TTensor, kernel_size: Sequence[int], dilation: Sequence[int], padding: Sequence[int], stride: Sequence[int]
+) -> TTensor:
+    """im2col(Tensor self, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride) -> Tensor
+
+    The spatial dims of self must be static (the gather indices are computed at trace time)."""
+    (kh, kw), (dh, dw), (ph, pw), (sh, sw) = _pair(kernel_size), _pair(dilation), _pair(padding), _pair(stride)
+    x = op.Unsqueeze(self, [0]) if self.rank == 3 else self
+    assert x.shape is not None
+    height, width = x.shape[2], x.shape[3]
+    if not isinstance(height, int) or not isinstance(width, int):
+        raise ValueError("im2col needs static spatial dims")
+    hp, wp = height + 2 * ph, width + 2 * pw
+    out_h, out_w = (hp - dh * (kh - 1) - 1) // sh + 1, (wp - dw * (kw - 1) - 1) // sw + 1
+    ki, kj = np.meshgrid(np.arange(kh), np.arange(kw), indexing="ij")  # [kh, kw]
+    oi, oj = np.meshgrid(np.arange(out_h), np.arange(out_w), indexing="ij")
+    rows = (oi.reshape(1, -1) * sh + ki.reshape(-1, 1) * dh)  # [kh*kw, L]
+    cols = (oj.reshape(1, -1) * sw + kj.reshape(-1, 1) * dw)
+    index = (rows * wp + cols).astype(np.int64)
+    if ph or pw:  # onnxruntime's Pad has no bfloat16 kernel
+        padded = cast_to(op.Pad(cast_to(x, _NO_BF16.get(x.dtype, x.dtype)), [0, 0, ph, pw, 0, 0, ph, pw]), x.dtype)
+    else:
+        padded = x
+    flat = op.Reshape(padded, [0, 0, hp * wp])
+    cols_ = op.Gather(flat, op.Constant(value=index), axis=2)  # [N, C, kh*kw, L]
+    result = op.Reshape(cols_, op.Concat(op.Mul(op.Shape(x, start=0, end=2), [1, kh * kw]), [out_h * out_w], axis=0))
+    return op.Squeeze(result, [0]) if self.rank == 3 else result
+
+
+@aten_op("aten::col2im")
+def aten_col2im(
+    self: TFloat, output_size: Sequence[int], kernel_size: Sequence[int], dilation: Sequence[int],
+    padding: Sequence[int], stride: Sequence[int],
+) -> TFloat:  # fmt: skip
+    """col2im(Tensor self, SymInt[2] output_size, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride) -> Tensor"""
+    x = op.Unsqueeze(self, [0]) if self.rank == 2 else self
+    ph, pw = _pair(padding)
+    compute = types.FLOAT if x.dtype is not types.FLOAT else x.dtype  # onnxruntime: float only
+    result = op.Col2Im(cast_to(x, compute), as_shape(output_size), _pair(kernel_size), dilations=_pair(dilation),
+                       pads=[ph, pw, ph, pw], strides=_pair(stride))  # fmt: skip
+    result = cast_to(result, self.dtype)
+    return op.Squeeze(result, [0]) if self.rank == 2 else result

@@ -183,3 +183,10 @@ def test_pre_dispatch_route_sees_composite_implicit_overloads():
     sample = SampleInput(torch.tensor([-1.0, 3.0, 9.0]))
     result = run_sample(relu6, Entry("relu6", opinfo=["nn.functional.relu6"]), torch.float32, 0, sample, F.relu6, "", "pre_dispatch", frozenset({"aten::relu6"}))
     assert result.outcome == PASSED
+
+
+def test_report_flags_functions_no_sample_reaches():
+    empty = Report([JobResult("aten_neg", "float32", [])], ["float32"], {"aten_neg": ("aten::neg",)}, {}, [])
+    assert not empty.ok and "no sample of its OpInfos reaches it" in to_markdown(empty)
+    empty.max_samples = 4  # a bounded run may just not have scanned far enough
+    assert empty.ok

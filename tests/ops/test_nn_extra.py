@@ -119,3 +119,12 @@ def test_cosine_similarity(dtype):
 def test_pairwise_distance(dtype, p, keepdim):
     a, b = make((3, 5), dtype, seed=1), make((5,), dtype, seed=2)
     check(N.aten_pairwise_distance, A.pairwise_distance.default, a, b, p, 1e-6, keepdim, **HALF_ATOL.get(dtype, {}))
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.int64, torch.float16], ids=str)
+@pytest.mark.parametrize("padding", [[-4, 5, 0, 0], [0, 0, 2, -4], [5, -4, -4, 3], [-1, 2, 1, -2]], ids=str)
+def test_negative_padding(dtype, padding):
+    x = make((2, 3, 4, 4), dtype)
+    check(N.aten_replication_pad2d, A.replication_pad2d.default, x, padding)
+    if all(abs(q) < 4 for q in padding):
+        check(N.aten_reflection_pad2d, A.reflection_pad2d.default, x, padding)

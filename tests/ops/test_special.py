@@ -17,7 +17,7 @@ INT_DTYPES = [torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64]
 # name -> (low, high) of the test data, inside the op's domain
 UNARY = {
     "erfc": (-4, 6), "erfinv": (-0.999, 0.999), "special_ndtr": (-6, 6), "special_log_ndtr": (-30, 8),
-    "special_erfcx": (-3, 20), "lgamma": (-6.5, 30), "digamma": (-6.5, 30), "i0": (-20, 20), "sinc": (-4, 4),
+    "special_erfcx": (-3, 20), "special_ndtri": (0, 1), "lgamma": (-6.5, 30), "digamma": (-6.5, 30), "i0": (-20, 20), "special_i0e": (-20, 20), "special_i1": (-20, 20), "special_i1e": (-20, 20), "sinc": (-4, 4),
     "special_entr": (-1, 5), "deg2rad": (-400, 400), "rad2deg": (-7, 7), "sgn": (-4, 4),
 }  # fmt: skip
 
@@ -50,7 +50,9 @@ def test_gamma_family_precision():
     x = torch.tensor([1e-8, 0.1, 1.0, 1.5, 2.0, 2.5, 7.3, 123.4, 1e5, 1e12, -0.3, -1.7, -10.25, -100.5], dtype=F64)
     check(sp.aten_lgamma, A.lgamma.default, x, rtol=1e-12, atol=1e-12)
     check(sp.aten_digamma, A.digamma.default, x, rtol=1e-10, atol=1e-12)
-    check(sp.aten_i0, A.i0.default, torch.linspace(-700, 700, 57, dtype=F64), rtol=1e-12, atol=0.0)
+    bessel_x = torch.cat([torch.linspace(-700, 700, 57, dtype=F64), torch.tensor([-1e-3, 7.99, 8.0, 8.01, 1e5], dtype=F64)])
+    for name in ["i0", "special_i0e", "special_i1", "special_i1e"]:
+        check(getattr(sp, f"aten_{name}"), getattr(A, name).default, bessel_x, rtol=1e-12, atol=0.0)
 
 
 def test_erf_family_precision():
@@ -63,6 +65,8 @@ def test_erf_family_precision():
     check(sp.aten_special_ndtr, A.special_ndtr.default, x, rtol=1e-13, atol=1e-16)
     y = torch.tensor([-1 + 1e-15, -0.999999, -0.7, -0.5, -1e-9, 0.0, 1e-5, 0.3, 0.5000001, 0.9, 0.999, 1 - 1e-12], dtype=F64)
     check(sp.aten_erfinv, A.erfinv.default, y, rtol=1e-13, atol=0.0)
+    p = torch.tensor([0.0, 5e-324, 1e-300, 1e-20, 1e-5, 0.1, 0.25, 0.5, 0.6, 0.75, 0.9, 1 - 1e-10, 1.0, 1.5, -0.1], dtype=F64)
+    check(sp.aten_special_ndtri, A.special_ndtri.default, p, rtol=1e-12, atol=0.0)
 
 
 @pytest.mark.parametrize("dtype", FLOAT_DTYPES + [torch.int64, torch.bool], ids=str)
@@ -181,3 +185,35 @@ def test_sinc_pi_multiples():
     x = torch.tensor([1.0, 2.0, -3.0, 0.25, 100.0], dtype=F64)
     check(sp.aten_sinc, A.sinc.default, x, rtol=1e-7, atol=1e-15)
     assert math.isclose(float(sp.aten_sinc(torch.tensor([0.0]))[0]), 1.0)
+
+
+@pytest.mark.parametrize("dtype", ALL_DTYPES, ids=str)
+def test_frexp(dtype):
+    x = make((3, 5), dtype, -1000, 1000)
+    if dtype.is_floating_point:
+        x[0] = torch.tensor([0.0, -0.0, float("inf"), float("nan"), 0.75])
+        x[1] = torch.tensor([1.0, -2.0, 0.5, torch.finfo(dtype).max, torch.finfo(dtype).tiny])
+    check(sp.aten_frexp, A.frexp.Tensor, x)
+
+
+def test_frexp_extremes():
+    x = torch.tensor([5e-324, 1.7e308, 2.0**-1022, 0.1, 1 - 2**-53, -(2.0**1023)], dtype=F64)
+    check(sp.aten_frexp, A.frexp.Tensor, x)
+    y = torch.tensor([1e-45, 1e-40, 3e38, 1.0000001, 0.99999994])
+    check(sp.aten_frexp, A.frexp.Tensor, y)
+
+
+@pytest.mark.parametrize("dtype", ALL_DTYPES, ids=str)
+@pytest.mark.parametrize("p", [1, 3])
+def test_mvlgamma(dtype, p):
+    x = make((3, 4), dtype, 2, 9)
+    check(sp.aten_mvlgamma, A.mvlgamma.default, x, p)
+
+
+@pytest.mark.parametrize("dtype", ALL_DTYPES, ids=str)
+@pytest.mark.parametrize("name", ["special_modified_bessel_i0", "special_modified_bessel_i1", "special_spherical_bessel_j0"])
+def test_bessel_aliases(name, dtype):
+    x = make((3, 4), dtype, -12, 12)
+    if dtype.is_floating_point:
+        x[0] = torch.tensor([0.0, 0.3, float("inf"), -0.49])
+    check(getattr(sp, f"aten_{name}"), getattr(A, name).default, x)

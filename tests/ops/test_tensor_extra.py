@@ -37,19 +37,15 @@ def check(fn: Any, aten: Any, *args: Any, **kwargs: Any) -> None:
         check_function(fn, args, kwargs, expected=expected)
 
 
-@pytest.mark.parametrize("num_classes", [-1, 6])
-@pytest.mark.parametrize("shape", [(5,), (2, 3), (0,)])
+@pytest.mark.parametrize("shape,num_classes", [((5,), -1), ((5,), 6), ((2, 3), -1), ((2, 3), 5), ((0,), 3)])
 def test_one_hot(shape: tuple[int, ...], num_classes: int) -> None:
-    x = torch.randint(0, 5, shape)
-    if shape == (0,) and num_classes == -1:
-        pytest.skip("torch cannot infer the number of classes of an empty tensor")
-    check(T.aten_one_hot, A.one_hot, x, num_classes)
+    check(T.aten_one_hot, A.one_hot, torch.randint(0, 5, shape), num_classes)
 
 
 @pytest.mark.parametrize("dtype", ALL)
 @pytest.mark.parametrize("shape", [(3, 4), (5,), (), (0, 3), (2, 2, 2)])
 def test_nonzero(dtype: torch.dtype, shape: tuple[int, ...]) -> None:
-    check(T.aten_nonzero, A.nonzero, make(shape, dtype), )
+    check(T.aten_nonzero, A.nonzero, make(shape, dtype))
 
 
 @pytest.mark.parametrize("size,fill", [(2, -1), (10, 7), (0, -1)])
@@ -103,7 +99,7 @@ def test_rot90(dtype: torch.dtype, k: int, dims: list[int]) -> None:
     check(T.aten_rot90, A.rot90, make((2, 3, 4), dtype), k, dims)
 
 
-@pytest.mark.parametrize("dtype", ALL)
+@pytest.mark.parametrize("dtype", NUMBERS)
 @pytest.mark.parametrize("shape", [(3, 4), (4, 2), (0, 3)])
 def test_trace(dtype: torch.dtype, shape: tuple[int, ...]) -> None:
     check(T.aten_trace, A.trace, make(shape, dtype))
@@ -136,7 +132,8 @@ def test_cross(dim: int | None) -> None:
 @pytest.mark.parametrize("dtype", NUMBERS)
 @pytest.mark.parametrize("equation,shapes", [("ij,jk->ik", [(2, 3), (3, 4)]), ("bij,bjk->bik", [(2, 2, 3), (2, 3, 2)]),
                                              ("i,j", [(3,), (2,)]), ("ij->", [(2, 3)]), ("ii->i", [(3, 3)]),
-                                             ("...ij->...ji", [(2, 3, 4)]), ("i j , j", [(2, 3), (3,)])])  # fmt: skip
+                                             ("...ij->...ji", [(2, 3, 4)]), ("i j , j", [(2, 3), (3,)]),
+                                             ("...ik,...j->ij", [(1, 2, 3), (3,)]), ("b...,...->b...", [(2, 3), (3,)])])  # fmt: skip
 def test_einsum(dtype: torch.dtype, equation: str, shapes: list[tuple[int, ...]]) -> None:
     tensors = [make(s, dtype, i) for i, s in enumerate(shapes)]
     tol = {"rtol": 1e-2, "atol": 1e-2} if dtype in (torch.float16, BF16) else {}
@@ -194,7 +191,7 @@ def test_searchsorted(dtype: torch.dtype, kwargs: dict[str, Any]) -> None:
         kw = dict(kwargs)
         if kw.get("sorter"):
             seq = seq.flip(-1)
-            kw["sorter"] = torch.argsort(seq, -1, stable=True)
+            kw["sorter"] = torch.argsort(seq, dim=-1, stable=True)
         check(T.aten_searchsorted_Tensor, A.searchsorted.Tensor, seq, values, **kw)
 
 
@@ -205,7 +202,7 @@ def test_as_strided(dtype: torch.dtype, size: list[int], stride: list[int], offs
     check(T.aten_as_strided, A.as_strided, make((3, 4), dtype), size, stride, offset)
 
 
-@pytest.mark.parametrize("dtype", FLOATS + [torch.int64])
+@pytest.mark.parametrize("dtype", FLOATS)
 @pytest.mark.parametrize("shape,kernel,dilation,padding,stride", [
     ((2, 3, 5, 6), [2, 3], [1, 2], [1, 0], [2, 1]), ((3, 4, 4), [2, 2], [1, 1], [0, 0], [1, 1]),
     ((1, 2, 5, 5), [3, 3], [2, 2], [2, 2], [2, 3]), ((0, 1, 4, 4), [2, 2], [1, 1], [1, 1], [1, 1]),
@@ -217,7 +214,7 @@ def test_im2col(dtype: torch.dtype, shape: Any, kernel: Any, dilation: Any, padd
 @pytest.mark.parametrize("dtype", FLOATS)
 @pytest.mark.parametrize("shape,out,kernel,dilation,padding,stride", [
     ((2, 12, 12), [4, 5], [2, 2], [1, 1], [0, 0], [1, 1]), ((8, 6), [3, 4], [2, 2], [1, 1], [1, 1], [2, 2]),
-    ((1, 6, 4), [5, 5], [1, 3], [2, 1], [0, 1], [2, 2]),
+    ((1, 6, 9), [5, 5], [1, 3], [2, 1], [0, 1], [2, 2]), ((0, 4, 4), [3, 3], [2, 2], [1, 1], [0, 0], [1, 1]),
 ])  # fmt: skip
 def test_col2im(dtype: torch.dtype, shape: Any, out: Any, kernel: Any, dilation: Any, padding: Any, stride: Any) -> None:
     check(T.aten_col2im, A.col2im, make(shape, dtype), out, kernel, dilation, padding, stride)

@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
 from graph_builder import op
 from graph_builder.ir import Value
 from graph_builder.types import FLOAT, INT64, TFloat, TInt
@@ -218,13 +220,13 @@ def aten_margin_ranking_loss(input1: TFloat, input2: TFloat, target: TFloat, mar
 @elementwise("self", "target", kind=DEFAULT)
 def aten_hinge_embedding_loss(self: TFloat, target: TFloat, margin: float = 1.0, reduction: int = 1) -> TFloat:
     """hinge_embedding_loss(Tensor self, Tensor target, float margin=1.0, int reduction=Mean) -> Tensor"""
+    _floating("hinge_embedding_loss", self)  # (torch truncates the margin for integer inputs)
+    rounded = float(np.asarray(margin, dtype=self.dtype.numpy))  # torch casts the scalar to self's dtype
 
     def body(x: Value, t: Value) -> Value:
         zero = like(0.0, x)
-        margin_part = op.Where(op.Equal(t, like(1.0, t)), zero, op.Max(op.Sub(like(margin, x), x), zero))
+        margin_part = op.Where(op.Equal(t, like(1.0, t)), zero, op.Max(op.Sub(like(rounded, x), x), zero))
         self_part = op.Where(op.Equal(t, like(-1.0, t)), zero, x)
         return op.Add(margin_part, self_part)
 
-    if not self.dtype.is_floating:  # the float margin makes torch's result the default float dtype
-        self, target = (op.Cast(v, to=DEFAULT_FLOAT.onnx) for v in (self, target))
     return _loss("hinge_embedding_loss", body, reduction, self, target)

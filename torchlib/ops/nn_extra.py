@@ -1,5 +1,5 @@
 """Other nn ops: pixel (un)shuffle, channel shuffle, reflection and replication padding, grid
-sampling, prelu, rrelu (eval), cdist, cosine similarity, pairwise distance.
+sampling, prelu, rrelu (eval), instance norm, cdist, cosine similarity, pairwise distance.
 
 Shuffles are Reshape/Transpose, so they work for every dtype; shapes come from op.Shape, so they
 hold for dynamic dimensions too.
@@ -15,13 +15,20 @@ from graph_builder.ir import Value
 from graph_builder.types import FLOAT, TFloat, TReal, TTensor
 from torchlib.ops._helpers import as_shape, normalize_dim
 from torchlib.ops.elementwise import FLOATS, MIN_MAX, OPMATH, like, run_supported
-from torchlib.promotion import DEFAULT, elementwise
+from torchlib.promotion import DEFAULT, DEFAULT_FLOAT, elementwise
 from torchlib.registry import aten_op
 
 
 def _check_rank(name: str, x: Value, low: int) -> None:
     if x.rank is None or x.rank < low:
         raise ValueError(f"aten::{name} needs an input of rank >= {low}, got rank {x.rank}")
+
+
+def _batch(x: Value) -> Value:
+    """The product of the dims before the last three, as a 1-element INT64 (1 when there are none)."""
+    if x.rank == 3:
+        return op.Constant(value_ints=[1])
+    return op.ReduceProd(op.Shape(x, end=-3), keepdims=1)
 
 
 @aten_op("aten::pixel_shuffle")
@@ -32,10 +39,10 @@ def aten_pixel_shuffle(self: TTensor, upscale_factor: int) -> TTensor:
     chw = op.Shape(self, start=-3)
     c = op.Div(op.Shape(self, start=-3, end=-2), r * r)
     hw = op.Shape(self, start=-2)
-    x = op.Reshape(self, op.Concat(op.Constant(value_ints=[-1]), c, op.Constant(value_ints=[r, r]), hw, axis=0))
+    x = op.Reshape(self, op.Concat(_batch(self), c, op.Constant(value_ints=[r, r]), hw, axis=0), allowzero=1)
     x = op.Transpose(x, perm=[0, 1, 4, 2, 5, 3])  # (B, C, H, r, W, r)
     out_chw = op.Mul(op.Div(chw, [r * r, 1, 1]), [1, r, r])
-    return op.Reshape(x, op.Concat(op.Shape(self, end=-3), out_chw, axis=0))
+    return op.Reshape(x, op.Concat(op.Shape(self, end=-3), out_chw, axis=0), allowzero=1)
 
 
 @aten_op("aten::pixel_unshuffle")
@@ -47,10 +54,11 @@ def aten_pixel_unshuffle(self: TTensor, downscale_factor: int) -> TTensor:
     h = op.Div(op.Shape(self, start=-2, end=-1), r)
     w = op.Div(op.Shape(self, start=-1), r)
     c = op.Shape(self, start=-3, end=-2)
-    x = op.Reshape(self, op.Concat(op.Constant(value_ints=[-1]), c, h, op.Constant(value_ints=[r]), w, op.Constant(value_ints=[r]), axis=0))
+    r_ = op.Constant(value_ints=[r])
+    x = op.Reshape(self, op.Concat(_batch(self), c, h, r_, w, r_, axis=0), allowzero=1)
     x = op.Transpose(x, perm=[0, 1, 3, 5, 2, 4])  # (B, C, r, r, H, W)
     out_chw = op.Div(op.Mul(chw, [r * r, 1, 1]), [1, r, r])
-    return op.Reshape(x, op.Concat(op.Shape(self, end=-3), out_chw, axis=0))
+    return op.Reshape(x, op.Concat(op.Shape(self, end=-3), out_chw, axis=0), allowzero=1)
 
 
 def _channel_shuffle(self: Value, groups: Any) -> Value:
@@ -58,8 +66,8 @@ def _channel_shuffle(self: Value, groups: Any) -> Value:
     g = as_shape([groups])
     rest = op.ReduceProd(op.Shape(self, start=2), keepdims=1)
     split = op.Concat(op.Shape(self, end=1), g, op.Div(op.Shape(self, start=1, end=2), g), rest, axis=0)
-    x = op.Transpose(op.Reshape(self, split), perm=[0, 2, 1, 3])
-    return op.Reshape(x, op.Shape(self))
+    x = op.Transpose(op.Reshape(self, split, allowzero=1), perm=[0, 2, 1, 3])
+    return op.Reshape(x, op.Shape(self), allowzero=1)
 
 
 @aten_op("aten::channel_shuffle")
@@ -74,6 +82,9 @@ def aten_native_channel_shuffle(self: TTensor, groups: int) -> TTensor:
     return _channel_shuffle(self, groups)
 
 
+_INT64_MAX = 2**63 - 1
+
+
 def _pad(name: str, self: Value, padding: Sequence[Any], mode: str) -> Value:
     """torch's padding (last dim first: [left, right, top, bottom, ...]) as ONNX Pad over the
     last len(padding) // 2 axes."""
@@ -84,7 +95,22 @@ def _pad(name: str, self: Value, padding: Sequence[Any], mode: str) -> Value:
     begins = [padding[2 * i] for i in reversed(range(k))]
     ends = [padding[2 * i + 1] for i in reversed(range(k))]
     axes = list(range(self.rank - k, self.rank))
-    return run_supported(lambda x: op.Pad(x, as_shape(begins + ends), None, axes, mode=mode), MIN_MAX, self)
+    x = self
+    negative = any(isinstance(q, int) and q < 0 for q in begins + ends)
+    if negative and mode == "edge":  # output[j] = input[clamp(j - begin, 0, size - 1)] on each axis
+        for axis, begin, end in zip(axes, begins, ends):
+            size = op.Shape(x, start=axis, end=axis + 1)
+            positions = op.Range(0, op.Squeeze(op.Add(op.Add(size, begin), end), [0]), 1)
+            index = op.Clip(op.Sub(positions, begin), op.Constant(value_int=0), op.Squeeze(op.Sub(size, 1), [0]))
+            x = op.Gather(x, index, axis=axis)
+        return x
+    if negative:  # negative reflection padding crops (Slice)
+        starts = [-q if isinstance(q, int) and q < 0 else 0 for q in begins]
+        stops = [q if isinstance(q, int) and q < 0 else _INT64_MAX for q in ends]
+        x = op.Slice(x, starts, stops, axes)
+        begins = [0 if isinstance(q, int) and q < 0 else q for q in begins]
+        ends = [0 if isinstance(q, int) and q < 0 else q for q in ends]
+    return run_supported(lambda y: op.Pad(y, as_shape(begins + ends), None, axes, mode=mode), MIN_MAX, x)
 
 
 @aten_op("aten::reflection_pad1d")
@@ -139,7 +165,7 @@ def aten_grid_sampler_2d(input: TFloat, grid: TFloat, interpolation_mode: int, p
     def sample(x: Value, g: Value) -> Value:
         return op.GridSample(x, g, mode=mode, padding_mode=padding, align_corners=int(align_corners))
 
-    if input.dtype is FLOAT:
+    if input.dtype in OPMATH:
         return sample(input, grid)
     return op.Cast(sample(op.Cast(input, to=FLOAT.onnx), op.Cast(grid, to=FLOAT.onnx)), to=input.dtype.onnx)
 
@@ -159,6 +185,8 @@ def aten_prelu(self: TFloat, weight: TFloat) -> TFloat:
     """prelu(Tensor self, Tensor weight) -> Tensor"""
     if self.rank is not None and self.rank >= 2 and weight.rank == 1:  # one weight per channel (dim 1)
         weight = op.Reshape(weight, as_shape([-1] + [1] * (self.rank - 2)))
+    elif self.rank == 0:  # a scalar input keeps its rank: its one weight becomes a scalar too
+        weight = op.Reshape(weight, op.Constant(value_ints=[]))
     return _prelu(self, weight)
 
 
@@ -172,6 +200,44 @@ def aten_rrelu(self: TFloat, lower: float = 0.125, upper: float = 0.333333333333
         raise TypeError(f"aten::rrelu is defined for floating tensors only, got {self.dtype}")
     slope = (lower + upper) / 2
     return run_supported(lambda a: op.Where(op.Greater(a, like(0, a)), a, op.Mul(a, like(slope, a))), FLOATS, self)
+
+
+@aten_op("aten::instance_norm")
+def aten_instance_norm(
+    input: TFloat, weight: TFloat | None, bias: TFloat | None, running_mean: TFloat | None, running_var: TFloat | None,
+    use_input_stats: bool, momentum: float, eps: float, cudnn_enabled: bool,
+) -> TFloat:  # fmt: skip
+    """instance_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool use_input_stats, float momentum, float eps, bool cudnn_enabled) -> Tensor
+
+    Normalizes each (sample, channel) over its spatial dims with its own statistics, or with the
+    running statistics when use_input_stats is False (eval mode with track_running_stats). The
+    running-statistics update of training mode is not exported (the output does not depend on it)."""
+    if not input.dtype.is_floating:
+        raise TypeError(f"aten::instance_norm is defined for floating tensors only, got {input.dtype}")
+    _check_rank("instance_norm", input, 2)
+    if not use_input_stats and (running_mean is None or running_var is None):
+        raise ValueError("aten::instance_norm: use_input_stats=False needs running_mean and running_var")
+    channel = as_shape([-1] + [1] * (input.rank - 2))
+    optional = [v for v in (weight, bias, running_mean, running_var) if v is not None]
+
+    def normalize(x: Value, *rest: Value) -> Value:
+        given = dict(zip([n for n, v in (("weight", weight), ("bias", bias), ("mean", running_mean), ("var", running_var)) if v is not None], rest))
+        if use_input_stats:
+            axes = op.Constant(value_ints=list(range(2, input.rank)))
+            mean = op.ReduceMean(x, axes, keepdims=1)
+            centered = op.Sub(x, mean)
+            var = op.ReduceMean(op.Mul(centered, centered), axes, keepdims=1)
+        else:
+            centered = op.Sub(x, op.Reshape(given["mean"], channel))
+            var = op.Reshape(given["var"], channel)
+        y = op.Div(centered, op.Sqrt(op.Add(var, like(eps, x))))
+        if "weight" in given:
+            y = op.Mul(y, op.Reshape(given["weight"], channel))
+        if "bias" in given:
+            y = op.Add(y, op.Reshape(given["bias"], channel))
+        return y
+
+    return run_supported(normalize, OPMATH, input, *optional)
 
 
 def _norm(x: Value, p: float, axis: int, keepdims: int) -> Value:
@@ -200,7 +266,8 @@ def aten__cdist_forward(x1: TFloat, x2: TFloat, p: float, compute_mode: int | No
 
     def dist(a: Value, b: Value) -> Value:  # (*, P, M), (*, R, M) -> (*, P, R), directly over M
         diff = op.Sub(op.Unsqueeze(a, [-2]), op.Unsqueeze(b, [-3]))
-        return _norm(diff, p, -1, 0)
+        # the Reshape restores the reduced shape: onnxruntime leaves empty inputs unreduced
+        return op.Reshape(_norm(diff, p, -1, 0), op.Shape(diff, end=-1), allowzero=1)
 
     return run_supported(dist, OPMATH, x1, x2)
 
@@ -216,6 +283,8 @@ def aten_cosine_similarity(x1: TFloat, x2: TFloat, dim: int = 1, eps: float = 1e
 
     def cosine(a: Value, b: Value) -> Value:
         a, b = op.Expand(a, op.Shape(b)), op.Expand(b, op.Shape(a))
+        if rank == 0:  # one element along dim 0
+            a, b = op.Reshape(a, [1]), op.Reshape(b, [1])
         na = op.Max(_norm(a, 2, axis, 1), like(eps, a))
         nb = op.Max(_norm(b, 2, axis, 1), like(eps, b))
         return op.ReduceSum(op.Mul(op.Div(a, na), op.Div(b, nb)), op.Constant(value_ints=[axis]), keepdims=0)
@@ -227,8 +296,10 @@ def aten_cosine_similarity(x1: TFloat, x2: TFloat, dim: int = 1, eps: float = 1e
 @elementwise("x1", "x2", kind=DEFAULT)
 def aten_pairwise_distance(x1: TFloat, x2: TFloat, p: float = 2, eps: float = 1e-06, keepdim: bool = False) -> TFloat:
     """pairwise_distance(Tensor x1, Tensor x2, float p=2, float eps=1e-06, bool keepdim=False) -> Tensor"""
-    if not x1.dtype.is_floating:
-        raise TypeError(f"aten::pairwise_distance is defined for floating tensors only, got {x1.dtype}")
+    if x1.dtype.is_bool:
+        raise TypeError("aten::pairwise_distance: bool tensors cannot be subtracted (torch raises too)")
+    if not x1.dtype.is_floating:  # x1 - x2 + eps: a float eps makes the default float dtype
+        x1, x2 = op.Cast(x1, to=DEFAULT_FLOAT.onnx), op.Cast(x2, to=DEFAULT_FLOAT.onnx)
     rank = max(x1.rank, x2.rank)
     axis = max(rank - 1, 0)
 

@@ -77,9 +77,10 @@ def _cum_extreme(self: Value, dim: int, largest: bool) -> tuple[Value, Value]:
         (info(compute.numpy).min if largest else info(compute.numpy).max)  # fmt: skip
     candidates = op.Where(mask, xi, op.CastLike(np.array(fill, compute.numpy), x))  # [..., n(i), n(j)]
     reduce = op.ReduceMax if largest else op.ReduceMin
-    values = reduce(candidates, [-2], keepdims=0)  # [..., n]
+    # the reductions are reshaped to x's shape: onnxruntime keeps the reduced dim of an empty input
+    values = op.Reshape(reduce(candidates, [-2], keepdims=0), op.Shape(x), allowzero=1)  # [..., n]
     reached = op.And(mask, op.Equal(xi, op.Unsqueeze(values, [-2])))
-    indices = op.ReduceMax(op.Where(reached, i, np.array(-1, np.int64)), [-2], keepdims=0)
+    indices = op.Reshape(op.ReduceMax(op.Where(reached, i, np.array(-1, np.int64)), [-2], keepdims=0), op.Shape(x), allowzero=1)
     return cast_to(_back(values, axis), self.dtype), _back(indices, axis)
 
 
@@ -109,7 +110,7 @@ def aten_logcumsumexp(self: TFloat, dim: int) -> TFloat:
     top = op.ReduceMax(candidates, [-2], keepdims=1)
     safe_top = op.Where(op.IsInf(top), op.CastLike(0, top), top)
     total = op.ReduceSum(op.Exp(op.Sub(candidates, safe_top)), [-2], keepdims=1)
-    result = op.Squeeze(op.Add(op.Log(total), safe_top), [-2])
+    result = op.Reshape(op.Add(op.Log(total), safe_top), op.Shape(x), allowzero=1)  # drops the reduced dim
     return cast_to(_back(result, axis), self.dtype)
 
 

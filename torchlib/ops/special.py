@@ -18,7 +18,7 @@ import numpy as np
 
 from graph_builder import op
 from graph_builder.ir import Value
-from graph_builder.types import BFLOAT16, BOOL, DOUBLE, FLOAT, FLOAT16, INT8, INT16, INT32, INT64, UINT8, UINT64, DType, TFloat, TReal, TRealOrBool
+from graph_builder.types import BFLOAT16, BOOL, DOUBLE, FLOAT, FLOAT16, INT8, INT16, INT32, INT64, UINT8, UINT64, DType, TFloat, TReal, TRealOrBool, TTensor
 from torchlib.ops import elementwise as ew
 from torchlib.ops._unary import unary
 from torchlib.ops.elementwise import FLOATS, NUMERIC, OPMATH, like, run_supported
@@ -112,16 +112,20 @@ _ERFINV_CENTRAL = [2.81022636e-08, 3.43273939e-07, -3.5233877e-06, -4.39150654e-
 _ERFINV_TAIL = [-0.000200214257, 0.000100950558, 0.00134934322, -0.00367342844, 0.00573950773, -0.0076224613, 0.00943887047, 1.00167406, 2.83297682]  # fmt: skip
 
 
-def _erfinv(y: Value) -> Value:
-    a = op.Abs(y)
-    c = op.Sub(1.0, a)  # exact for a >= 0.5
+def _erfinv_abs(a: Value, c: Value) -> Value:
+    """x >= 0 with erf(x) = a and erfc(x) = c = 1 - a, for 0 <= a < 1; c must be exact where
+    a > 0.5 (the tail is solved from it)."""
     w = op.Neg(op.Log(op.Mul(c, op.Add(1.0, a))))
     central = _polyval(_ERFINV_CENTRAL, op.Sub(w, 2.5))
     tail = _polyval(_ERFINV_TAIL, op.Sub(op.Sqrt(op.Max(w, like(5.0, w))), 3.0))
     x = op.Mul(op.Where(op.Less(w, 5.0), central, tail), a)
+    # beyond float32's range (w > 16): the asymptotic erfc(x) ~ exp(-x^2) / (x sqrt(pi))
+    log_c = op.Neg(op.Log(op.Max(c, like(1e-300, c))))
+    far = op.Sqrt(op.Sub(log_c, op.Mul(op.Log(op.Mul(log_c, math.pi)), 0.5)))
+    x = op.Where(op.Greater(w, 16.0), far, x)
     near_one = op.Greater(a, 0.5)
     log_c = op.Log(c)
-    for _ in range(4):  # the single-precision start is off by up to 0.2 beyond float32's range
+    for _ in range(3):
         # near 1: Newton on log(erfc(x)) = log(1 - a), nearly linear in the tail
         xs = op.Min(x, like(1.0, x))
         small = op.Sub(1.0, _erf_small(xs))
@@ -130,9 +134,26 @@ def _erfinv(y: Value) -> Value:
         tail_step = op.Mul(op.Sub(log_erfc, log_c), op.Mul(erfcx, math.sqrt(math.pi) / 2))
         central_step = op.Div(op.Sub(a, _erf(x)), op.Mul(op.Exp(op.Neg(op.Mul(x, x))), _TWO_OVER_SQRT_PI))
         x = op.Add(x, op.Where(near_one, tail_step, central_step))
+    return x
+
+
+def _erfinv(y: Value) -> Value:
+    a = op.Abs(y)
+    x = _erfinv_abs(a, op.Sub(1.0, a))  # 1 - a is exact for a >= 0.5
     x = op.Where(op.Equal(a, 1.0), like(math.inf, a), x)
     x = op.Where(op.Greater(a, 1.0), like(math.nan, a), x)
     return op.Where(op.Less(y, 0), op.Neg(x), x)
+
+
+def _ndtri(p: Value) -> Value:
+    """ndtri(p) = -sqrt(2) erfcinv(2p): solved from c = 2 min(p, 1 - p), exact, so that the
+    tails keep full precision."""
+    lower = op.Less(p, 0.5)
+    c = op.Where(lower, op.Mul(p, 2.0), op.Mul(op.Sub(1.0, p), 2.0))
+    x = _erfinv_abs(op.Sub(1.0, c), c)
+    x = op.Where(op.Equal(c, 0.0), like(math.inf, c), x)
+    x = op.Mul(op.Where(lower, op.Neg(x), x), math.sqrt(2))
+    return op.Where(op.Or(op.Less(p, 0.0), op.Greater(p, 1.0)), like(math.nan, p), x)
 
 
 def _ndtr(x: Value) -> Value:
@@ -182,6 +203,14 @@ def aten_special_log_ndtr(self: TFloat) -> TFloat:
     """special_log_ndtr(Tensor self) -> Tensor"""
     _float32_or_64("special_log_ndtr", self)
     return run_supported(_log_ndtr, D64, self)
+
+
+@aten_op("aten::special_ndtri")
+@elementwise("self", kind=INT_TO_FLOAT)
+def aten_special_ndtri(self: TFloat) -> TFloat:
+    """special_ndtri(Tensor self) -> Tensor"""
+    _float32_or_64("special_ndtri", self)
+    return run_supported(_ndtri, D64, self)
 
 
 @aten_op("aten::special_erfcx")
@@ -242,11 +271,11 @@ def _digamma_pos(x: Value) -> Value:
 
 
 def _digamma(x: Value) -> Value:
-    # x < 0: digamma(1 - x) - pi / tan(pi x)
-    left = op.Sub(_digamma_pos(op.Sub(1.0, x)), op.Div(op.Mul(op.Cos(op.Mul(x, math.pi)), math.pi), _sin_pi(x)))
-    right = _digamma_pos(op.Max(x, like(1e-300 if x.dtype is DOUBLE else 1e-38, x)))
-    out = op.Where(op.Less(x, 0.0), left, right)
-    out = op.Where(op.Equal(x, 0.0), op.Mul(op.Reciprocal(x), -1.0), out)  # torch: -inf at +-0... as -1/x
+    # x < 0: digamma(1 - x) - pi cos(pi x) / sin(pi x), both reduced to [-1, 1] first
+    r = op.Sub(x, op.Mul(op.Round(op.Mul(x, 0.5)), 2.0))
+    cot = op.Div(op.Mul(op.Cos(op.Mul(r, math.pi)), math.pi), op.Sin(op.Mul(r, math.pi)))
+    out = op.Where(op.Less(x, 0.0), op.Sub(_digamma_pos(op.Sub(1.0, x)), cot), _digamma_pos(x))
+    out = op.Where(op.Equal(x, 0.0), op.Neg(op.Reciprocal(x)), out)  # torch: -inf at 0, inf at -0
     out = op.Where(op.And(op.Less(x, 0.0), op.Equal(x, op.Floor(x))), like(math.nan, x), out)
     return op.Where(op.Equal(x, like(math.inf, x)), x, out)
 
@@ -280,17 +309,128 @@ def _chbevl(x: Value, coefs: list[float]) -> Value:
     return op.Mul(op.Sub(b0, b2), 0.5)
 
 
-def _i0(x: Value) -> Value:
+# exp(-|x|) I1(x) / x on [0, 8] (A) and sqrt(x) exp(-x) I1(x) on (8, inf) (B).
+_I1_A = [2.77791411276104639959e-18, -2.11142121435816608115e-17, 1.55363195773620046921e-16, -1.10559694773538630805e-15,
+         7.60068429473540693410e-15, -5.04218550472791168711e-14, 3.22379336594557470981e-13, -1.98397439776494371520e-12,
+         1.17361862988909016308e-11, -6.66348972350202774223e-11, 3.62559028155211703701e-10, -1.88724975172282928790e-9,
+         9.38153738649577178388e-9, -4.44505912879632808065e-8, 2.00329475355213526229e-7, -8.56872026469545474066e-7,
+         3.47025130813767847674e-6, -1.32731636560394358279e-5, 4.78156510755005422638e-5, -1.61760815825896745588e-4,
+         5.12285956168575772895e-4, -1.51357245063125314899e-3, 4.15642294431288815669e-3, -1.05640848946261981558e-2,
+         2.47264490306265168283e-2, -5.29459812080949914269e-2, 1.02643658689847095384e-1, -1.76416518357834055153e-1,
+         2.52587186443633654823e-1]  # fmt: skip
+_I1_B = [7.51729631084210481353e-18, 4.41434832307170791151e-18, -4.65030536848935832153e-17, -3.20952592199342395980e-17,
+         2.96262899764595013876e-16, 3.30820231092092828324e-16, -1.88035477551078244854e-15, -3.81440307243700780478e-15,
+         1.04202769841288027642e-14, 4.27244001671195135429e-14, -2.10154184277266431302e-14, -4.08355111109219731823e-13,
+         -7.19855177624590851209e-13, 2.03562854414708950722e-12, 1.41258074366137813316e-11, 3.25260358301548823856e-11,
+         -1.89749581235054123450e-11, -5.58974346219658380687e-10, -3.83538038596423702205e-9, -2.63146884688951950684e-8,
+         -2.51223623787020892529e-7, -3.88256480887769039346e-6, -1.10588938762623716291e-4, -9.76109749136146840777e-3,
+         7.78576235018280120474e-1]  # fmt: skip
+
+
+def _bessel_e(x: Value, a_coefs: list[float], b_coefs: list[float], times_x: bool) -> Value:
+    """exp(-|x|) I(|x|) from the two Chebyshev expansions (times |x| on [0, 8] for I1)."""
     a = op.Abs(x)
-    small = op.Mul(op.Exp(a), _chbevl(op.Sub(op.Mul(a, 0.5), 2.0), _I0_A))
+    small = _chbevl(op.Sub(op.Mul(op.Min(a, like(8.0, a)), 0.5), 2.0), a_coefs)
+    if times_x:
+        small = op.Mul(small, a)
     big_a = op.Max(a, like(8.0, a))
-    big = op.Div(op.Mul(op.Exp(big_a), _chbevl(op.Sub(op.Div(32.0, big_a), 2.0), _I0_B)), op.Sqrt(big_a))
+    big = op.Div(_chbevl(op.Sub(op.Div(32.0, big_a), 2.0), b_coefs), op.Sqrt(big_a))
     return op.Where(op.LessOrEqual(a, 8.0), small, big)
+
+
+def _i0e(x: Value) -> Value:
+    return _bessel_e(x, _I0_A, _I0_B, times_x=False)
+
+
+def _i1e(x: Value) -> Value:
+    out = _bessel_e(x, _I1_A, _I1_B, times_x=True)
+    return op.Where(op.Less(x, 0), op.Neg(out), out)
+
+
+def _i0(x: Value) -> Value:
+    return op.Mul(op.Exp(op.Abs(x)), _i0e(x))
+
+
+def _i1(x: Value) -> Value:
+    return op.Mul(op.Exp(op.Abs(x)), _i1e(x))
 
 
 aten_lgamma = unary("lgamma", ew.kernel(_lgamma, OPMATH), INT_TO_FLOAT)
 aten_digamma = unary("digamma", ew.kernel(_digamma, OPMATH), INT_TO_FLOAT)
 aten_i0 = unary("i0", ew.kernel(_i0, OPMATH), INT_TO_FLOAT)
+aten_special_i0e = unary("special_i0e", ew.kernel(_i0e, OPMATH), INT_TO_FLOAT)
+aten_special_i1 = unary("special_i1", ew.kernel(_i1, OPMATH), INT_TO_FLOAT)
+aten_special_i1e = unary("special_i1e", ew.kernel(_i1e, OPMATH), INT_TO_FLOAT)
+
+
+@aten_op("aten::special_modified_bessel_i0")
+@elementwise("self", kind=INT_TO_FLOAT)
+def aten_special_modified_bessel_i0(self: TFloat) -> TFloat:
+    """special_modified_bessel_i0(Tensor self) -> Tensor"""
+    _float32_or_64("special_modified_bessel_i0", self)
+    return _i0(self)
+
+
+@aten_op("aten::special_modified_bessel_i1")
+@elementwise("self", kind=INT_TO_FLOAT)
+def aten_special_modified_bessel_i1(self: TFloat) -> TFloat:
+    """special_modified_bessel_i1(Tensor self) -> Tensor"""
+    _float32_or_64("special_modified_bessel_i1", self)
+    return _i1(self)
+
+
+@aten_op("aten::special_spherical_bessel_j0")
+@elementwise("x", kind=INT_TO_FLOAT)
+def aten_special_spherical_bessel_j0(x: TFloat) -> TFloat:
+    """special_spherical_bessel_j0(Tensor x) -> Tensor"""
+    _float32_or_64("special_spherical_bessel_j0", x)
+    # sin(x) / x; near 0 its Taylor series, as torch
+    x2 = op.Mul(x, x)
+    series = _polyval([1 / 6227020800, -1 / 39916800, 1 / 362880, -1 / 5040, 1 / 120, -1 / 6, 1.0], x2)
+    out = op.Where(op.Less(op.Abs(x), 0.5), series, op.Div(op.Sin(x), x))
+    return op.Where(op.IsInf(x), like(0.0, x), out)
+
+
+@aten_op("aten::mvlgamma")
+def aten_mvlgamma(self: TReal, p: int) -> TFloat:
+    """mvlgamma(Tensor self, int p) -> Tensor"""
+    # torch also checks that every element is > (p - 1) / 2: a check on the data, not done here
+    if self.dtype is BOOL:
+        raise TypeError("aten::mvlgamma: the input tensor may not be a bool tensor (torch raises too)")
+    if p < 1:
+        raise ValueError(f"aten::mvlgamma: p must be >= 1, got {p}")
+
+    def fn(x: Value) -> Value:
+        total = like(p * (p - 1) / 4 * math.log(math.pi), x)
+        for j in range(p):
+            total = op.Add(total, _lgamma(op.Sub(x, j / 2)))
+        return total
+
+    return run_supported(fn, OPMATH, ew.as_float(self))  # ints: float32, as torch
+
+
+@aten_op("aten::frexp.Tensor")
+def aten_frexp(self: TFloat) -> tuple[TFloat, TTensor]:
+    """frexp.Tensor(Tensor self) -> (Tensor mantissa, Tensor exponent)"""
+    if not self.dtype.is_floating:
+        raise TypeError(f"aten::frexp supports floating-point dtypes only (torch raises too), got {self.dtype}")
+    x = op.Cast(self, to=DOUBLE.onnx)  # every float is exact in double, subnormals included
+    finite = op.And(op.Not(op.IsInf(x)), op.Not(op.Equal(x, 0.0)))
+    finite = op.And(finite, op.Not(op.IsNaN(x)))
+    a = op.Where(finite, op.Abs(x), like(1.0, x))
+    e = op.Add(op.Floor(op.Div(op.Log(a), math.log(2))), 1.0)
+
+    def scaled(e: Value) -> Value:  # a / 2^e, in two halves: 2^-1074 and 2^1024 do not fit one double
+        half = op.Floor(op.Div(e, 2.0))
+        return op.Div(op.Div(a, op.Pow(like(2.0, half), half)), op.Pow(like(2.0, e), op.Sub(e, half)))
+
+    # log2 may round across a power of two: put the mantissa into [0.5, 1)
+    m = scaled(e)
+    e = op.Add(e, op.Sub(op.Cast(op.GreaterOrEqual(m, 1.0), to=DOUBLE.onnx), op.Cast(op.Less(m, 0.5), to=DOUBLE.onnx)))
+    m = scaled(e)
+    mantissa = op.Where(finite, op.Mul(m, op.Sign(x)), x)
+    exponent = op.Where(finite, e, like(0.0, e))
+    return op.Cast(mantissa, to=self.dtype.onnx), op.Cast(exponent, to=INT32.onnx)
 
 
 # -- simple unary math ---------------------------------------------------------------------------

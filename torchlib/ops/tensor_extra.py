@@ -10,7 +10,7 @@ O(elements x boundaries)); NaN inputs are not placed after every boundary as tor
 
 from __future__ import annotations
 
-import itertools
+import string
 from collections.abc import Sequence
 from typing import Any
 
@@ -19,7 +19,7 @@ import numpy as np
 from graph_builder import op, types
 from graph_builder.ir import Value
 from graph_builder.types import DType, TBool, TFloat, TInt, TReal, TRealOrBool, TTensor
-from torchlib.ops._helpers import as_shape, dim_size, normalize_dim
+from torchlib.ops._helpers import dim_size, normalize_dim
 from torchlib.ops.comparison import aten_where
 from torchlib.ops.elementwise import NUMERIC, aten_mul, run_supported
 from torchlib.ops.reductions import aten_sum
@@ -47,6 +47,22 @@ def _expand(x: Value, shape: Any) -> Value:
     return op.Expand(x, shape)
 
 
+def _tile(x: Value, repeats: Any) -> Value:
+    """Tile (used where a size may be 0: onnxruntime's Expand of a 1 to a 0 keeps the 1 in
+    optimized graphs); bfloat16 goes through float32, exactly."""
+    if x.dtype is types.BFLOAT16:
+        return cast_to(op.Tile(cast_to(x, types.FLOAT), repeats), types.BFLOAT16)
+    return op.Tile(x, repeats)
+
+
+def _add_rounded(a: Value, b: Value) -> Value:
+    """a + b rounded to their dtype; the half types add in float32 and round once per add, as
+    torch does (and as onnxruntime's optimized graphs otherwise would not)."""
+    if a.dtype in (types.FLOAT16, types.BFLOAT16):
+        return cast_to(op.Add(cast_to(a, types.FLOAT), cast_to(b, types.FLOAT)), a.dtype)
+    return run_supported(op.Add, NUMERIC, a, b)
+
+
 def _compare_dtype(a: Value, b: Value) -> tuple[Value, Value]:
     """a and b in their promoted dtype, half types and small ints widened for Less/LessOrEqual."""
     a, b = promote_all([a, b])
@@ -64,9 +80,7 @@ def aten_one_hot(self: TInt, num_classes: int = -1) -> TInt:
         depth: Any = op.Add(op.ReduceMax(indices, keepdims=0), 1)
     else:
         depth = num_classes
-    classes = op.Range(0, depth, 1) if isinstance(depth, Value) else list(range(depth))
-    if not isinstance(depth, Value) and depth == 0:
-        classes = op.Constant(value=np.zeros(0, np.int64))
+    classes = op.Range(0, depth, 1) if isinstance(depth, Value) else op.Constant(value=np.arange(depth, dtype=np.int64))
     return op.Cast(op.Equal(op.Unsqueeze(indices, [-1]), classes), to=types.INT64.onnx)
 
 
@@ -83,8 +97,7 @@ def aten_nonzero(self: TRealOrBool) -> TInt:
 def aten_nonzero_static(self: TRealOrBool, *, size: int, fill_value: int = -1) -> TInt:
     """nonzero_static(Tensor self, *, SymInt size, int fill_value=-1) -> Tensor"""
     found = aten_nonzero(self)
-    rank = max(self.rank, 0)
-    fill = op.Constant(value=np.full((size, rank), fill_value, np.int64))
+    fill = op.Constant(value=np.full((size, self.rank), fill_value, np.int64))
     return op.Slice(op.Concat(found, fill, axis=0), [0], [size], [0])
 
 
@@ -113,10 +126,10 @@ def aten_repeat_interleave_self_int(
     axis = 0 if dim is None else normalize_dim(dim, x.rank)
     repeats = _as_int64(repeats)
     rep = op.Reshape(repeats, [1]) if isinstance(repeats, Value) else [repeats]
-    expanded = op.Concat(op.Shape(x, start=0, end=axis + 1), rep, op.Shape(x, start=axis + 1), axis=0)
+    tiles = op.Concat([1] * (axis + 1), rep, [1] * (x.rank - axis - 1), axis=0)
     merged = op.Concat(op.Shape(x, start=0, end=axis), op.Mul(op.Shape(x, start=axis, end=axis + 1), rep),
                        op.Shape(x, start=axis + 1), axis=0)  # fmt: skip
-    return op.Reshape(_expand(op.Unsqueeze(x, [axis + 1]), expanded), merged)
+    return op.Reshape(_tile(op.Unsqueeze(x, [axis + 1]), tiles), merged, allowzero=1)
 
 
 @aten_op("aten::repeat_interleave.self_Tensor")
@@ -140,12 +153,12 @@ def _meshgrid(tensors: Sequence[Value], indexing: str) -> list[Value]:
     order = list(range(n))
     if indexing == "xy" and n >= 2:
         order[0], order[1] = 1, 0
-    shape = op.Concat(*[op.Shape(flat[i]) for i in order], axis=0)
     result = []
     for i, t in enumerate(flat):
         view = [1] * n
         view[order.index(i)] = -1
-        result.append(_expand(op.Reshape(t, view), shape))
+        tiles = op.Concat(*[[1] if j == i else op.Shape(flat[j]) for j in order], axis=0)
+        result.append(_tile(op.Reshape(t, view), tiles))
     return result
 
 
@@ -208,8 +221,10 @@ def aten_diag_embed(self: TTensor, offset: int = 0, dim1: int = -2, dim2: int = 
     source = op.Sub(rows, max(-offset, 0))  # the element of x on row a
     on_diagonal = op.And(op.Equal(op.Sub(cols, rows), offset), op.Less(source, op.Squeeze(n, [0])))
     on_diagonal = op.And(on_diagonal, op.GreaterOrEqual(source, 0))
-    picked = op.Gather(x, op.Where(on_diagonal, op.Expand(source, op.Concat(m, m, axis=0)), 0), axis=-1)
-    result = aten_where(on_diagonal, picked, op.CastLike(0, picked))  # [..., m, m]
+    # off the diagonal, gather the zero appended to the last dim (x may be empty)
+    zero = op.ConstantOfShape(op.Concat(op.Shape(x, start=0, end=-1), [1], axis=0), value=np.zeros(1, x.dtype.numpy))
+    padded = op.Concat(x, zero, axis=-1)
+    result = op.Gather(padded, op.Where(on_diagonal, op.Expand(source, op.Concat(m, m, axis=0)), op.Squeeze(n, [0])), axis=-1)
     # the two new dims are the last two; move them to d1 (rows) and d2 (cols)
     batch = iter(range(rank - 2))
     perm = [rank - 2 if p == d1 else rank - 1 if p == d2 else next(batch) for p in range(rank)]
@@ -268,13 +283,26 @@ def aten_einsum(equation: str, tensors: Sequence[TReal], *, path: Sequence[int] 
     compute = {types.FLOAT16: types.FLOAT, types.BFLOAT16: types.FLOAT, types.BOOL: types.INT64,
                types.INT8: types.INT64, types.INT16: types.INT64, types.UINT8: types.INT64}.get(dtype, dtype)  # fmt: skip
     equation = equation.replace(" ", "")
-    result = op.Einsum(*[cast_to(t, compute) for t in tensors], equation=equation)
+    operands = [cast_to(t, compute) for t in tensors]
+    terms = equation.partition("->")[0].split(",")
+    letters = [c for c in equation if c.isalpha()]
+    if "->" not in equation:  # torch's implicit output: the ellipsis, then the letters used once
+        equation += "->" + ("..." if "..." in equation else "") + "".join(
+            sorted(c for c in set(letters) if letters.count(c) == 1))
+    if "..." in equation:
+        # onnxruntime's Einsum wants every ellipsis to cover as many dims and to be in the output:
+        # pad the operands with leading 1s and spell the ellipsis out with unused letters
+        covered = [t.rank - len(term.replace("...", "")) if "..." in term else 0 for t, term in zip(operands, terms)]
+        most = max(covered)
+        operands = [op.Unsqueeze(t, list(range(most - c))) if "..." in term and c < most else t
+                    for t, term, c in zip(operands, terms, covered)]  # fmt: skip
+        equation = equation.replace("...", "".join([c for c in string.ascii_letters if c not in letters][:most]))
+    result = op.Einsum(*operands, equation=equation)
     inputs, _, output = equation.partition("->")
-    letters = [c for c in inputs if c.isalpha()]
-    if "->" not in equation:
-        output = "".join(sorted(c for c in set(letters) if letters.count(c) == 1))
-    if len(tensors) == 1 and set(letters) - set(output) and not dtype.is_floating:
-        return cast_to(result, types.INT64)  # torch reduces one operand with sum: ints and bool give int64
+    terms = inputs.split(",")
+    summed_alone = any(c not in output and sum(c in t for t in terms) == 1 for term in terms for c in term)
+    if summed_alone and not dtype.is_floating:
+        return cast_to(result, types.INT64)  # torch sums such dims first: ints and bool give int64
     if dtype is types.BOOL:
         return op.Cast(result, to=types.BOOL.onnx)
     return cast_to(result, dtype)
@@ -292,7 +320,7 @@ def aten_kron(self: TRealOrBool, other: TRealOrBool) -> TRealOrBool:
     shape = op.Mul(op.Shape(a), op.Shape(b))
     a = op.Unsqueeze(a, [2 * i + 1 for i in range(rank)])  # a0, 1, a1, 1, ...
     b = op.Unsqueeze(b, [2 * i for i in range(rank)])  # 1, b0, 1, b1, ...
-    return op.Reshape(aten_mul(a, b), shape)
+    return op.Reshape(aten_mul(a, b), shape, allowzero=1)
 
 
 def _tri_indices(row: int, col: int, offset: int, dtype: DType | None, lower: bool) -> Value:
@@ -423,6 +451,20 @@ def _pair(x: Sequence[int]) -> list[int]:
     return list(x) * 2 if len(x) == 1 else list(x)
 
 
+def _blocks(size: int, kernel: int, dilation: int, stride: int) -> int:
+    return (size - dilation * (kernel - 1) - 1) // stride + 1
+
+
+def _im2col_index(hp: int, wp: int, kernel_size: Sequence[int], dilation: Sequence[int], stride: Sequence[int]) -> np.ndarray:
+    """[kh*kw, L]: for every kernel offset and block, the element of the flattened padded image."""
+    (kh, kw), (dh, dw), (sh, sw) = _pair(kernel_size), _pair(dilation), _pair(stride)
+    ki, kj = np.meshgrid(np.arange(kh), np.arange(kw), indexing="ij")
+    oi, oj = np.meshgrid(np.arange(_blocks(hp, kh, dh, sh)), np.arange(_blocks(wp, kw, dw, sw)), indexing="ij")
+    rows = oi.reshape(1, -1) * sh + ki.reshape(-1, 1) * dh
+    cols = oj.reshape(1, -1) * sw + kj.reshape(-1, 1) * dw
+    return (rows * wp + cols).astype(np.int64)
+
+
 @aten_op("aten::im2col")
 def aten_im2col(
     self: TTensor, kernel_size: Sequence[int], dilation: Sequence[int], padding: Sequence[int], stride: Sequence[int]
@@ -437,19 +479,15 @@ def aten_im2col(
     if not isinstance(height, int) or not isinstance(width, int):
         raise ValueError("im2col needs static spatial dims")
     hp, wp = height + 2 * ph, width + 2 * pw
-    out_h, out_w = (hp - dh * (kh - 1) - 1) // sh + 1, (wp - dw * (kw - 1) - 1) // sw + 1
-    ki, kj = np.meshgrid(np.arange(kh), np.arange(kw), indexing="ij")  # [kh, kw]
-    oi, oj = np.meshgrid(np.arange(out_h), np.arange(out_w), indexing="ij")
-    rows = (oi.reshape(1, -1) * sh + ki.reshape(-1, 1) * dh)  # [kh*kw, L]
-    cols = (oj.reshape(1, -1) * sw + kj.reshape(-1, 1) * dw)
-    index = (rows * wp + cols).astype(np.int64)
+    out_h, out_w = _blocks(hp, kh, dh, sh), _blocks(wp, kw, dw, sw)
+    index = _im2col_index(hp, wp, kernel_size, dilation, stride)
     if ph or pw:  # onnxruntime's Pad has no bfloat16 kernel
         padded = cast_to(op.Pad(cast_to(x, _NO_BF16.get(x.dtype, x.dtype)), [0, 0, ph, pw, 0, 0, ph, pw]), x.dtype)
     else:
         padded = x
     flat = op.Reshape(padded, [0, 0, hp * wp])
     cols_ = op.Gather(flat, op.Constant(value=index), axis=2)  # [N, C, kh*kw, L]
-    result = op.Reshape(cols_, op.Concat(op.Mul(op.Shape(x, start=0, end=2), [1, kh * kw]), [out_h * out_w], axis=0))
+    result = op.Reshape(cols_, op.Concat(op.Mul(op.Shape(x, start=0, end=2), [1, kh * kw]), [out_h * out_w], axis=0), allowzero=1)
     return op.Squeeze(result, [0]) if self.rank == 3 else result
 
 
@@ -458,11 +496,25 @@ def aten_col2im(
     self: TFloat, output_size: Sequence[int], kernel_size: Sequence[int], dilation: Sequence[int],
     padding: Sequence[int], stride: Sequence[int],
 ) -> TFloat:  # fmt: skip
-    """col2im(Tensor self, SymInt[2] output_size, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride) -> Tensor"""
+    """col2im(Tensor self, SymInt[2] output_size, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride) -> Tensor
+
+    Written as one ScatterElements per kernel offset into the padded image, added in torch's
+    order and dtype (onnxruntime's Col2Im has a float32 kernel only). output_size must be static."""
+    if not all(isinstance(s, int) for s in output_size):
+        raise ValueError("col2im needs a static output_size")
+    height, width = output_size
+    (kh, kw), (ph, pw) = _pair(kernel_size), _pair(padding)
+    hp, wp = height + 2 * ph, width + 2 * pw
+    index = _im2col_index(hp, wp, kernel_size, dilation, stride)  # [kh*kw, L]
     x = op.Unsqueeze(self, [0]) if self.rank == 2 else self
-    ph, pw = _pair(padding)
-    compute = types.FLOAT if x.dtype is not types.FLOAT else x.dtype  # onnxruntime: float only
-    result = op.Col2Im(cast_to(x, compute), as_shape(output_size), _pair(kernel_size), dilations=_pair(dilation),
-                       pads=[ph, pw, ph, pw], strides=_pair(stride))  # fmt: skip
-    result = cast_to(result, self.dtype)
-    return op.Squeeze(result, [0]) if self.rank == 2 else result
+    batch_channels = op.Div(op.Shape(x, start=0, end=2), [1, kh * kw])  # [N, C]
+    blocks = op.Reshape(x, op.Concat(batch_channels, [kh * kw, index.shape[1]], axis=0), allowzero=1)
+    zeros = op.ConstantOfShape(op.Concat(batch_channels, [hp * wp], axis=0), value=np.zeros(1, self.dtype.numpy))
+    image = zeros
+    for k in range(kh * kw):  # one kernel offset never hits a pixel twice: add them in torch's order
+        update = op.Gather(blocks, np.array(k, np.int64), axis=2)
+        spread = op.ScatterElements(zeros, op.Expand(op.Constant(value=index[k:k + 1]), op.Shape(update)), update, axis=2)
+        image = _add_rounded(image, spread)
+    image = op.Reshape(image, op.Concat(batch_channels, [hp, wp], axis=0), allowzero=1)
+    image = op.Slice(image, [ph, pw], [ph + height, pw + width], [2, 3])
+    return op.Squeeze(image, [0]) if self.rank == 2 else image

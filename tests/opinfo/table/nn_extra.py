@@ -6,22 +6,32 @@ import torch
 
 from torchlib.conformance.spec import Entry, XFail
 
+_HALF = ("torch's half-precision kernel computes the sampling coordinates and weights in {}; this computes in float32 "
+         "(bilinear and bicubic values differ beyond the tolerance, nearest picks a neighbouring pixel)")
+
 ENTRIES = [
     Entry('aten__cdist_forward', opinfo=['cdist']),
     Entry('aten__prelu_kernel', opinfo=['nn.functional.prelu']),
     Entry('aten_channel_shuffle', opinfo=['nn.functional.channel_shuffle']),
     Entry('aten_cosine_similarity', opinfo=['nn.functional.cosine_similarity']),  # CompositeImplicit
-    Entry('aten_grid_sampler_2d', opinfo=['grid_sampler_2d', 'nn.functional.grid_sample']),
-    Entry('aten_native_channel_shuffle', opinfo=['nn.functional.channel_shuffle']),  # CompositeImplicit
+    Entry('aten_grid_sampler_2d', opinfo=['grid_sampler_2d', 'nn.functional.grid_sample'], xfail=[
+        XFail(_HALF.format('float16'), dtypes=[torch.float16], opinfo='grid_sampler_2d', samples=[0, 1, 2, 3, 4, 5, 10, 12, 13, 14, 15, 16, 17]),
+        XFail(_HALF.format('float16'), dtypes=[torch.float16], opinfo='nn.functional.grid_sample', samples=[0, 1, 2, 3, 4, 5, 12, 13, 14, 15, 16, 17]),
+        XFail(_HALF.format('bfloat16'), dtypes=[torch.bfloat16], opinfo='grid_sampler_2d'),
+        XFail(_HALF.format('bfloat16'), dtypes=[torch.bfloat16], opinfo='nn.functional.grid_sample', samples=[0, 1, 2, 3, 4, 5, 7, 9, 11, 12, 13, 14, 15, 16, 17]),
+    ]),
+    Entry('aten_native_channel_shuffle', reason='F.channel_shuffle records aten::channel_shuffle; native_channel_shuffle (CompositeImplicit) is reached only by direct calls, so no OpInfo sample calls it; tests/ops/test_nn_extra.py checks it'),
     Entry('aten_pairwise_distance', opinfo=['nn.functional.pairwise_distance']),  # CompositeImplicit
     Entry('aten_pixel_shuffle', opinfo=['nn.functional.pixel_shuffle']),
     Entry('aten_pixel_unshuffle', opinfo=['nn.functional.pixel_unshuffle']),
     Entry('aten_prelu', opinfo=['nn.functional.prelu']),  # CompositeImplicit
-    Entry('aten_reflection_pad1d', opinfo=['nn.functional.pad.reflect']),
-    Entry('aten_reflection_pad2d', opinfo=['nn.functional.pad.reflect']),
-    Entry('aten_reflection_pad3d', opinfo=['nn.functional.pad.reflect']),
-    Entry('aten_replication_pad1d', opinfo=['nn.functional.pad.replicate', 'nn.functional.pad.replicate_negative']),
-    Entry('aten_replication_pad2d', opinfo=['nn.functional.pad.replicate', 'nn.functional.pad.replicate_negative']),
-    Entry('aten_replication_pad3d', opinfo=['nn.functional.pad.replicate', 'nn.functional.pad.replicate_negative']),
-    Entry('aten_rrelu', opinfo=['nn.functional.rrelu']),  # CompositeImplicit
+    Entry('aten_reflection_pad1d', opinfo=[('nn.functional.pad', 'reflect')]),
+    Entry('aten_reflection_pad2d', opinfo=[('nn.functional.pad', 'reflect')]),
+    Entry('aten_reflection_pad3d', opinfo=[('nn.functional.pad', 'reflect')]),
+    Entry('aten_replication_pad1d', opinfo=[('nn.functional.pad', 'replicate'), ('nn.functional.pad', 'replicate_negative')]),
+    Entry('aten_replication_pad2d', opinfo=[('nn.functional.pad', 'replicate'), ('nn.functional.pad', 'replicate_negative')]),
+    Entry('aten_replication_pad3d', opinfo=[('nn.functional.pad', 'replicate'), ('nn.functional.pad', 'replicate_negative')]),
+    Entry('aten_rrelu', opinfo=['nn.functional.rrelu'], xfail=[
+        XFail('ValueError: aten::rrelu in training mode (random slopes) is not exported; export in eval mode', when=lambda s: s.kwargs.get('training', False)),
+    ]),  # CompositeImplicit
 ]

@@ -17,6 +17,12 @@ def _swapaxes(dtype: torch.dtype) -> Iterator[Any]:
     yield sample_input(torch.ones((), dtype=dtype), 0, -1)
 
 
+def _meshgrid(dtype: torch.dtype) -> Iterator[Any]:
+    yield sample_input([torch.arange(3).to(dtype), torch.arange(2).to(dtype)])
+    yield sample_input([torch.ones(4, dtype=dtype), torch.zeros((), dtype=dtype), torch.arange(2).to(dtype)])
+    yield sample_input([torch.arange(5).to(dtype)])
+
+
 def _col2im(dtype: torch.dtype) -> Iterator[Any]:
     g = torch.Generator().manual_seed(0)
     yield sample_input(torch.randn(2, 12, 12, generator=g).to(dtype), [4, 5], [2, 2], [1, 1], [0, 0], [1, 1])
@@ -41,7 +47,7 @@ ENTRIES = [
     Entry('aten_kron', opinfo=['kron']),  # kron (CompositeImplicit)
     Entry('aten_linalg_cross', opinfo=['linalg.cross', 'cross']),  # linalg_cross
     Entry('aten_masked_scatter', opinfo=['masked_scatter']),  # masked_scatter
-    Entry('aten_meshgrid', opinfo=[('meshgrid', 'variadic_tensors'), ('meshgrid', 'list_of_tensors')]),  # meshgrid (CompositeImplicit)
+    Entry('aten_meshgrid', samples=_meshgrid, dtypes=[torch.float32, torch.bfloat16, torch.int64, torch.bool]),  # meshgrid (CompositeImplicit)
     Entry('aten_meshgrid_indexing', opinfo=[('meshgrid', 'variadic_tensors'), ('meshgrid', 'list_of_tensors')]),  # meshgrid.indexing (CompositeImplicit)
     Entry('aten_nonzero', opinfo=['nonzero']),  # nonzero
     Entry('aten_nonzero_static', opinfo=['nonzero_static']),  # nonzero_static

@@ -79,7 +79,8 @@ class OpSignature:
         self.variadic_input = any(p.option == _VARIADIC for p in self.inputs)
         self.variadic_output = any(p.option == _VARIADIC for p in self.outputs)
         self.n_required_outputs = sum(1 for p in self.outputs if p.option == _SINGLE)
-        self.nondeterministic = self.name.startswith("Random") or self.name in ("Bernoulli", "Multinomial")
+        # (Dropout is random in training mode: its mask must not fold into a constant at trace time)
+        self.nondeterministic = self.name.startswith("Random") or self.name in ("Bernoulli", "Multinomial", "Dropout")
         # fewest positional inputs a call may give: every Single input up to the last one, and
         # the minimum arity of a variadic tail
         n_min = 0

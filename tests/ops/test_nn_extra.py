@@ -128,3 +128,16 @@ def test_negative_padding(dtype, padding):
     check(N.aten_replication_pad2d, A.replication_pad2d.default, x, padding)
     if all(abs(q) < 4 for q in padding):
         check(N.aten_reflection_pad2d, A.reflection_pad2d.default, x, padding)
+
+
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES, ids=str)
+@pytest.mark.parametrize("shape", [(2, 3, 4, 5), (2, 3, 6), (1, 2, 2, 3, 2)], ids=str)
+def test_instance_norm(dtype, shape):
+    x = make(shape, dtype)
+    c = shape[1]
+    w, b = make((c,), dtype, 0.5, 2, seed=1), make((c,), dtype, seed=2)
+    rm, rv = make((c,), dtype, seed=3), make((c,), dtype, 0.5, 2, seed=4)
+    tol = HALF_ATOL.get(dtype, {"rtol": 1e-4, "atol": 1e-5})
+    check(N.aten_instance_norm, A.instance_norm.default, x, w, b, None, None, True, 0.1, 1e-5, False, **tol)
+    check(N.aten_instance_norm, A.instance_norm.default, x, None, None, None, None, True, 0.1, 1e-3, False, **tol)
+    check(N.aten_instance_norm, A.instance_norm.default, x, w, b, rm, rv, False, 0.1, 1e-5, False, **tol)

@@ -14,7 +14,7 @@ import torch
 from graph_builder import op, types
 from graph_builder.opset import numpy_to_torch
 from torchlib.ops import random as R
-from torchlib.testing import run_dynamic, run_traced
+from torchlib.testing import run_dynamic, run_model, run_traced, trace
 
 FLOAT_DTYPES = [torch.float32, torch.float16, torch.bfloat16, torch.float64]
 N = 4000
@@ -161,3 +161,11 @@ def test_uniform_exponential(dtype):
     for y in both(R.aten_exponential, x, 2.0):
         assert y.shape == (N,) and y.dtype == dtype and (y >= 0).all()
         assert abs(y.double().mean().item() - 0.5) < 0.05
+
+
+@pytest.mark.parametrize("fn,args", [(R.aten_rand, ([64],)), (R.aten_randn, ([64],)), (R.aten_randint, (100, [64]))], ids=str)
+def test_static_shapes_are_not_folded(fn, args):
+    """With a static shape every input is a constant: the samples must still be drawn at run time."""
+    model, feeds, structure = trace(lambda: fn(*args), ())
+    assert "Dropout" in [n.op_type for n in model.graph.node]
+    assert not torch.equal(run_model(model, feeds, structure), run_model(model, feeds, structure))

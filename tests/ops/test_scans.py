@@ -140,3 +140,28 @@ def test_count_nonzero_dim_IntList(dtype: torch.dtype, dim: list[int]) -> None:
 @pytest.mark.xfail(strict=True, reason="NaN: cummax does not propagate NaN as torch does (see scans.py)")
 def test_cummax_nan() -> None:
     check(S.aten_cummax, A.cummax, torch.tensor([1.0, float("nan"), 3.0]), 0)
+
+
+def _nan_rows(dtype: torch.dtype) -> torch.Tensor:
+    """Distinct values with NaN in some places (no row all NaN: torch's index there is arbitrary)."""
+    x = make((3, 5), dtype, distinct=True)
+    if dtype.is_floating_point:
+        x[0, 1] = x[1, 0] = x[1, 4] = x[2, 2] = float("nan")
+    return x
+
+
+@pytest.mark.parametrize("dtype", NUMBERS)
+def test_nanmedian(dtype: torch.dtype) -> None:
+    check(S.aten_nanmedian, A.nanmedian, _nan_rows(dtype))
+
+
+@pytest.mark.parametrize("dtype", NUMBERS)
+@pytest.mark.parametrize("dim,keepdim", [(1, False), (0, True), (-1, True)])
+def test_nanmedian_dim(dtype: torch.dtype, dim: int, keepdim: bool) -> None:
+    check(S.aten_nanmedian_dim, A.nanmedian.dim, _nan_rows(dtype), dim, keepdim)
+
+
+def test_nanmedian_all_nan_values() -> None:
+    x = torch.full((2, 3), float("nan"))
+    torch.testing.assert_close(S.aten_nanmedian(x), torch.nanmedian(x), equal_nan=True)
+    torch.testing.assert_close(S.aten_nanmedian_dim(x, 1)[0], torch.nanmedian(x, 1).values, equal_nan=True)

@@ -218,26 +218,25 @@ def aten_instance_norm(
     if not use_input_stats and (running_mean is None or running_var is None):
         raise ValueError("aten::instance_norm: use_input_stats=False needs running_mean and running_var")
     channel = as_shape([-1] + [1] * (input.rank - 2))
-    optional = [v for v in (weight, bias, running_mean, running_var) if v is not None]
+    wide = input.dtype if input.dtype in OPMATH else FLOAT  # half types compute in float32
 
-    def normalize(x: Value, *rest: Value) -> Value:
-        given = dict(zip([n for n, v in (("weight", weight), ("bias", bias), ("mean", running_mean), ("var", running_var)) if v is not None], rest))
-        if use_input_stats:
-            axes = op.Constant(value_ints=list(range(2, input.rank)))
-            mean = op.ReduceMean(x, axes, keepdims=1)
-            centered = op.Sub(x, mean)
-            var = op.ReduceMean(op.Mul(centered, centered), axes, keepdims=1)
-        else:
-            centered = op.Sub(x, op.Reshape(given["mean"], channel))
-            var = op.Reshape(given["var"], channel)
-        y = op.Div(centered, op.Sqrt(op.Add(var, like(eps, x))))
-        if "weight" in given:
-            y = op.Mul(y, op.Reshape(given["weight"], channel))
-        if "bias" in given:
-            y = op.Add(y, op.Reshape(given["bias"], channel))
-        return y
+    def up(v: Value | None) -> Value | None:
+        return v if v is None or v.dtype is wide else op.Cast(v, to=wide.onnx)
 
-    return run_supported(normalize, OPMATH, input, *optional)
+    x, w, b, mean, var = (up(v) for v in (input, weight, bias, running_mean, running_var))
+    if use_input_stats:
+        axes = op.Constant(value_ints=list(range(2, input.rank)))
+        centered = op.Sub(x, op.ReduceMean(x, axes, keepdims=1))
+        var = op.ReduceMean(op.Mul(centered, centered), axes, keepdims=1)
+    else:
+        centered = op.Sub(x, op.Reshape(mean, channel))
+        var = op.Reshape(var, channel)
+    y = op.Div(centered, op.Sqrt(op.Add(var, like(eps, x))))
+    if w is not None:
+        y = op.Mul(y, op.Reshape(w, channel))
+    if b is not None:
+        y = op.Add(y, op.Reshape(b, channel))
+    return y if wide is input.dtype else op.Cast(y, to=input.dtype.onnx)
 
 
 def _norm(x: Value, p: float, axis: int, keepdims: int) -> Value:

@@ -214,3 +214,37 @@ def aten_count_nonzero(self: TRealOrBool, dim: int | None = None) -> TInt:
 def aten_count_nonzero_dim_IntList(self: TRealOrBool, dim: Sequence[int]) -> TInt:
     """count_nonzero.dim_IntList(Tensor self, int[] dim) -> Tensor"""
     return _count_nonzero(self, list(dim))
+
+
+def _nanmedian(self: Value, axis: int, keepdim: bool) -> tuple[Value, Value]:
+    """The lower median of the non-NaN values along axis (NaN where every value is NaN)."""
+    x = cast_to(self, types.FLOAT) if self.dtype is types.BFLOAT16 else self
+    nan = op.IsNaN(x)
+    values, indices = _sort(op.Where(nan, op.CastLike(np.inf, x), x), axis, False)  # NaN sorts last
+    present = op.ReduceSum(op.Cast(op.Not(nan), to=types.INT64.onnx), [axis], keepdims=1)
+    position = op.Max(op.Div(op.Sub(present, 1), 2), np.array(0, np.int64))
+    value = op.Where(op.Equal(present, 0), op.CastLike(np.nan, x), op.GatherElements(values, position, axis=axis))
+    index = op.GatherElements(indices, position, axis=axis)
+    if not keepdim:
+        value, index = op.Squeeze(value, [axis]), op.Squeeze(index, [axis])
+    return cast_to(value, self.dtype), index
+
+
+@aten_op("aten::nanmedian")
+def aten_nanmedian(self: TReal) -> TReal:
+    """nanmedian(Tensor self) -> Tensor"""
+    if not self.dtype.is_floating:
+        return aten_median(self)
+    return _nanmedian(op.Reshape(self, [-1]), 0, False)[0]
+
+
+@aten_op("aten::nanmedian.dim")
+def aten_nanmedian_dim(self: TReal, dim: int, keepdim: bool = False) -> tuple[TReal, TInt]:
+    """nanmedian.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
+
+    Known gap: where every value along dim is NaN, the value is NaN as in torch but the index
+    may differ from torch's."""
+    axis = _scan_axis(self, dim)
+    if not self.dtype.is_floating or self.rank == 0:
+        return aten_median_dim(self, dim, keepdim)
+    return _nanmedian(self, axis, keepdim)

@@ -1,6 +1,6 @@
-"""Special functions and the smaller elementwise math ops: erfc, erfinv, lgamma, digamma, i0,
-logit, xlogy, ndtr, sinc, hypot, logaddexp, copysign, heaviside, nan_to_num, float_power,
-floor_divide, ldexp, bitwise shifts, ...
+"""Special functions and the smaller elementwise math ops: erfc, erfinv, ndtr, ndtri, lgamma,
+digamma, mvlgamma, the Bessel I0/I1 family, logit, xlogy, sinc, hypot, logaddexp, copysign,
+heaviside, nan_to_num, frexp, float_power, floor_divide, ldexp, bitwise shifts, ...
 
 ONNX has no operator for most special functions: they are written as the classic rational or
 series approximations (Cephes, Lanczos), accurate to double precision. The erf family (erfc,
@@ -18,12 +18,16 @@ import numpy as np
 
 from graph_builder import op
 from graph_builder.ir import Value
-from graph_builder.types import BFLOAT16, BOOL, DOUBLE, FLOAT, FLOAT16, INT8, INT16, INT32, INT64, UINT8, UINT64, DType, TFloat, TReal, TRealOrBool, TTensor
+from graph_builder.types import (
+    BFLOAT16, BOOL, DOUBLE, FLOAT, FLOAT16, INT8, INT16, INT32, INT64, UINT8, UINT64, DType, TFloat, TReal, TRealOrBool,
+    TTensor,
+)  # fmt: skip
 from torchlib.ops import elementwise as ew
 from torchlib.ops._unary import unary
 from torchlib.ops.elementwise import FLOATS, NUMERIC, OPMATH, like, run_supported
 from torchlib.promotion import INT_TO_FLOAT, elementwise
 from torchlib.registry import aten_op
+
 
 def _polyval(coefs: list[float], x: Value) -> Value:
     """coefs[0] * x**(n-1) + ... + coefs[-1] by Horner's rule."""

@@ -20,6 +20,10 @@ ENTRIES = [
         XFail(_HALF.format('bfloat16'), dtypes=[torch.bfloat16], opinfo='grid_sampler_2d'),
         XFail(_HALF.format('bfloat16'), dtypes=[torch.bfloat16], opinfo='nn.functional.grid_sample', samples=[0, 1, 2, 3, 4, 5, 7, 9, 11, 12, 13, 14, 15, 16, 17]),
     ]),
+    Entry('aten_instance_norm', opinfo=['nn.functional.instance_norm'], xfail=[
+        XFail("torch runs instance_norm as batch_norm on a reshaped input, rounding intermediates to the half dtype; one element differs by 1.5e-3 from this float32 computation", dtypes=[torch.float16], samples=[0, 1]),
+        XFail("torch runs instance_norm as batch_norm on a reshaped input, rounding intermediates to the half dtype; one element differs by 2.4e-2 from this float32 computation", dtypes=[torch.bfloat16], samples=[4, 5]),
+    ]),  # CompositeImplicit
     Entry('aten_native_channel_shuffle', reason='F.channel_shuffle records aten::channel_shuffle; native_channel_shuffle (CompositeImplicit) is reached only by direct calls, so no OpInfo sample calls it; tests/ops/test_nn_extra.py checks it'),
     Entry('aten_pairwise_distance', opinfo=['nn.functional.pairwise_distance']),  # CompositeImplicit
     Entry('aten_pixel_shuffle', opinfo=['nn.functional.pixel_shuffle']),

@@ -20,6 +20,8 @@ ENTRIES = [
     Entry('aten_median', opinfo=['median']),  # median
     Entry('aten_median_dim', opinfo=['median']),  # median.dim
     Entry('aten_msort', opinfo=['msort']),  # msort (CompositeImplicit)
+    Entry('aten_nanmedian', opinfo=['nanmedian']),  # nanmedian
+    Entry('aten_nanmedian_dim', opinfo=['nanmedian']),  # nanmedian.dim
     Entry('aten_nanmean', opinfo=['nanmean']),  # nanmean (CompositeImplicit)
     Entry('aten_nansum', opinfo=['nansum']),  # nansum
 ]

@@ -165,8 +165,8 @@ section, details { margin: 1em 0; }
 table { border-collapse: collapse; }
 th, td { border: 1px solid #ddd; padding: 2px 6px; vertical-align: top; }
 th { background: #f4f4f4; position: sticky; top: 0; z-index: 1; }
-td.name { font-family: ui-monospace, monospace; white-space: nowrap; }
-td.name small { color: #777; font-family: system-ui, sans-serif; }
+td.name { font-family: ui-monospace, monospace; max-width: 24em; }
+td.name small { color: #777; font-family: system-ui, sans-serif; white-space: normal; }
 td.pass { background: #d4f4d4; } td.xfail { background: #fbeeb8; } td.fail { background: #f6c4c4; }
 td.skip { background: #e6e6e6; } td.none { background: #fff; } td.untested { background: #eee; color: #666; font-style: italic; }
 td.cell { min-width: 6em; white-space: nowrap; }

@@ -196,3 +196,15 @@ def norms(kind: str) -> Callable[[torch.dtype], Iterator[Any]]:
                     yield sample_input(x, p, dim, keepdim, dtype=wider)
 
     return samples
+
+
+def conv_padding_mode(c: Call) -> Call:
+    """conv1d/2d/3d.padding as the pre-dispatch graph records it (defaults left out, ints for
+    one-element lists) onto _convolution_mode's explicit arguments."""
+    names = ("bias", "stride", "padding", "dilation", "groups")
+    values = dict(zip(names, (None, 1, "valid", 1, 1)))
+    values.update(zip(names, c.args[2:]))
+    values.update(c.kwargs)
+    n = c.args[1].dim() - 2
+    stride, dilation = ([v] * n if isinstance(v, int) else list(v) for v in (values["stride"], values["dilation"]))
+    return call(c.args[0], c.args[1], values["bias"], stride, values["padding"], dilation, values["groups"])

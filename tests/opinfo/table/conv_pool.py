@@ -6,6 +6,8 @@ import torch
 
 from torchlib.conformance.spec import Entry, XFail, call
 
+from . import _helpers as h
+
 ENTRIES = [
     Entry('aten__adaptive_avg_pool2d', opinfo=['nn.functional.adaptive_avg_pool2d']),  # _adaptive_avg_pool2d
     Entry('aten__adaptive_avg_pool3d', opinfo=['nn.functional.adaptive_avg_pool3d'], xfail=[
@@ -20,37 +22,8 @@ ENTRIES = [
         XFail('output differs from torch beyond the tolerance (greatest absolute difference 0.75)', dtypes=[torch.bfloat16], samples=[*range(0, 12)], opinfo='nn.functional.conv_transpose2d'),
         XFail('output differs from torch beyond the tolerance (greatest absolute difference 0.082)', dtypes=[torch.float16], samples=[*range(0, 12)], opinfo='nn.functional.conv_transpose2d'),
     ]),
-    Entry('aten__convolution_mode', opinfo=['nn.functional.conv1d', 'nn.functional.conv2d', 'nn.functional.conv3d'], aten=['aten::conv1d.padding', 'aten::conv2d.padding', 'aten::conv3d.padding'], xfail=[
-        XFail("TypeError: aten__convolution_mode() missing 3 required positional arguments: 'padding', 'dilation', and 'groups'", dtypes=[torch.bfloat16], samples=[4, 5], opinfo='nn.functional.conv1d'),
-        XFail("TypeError: aten__convolution_mode() missing 3 required positional arguments: 'padding', 'dilation', and 'groups'", dtypes=[torch.bfloat16], samples=[10, 11], opinfo='nn.functional.conv2d'),
-        XFail("TypeError: aten__convolution_mode() missing 1 required positional argument: 'groups'", dtypes=[torch.bfloat16], samples=[12, 13], opinfo='nn.functional.conv2d'),
-        XFail("TypeError: aten__convolution_mode() missing 2 required positional arguments: 'dilation' and 'groups'", dtypes=[torch.bfloat16], samples=[0, 1, 8, 9], opinfo='nn.functional.conv3d'),
-        XFail("TypeError: aten__convolution_mode() missing 5 required positional arguments: 'bias', 'stride', 'padding', 'dilation', and 'groups'", dtypes=[torch.bfloat16], samples=[6, 7, 14, 15], opinfo='nn.functional.conv3d'),
-        XFail("TypeError: aten__convolution_mode() missing 1 required positional argument: 'groups'", dtypes=[torch.bfloat16], samples=[*range(10, 14)], opinfo='nn.functional.conv3d'),
-        XFail("TypeError: aten__convolution_mode() missing 3 required positional arguments: 'padding', 'dilation', and 'groups'", dtypes=[torch.float16], samples=[4, 5], opinfo='nn.functional.conv1d'),
-        XFail("TypeError: aten__convolution_mode() missing 3 required positional arguments: 'padding', 'dilation', and 'groups'", dtypes=[torch.float16], samples=[10, 11], opinfo='nn.functional.conv2d'),
-        XFail("TypeError: aten__convolution_mode() missing 1 required positional argument: 'groups'", dtypes=[torch.float16], samples=[12, 13], opinfo='nn.functional.conv2d'),
-        XFail("TypeError: aten__convolution_mode() missing 2 required positional arguments: 'dilation' and 'groups'", dtypes=[torch.float16], samples=[0, 1, 8, 9], opinfo='nn.functional.conv3d'),
-        XFail("TypeError: aten__convolution_mode() missing 5 required positional arguments: 'bias', 'stride', 'padding', 'dilation', and 'groups'", dtypes=[torch.float16], samples=[6, 7, 14, 15], opinfo='nn.functional.conv3d'),
-        XFail("TypeError: aten__convolution_mode() missing 1 required positional argument: 'groups'", dtypes=[torch.float16], samples=[*range(10, 14)], opinfo='nn.functional.conv3d'),
-        XFail("TypeError: aten__convolution_mode() missing 3 required positional arguments: 'padding', 'dilation', and 'groups'", dtypes=[torch.float32], samples=[4, 5], opinfo='nn.functional.conv1d'),
-        XFail("TypeError: aten__convolution_mode() missing 3 required positional arguments: 'padding', 'dilation', and 'groups'", dtypes=[torch.float32], samples=[10, 11], opinfo='nn.functional.conv2d'),
-        XFail("TypeError: aten__convolution_mode() missing 1 required positional argument: 'groups'", dtypes=[torch.float32], samples=[12, 13], opinfo='nn.functional.conv2d'),
-        XFail("TypeError: aten__convolution_mode() missing 2 required positional arguments: 'dilation' and 'groups'", dtypes=[torch.float32], samples=[0, 1, 8, 9], opinfo='nn.functional.conv3d'),
-        XFail("TypeError: aten__convolution_mode() missing 5 required positional arguments: 'bias', 'stride', 'padding', 'dilation', and 'groups'", dtypes=[torch.float32], samples=[6, 7, 14, 15], opinfo='nn.functional.conv3d'),
-        XFail("TypeError: aten__convolution_mode() missing 1 required positional argument: 'groups'", dtypes=[torch.float32], samples=[*range(10, 14)], opinfo='nn.functional.conv3d'),
-        XFail("TypeError: aten__convolution_mode() missing 3 required positional arguments: 'padding', 'dilation', and 'groups'", dtypes=[torch.float64], samples=[4, 5], opinfo='nn.functional.conv1d'),
-        XFail("TypeError: aten__convolution_mode() missing 3 required positional arguments: 'padding', 'dilation', and 'groups'", dtypes=[torch.float64], samples=[10, 11], opinfo='nn.functional.conv2d'),
-        XFail("TypeError: aten__convolution_mode() missing 1 required positional argument: 'groups'", dtypes=[torch.float64], samples=[12, 13], opinfo='nn.functional.conv2d'),
-        XFail("TypeError: aten__convolution_mode() missing 2 required positional arguments: 'dilation' and 'groups'", dtypes=[torch.float64], samples=[0, 1, 8, 9], opinfo='nn.functional.conv3d'),
-        XFail("TypeError: aten__convolution_mode() missing 5 required positional arguments: 'bias', 'stride', 'padding', 'dilation', and 'groups'", dtypes=[torch.float64], samples=[6, 7, 14, 15], opinfo='nn.functional.conv3d'),
-        XFail("TypeError: aten__convolution_mode() missing 1 required positional argument: 'groups'", dtypes=[torch.float64], samples=[*range(10, 14)], opinfo='nn.functional.conv3d'),
-        XFail("TypeError: aten__convolution_mode() missing 3 required positional arguments: 'padding', 'dilation', and 'groups'", dtypes=[torch.int64], samples=[4, 5], opinfo='nn.functional.conv1d'),
-        XFail("TypeError: aten__convolution_mode() missing 3 required positional arguments: 'padding', 'dilation', and 'groups'", dtypes=[torch.int64], samples=[10, 11], opinfo='nn.functional.conv2d'),
-        XFail("TypeError: aten__convolution_mode() missing 1 required positional argument: 'groups'", dtypes=[torch.int64], samples=[12, 13], opinfo='nn.functional.conv2d'),
-        XFail("TypeError: aten__convolution_mode() missing 2 required positional arguments: 'dilation' and 'groups'", dtypes=[torch.int64], samples=[0, 1, 8, 9], opinfo='nn.functional.conv3d'),
-        XFail("TypeError: aten__convolution_mode() missing 5 required positional arguments: 'bias', 'stride', 'padding', 'dilation', and 'groups'", dtypes=[torch.int64], samples=[6, 7, 14, 15], opinfo='nn.functional.conv3d'),
-        XFail("TypeError: aten__convolution_mode() missing 1 required positional argument: 'groups'", dtypes=[torch.int64], samples=[*range(10, 14)], opinfo='nn.functional.conv3d'),
+    Entry('aten__convolution_mode', opinfo=['nn.functional.conv1d', 'nn.functional.conv2d', 'nn.functional.conv3d'], aten=['aten::conv1d.padding', 'aten::conv2d.padding', 'aten::conv3d.padding'], adapter=h.conv_padding_mode, xfail=[
+        XFail('output differs from torch beyond the tolerance (greatest absolute difference 4.58e-05)', dtypes=[torch.float32], samples=[12, 13], opinfo='nn.functional.conv3d'),
     ]),
     Entry('aten_adaptive_avg_pool1d', opinfo=['nn.functional.adaptive_avg_pool1d']),  # adaptive_avg_pool1d (CompositeImplicit)
     Entry('aten_adaptive_avg_pool2d', opinfo=['nn.functional.adaptive_avg_pool2d']),  # adaptive_avg_pool2d (CompositeImplicit)

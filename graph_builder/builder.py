@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 import onnx
 import onnxruntime as ort
-from onnx import defs, shape_inference
+from onnx import shape_inference
 
 from graph_builder import ir, types
 from graph_builder.evaluator import EAGER, pop_evaluator, push_evaluator, run_session

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from graph_builder import op
+from graph_builder.ir import Value
 from graph_builder.types import DType, TTensor
 from torchlib.registry import aten_op
 

@@ -14,7 +14,7 @@ import numpy as np
 from graph_builder import op
 from graph_builder.ir import Value
 from graph_builder.types import BOOL, UINT8, TBool, TReal, TRealOrBool, TTensor
-from torchlib.ops.elementwise import FLOATS, MIN_MAX, NUMERIC, full_of, like, run_supported
+from torchlib.ops._kernels import FLOATS, MIN_MAX, NUMERIC, full_of, like, run_supported
 from torchlib.promotion import ALWAYS_BOOL, elementwise, promote_all, result_type
 from torchlib.registry import aten_op
 

@@ -18,7 +18,7 @@ from graph_builder import op
 from graph_builder.ir import Value
 from graph_builder.types import BOOL, DOUBLE, FLOAT, INT64, DType, TTensor
 from torchlib.ops._helpers import as_shape
-from torchlib.ops.elementwise import full_of
+from torchlib.ops._kernels import full_of
 from torchlib.promotion import DEFAULT_FLOAT
 from torchlib.registry import aten_op
 

@@ -16,7 +16,8 @@ import numpy as np
 from graph_builder import op
 from graph_builder.ir import Value
 from graph_builder.types import FLOAT, INT64, TFloat, TInt
-from torchlib.ops.elementwise import OPMATH, like, log1p, run_supported
+from torchlib.ops._kernels import OPMATH, like, run_supported
+from torchlib.ops.elementwise import log1p
 from torchlib.promotion import DEFAULT, DEFAULT_FLOAT, elementwise
 from torchlib.registry import aten_op
 

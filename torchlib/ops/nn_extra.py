@@ -14,7 +14,7 @@ from graph_builder import op
 from graph_builder.ir import Value
 from graph_builder.types import FLOAT, TFloat, TReal, TTensor
 from torchlib.ops._helpers import as_shape, normalize_dim
-from torchlib.ops.elementwise import FLOATS, MIN_MAX, OPMATH, like, run_supported
+from torchlib.ops._kernels import FLOATS, MIN_MAX, OPMATH, like, run_supported
 from torchlib.promotion import DEFAULT, DEFAULT_FLOAT, elementwise
 from torchlib.registry import aten_op
 

@@ -24,7 +24,7 @@ from graph_builder import op
 from graph_builder.ir import Value
 from graph_builder.types import BFLOAT16, BOOL, DOUBLE, FLOAT, FLOAT16, INT64, DType, TFloat, TReal, TTensor
 from torchlib.ops._helpers import as_shape
-from torchlib.ops.elementwise import like
+from torchlib.ops._kernels import like
 from torchlib.promotion import DEFAULT_FLOAT
 from torchlib.registry import aten_op
 

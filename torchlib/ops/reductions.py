@@ -22,7 +22,7 @@ import numpy as np
 from graph_builder import op, types
 from graph_builder.ir import Value
 from graph_builder.types import DType, TBool, TFloat, TInt, TReal, TRealOrBool
-from torchlib.ops.elementwise import MIN_MAX, run_supported
+from torchlib.ops._kernels import MIN_MAX, run_supported
 from torchlib.promotion import cast_to, elementwise
 from torchlib.registry import aten_op
 

@@ -24,7 +24,7 @@ from graph_builder.types import (
 )  # fmt: skip
 from torchlib.ops import elementwise as ew
 from torchlib.ops._unary import unary
-from torchlib.ops.elementwise import FLOATS, NUMERIC, OPMATH, like, run_supported
+from torchlib.ops._kernels import FLOATS, MIN_MAX, NUMERIC, OPMATH, as_float, kernel, like, run_supported
 from torchlib.promotion import INT_TO_FLOAT, elementwise
 from torchlib.registry import aten_op
 
@@ -197,8 +197,8 @@ def _float32_or_64(name: str, x: Value) -> None:
         raise TypeError(f"aten::{name} is implemented for float32 and float64 only (torch has no {x.dtype} kernel either)")
 
 
-aten_erfc = unary("erfc", ew.kernel(_erfc, D64), INT_TO_FLOAT)
-aten_erfinv = unary("erfinv", ew.kernel(_erfinv, D64), INT_TO_FLOAT)
+aten_erfc = unary("erfc", kernel(_erfc, D64), INT_TO_FLOAT)
+aten_erfinv = unary("erfinv", kernel(_erfinv, D64), INT_TO_FLOAT)
 
 
 @aten_op("aten::special_log_ndtr")
@@ -359,12 +359,12 @@ def _i1(x: Value) -> Value:
     return op.Mul(op.Exp(op.Abs(x)), _i1e(x))
 
 
-aten_lgamma = unary("lgamma", ew.kernel(_lgamma, OPMATH), INT_TO_FLOAT)
-aten_digamma = unary("digamma", ew.kernel(_digamma, OPMATH), INT_TO_FLOAT)
-aten_i0 = unary("i0", ew.kernel(_i0, OPMATH), INT_TO_FLOAT)
-aten_special_i0e = unary("special_i0e", ew.kernel(_i0e, OPMATH), INT_TO_FLOAT)
-aten_special_i1 = unary("special_i1", ew.kernel(_i1, OPMATH), INT_TO_FLOAT)
-aten_special_i1e = unary("special_i1e", ew.kernel(_i1e, OPMATH), INT_TO_FLOAT)
+aten_lgamma = unary("lgamma", kernel(_lgamma, OPMATH), INT_TO_FLOAT)
+aten_digamma = unary("digamma", kernel(_digamma, OPMATH), INT_TO_FLOAT)
+aten_i0 = unary("i0", kernel(_i0, OPMATH), INT_TO_FLOAT)
+aten_special_i0e = unary("special_i0e", kernel(_i0e, OPMATH), INT_TO_FLOAT)
+aten_special_i1 = unary("special_i1", kernel(_i1, OPMATH), INT_TO_FLOAT)
+aten_special_i1e = unary("special_i1e", kernel(_i1e, OPMATH), INT_TO_FLOAT)
 
 
 @aten_op("aten::special_modified_bessel_i0")
@@ -410,7 +410,7 @@ def aten_mvlgamma(self: TReal, p: int) -> TFloat:
             total = op.Add(total, _lgamma(op.Sub(x, j / 2)))
         return total
 
-    return run_supported(fn, OPMATH, ew.as_float(self))  # ints: float32, as torch
+    return run_supported(fn, OPMATH, as_float(self))  # ints: float32, as torch
 
 
 @aten_op("aten::frexp.Tensor")
@@ -451,10 +451,10 @@ def _entr(x: Value) -> Value:
     return op.Where(op.Less(x, 0.0), like(-math.inf, x), out)
 
 
-aten_sinc = unary("sinc", ew.kernel(_sinc, OPMATH), INT_TO_FLOAT)
-aten_special_entr = unary("special_entr", ew.kernel(_entr, OPMATH), INT_TO_FLOAT)
-aten_deg2rad = unary("deg2rad", ew.kernel(lambda x: op.Mul(x, math.pi / 180), FLOATS), INT_TO_FLOAT)
-aten_rad2deg = unary("rad2deg", ew.kernel(lambda x: op.Mul(x, 180 / math.pi), FLOATS), INT_TO_FLOAT)
+aten_sinc = unary("sinc", kernel(_sinc, OPMATH), INT_TO_FLOAT)
+aten_special_entr = unary("special_entr", kernel(_entr, OPMATH), INT_TO_FLOAT)
+aten_deg2rad = unary("deg2rad", kernel(lambda x: op.Mul(x, math.pi / 180), FLOATS), INT_TO_FLOAT)
+aten_rad2deg = unary("rad2deg", kernel(lambda x: op.Mul(x, 180 / math.pi), FLOATS), INT_TO_FLOAT)
 
 
 @aten_op("aten::logit")
@@ -632,7 +632,7 @@ def aten_heaviside(self: TRealOrBool, values: TRealOrBool) -> TRealOrBool:
     def fn(x: Value, v: Value) -> Value:
         return op.Where(op.Equal(x, 0), v, op.Cast(op.Greater(x, 0), to=x.dtype.onnx))
 
-    return run_supported(fn, ew.MIN_MAX, self, values)
+    return run_supported(fn, MIN_MAX, self, values)
 
 
 @aten_op("aten::float_power.Tensor_Tensor", "aten::float_power.Tensor_Scalar", "aten::float_power.Scalar")

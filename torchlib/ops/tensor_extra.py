@@ -21,7 +21,8 @@ from graph_builder.ir import Value
 from graph_builder.types import DType, TBool, TFloat, TInt, TReal, TRealOrBool, TTensor
 from torchlib.ops._helpers import dim_size, normalize_dim
 from torchlib.ops.comparison import aten_where
-from torchlib.ops.elementwise import NUMERIC, aten_mul, run_supported
+from torchlib.ops._kernels import NUMERIC, run_supported
+from torchlib.ops.elementwise import aten_mul
 from torchlib.ops.reductions import aten_sum
 from torchlib.ops.shape import aten_diagonal, aten_flip, aten_transpose
 from torchlib.promotion import cast_to, elementwise, promote_all

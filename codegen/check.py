@@ -199,7 +199,7 @@ DEFAULT_COMMANDS = ("aten", "opset")
 def run_command(command: str) -> dict[str, str]:
     """What a generating command (as in a file's header) writes: relative path -> text."""
     from codegen import aten, onnx_opset
-    from codegen.__main__ import parser
+    from codegen.commands import parser
 
     args = parser().parse_args(shlex.split(command))
     if args.command == "aten":

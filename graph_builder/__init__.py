@@ -6,8 +6,23 @@ from graph_builder.generated.opset23 import Opset23
 from graph_builder.ir import Graph, Node, Value, model_from_proto
 from graph_builder.opset import DEFAULT_OPSET, OpError, Opset, opset
 from graph_builder.types import (
-    BFLOAT16, BOOL, COMPLEX64, COMPLEX128, DOUBLE, FLOAT, FLOAT16, INT8, INT16, INT32, INT64, STRING,
-    UINT8, UINT16, UINT32, UINT64, DType,
+    BFLOAT16,
+    BOOL,
+    COMPLEX64,
+    COMPLEX128,
+    DOUBLE,
+    FLOAT,
+    FLOAT16,
+    INT8,
+    INT16,
+    INT32,
+    INT64,
+    STRING,
+    UINT8,
+    UINT16,
+    UINT32,
+    UINT64,
+    DType,
 )  # fmt: skip
 
 op: Opset23 = opset(DEFAULT_OPSET)  # type: ignore[assignment]  # opset() gives the generated, typed class

@@ -26,10 +26,12 @@ import onnxruntime as ort
 from onnx import shape_inference
 
 from graph_builder import ir, types
+from graph_builder.arrays import as_array, numpy_to_torch
 from graph_builder.evaluator import EAGER, pop_evaluator, push_evaluator, run_session
 from graph_builder.fast_infer import RULES, SYM_RULES
 from graph_builder.ir import Graph, Node, Value
-from graph_builder.opset import DEFAULT_OPSET, OpError, OpSignature, as_array, numpy_to_torch
+from graph_builder.opset import opset
+from graph_builder.schema import DEFAULT_OPSET, OpError, OpSignature
 from graph_builder.types import DType
 
 # Operators whose meaning changed between opset 18 and the default opset under the same name.
@@ -140,8 +142,6 @@ class GraphBuilder:
         """Mark a value as a graph output, under `name` when given. A value that cannot carry
         the name (an input, an initializer, an output already, a value of an outer graph) is
         passed through an Identity node."""
-        from graph_builder.opset import opset
-
         if not isinstance(value, Value) or value.graph is not self.graph:
             with self:
                 value = self._as_value(value)
@@ -288,10 +288,8 @@ class GraphBuilder:
         means the same there (same attributes, inputs and allowed dtypes); else a clear error."""
         target = self._targets.get(sig)
         if target is None:
-            from graph_builder.opset import opset as opset_for
-
             try:
-                target = getattr(opset_for(self.opset), sig.name).signature
+                target = getattr(opset(self.opset), sig.name).signature
             except AttributeError:
                 raise OpError(
                     f"op.{sig.name} does not exist in opset {self.opset}, which this graph targets "

@@ -14,7 +14,8 @@ import onnx
 import onnxruntime as ort
 
 from graph_builder import ir, types
-from graph_builder.opset import DEFAULT_OPSET, OpError, OpSignature, as_array, numpy_to_torch, torch_to_numpy
+from graph_builder.arrays import as_array, numpy_to_torch, torch_to_numpy
+from graph_builder.schema import DEFAULT_OPSET, OpError, OpSignature
 
 
 class Evaluator(Protocol):
@@ -82,8 +83,8 @@ class EagerEvaluator:
                 arrays.append(x.const_value)
                 if kind == "numpy":
                     kind = "value"
-            elif isinstance(x, np.ndarray):
-                arrays.append(x)
+            elif isinstance(x, (np.ndarray, np.generic)):
+                arrays.append(np.asarray(x))
             else:  # torch tensor
                 arrays.append(torch_to_numpy(x))
                 kind = "torch"

@@ -14,7 +14,7 @@ import numpy as np
 
 from graph_builder import types
 from graph_builder.ir import Dim, Shape, Value
-from graph_builder.opset import OpError
+from graph_builder.schema import OpError
 from graph_builder.types import DType
 
 Result = list[tuple[DType | None, Shape | None]] | None

@@ -80,6 +80,20 @@ class Value:
             raise ValueError(f"Value {self.name!r} has no known payload; it is computed in a graph")
         return self.const_value
 
+    # An eager Value (one with a payload) is an array to numpy and torch: np.asarray(v),
+    # torch.as_tensor(v) and torch.from_dlpack(v) see its payload.
+    def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
+        array = self.numpy()
+        if dtype is not None and array.dtype != dtype:
+            return array.astype(dtype)
+        return array.copy() if copy else array
+
+    def __dlpack__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.numpy().__dlpack__(*args, **kwargs)
+
+    def __dlpack_device__(self) -> tuple[int, int]:
+        return self.numpy().__dlpack_device__()
+
     def __repr__(self) -> str:
         shape = "?" if self.shape is None else "[" + ",".join("?" if d is None else str(d) for d in self.shape) + "]"
         payload = "" if self.const_value is None or self.const_value.size > 8 else f" = {self.const_value.tolist()}"

@@ -8,7 +8,7 @@ torch is imported lazily, only when a torch conversion is asked for.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import ml_dtypes
 import numpy as np
@@ -16,8 +16,6 @@ from onnx import TensorProto
 
 if TYPE_CHECKING:
     import torch
-
-    from graph_builder.ir import Value
 
 
 class DType:
@@ -164,16 +162,27 @@ def from_python(value: Any) -> DType:
     raise TypeError(f"cannot make an ONNX constant from {type(value).__name__}: {value!r}")
 
 
-# Type-constraint groups, usable as annotations on functions. Each is a TypeVar bound to Value
+class Tensor(Protocol):
+    """What a function may ask of any tensor it is given: `ir.Value` has these, so does every
+    eager value. (A protocol, so that this module needs nothing from the IR above it.)"""
+
+    @property
+    def dtype(self) -> DType | None: ...
+
+    @property
+    def shape(self) -> tuple[Any, ...] | None: ...
+
+
+# Type-constraint groups, usable as annotations on functions. Each is a TypeVar bound to Tensor
 # (for type checkers) with the set of element types it admits in ALLOWED (for people and tools).
-TFloat = TypeVar("TFloat", bound="Value")
-TFloatHighPrecision = TypeVar("TFloatHighPrecision", bound="Value")
-TInt = TypeVar("TInt", bound="Value")
-TReal = TypeVar("TReal", bound="Value")
-TRealOrBool = TypeVar("TRealOrBool", bound="Value")
-TComplex = TypeVar("TComplex", bound="Value")
-TTensor = TypeVar("TTensor", bound="Value")
-TBool = TypeVar("TBool", bound="Value")
+TFloat = TypeVar("TFloat", bound=Tensor)
+TFloatHighPrecision = TypeVar("TFloatHighPrecision", bound=Tensor)
+TInt = TypeVar("TInt", bound=Tensor)
+TReal = TypeVar("TReal", bound=Tensor)
+TRealOrBool = TypeVar("TRealOrBool", bound=Tensor)
+TComplex = TypeVar("TComplex", bound=Tensor)
+TTensor = TypeVar("TTensor", bound=Tensor)
+TBool = TypeVar("TBool", bound=Tensor)
 
 FLOAT_TYPES = frozenset({FLOAT16, BFLOAT16, FLOAT, DOUBLE})
 INT_TYPES = frozenset({INT8, INT16, INT32, INT64, UINT8, UINT16, UINT32, UINT64})

@@ -1,0 +1,85 @@
+"""Array conversions at graph_builder's edge: numpy <-> torch (bfloat16 and float8 through
+same-width integer views, zero-copy where torch allows it), and `as_array` for any array-like.
+
+torch is imported lazily, on the first conversion that needs it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from graph_builder import types
+from graph_builder.ir import Value
+
+
+def as_array(value: Any) -> np.ndarray:
+    """numpy view of a numpy array, torch tensor, Python scalar or list, or eager Value."""
+    if isinstance(value, np.ndarray):
+        return value
+    if isinstance(value, Value):
+        return value.numpy()
+    if type(value).__module__ == "torch":
+        return torch_to_numpy(value)
+    return np.asarray(value)
+
+
+_torch: Any = None
+
+
+def _torch_module() -> Any:
+    """torch, imported on first use: graph_builder itself does not need it."""
+    global _torch
+    if _torch is None:
+        import torch
+
+        _torch = torch
+    return _torch
+
+
+# torch dtypes numpy cannot hold natively: viewed through an integer type of the same width
+_TORCH_VIEWS: dict[Any, tuple[Any, np.dtype]] = {}
+_NUMPY_VIEWS: dict[np.dtype, tuple[Any, Any]] = {}
+
+
+def _views() -> dict[Any, tuple[Any, np.dtype]]:
+    if not _TORCH_VIEWS:
+        torch = _torch_module()
+        for d in (types.BFLOAT16, types.FLOAT8E4M3FN, types.FLOAT8E4M3FNUZ, types.FLOAT8E5M2, types.FLOAT8E5M2FNUZ):
+            if hasattr(torch, d.torch_name):  # type: ignore[arg-type]
+                raw = (torch.int16, np.int16) if d.itemsize == 2 else (torch.uint8, np.uint8)
+                _TORCH_VIEWS[d.to_torch()] = (raw[0], d.numpy)
+                _NUMPY_VIEWS[d.numpy] = (raw[1], d.to_torch())
+    return _TORCH_VIEWS
+
+
+def torch_to_numpy(tensor: Any) -> np.ndarray:
+    if tensor.requires_grad:
+        tensor = tensor.detach()
+    if not tensor.is_cpu:
+        tensor = tensor.cpu()
+    view = (_TORCH_VIEWS or _views()).get(tensor.dtype)
+    if view is not None:
+        return tensor.view(view[0]).numpy().view(view[1])
+    if tensor.is_conj():
+        tensor = tensor.resolve_conj()
+    if tensor.is_neg():
+        tensor = tensor.resolve_neg()
+    return tensor.numpy()
+
+
+def numpy_to_torch(array: np.ndarray) -> Any:
+    torch = _torch or _torch_module()
+    if type(array) is not np.ndarray:
+        array = np.asarray(array)
+    _TORCH_VIEWS or _views()
+    view = _NUMPY_VIEWS.get(array.dtype)
+    if view is not None:
+        raw = np.ascontiguousarray(array).reshape(array.shape).view(view[0])  # ascontiguousarray makes rank 0 rank 1
+        return torch.from_numpy(raw.copy()).view(view[1])
+    if not array.flags.writeable or not array.flags.c_contiguous:
+        array = np.array(array, order="C")  # a copy torch may own and write
+    if array.dtype.kind in "USO":
+        raise TypeError(f"torch has no tensors of strings: {array!r}")
+    return torch.from_numpy(array)

@@ -39,7 +39,12 @@ def main(argv: list[str] | None = None) -> int:
 
     import torchlib
 
-    report = coverage.coverage(native.load(), torchlib.get_registry().names())
+    registry = torchlib.get_registry()
+    if args.op:
+        where = {e.name: f"{e.function.__module__}.{e.function.__qualname__}" for e in registry.items() if not e.complex}
+        print("\n".join(coverage.describe_op(name, native.load(), where) for name in args.op))
+        return 0
+    report = coverage.coverage(native.load(), registry.names())
     if args.json:
         print(json.dumps(report, indent=1))
     else:

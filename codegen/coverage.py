@@ -83,3 +83,32 @@ def format_report(report: dict[str, Any], missing: str = "core") -> str:
         if missing == "core":
             lines += ["", f"(`--missing all` lists all {len(report['all']['missing'])} missing overloads)"]
     return "\n".join(lines)
+
+
+def describe_op(name: str, overloads: Iterable[native.Overload], registered: dict[str, str]) -> str:
+    """`--op NAME`: whether an overload has a function, its schema, and where to start one.
+    NAME may be 'aten::add.Tensor', 'add.Tensor', 'add' (every overload of add) or 'aten.add.Tensor'.
+    `registered` maps each registered name to the function that implements it."""
+    from codegen import aten
+
+    query = name.strip().replace("aten.", "aten::", 1) if name.startswith("aten.") else name.strip()
+    query = query.removeprefix("aten::").removesuffix(".default")
+    matches = [o for o in overloads if o.name == query or o.base_name == query]
+    if not matches:
+        near = sorted({o.base_name for o in overloads if query.split(".")[0] in o.base_name})[:10]
+        hint = f" Similar names: {', '.join(near)}." if near else ""
+        return f"{name}: no such overload in native_functions.yaml.{hint}"
+    lines = []
+    for o in sorted(matches, key=lambda o: o.name):
+        if o.qualified_name in registered:
+            status = f"has a function: {registered[o.qualified_name]}"
+        elif not o.is_functional:
+            status = (f"is an {o.kind.lower()} variant: torch.export turns it into its functional form, "
+                      "which is the overload to implement")
+        else:
+            status = (f"has no function yet; its typed stub `{aten.function_name(o)}` is in "
+                      f"torchlib/generated/{aten.module_name(o)}.py: copy it into a torchlib/ops module "
+                      "and write the body (CONTRIBUTING.md)")
+        tags = f"  [{', '.join(o.tags)}]" if o.tags else ""
+        lines.append(f"{o.qualified_name}{tags}\n  {o.func}\n  {status}")
+    return "\n".join(lines)

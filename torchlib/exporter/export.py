@@ -18,6 +18,7 @@ import torch.utils._pytree as pytree
 from graph_builder import GraphBuilder, op, types
 from graph_builder.ir import Value
 from graph_builder.opset import OpError, torch_to_numpy
+from torchlib.exporter.explain import capture_failure, quiet_torch
 from torchlib.exporter.result import ExportResult
 from torchlib.exporter.source import module_class, module_path, source_line
 from torchlib.registry import REGISTRY, Registry, _name_of
@@ -25,6 +26,10 @@ from torchlib.registry import REGISTRY, Registry, _name_of
 
 class UnsupportedOpsError(RuntimeError):
     """The model uses ATen ops that have no torchlib function (all of them listed at once)."""
+
+
+class CaptureError(RuntimeError):
+    """torch.export could not capture the model: says why, where in the user's code, what to try."""
 
 
 class ExportError(RuntimeError):
@@ -63,6 +68,7 @@ def needs_decomposition(ep: torch.export.ExportedProgram, registry: Registry) ->
     return False
 
 
+@quiet_torch()
 def export(
     model: torch.nn.Module,
     args: tuple[Any, ...] = (),
@@ -79,7 +85,10 @@ def export(
     kwargs = dict(kwargs or {})
     timings: dict[str, float] = {}
     start = time.perf_counter()
-    ep = torch.export.export(model, args, kwargs, dynamic_shapes=dynamic_shapes, strict=strict)
+    try:
+        ep = torch.export.export(model, args, kwargs, dynamic_shapes=dynamic_shapes, strict=strict)
+    except Exception as e:
+        raise CaptureError(capture_failure(e)) from e
     timings["torch.export"] = time.perf_counter() - start
     t = time.perf_counter()
     if needs_decomposition(ep, registry):
@@ -110,7 +119,9 @@ def check_supported(ep: torch.export.ExportedProgram, registry: Registry) -> Non
         for name, count in sorted(missing.items()):
             lines.append(f"  {name}  x{count}")
             lines.extend(f"      at {w}" for w in where[name])
-        lines.append("Add a function for each (see CONTRIBUTING.md), or check `python -m codegen coverage`.")
+        first = sorted(missing)[0]
+        lines.append("Each needs a function written with ONNX ops (CONTRIBUTING.md shows how, in a few lines).")
+        lines.append(f"`python -m codegen coverage --op {first}` prints its schema and the typed stub to start from.")
         raise UnsupportedOpsError("\n".join(lines))
 
 

@@ -77,17 +77,77 @@ class ExportResult:
             raise ValueError(f"the model takes {len(names)} tensor inputs ({names}), got {len(leaves)}")
         return {n: torch_to_numpy(x) for n, x in zip(names, leaves)}
 
-    def __call__(self, *args: Any, **kwargs: Any) -> list[torch.Tensor]:
-        """Run in onnxruntime; returns the outputs as torch tensors, in the model's output order."""
+    def run(self, *args: Any, **kwargs: Any) -> list[torch.Tensor]:
+        """Run in onnxruntime; the graph's outputs as a flat list of torch tensors, in order."""
         session = self.session()
         results = session.run(None, self._feeds(args, kwargs))
         return [numpy_to_torch(r) for r in results]
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        """Run in onnxruntime and return what the model returns: a tensor, or the same tuple /
+        list / dict structure, with torch tensors (and the constants torch.export kept)."""
+        return self._structure(self.run(*args, **kwargs))
+
+    def _structure(self, flat: list[torch.Tensor]) -> Any:
+        ep = self.exported_program
+        specs = getattr(getattr(ep, "graph_signature", None), "output_specs", None)
+        out_spec = getattr(getattr(ep, "call_spec", None), "out_spec", None)
+        if specs is None or out_spec is None:
+            return flat
+        graph_outputs = [s for s in specs if type(s.arg).__name__ != "ConstantArgument"]
+        if len(graph_outputs) != len(flat):
+            return flat
+        results = iter(flat)
+        leaves: list[Any] = []
+        for spec in specs:
+            value = spec.arg.value if type(spec.arg).__name__ == "ConstantArgument" else next(results)
+            if spec.kind.name == "USER_OUTPUT":
+                if type(spec.arg).__name__ in ("SymIntArgument", "SymFloatArgument", "SymBoolArgument"):
+                    value = value.item()
+                leaves.append(value)
+        try:
+            return pytree.tree_unflatten(leaves, out_spec)
+        except (ValueError, TypeError):
+            return leaves
+
+    def rename_outputs(self, names: list[str]) -> None:
+        """Give the graph's outputs these names, in order (like torch.onnx's output_names)."""
+        graph = self.model_proto.graph
+        if len(names) > len(graph.output):
+            raise ValueError(f"{len(names)} output names for a model with {len(graph.output)} outputs "
+                             f"({', '.join(o.name for o in graph.output)})")
+        taken = {v.name for v in graph.input} | {t.name for t in graph.initializer}
+        renames = {}
+        for output, name in zip(graph.output, names):
+            if name in taken:
+                raise ValueError(f"output name {name!r} is already the name of an input or initializer")
+            renames[output.name] = name
+        for node in graph.node:
+            node.input[:] = [renames.get(n, n) for n in node.input]
+            node.output[:] = [renames.get(n, n) for n in node.output]
+        for v in list(graph.output) + list(graph.value_info):
+            v.name = renames.get(v.name, v.name)
+        self._session = None
+
+    def __repr__(self) -> str:
+        def describe(v: Any) -> str:
+            t = v.type.tensor_type
+            dtype = onnx.helper.tensor_dtype_to_np_dtype(t.elem_type).name if t.elem_type else "?"
+            dims = ",".join(d.dim_param or str(d.dim_value) for d in t.shape.dim) if t.HasField("shape") else "?"
+            return f"{v.name}: {dtype}[{dims}]"
+
+        graph = self.model_proto.graph
+        opset = next((o.version for o in self.model_proto.opset_import if o.domain in ("", "ai.onnx")), "?")
+        weights = sum(t.ByteSize() for t in graph.initializer)
+        return (f"ExportResult(inputs=[{', '.join(describe(v) for v in graph.input)}], "
+                f"outputs=[{', '.join(describe(v) for v in graph.output)}], nodes={len(graph.node)}, "
+                f"opset={opset}, initializers={len(graph.initializer)} ({weights / 1e6:.1f} MB))")
 
     def verify(self, *args: Any, **kwargs: Any) -> list[OutputDiff]:
         """Max absolute and relative difference of each output against torch eager."""
         with torch.no_grad():
             expected = [x for x in pytree.tree_leaves(self.model(*args, **kwargs)) if isinstance(x, torch.Tensor)]
-        actual = self(*args, **kwargs)
+        actual = self.run(*args, **kwargs)
         names = [o.name for o in self.model_proto.graph.output]
         diffs = []
         for name, e, a in zip(names, expected, actual):

@@ -1,0 +1,100 @@
+"""Errors for people: what went wrong, where in the user's code, and what to try.
+
+`capture_failure` turns an exception raised inside torch.export into one paragraph that comes
+before torch's own long report; `quiet_torch` silences torch's internal chatter during capture
+(warnings and log lines that say nothing about the user's model).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import traceback
+import warnings
+from collections.abc import Iterator
+
+_HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # the torchlib package
+_LIBRARY_PARTS = (os.sep + "torch" + os.sep, "site-packages", "dist-packages", "<frozen", _HERE,
+                  os.path.dirname(contextlib.__file__))
+
+
+def user_frame(exc: BaseException) -> str | None:
+    """'file.py:12 in forward: code' for the innermost frame of the traceback (or of its causes)
+    that is the user's: outside torch, torchlib, site-packages and the standard library."""
+    seen: set[int] = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        frames = [f for f in traceback.extract_tb(exc.__traceback__)
+                  if not any(p in f.filename for p in _LIBRARY_PARTS)]
+        if frames:
+            f = frames[-1]
+            return f"{f.filename}:{f.lineno} in {f.name}" + (f": {f.line.strip()}" if f.line else "")
+        exc = exc.__cause__ or exc.__context__  # type: ignore[assignment]
+    return None
+
+
+# (words in the exception's type or message, what happened, what to try)
+_KNOWN = (
+    (("GuardOnDataDependent", "data-dependent", "data dependent"),
+     "the model branches on (or reads) the value of a tensor, which torch.export cannot trace: "
+     "it records shapes, not data",
+     "rewrite the branch with tensor ops (torch.where), use torch.cond for a real data-dependent "
+     "branch, or compute the decision outside the model and pass it in"),
+    (("Constraints violated", "ConstraintViolation", "specialized", "must be specialized"),
+     "a dimension marked dynamic cannot be dynamic: the model's code fixes its size",
+     "drop that dimension from dynamic_shapes, or mark it Dim.AUTO to let torch decide "
+     "(the report below names the dimension and the guard)"),
+    (("Unsupported", "not supported", "NotImplementedError"),
+     "torch.export met Python or an operation it cannot trace",
+     "simplify that line (no Python side effects or unsupported builtins in forward), or "
+     "try strict=False / strict=True"),
+)
+
+
+def capture_failure(exc: BaseException) -> str:
+    """One paragraph about an exception raised while torch.export captured the model."""
+    text = f"{type(exc).__name__} {exc}"
+    what, advice = "torch.export could not capture it", "see torch's report (with --debug on the command line)"
+    for words, happened, hint in _KNOWN:
+        if any(w in text for w in words):
+            what, advice = happened, hint
+            break
+    first = next((line.strip() for line in str(exc).splitlines() if line.strip()), type(exc).__name__)
+    where = user_frame(exc)
+    lines = [f"torch.export could not capture the model: {what}."]
+    if where:
+        lines.append(f"  at {where}")
+    lines.append(f"  torch says: {type(exc).__name__}: {first[:300]}")
+    lines.append(f"  what to try: {advice}.")
+    return "\n".join(lines)
+
+
+# torch's own messages during capture that say nothing about the user's model
+_CHATTER = (
+    (UserWarning, r"The tensor attributes .* were assigned during export"),
+    (FutureWarning, r".*LeafSpec.*"),
+    (UserWarning, r".*is deprecated.*torch\.export.*"),
+)
+
+
+@contextlib.contextmanager
+def quiet_torch() -> Iterator[None]:
+    """Silence torch's internal warnings and log lines (below ERROR) while it captures a model.
+    TORCH_LOGS, when set, is the user asking for them: then nothing is silenced."""
+    if os.environ.get("TORCH_LOGS"):
+        yield
+        return
+    loggers = [logging.getLogger(name) for name in list(logging.root.manager.loggerDict)
+               if name == "torch" or name.startswith("torch.")]
+    levels = [lg.level for lg in loggers]
+    with warnings.catch_warnings():
+        for category, message in _CHATTER:
+            warnings.filterwarnings("ignore", message=message, category=category)
+        for lg in loggers:
+            lg.setLevel(logging.ERROR)  # torch's loggers have handlers of their own and do not propagate
+        try:
+            yield
+        finally:
+            for lg, level in zip(loggers, levels):
+                lg.setLevel(level)

@@ -1,0 +1,101 @@
+"""The README is the front door: its Python snippet and every command it quotes must run.
+
+The default run executes each quoted command in a quick form (fewer repeats, one op for the
+conformance run, the same entry point and options); `-m slow` runs each exactly as written.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+README = (ROOT / "README.md").read_text()
+
+# Options appended to a command in the default (quick) run: same code path, less work.
+QUICK = {
+    "python -m torchlib conformance": ["--ops", "abs", "--dtypes", "float32"],
+    "python bench/bench_export.py": ["--repeat", "1", "--models", "mlp"],
+    "python bench/bench_graph_builder.py": ["--nodes", "300", "--repeat", "50"],
+}
+# Commands not run here: installing (CI does it first) and the test suite itself.
+NOT_RUN = ("pip install", "python -m pytest")
+
+
+def _commands() -> list[str]:
+    """Every `python ...` command in the README: lines of sh blocks and inline code spans."""
+    found: list[str] = []
+    for block in re.findall(r"```sh\n(.*?)```", README, re.S):
+        for line in block.splitlines():
+            line = line.split("  #")[0].strip()
+            for part in line.split("&&"):
+                part = part.strip()
+                if part.startswith("python ") and part not in found:
+                    found.append(part)
+    for span in re.findall(r"`(python [^`]+)`", README):
+        if span not in found and "MODULE:FACTORY" not in span and "..." not in span:
+            found.append(span)
+    return [c for c in found if not c.startswith(NOT_RUN)]
+
+
+COMMANDS = _commands()
+
+
+def _run(command: str, extra: list[str], tmp_path: Path) -> subprocess.CompletedProcess[str]:
+    argv = shlex.split(command)
+    argv[0] = sys.executable
+    for i, a in enumerate(argv):
+        if a.startswith("bench/"):
+            argv[i] = str(ROOT / a)
+    env = dict(os.environ, PYTHONPATH=str(ROOT), OMP_NUM_THREADS="1")
+    return subprocess.run(argv + extra, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=3000)
+
+
+def test_readme_quotes_commands():
+    assert any("torchlib export" in c for c in COMMANDS)
+    assert any("codegen coverage" in c for c in COMMANDS)
+
+
+def test_snippet_runs(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    blocks = re.findall(r"```python\n(.*?)```", README, re.S)
+    assert blocks
+    exec(compile(blocks[0], "README.md", "exec"), {})
+    assert (tmp_path / "model.onnx").exists()
+
+
+def _quick(command: str) -> list[str]:
+    for prefix, extra in QUICK.items():
+        if command.startswith(prefix):
+            return extra
+    return []
+
+
+def _quick_commands() -> list[str]:
+    """One quick run per entry point and options: `bench_export.py` and `bench_export.py
+    --repeat 3` are the same quick command."""
+    seen: dict[str, str] = {}
+    for c in COMMANDS:
+        extra = _quick(c)
+        key = " ".join(shlex.split(c)[:3]) if extra else c
+        seen.setdefault(key, c)
+    return list(seen.values())
+
+
+@pytest.mark.parametrize("command", _quick_commands())
+def test_command_runs(command, tmp_path):
+    proc = _run(command, _quick(command), tmp_path)
+    assert proc.returncode == 0, f"{command}\n{proc.stdout[-2000:]}\n{proc.stderr[-3000:]}"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("command", COMMANDS)
+def test_command_runs_as_written(command, tmp_path):
+    proc = _run(command, [], tmp_path)
+    assert proc.returncode == 0, f"{command}\n{proc.stdout[-2000:]}\n{proc.stderr[-3000:]}"

@@ -82,8 +82,7 @@ def _quick_commands() -> list[str]:
     --repeat 3` are the same quick command."""
     seen: dict[str, str] = {}
     for c in COMMANDS:
-        extra = _quick(c)
-        key = " ".join(shlex.split(c)[:3]) if extra else c
+        key = next((prefix for prefix in QUICK if c.startswith(prefix)), c)
         seen.setdefault(key, c)
     return list(seen.values())
 

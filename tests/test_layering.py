@@ -32,8 +32,8 @@ def _graph(package: str) -> dict[str, set[str]]:
             continue
         name = ".".join(path.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__")
         modules[name] = path
-    return {name: {m for m in _imports(path, package) if m in modules and m != name and not name.endswith("__main__")}
-            for name, path in modules.items() if not name.endswith("__main__") and name != package}
+    return {name: {m for m in _imports(path, package) if m in modules and m != name}
+            for name, path in modules.items() if name != package}
 
 
 def _cycle(graph: dict[str, set[str]]) -> list[str] | None:

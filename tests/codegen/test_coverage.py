@@ -3,7 +3,6 @@
 import json
 import subprocess
 import sys
-import time
 
 from codegen import coverage, native
 from codegen.__main__ import main
@@ -47,18 +46,6 @@ def test_real_report_shape(capsys):
     assert report["core"]["total"] > 150 and report["all"]["total"] > 1000
     assert set(report["python_modules"]) >= {"torch", "nn", "linalg", "fft", "special"}
     assert len(report["core"]["missing"]) == report["core"]["total"] - report["core"]["covered"]
-
-
-def test_report_is_fast():
-    """The YAML read and parsed afresh plus the report: well under the command's 5 s budget
-    (the command itself adds interpreter start-up and the registry import, ~1.5 s in all)."""
-    import torchlib
-
-    names = torchlib.get_registry().names()
-    start = time.perf_counter()
-    report = coverage.coverage(native.load.__wrapped__(), names)
-    coverage.format_report(report, "all")
-    assert time.perf_counter() - start < 5.0
 
 
 def test_command_prints_the_report():

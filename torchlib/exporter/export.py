@@ -17,6 +17,7 @@ import torch.utils._pytree as pytree
 
 from graph_builder import GraphBuilder, op, types
 from graph_builder.ir import Value
+from graph_builder.optimizer import optimize as optimize_graph
 from graph_builder.opset import OpError, torch_to_numpy
 from torchlib.exporter.explain import capture_failure, quiet_torch
 from torchlib.exporter.result import ExportResult
@@ -76,6 +77,7 @@ def export(
     dynamic_shapes: Any = None,
     opset: int = 23,
     strict: bool = False,
+    optimize: bool = True,
 ) -> ExportResult:
     """Export `model(*args, **kwargs)` to ONNX. Returns an ExportResult (model_proto, save,
     __call__ running in onnxruntime, verify against torch)."""
@@ -96,7 +98,7 @@ def export(
     timings["decompositions"] = time.perf_counter() - t
     t = time.perf_counter()
     dim_names = _dim_names(model, args, kwargs, dynamic_shapes)
-    model_proto, diagnostics = translate(ep, registry, opset, dim_names)
+    model_proto, diagnostics = translate(ep, registry, opset, dim_names, optimize=optimize)
     timings["translate"] = time.perf_counter() - t
     timings["total"] = time.perf_counter() - start
     return ExportResult(model_proto, model, ep, timings, diagnostics)
@@ -130,6 +132,7 @@ def translate(
     registry: Registry,
     opset: int = 23,
     dim_names: dict[tuple[int, int], str] | None = None,
+    optimize: bool = True,
 ) -> tuple[Any, list[str]]:
     check_supported(ep, registry)
     g = GraphBuilder(opset=opset)
@@ -153,6 +156,9 @@ def translate(
         else:
             raise ExportError(f"FX node {node.name} of kind {node.op!r} is not supported (control flow submodules are not yet)")
     g.graph.metadata["torchlib.opset"] = str(opset)
+    if optimize:
+        report = optimize_graph(g)
+        diagnostics.append("optimizer: " + ", ".join(f"{k} {v}" for k, v in report.items()))
     return g.to_model(), diagnostics
 
 

@@ -1,0 +1,65 @@
+"""The export-time optimizer: ONNX-to-ONNX passes over a graph being built.
+
+    report = optimize(builder)      # before builder.to_model()
+
+Passes, in order: fold what depends only on constants and weights (within a memory budget),
+drop identities and Transpose pairs, fold inference BatchNormalization into the Conv / Gemm
+before it, fuse formulas into opset-23 operators (RMSNormalization, Gelu, Gemm), merge common
+subexpressions, remove dead nodes and unused weights, and give Conv its kernel_shape. It knows
+ONNX, never ATen; new nodes keep the metadata (ATen op, module, source line) of what they replace.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING
+
+from graph_builder.optimizer import cleanup, folding, fusions, pattern
+from graph_builder.optimizer.editing import Uses
+from graph_builder.optimizer.pattern import Rule, Var
+
+if TYPE_CHECKING:
+    from graph_builder.builder import GraphBuilder
+
+__all__ = ["Rule", "Var", "optimize"]
+
+
+def optimize(builder: GraphBuilder, rules: list[Rule] | None = None, fold_budget_bytes: int = 1 << 30) -> dict[str, int | float]:
+    """Optimize `builder.graph` in place; returns what each pass did (counts) and the seconds taken."""
+    start = time.perf_counter()
+    graph = builder.graph
+    uses = Uses(graph)
+    report: dict[str, int | float] = {"nodes before": len(graph.nodes)}
+
+    def run(name: str, count: int | dict[str, int]) -> None:
+        uses.commit()
+        if isinstance(count, dict):
+            for k, v in count.items():
+                report[k] = report.get(k, 0) + v
+        elif count:
+            report[name] = report.get(name, 0) + count
+
+    run("constants folded", folding.constants(builder, uses, fold_budget_bytes))
+    run("identities removed", cleanup.identities(uses))
+    run("batch norms folded", folding.batch_norms(builder, uses))
+    if builder.opset >= 20:
+        chosen = fusions.RULES if rules is None else rules
+        if builder.opset < 23:
+            chosen = [r for r in chosen if not r.name.startswith("RMSNormalization")]
+        run("fused", pattern.rewrite(builder, uses, chosen))
+    run("constants folded", folding.constants(builder, uses, fold_budget_bytes))
+    run("common subexpressions merged", cleanup.common_subexpressions(uses))
+    run("dead nodes removed", cleanup.dead_code(uses))
+    run("unused weights removed", _unused_initializers(uses))
+    run("kernel_shape added", cleanup.kernel_shapes(uses))
+    report["nodes after"] = len(graph.nodes)
+    report["seconds"] = round(time.perf_counter() - start, 4)
+    return report
+
+
+def _unused_initializers(uses: Uses) -> int:
+    graph = uses.graph
+    unused = [name for name, v in graph.initializers.items() if uses.count(v) == 0]
+    for name in unused:
+        del graph.initializers[name]
+    return len(unused)

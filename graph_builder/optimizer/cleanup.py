@@ -1,0 +1,119 @@
+"""Passes that remove work: dead nodes, repeated nodes, nodes that change nothing, and the
+`kernel_shape` attribute that several runtimes want on Conv even though ONNX makes it optional."""
+
+from __future__ import annotations
+
+from graph_builder.ir import Node, _freeze
+from graph_builder.optimizer.editing import Uses, ints, subgraphs
+
+_NONDETERMINISTIC = {"RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUniformLike", "Multinomial",
+                     "Bernoulli", "Dropout"}
+
+
+def dead_code(uses: Uses) -> int:
+    """Remove nodes none of whose outputs is read or is a graph output."""
+    removed = 0
+    for node in reversed(list(uses.graph.nodes)):
+        if uses.alive(node) and all(uses.count(o) == 0 for o in node.outputs) and node.op_type not in _NONDETERMINISTIC:
+            uses.remove(node)
+            removed += 1
+    return removed
+
+
+def common_subexpressions(uses: Uses) -> int:
+    """Merge nodes that compute the same op on the same inputs with the same attributes."""
+    seen: dict[tuple, Node] = {}
+    merged = 0
+    for node in list(uses.graph.nodes):
+        if not uses.alive(node) or node.op_type in _NONDETERMINISTIC or any(True for _ in subgraphs(node)):
+            continue
+        key = (node.domain, node.op_type, len(node.outputs), tuple(id(v) if v is not None else None for v in node.inputs),
+               tuple(sorted((k, _freeze(v)) for k, v in node.attributes.items())))
+        first = seen.get(key)
+        if first is None:
+            seen[key] = node
+            continue
+        for old, new in zip(node.outputs, first.outputs):
+            if id(old) in uses.outputs and id(new) in uses.outputs:
+                break  # two graph outputs keep their own names
+        else:
+            for old, new in zip(node.outputs, first.outputs):
+                uses.replace(old, new)
+            uses.remove(node)
+            merged += 1
+    return merged
+
+
+def _static(shape: tuple | None) -> bool:
+    return shape is not None and all(type(d) is int for d in shape)
+
+
+def _is_identity(node: Node) -> bool:
+    x = node.inputs[0] if node.inputs else None
+    if x is None:
+        return False
+    out = node.outputs[0]
+    op = node.op_type
+    if op == "Identity":
+        return True
+    if op == "Cast":
+        return x.dtype is not None and x.dtype.onnx == node.attributes.get("to")
+    if op == "CastLike":
+        return x.dtype is not None and x.dtype is node.inputs[1].dtype
+    if op == "Transpose":
+        perm = node.attributes.get("perm")
+        return perm is not None and list(perm) == list(range(len(perm)))
+    if op in ("Reshape", "Expand"):
+        return _static(x.shape) and x.shape == out.shape and x.dtype is out.dtype
+    if op in ("Squeeze", "Unsqueeze") and len(node.inputs) > 1:
+        return ints(node.inputs[1]) == []
+    return False
+
+
+def identities(uses: Uses) -> int:
+    """Drop nodes that return their input unchanged (Identity, Cast to the same type, identity
+    Transpose, Reshape/Expand to the same static shape), and fold Transpose pairs into one."""
+    removed = 0
+    for node in list(uses.graph.nodes):
+        if not uses.alive(node):
+            continue
+        if _is_identity(node):
+            out, x = node.outputs[0], node.inputs[0]
+            if id(out) in uses.outputs and (x.producer is None or id(x) in uses.outputs):
+                continue  # an input or weight returned as an output keeps its Identity
+            uses.replace(out, x)
+            uses.remove(node)
+            removed += 1
+        elif node.op_type == "Transpose":
+            x = node.inputs[0]
+            inner = x.producer if x is not None else None
+            if inner is None or inner.op_type != "Transpose" or uses.count(x) != 1:
+                continue
+            p1, p2 = inner.attributes.get("perm"), node.attributes.get("perm")
+            if p1 is None or p2 is None:
+                continue
+            composed = [int(p1[i]) for i in p2]
+            if composed == list(range(len(composed))):
+                if id(node.outputs[0]) in uses.outputs:
+                    continue
+                uses.replace(node.outputs[0], inner.inputs[0])
+                uses.remove(node)
+            else:
+                uses.set_input(node, 0, inner.inputs[0])
+                node.attributes = {**node.attributes, "perm": composed}
+            uses.remove(inner)
+            removed += 1
+    return removed
+
+
+def kernel_shapes(uses: Uses) -> int:
+    """Conv and ConvTranspose carry kernel_shape whenever the weight's shape is static."""
+    added = 0
+    for node in uses.graph.nodes:
+        if node.op_type in ("Conv", "ConvTranspose") and "kernel_shape" not in node.attributes:
+            w = node.inputs[1]
+            if w is not None and _static(w.shape) and len(w.shape) > 2:
+                node.attributes = {**node.attributes, "kernel_shape": [int(d) for d in w.shape[2:]]}
+                node.attr_types = {**node.attr_types, "kernel_shape": 7}  # AttributeProto.INTS
+                added += 1
+    return added

@@ -1,0 +1,170 @@
+"""Passes that compute at export time what does not depend on the inputs: every node whose
+inputs are all constants or weights becomes a new initializer (within a memory budget), and an
+inference BatchNormalization after Conv / ConvTranspose / Gemm is folded into their weights."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+from onnx import defs
+
+from graph_builder import types
+from graph_builder.evaluator import EAGER
+from graph_builder.ir import Node, Value
+from graph_builder.schema import OpSignature
+from graph_builder.optimizer.editing import Uses, subgraphs
+
+if TYPE_CHECKING:
+    from graph_builder.builder import GraphBuilder
+
+_NEVER_FOLD = {"RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUniformLike", "Multinomial",
+               "Bernoulli", "Dropout", "Constant"}
+
+
+def set_payload(value: Value, array: np.ndarray) -> None:
+    """Give a weight new contents (a new array: the model's own tensors are never written)."""
+    value.const_value = array
+    value._tensor_proto = None
+    value.set_type(types.from_numpy(array.dtype), array.shape)
+
+
+_SIGNATURES: dict[tuple[str, int], OpSignature | None] = {}
+
+
+def _signature(builder: GraphBuilder, node: Node) -> OpSignature | None:
+    if node.domain not in ("", "ai.onnx"):
+        return None
+    key = (node.op_type, builder.opset)
+    if key not in _SIGNATURES:
+        try:
+            _SIGNATURES[key] = OpSignature(defs.get_schema(node.op_type, builder.opset, ""), builder.opset)
+        except defs.SchemaError:
+            _SIGNATURES[key] = None
+    return _SIGNATURES[key]
+
+
+def constants(builder: GraphBuilder, uses: Uses, budget_bytes: int = 1 << 30) -> int:
+    """Replace each node whose inputs are all known (constants, weights, static shapes) by its
+    results. Results derived from weights count against `budget_bytes`; the weights they came
+    from are dropped when nothing else reads them, so the model does not grow."""
+    folded = 0
+    for node in list(uses.graph.nodes):
+        if not uses.alive(node) or node.op_type in _NEVER_FOLD or any(True for _ in subgraphs(node)):
+            continue
+        results = _static_result(node)
+        if results is None:
+            if not all(v is None or v.const_value is not None for v in node.inputs):
+                continue
+            sig = _signature(builder, node)
+            if sig is None:
+                continue
+            new_bytes = sum(v.const_value.nbytes for v in node.inputs if v is not None)
+            if new_bytes > budget_bytes:
+                continue
+            arrays = [None if v is None else v.const_value for v in node.inputs]
+            try:
+                results = EAGER.run_arrays(sig, arrays, node.attributes, len(node.outputs))
+            except Exception:  # a node onnxruntime cannot run alone stays a node
+                continue
+            budget_bytes -= sum(r.nbytes for r in results)
+        for old, array in zip(node.outputs, results):
+            if id(old) in uses.outputs:
+                break
+        else:
+            for old, array in zip(node.outputs, results):
+                uses.replace(old, _constant(builder, node, old, np.asarray(array)))
+            uses.remove(node)
+            folded += 1
+    return folded
+
+
+def _static_result(node: Node) -> list[np.ndarray] | None:
+    """Nodes known from types alone: Shape / Size of a static shape, CastLike of a constant."""
+    x = node.inputs[0] if node.inputs else None
+    if x is None:
+        return None
+    if node.op_type in ("Shape", "Size") and x.shape is not None and all(type(d) is int for d in x.shape):
+        if node.op_type == "Size":
+            return [np.array(int(np.prod(x.shape)), dtype=np.int64)]
+        start = node.attributes.get("start", 0)
+        end = node.attributes.get("end", None)
+        return [np.array(x.shape[slice(start, end)], dtype=np.int64)]
+    if node.op_type == "CastLike" and x.const_value is not None and node.inputs[1].dtype is not None:
+        return [x.const_value.astype(node.inputs[1].dtype.numpy)]
+    return None
+
+
+def _constant(builder: GraphBuilder, node: Node, old: Value, array: np.ndarray) -> Value:
+    """A folded result: a weight named after the weight it came from, else a shared constant."""
+    weight = next((v.name for v in node.inputs if v is not None and v.is_parameter), None)
+    if weight is None:
+        return builder.constant(array)
+    return builder.initializer(builder._root.unique(weight + "_folded"), array)
+
+
+_CHANNEL_AXIS = {"Conv": 0, "ConvTranspose": 1, "Gemm": None}
+
+
+def batch_norms(builder: GraphBuilder, uses: Uses) -> int:
+    """Conv / ConvTranspose / Gemm followed by an inference BatchNormalization become one node
+    with scaled weights: W' = W * s and b' = (b - mean) * s + beta, s = gamma / sqrt(var + eps),
+    computed in float64 and stored in the weight's dtype."""
+    folded = 0
+    for bn in list(uses.graph.nodes):
+        if not uses.alive(bn) or bn.op_type != "BatchNormalization" or bn.attributes.get("training_mode", 0) or len(bn.outputs) != 1:
+            continue
+        y, gamma, beta, mean, var = bn.inputs[:5]
+        producer = y.producer if y is not None else None
+        if producer is None or producer.op_type not in _CHANNEL_AXIS or uses.count(y) != 1:
+            continue
+        if any(v is None or v.const_value is None for v in (gamma, beta, mean, var)):
+            continue
+        w = producer.inputs[1]
+        bias = producer.inputs[2] if len(producer.inputs) > 2 else None
+        if w is None or w.const_value is None or uses.count(w) != 1 or (bias is not None and (bias.const_value is None or uses.count(bias) != 1)):
+            continue
+        eps = float(bn.attributes.get("epsilon", 1e-5))
+        s = gamma.const_value.astype(np.float64) / np.sqrt(var.const_value.astype(np.float64) + eps)
+        shift = beta.const_value.astype(np.float64) - mean.const_value.astype(np.float64) * s
+        new_w = _scaled_weight(producer, w.const_value, s)
+        if new_w is None:
+            continue
+        b = np.zeros_like(s) if bias is None else bias.const_value.astype(np.float64)
+        if b.shape != s.shape:
+            continue
+        new_b = (b * s + shift).astype(w.const_value.dtype)
+        set_payload(w, new_w.astype(w.const_value.dtype))
+        if bias is None:
+            bias = builder.initializer(builder._root.unique(w.name.rsplit(".", 1)[0] + ".bias" if "." in w.name else w.name + "_bias"), new_b)
+            while len(producer.inputs) < 3:
+                producer.inputs.append(None)
+            uses.set_input(producer, 2, bias)
+        else:
+            set_payload(bias, new_b)
+        uses.replace(bn.outputs[0], y)
+        uses.remove(bn)
+        folded += 1
+    return folded
+
+
+def _scaled_weight(node: Node, w: np.ndarray, s: np.ndarray) -> np.ndarray | None:
+    w64 = w.astype(np.float64)
+    if node.op_type == "Conv":
+        if w.shape[0] != s.shape[0]:
+            return None
+        return w64 * s.reshape((-1,) + (1,) * (w.ndim - 1))
+    if node.op_type == "ConvTranspose":
+        group = int(node.attributes.get("group", 1))
+        c_in, c_out_g = w.shape[0], w.shape[1]
+        if c_out_g * group != s.shape[0] or c_in % group:
+            return None
+        grouped = w64.reshape((group, c_in // group, c_out_g) + w.shape[2:])
+        scaled = grouped * s.reshape((group, 1, c_out_g) + (1,) * (w.ndim - 2))
+        return scaled.reshape(w.shape)
+    # Gemm: Y = alpha * A' B' + beta * C, channels are the columns of B'
+    if node.attributes.get("beta", 1.0) != 1.0 or w.ndim != 2:
+        return None
+    if node.attributes.get("transB", 0):
+        return w64 * s[:, None] if w.shape[0] == s.shape[0] else None
+    return w64 * s[None, :] if w.shape[1] == s.shape[0] else None

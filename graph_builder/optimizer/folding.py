@@ -100,7 +100,17 @@ def _constant(builder: GraphBuilder, node: Node, old: Value, array: np.ndarray) 
     weight = next((v.name for v in node.inputs if v is not None and v.is_parameter), None)
     if weight is None:
         return builder.constant(array)
-    return builder.initializer(builder._root.unique(weight + "_folded"), array)
+    return builder.initializer(_fresh(builder, weight + "_folded"), array)
+
+
+def _fresh(builder: GraphBuilder, base: str) -> str:
+    """A name no value of the graph has yet (left for builder.initializer to take)."""
+    taken = builder._root.names
+    name, n = base, 0
+    while name in taken:
+        n += 1
+        name = f"{base}_{n}"
+    return name
 
 
 _CHANNEL_AXIS = {"Conv": 0, "ConvTranspose": 1, "Gemm": None}
@@ -136,7 +146,8 @@ def batch_norms(builder: GraphBuilder, uses: Uses) -> int:
         new_b = (b * s + shift).astype(w.const_value.dtype)
         set_payload(w, new_w.astype(w.const_value.dtype))
         if bias is None:
-            bias = builder.initializer(builder._root.unique(w.name.rsplit(".", 1)[0] + ".bias" if "." in w.name else w.name + "_bias"), new_b)
+            base = w.name.rsplit(".", 1)[0] + ".bias" if w.name.endswith(".weight") else w.name + "_bias"
+            bias = builder.initializer(_fresh(builder, base), new_b)
             while len(producer.inputs) < 3:
                 producer.inputs.append(None)
             uses.set_input(producer, 2, bias)

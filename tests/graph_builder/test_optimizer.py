@@ -1,0 +1,225 @@
+"""The optimizer: each pass and each rewrite rule on its own, and its effect on exported models.
+Every optimized graph is compared in onnxruntime with the graph before optimizing."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import onnxruntime as ort
+import pytest
+import torch
+
+import torchlib
+from graph_builder import FLOAT, GraphBuilder, op
+from graph_builder.optimizer import Rule, Var, optimize
+from graph_builder.optimizer.editing import Uses
+from graph_builder.optimizer.pattern import rewrite
+
+
+def _run(model, feeds):
+    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    return session.run(None, feeds)
+
+
+def _optimized(build, feeds, **kwargs):
+    """(op types before, op types after) of the graph `build(g)` makes; checks equal results."""
+    g = GraphBuilder()
+    build(g)
+    before = g.to_model()
+    report = optimize(g, **kwargs)
+    after = g.to_model()
+    for a, b in zip(_run(before, feeds), _run(after, feeds)):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+    return [n.op_type for n in before.graph.node], [n.op_type for n in after.graph.node], report
+
+
+X = np.random.default_rng(0).standard_normal((2, 3, 8)).astype(np.float32)
+
+
+def test_folds_what_depends_only_on_weights():
+    def build(g):
+        x = g.input("x", FLOAT, [2, 3, 8])
+        w = g.initializer("w", np.random.default_rng(1).standard_normal((4, 8)).astype(np.float32))
+        with g:
+            y = op.MatMul(x, op.Transpose(op.Mul(w, 2.0), perm=[1, 0]))
+        g.output(y, "y")
+
+    before, after, report = _optimized(build, {"x": X})
+    assert before == ["Mul", "Transpose", "MatMul"] and after == ["MatMul"]
+    assert report["constants folded"] == 2
+
+
+def test_removes_identities_and_transpose_pairs_and_merges_repeats():
+    def build(g):
+        x = g.input("x", FLOAT, [2, 3, 8])
+        with g:
+            a = op.Transpose(op.Transpose(x, perm=[1, 0, 2]), perm=[1, 0, 2])
+            b = op.Cast(op.Reshape(a, [2, 3, 8]), to=FLOAT.onnx)
+            y = op.Add(op.Relu(b), op.Relu(b))
+            z = op.Transpose(op.Transpose(x, perm=[0, 2, 1]), perm=[2, 0, 1])
+        g.output(y, "y")
+        g.output(z, "z")
+
+    before, after, _ = _optimized(build, {"x": X})
+    assert after == ["Relu", "Add", "Transpose"]
+
+
+def test_keeps_an_identity_that_names_an_input_as_output():
+    def build(g):
+        x = g.input("x", FLOAT, [2, 3, 8])
+        g.output(x, "y")
+
+    _, after, _ = _optimized(build, {"x": X})
+    assert after == ["Identity"]
+
+
+def test_dead_nodes_and_unused_weights_go():
+    g = GraphBuilder()
+    x = g.input("x", FLOAT, [2, 3, 8])
+    g.initializer("unused", np.ones(3, np.float32))
+    with g:
+        y = op.Relu(x)
+        op.Sigmoid(x)
+    g.output(y, "y")
+    optimize(g)
+    model = g.to_model()
+    assert [n.op_type for n in model.graph.node] == ["Relu"]
+    assert not model.graph.initializer
+
+
+def _rms(op, x, w, eps):  # type: ignore[no-untyped-def]
+    return op.Mul(op.Div(x, op.Add(op.Abs(x), eps)), w)
+
+
+def test_a_rule_binds_vars_matches_either_input_order_and_checks():
+    rule = Rule("softsign-scale", _rms, lambda op, x, w, eps: op.Mul(op.Softsign(x), w), check=lambda x, w, eps: True)
+    g = GraphBuilder()
+    x = g.input("x", FLOAT, [2, 3, 8])
+    w = g.initializer("w", np.full(8, 2.0, np.float32))
+    with g:
+        y = op.Mul(w, op.Div(x, op.Add(1.0, op.Abs(x))))  # operands of Mul and Add swapped
+        other = op.Mul(w, op.Div(x, op.Add(op.Abs(w), 1.0)))  # x in Div, but Abs of w: no match
+    g.output(y, "y")
+    g.output(other, "other")
+    uses = Uses(g.graph)
+    counts = rewrite(g, uses, [rule])
+    uses.commit()
+    assert counts == {"softsign-scale": 1}
+    ops = [n.op_type for n in g.to_model().graph.node]
+    assert "Softsign" in ops and ops.count("Div") == 1
+
+
+def test_a_rule_keeps_the_metadata_of_what_it_replaces():
+    g = GraphBuilder()
+    x = g.input("x", FLOAT, [2, 3, 8])
+    with g, g.metadata(**{"pkg.torchlib.aten_op": "aten::gelu"}):
+        y = op.Mul(op.Mul(x, 0.5), op.Add(op.Erf(op.Div(x, math.sqrt(2))), 1.0))
+    g.output(y, "y")
+    optimize(g)
+    (node,) = g.to_model().graph.node
+    assert node.op_type == "Gelu"
+    assert {p.key: p.value for p in node.metadata_props}["pkg.torchlib.aten_op"] == "aten::gelu"
+
+
+def test_var_as_attribute_and_constant_var():
+    seen = {}
+
+    def pattern(op, x):  # type: ignore[no-untyped-def]
+        return op.Softmax(x, axis=Var("axis"))
+
+    def check(x, axis):  # type: ignore[no-untyped-def]
+        seen["axis"] = axis
+        return True
+
+    rule = Rule("softmax", pattern, lambda op, x, axis: op.Softmax(x, axis=axis), check)
+    g = GraphBuilder()
+    x = g.input("x", FLOAT, [2, 3, 8])
+    with g:
+        y = op.Softmax(x, axis=1)
+    g.output(y, "y")
+    rewrite(g, Uses(g.graph), [rule])
+    assert seen == {"axis": 1}
+    assert Var("c", constant=True).constant
+
+
+# -- exported models ------------------------------------------------------------------------------
+
+
+class RMSNorm(torch.nn.Module):
+    def __init__(self, dim: int, eps: float = 1e-6):
+        super().__init__()
+        self.weight = torch.nn.Parameter(torch.rand(dim) + 0.5)
+        self.eps = eps
+
+    def forward(self, x):
+        return self.weight * (x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps))
+
+
+class GeluFormulas(torch.nn.Module):
+    def forward(self, x):
+        erf = 0.5 * x * (1 + torch.erf(x / math.sqrt(2)))
+        tanh = 0.5 * x * (1 + torch.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * torch.pow(x, 3))))
+        return erf, tanh
+
+
+def _conv_bn_model():
+    model = torch.nn.Sequential(
+        torch.nn.Conv2d(3, 8, 3), torch.nn.BatchNorm2d(8), torch.nn.ReLU(),
+        torch.nn.Conv2d(8, 8, 3, groups=2, bias=False), torch.nn.BatchNorm2d(8),
+        torch.nn.ConvTranspose2d(8, 4, 3, groups=2), torch.nn.BatchNorm2d(4),
+    )  # fmt: skip
+    for m in model.modules():
+        if isinstance(m, torch.nn.BatchNorm2d):
+            m.running_mean.uniform_(-1, 1)
+            m.running_var.uniform_(0.5, 2)
+            m.weight.data.uniform_(0.5, 2)
+            m.bias.data.uniform_(-1, 1)
+    return model.eval()
+
+
+@pytest.mark.parametrize(
+    "make, args, fused",
+    [
+        (lambda: RMSNorm(16), (torch.randn(2, 5, 16),), ["RMSNormalization"]),
+        (GeluFormulas, (torch.randn(2, 5, 16),), ["Gelu", "Gelu"]),
+        (_conv_bn_model, (torch.randn(2, 3, 12, 12),), ["Conv", "Relu", "Conv", "ConvTranspose"]),
+    ],
+)
+def test_exported_model_is_fused_and_still_verifies(make, args, fused):
+    torch.manual_seed(0)
+    model = make()
+    plain = torchlib.export(model, args, optimize=False)
+    result = torchlib.export(model, args)
+    assert [n.op_type for n in result.model_proto.graph.node] == fused
+    assert len(result.model_proto.graph.node) < len(plain.model_proto.graph.node)
+    for d in result.verify(*args):
+        assert d.ok(atol=1e-5, rtol=1e-4), d
+
+
+def test_folded_conv_weights_keep_state_dict_names_and_kernel_shape():
+    model = _conv_bn_model()
+    result = torchlib.export(model, (torch.randn(1, 3, 12, 12),))
+    names = {t.name for t in result.model_proto.graph.initializer}
+    assert {"0.weight", "0.bias", "3.weight", "5.weight", "5.bias"} <= names
+    assert not any(n.startswith(("1.", "4.", "6.")) for n in names)  # BatchNorm parameters folded away
+    for node in result.model_proto.graph.node:
+        if node.op_type in ("Conv", "ConvTranspose"):
+            assert [a.ints for a in node.attribute if a.name == "kernel_shape"] == [[3, 3]]
+
+
+def test_lstm_weight_reordering_is_folded():
+    model = torch.nn.LSTM(8, 16, num_layers=2)
+    args = (torch.randn(5, 2, 8),)
+    result = torchlib.export(model, args)
+    ops = [n.op_type for n in result.model_proto.graph.node]
+    assert "Split" not in ops and ops.count("LSTM") == 2
+    assert all(d.ok() for d in result.verify(*args))
+
+
+def test_model_weights_are_never_written():
+    model = _conv_bn_model()
+    before = {k: v.clone() for k, v in model.state_dict().items()}
+    torchlib.export(model, (torch.randn(1, 3, 12, 12),))
+    for k, v in model.state_dict().items():
+        assert torch.equal(v, before[k]), k

@@ -40,7 +40,10 @@ def test_cnn_with_batch_norm_and_pooling():
     result = torchlib.export(model, args)
     assert_matches(result, *args)
     ops = {n.op_type for n in result.model_proto.graph.node}
-    assert "Conv" in ops and "BatchNormalization" in ops
+    assert "Conv" in ops and "BatchNormalization" not in ops  # folded into the convolutions
+    plain = torchlib.export(model, args, optimize=False)
+    assert "BatchNormalization" in {n.op_type for n in plain.model_proto.graph.node}
+    assert_matches(plain, *args)
 
 
 def test_transformer_encoder():

@@ -157,8 +157,7 @@ def translate(
             raise ExportError(f"FX node {node.name} of kind {node.op!r} is not supported (control flow submodules are not yet)")
     g.graph.metadata["torchlib.opset"] = str(opset)
     if optimize:
-        report = optimize_graph(g)
-        diagnostics.append("optimizer: " + ", ".join(f"{k} {v}" for k, v in report.items()))
+        optimize_graph(g)
     return g.to_model(), diagnostics
 
 

@@ -7,10 +7,14 @@ shape inference), so a rewrite is written with the ordinary `op` namespace.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any
 
 from graph_builder.ir import Graph, Node, Value
+from graph_builder.opset import opset
+
+if TYPE_CHECKING:
+    from graph_builder.builder import GraphBuilder
 
 
 def subgraphs(node: Node) -> Iterator[Graph]:
@@ -108,6 +112,23 @@ class Uses:
             readers = self.readers.get(id(v))
             if readers and node in readers:
                 readers.remove(node)
+
+
+def build_before(builder: GraphBuilder, uses: Uses, node: Node, build: Callable[[Any], Any]) -> Any:
+    """Call `build(op)` with the op namespace of the graph's opset and place the nodes it makes
+    before `node`, with `node`'s metadata (the ATen op, module and source line it came from)."""
+    sub = builder.subgraph("rewrite")
+    with sub, builder.metadata(**node.metadata):
+        result = build(opset(builder.opset))
+    for new in sub.graph.nodes:
+        for o in new.outputs:
+            o.graph = uses.graph
+        uses.insert(new, node)
+    for c in sub.graph.initializers.values():
+        c.graph = uses.graph
+        uses.graph.initializers[c.name] = c
+    del builder._root.subgraphs[id(sub.graph)]
+    return result
 
 
 def _captured(graph: Graph) -> list[Value]:

@@ -26,8 +26,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from graph_builder.ir import Node, Value
-from graph_builder.opset import opset
-from graph_builder.optimizer.editing import Uses
+from graph_builder.optimizer.editing import Uses, build_before
 
 if TYPE_CHECKING:
     from graph_builder.builder import GraphBuilder
@@ -100,18 +99,8 @@ class Rule:
         return None
 
     def apply(self, builder: GraphBuilder, uses: Uses, m: Match) -> None:
-        sub = builder.subgraph("rewrite")
-        with sub, builder.metadata(**m.root.metadata):
-            result = self.replacement(opset(builder.opset), **m.bindings)
+        result = build_before(builder, uses, m.root, lambda op: self.replacement(op, **m.bindings))
         results = result if isinstance(result, (tuple, list)) else (result,)
-        for node in sub.graph.nodes:  # splice the new nodes in before the root
-            for o in node.outputs:
-                o.graph = uses.graph
-            uses.insert(node, m.root)
-        for v in sub.graph.initializers.values():
-            v.graph = uses.graph
-            uses.graph.initializers[v.name] = v
-        del builder._root.subgraphs[id(sub.graph)]
         for old, new in zip(m.root.outputs, results):
             if new.dtype is old.dtype and old.shape is not None:
                 new.set_type(old.dtype, old.shape)  # keep torch's symbolic dim names

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from graph_builder.ir import Value
 from graph_builder.optimizer.editing import ints, scalar
 from graph_builder.optimizer.pattern import Rule, Var
@@ -100,5 +102,86 @@ def _gemm_check(a: Value, b: Value, c: Value) -> bool:
 
 GEMM = [Rule("Gemm (MatMul + Add)", _matmul_add, lambda op, a, b, c: op.Gemm(a, b, c), _gemm_check)]
 
-RULES = [*RMS_NORM, *GELU, *GEMM]
-__all__ = ["GELU", "GEMM", "RMS_NORM", "RULES", "Var"]
+
+# -- rotary embedding, rotate-half form: x * cos + cat(-x2, x1) * sin -> RotaryEmbedding ----------
+#
+# RotaryEmbedding takes caches of half the head size, so cos and sin must repeat their first half
+# (cos = cat(f, f).cos(), as every rotate-half implementation builds it): checked on constants,
+# or seen in the graph as Cos / Sin of Concat(f, f) (dynamic sequence length).
+
+
+def _rope(op, x, cos, sin, lo_start, lo_end, hi_start, hi_end, axes1, axes2):  # type: ignore[no-untyped-def]
+    x1 = op.Slice(x, lo_start, lo_end, axes1)
+    x2 = op.Slice(x, hi_start, hi_end, axes2)
+    rotated = op.Concat(op.Neg(x2), x1, axis=Var("concat_axis"))
+    return op.Add(op.Mul(x, cos), op.Mul(rotated, sin))
+
+
+def _rope_steps(op, x, cos, sin, lo_start, lo_end, hi_start, hi_end, axes1, axes2, steps1, steps2):  # type: ignore[no-untyped-def]
+    x1 = op.Slice(x, lo_start, lo_end, axes1, steps1)
+    x2 = op.Slice(x, hi_start, hi_end, axes2, steps2)
+    rotated = op.Concat(op.Neg(x2), x1, axis=Var("concat_axis"))
+    return op.Add(op.Mul(x, cos), op.Mul(rotated, sin))
+
+
+def _half_of(cache: Value, size: int, seq: object) -> np.ndarray | Value | None:
+    """cos or sin as a [sequence, size/2] cache: from a constant whose halves repeat, or the
+    f of Cos/Sin(Concat(f, f)) seen through Unsqueeze."""
+    half = size // 2
+    if cache.const_value is not None:
+        c = cache.const_value
+        if c.ndim < 2 or c.shape[-1] != size or any(d != 1 for d in c.shape[:-2]) or c.shape[-2] != seq:
+            return None
+        c = c.reshape(c.shape[-2], size)
+        return c[:, :half] if np.array_equal(c[:, :half], c[:, half:]) else None
+    v = cache
+    while v.producer is not None and v.producer.op_type == "Unsqueeze":
+        v = v.producer.inputs[0]
+    node = v.producer
+    if node is None or node.op_type not in ("Cos", "Sin"):
+        return None
+    cat = node.inputs[0].producer
+    if cat is None or cat.op_type != "Concat" or len(cat.inputs) != 2 or cat.inputs[0] is not cat.inputs[1]:
+        return None
+    f = cat.inputs[0]
+    if f.rank != 2 or cat.attributes.get("axis") not in (-1, 1) or f.shape[-1] != half:
+        return None
+    return node  # type: ignore[return-value]  # the Cos/Sin node: rebuilt on f by the replacement
+
+
+def _rope_check(x: Value, cos: Value, sin: Value, lo_start: Value, lo_end: Value, hi_start: Value, hi_end: Value,
+                axes1: Value, axes2: Value, concat_axis: int, steps1: Value | None = None, steps2: Value | None = None) -> bool:
+    if x.rank != 4 or x.shape is None or type(x.shape[-1]) is not int or x.shape[-1] % 2 or not _floating(x):
+        return False
+    size = x.shape[-1]
+    last = (-1, 3)
+    if concat_axis not in last or ints(axes1) not in ([-1], [3]) or ints(axes2) not in ([-1], [3]):
+        return False
+    if any(s is not None and ints(s) != [1] for s in (steps1, steps2)):
+        return False
+    if ints(lo_start) != [0] or ints(lo_end) != [size // 2] or ints(hi_start) != [size // 2]:
+        return False
+    if (ints(hi_end) or [0])[0] < size:
+        return False
+    return all(_half_of(c, size, x.shape[2]) is not None for c in (cos, sin))
+
+
+def _cache(op, cache: Value, size: int, seq: object):  # type: ignore[no-untyped-def]
+    half = _half_of(cache, size, seq)
+    if isinstance(half, np.ndarray):
+        return half
+    f = half.inputs[0].producer.inputs[0]  # Cos/Sin(Concat(f, f)) -> Cos/Sin(f)
+    return op.Cos(f) if half.op_type == "Cos" else op.Sin(f)
+
+
+def _rope_fused(op, x, cos, sin, **_):  # type: ignore[no-untyped-def]
+    size, seq = x.shape[-1], x.shape[2]
+    length = op.Shape(x, start=2, end=3)
+    positions = op.Unsqueeze(op.Range(np.array(0, np.int64), op.Squeeze(length, [0]), np.array(1, np.int64)), [0])
+    positions = op.Expand(positions, op.Concat(op.Shape(x, start=0, end=1), length, axis=0))
+    return op.RotaryEmbedding(x, _cache(op, cos, size, seq), _cache(op, sin, size, seq), positions)
+
+
+ROTARY = [Rule("RotaryEmbedding (rotate-half)", p, _rope_fused, _rope_check) for p in (_rope, _rope_steps)]
+RULES = [*RMS_NORM, *GELU, *GEMM, *ROTARY]
+__all__ = ["GELU", "GEMM", "RMS_NORM", "ROTARY", "RULES", "Var"]

@@ -12,9 +12,10 @@ import onnxruntime as ort
 import torch
 import torch.utils._pytree as pytree
 
+from graph_builder import weights
+from graph_builder.evaluator import run_session
+from graph_builder.ir import Graph, ModelTooLargeError
 from graph_builder.opset import numpy_to_torch, torch_to_numpy
-
-_TWO_GB = 2**31
 
 
 @dataclasses.dataclass
@@ -30,57 +31,67 @@ class OutputDiff:
 
 
 class ExportResult:
-    def __init__(self, model_proto: onnx.ModelProto, model: torch.nn.Module, exported_program: Any,
+    """The exported model. `graph` is the checked ONNX graph; its initializers are views of the
+    model's parameters (no copy of the weights is made by export). Bytes are made only when
+    asked: `model_proto` (under 2 GB), `save()` (streams the weights, external data over 2 GB);
+    `__call__` and `verify` run in onnxruntime with the weights given as OrtValues over the same
+    memory, at any size."""
+
+    def __init__(self, graph: Graph, model: torch.nn.Module, exported_program: Any,
                  timings: dict[str, float], diagnostics: list[str]):
-        self.model_proto = model_proto
+        self.graph = graph
         self.model = model
         self.exported_program = exported_program
         self.timings = timings
         self.diagnostics = diagnostics
         self._session: ort.InferenceSession | None = None
+        self._model_proto: onnx.ModelProto | None = None
+
+    @property
+    def model_proto(self) -> onnx.ModelProto:
+        """The ModelProto with the weights inside (made on first use: a copy of the weights).
+        Over 2 GB of weights it cannot exist: raises ModelTooLargeError naming what to use."""
+        if self._model_proto is None:
+            if weights.is_too_large(self.graph):
+                raise ModelTooLargeError(weights.too_large_message(
+                    self.graph, "ExportResult.model_proto",
+                    "Use result.save(path) (the weights go to <path>.data next to it; onnx.load(path) and "
+                    "onnxruntime.InferenceSession(path) read both), result(...) and result.verify(...) (they run "
+                    "without a ModelProto), or result.graph.",
+                ))  # fmt: skip
+            self._model_proto = onnx.ModelProto.FromString(self.graph.to_model_bytes())
+        return self._model_proto
 
     @property
     def node_count(self) -> int:
-        return len(self.model_proto.graph.node)
+        return len(self.graph.nodes)
 
-    def save(self, path: str | os.PathLike[str], external_data: bool | None = None) -> None:
-        """Write the model; weights go to `<path>.data` when the model is over 2 GB (or when
-        external_data=True)."""
-        path = os.fspath(path)
-        size = sum(t.ByteSize() for t in self.model_proto.graph.initializer)
-        if external_data is None:
-            external_data = size >= _TWO_GB - 2**24
-        if external_data:
-            proto = onnx.ModelProto()
-            proto.CopyFrom(self.model_proto)
-            onnx.save_model(proto, path, save_as_external_data=True, all_tensors_to_one_file=True,
-                            location=os.path.basename(path) + ".data", size_threshold=1024)
-        else:
-            onnx.save_model(self.model_proto, path)
+    def save(self, path: str | os.PathLike[str], external_data: bool | None = None) -> str | None:
+        """Write the model; the weights stream to `<path>.data` next to it when they are over
+        2 GB (`graph_builder.ir.EXTERNAL_DATA_THRESHOLD`) or when external_data=True. Returns
+        the data file's path, or None."""
+        return weights.save_model(self.graph, path, external_data)
 
     def session(self, threads: int = 0) -> ort.InferenceSession:
+        """The onnxruntime session (made once), its weights OrtValues over the parameters' memory."""
         if self._session is None:
             options = ort.SessionOptions()
             if threads:
                 options.intra_op_num_threads = threads
             options.log_severity_level = 3
-            data = self.model_proto.SerializeToString() if self.model_proto.ByteSize() < _TWO_GB else None
-            if data is None:
-                raise ValueError("model over 2 GB: save() it and open the file with onnxruntime")
-            self._session = ort.InferenceSession(data, options, providers=["CPUExecutionProvider"])
+            self._session = weights.ort_session(self.graph, options)
         return self._session
 
     def _feeds(self, args: tuple, kwargs: dict) -> dict[str, np.ndarray]:
         leaves = [x for x in pytree.tree_leaves((args, kwargs)) if isinstance(x, torch.Tensor)]
-        names = [i.name for i in self.model_proto.graph.input]
+        names = [v.name for v in self.graph.inputs]
         if len(leaves) != len(names):
             raise ValueError(f"the model takes {len(names)} tensor inputs ({names}), got {len(leaves)}")
         return {n: torch_to_numpy(x) for n, x in zip(names, leaves)}
 
     def __call__(self, *args: Any, **kwargs: Any) -> list[torch.Tensor]:
         """Run in onnxruntime; returns the outputs as torch tensors, in the model's output order."""
-        session = self.session()
-        results = session.run(None, self._feeds(args, kwargs))
+        results = run_session(self.session(), self._feeds(args, kwargs))
         return [numpy_to_torch(r) for r in results]
 
     def verify(self, *args: Any, **kwargs: Any) -> list[OutputDiff]:
@@ -88,7 +99,7 @@ class ExportResult:
         with torch.no_grad():
             expected = [x for x in pytree.tree_leaves(self.model(*args, **kwargs)) if isinstance(x, torch.Tensor)]
         actual = self(*args, **kwargs)
-        names = [o.name for o in self.model_proto.graph.output]
+        names = [v.name for v in self.graph.outputs]
         diffs = []
         for name, e, a in zip(names, expected, actual):
             shape_ok = tuple(e.shape) == tuple(a.shape)

@@ -41,11 +41,14 @@ def export_main(argv: list[str]) -> int:
     parser.add_argument("-o", "--output", required=True, help="path of the .onnx file")
     parser.add_argument("--opset", type=int, default=23)
     parser.add_argument("--verify", action="store_true", help="run in onnxruntime and compare with torch")
+    parser.add_argument("--external-data", action="store_true",
+                        help="write the weights to OUTPUT.data next to the model (automatic over 2 GB)")  # fmt: skip
     ns = parser.parse_args(argv)
     model, args, kwargs = _unpack(_load_factory(ns.factory)())
     result = export(model, args, kwargs, opset=ns.opset)
-    result.save(ns.output)
-    print(f"wrote {ns.output}: {result.node_count} nodes, exported in {result.timings['total']:.2f} s")
+    data = result.save(ns.output, external_data=True if ns.external_data else None)
+    weights = f", weights in {data}" if data else ""
+    print(f"wrote {ns.output}{weights}: {result.node_count} nodes, exported in {result.timings['total']:.2f} s")
     for d in result.diagnostics:
         print("note:", d)
     if ns.verify:

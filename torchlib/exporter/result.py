@@ -18,6 +18,13 @@ from graph_builder.ir import Graph, ModelTooLargeError
 from graph_builder.opset import numpy_to_torch, torch_to_numpy
 
 
+# verify's tolerances (atol, rtol) by output dtype. atol is relative to the output's scale (its
+# largest magnitude, at least 1). Half types round every op's result: a whole model stays within
+# a few units in the last place (eps: float16 2**-10, bfloat16 2**-7, i.e. ~10 and ~5 eps here).
+DEFAULT_TOLERANCE = (1e-4, 1e-3)
+TOLERANCES = {torch.float16: (1e-2, 1e-2), torch.bfloat16: (4e-2, 4e-2)}
+
+
 @dataclasses.dataclass
 class OutputDiff:
     name: str
@@ -25,9 +32,15 @@ class OutputDiff:
     max_rel: float
     dtype_ok: bool
     shape_ok: bool
+    scale: float = 1.0  # max |expected|, at least 1
+    tolerance: tuple[float, float] = DEFAULT_TOLERANCE  # (atol, rtol) of the output's dtype
 
-    def ok(self, atol: float = 1e-4, rtol: float = 1e-3) -> bool:
-        return self.dtype_ok and self.shape_ok and (self.max_abs <= atol or self.max_rel <= rtol)
+    def ok(self, atol: float | None = None, rtol: float | None = None) -> bool:
+        """Same dtype and shape, and max_abs <= atol * scale or max_rel <= rtol (the dtype's
+        tolerance unless given)."""
+        atol = self.tolerance[0] if atol is None else atol
+        rtol = self.tolerance[1] if rtol is None else rtol
+        return self.dtype_ok and self.shape_ok and (self.max_abs <= atol * self.scale or self.max_rel <= rtol)
 
 
 class ExportResult:
@@ -95,7 +108,8 @@ class ExportResult:
         return [numpy_to_torch(r) for r in results]
 
     def verify(self, *args: Any, **kwargs: Any) -> list[OutputDiff]:
-        """Max absolute and relative difference of each output against torch eager."""
+        """Max absolute and relative difference of each output against torch eager, with the
+        tolerance of its dtype (`OutputDiff.ok()`)."""
         with torch.no_grad():
             expected = [x for x in pytree.tree_leaves(self.model(*args, **kwargs)) if isinstance(x, torch.Tensor)]
         actual = self(*args, **kwargs)
@@ -104,6 +118,7 @@ class ExportResult:
         for name, e, a in zip(names, expected, actual):
             shape_ok = tuple(e.shape) == tuple(a.shape)
             dtype_ok = e.dtype == a.dtype
+            scale = 1.0
             if shape_ok and e.numel():
                 e64 = e.detach().to(torch.float64) if not e.is_complex() else e.detach().abs().to(torch.float64)
                 a64 = a.to(torch.float64) if not a.is_complex() else a.abs().to(torch.float64)
@@ -114,9 +129,12 @@ class ExportResult:
                 if not same_nonfinite:
                     max_abs = float("inf")
                 max_rel = float((abs_diff[finite] / e64.abs()[finite].clamp_min(1e-12)).max()) if finite.any() else 0.0
+                magnitudes = e64.abs()[torch.isfinite(e64)]
+                scale = max(1.0, float(magnitudes.max())) if magnitudes.numel() else 1.0
             else:
                 max_abs = max_rel = 0.0 if shape_ok else float("inf")
-            diffs.append(OutputDiff(name, max_abs, max_rel, dtype_ok, shape_ok))
+            tolerance = TOLERANCES.get(e.dtype, DEFAULT_TOLERANCE)
+            diffs.append(OutputDiff(name, max_abs, max_rel, dtype_ok, shape_ok, scale, tolerance))
         if len(expected) != len(actual):
             raise AssertionError(f"torch gives {len(expected)} tensor outputs, the ONNX model {len(actual)}")
         return diffs

@@ -542,7 +542,7 @@ class GraphBuilder:
         """The ModelProto of the graph (see `to_graph`), weights included. A model whose weights
         do not fit in one ModelProto (over `ir.EXTERNAL_DATA_THRESHOLD` bytes) raises
         ModelTooLargeError naming what to call instead: `save(path)`, or `to_graph()`."""
-        graph = self.to_graph(check, ir_version)
+        graph = self.to_graph(check=False, ir_version=ir_version)
         if weights.is_too_large(graph):
             raise ModelTooLargeError(weights.too_large_message(
                 graph, "GraphBuilder.to_model()",
@@ -550,7 +550,10 @@ class GraphBuilder:
                 "onnx.load(path) or onnxruntime.InferenceSession(path)), or to_graph() for the graph with its weights "
                 "uncopied (graph_builder.weights.ort_session(graph) runs it).",
             ))  # fmt: skip
-        return onnx.ModelProto.FromString(graph.to_model_bytes())
+        data = graph.to_model_bytes()
+        if check:
+            onnx.checker.check_model(data, full_check=True)  # the bytes at hand, weights included
+        return onnx.ModelProto.FromString(data)
 
     def save(self, path: str, external_data: bool | None = None, check: bool = True, ir_version: int = 10) -> str | None:
         """Write the model (see `to_graph`) to `path`; the weights go to `<path>.data` next to it

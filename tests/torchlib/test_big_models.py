@@ -68,7 +68,7 @@ def test_model_over_threshold_takes_the_big_model_path(tmp_path, low_threshold):
     result = torchlib.export(model, args)
     assert result.node_count == 3
     with pytest.raises(ModelTooLargeError, match=r"result\.save\(path\)"):
-        result.model_proto
+        _ = result.model_proto
     assert all(d.ok() for d in result.verify(*args))
     path = str(tmp_path / "mlp.onnx")
     assert result.save(path) == path + ".data"

@@ -17,7 +17,6 @@ from graph_builder.evaluator import run_session
 from graph_builder.ir import Graph, ModelTooLargeError
 from graph_builder.opset import numpy_to_torch, torch_to_numpy
 
-
 # verify's tolerances (atol, rtol) by output dtype. atol is relative to the output's scale (its
 # largest magnitude, at least 1). Half types round every op's result: a whole model stays within
 # a few units in the last place (eps: float16 2**-10, bfloat16 2**-7, i.e. ~10 and ~5 eps here).

@@ -77,8 +77,9 @@ def export(
     opset: int = 23,
     strict: bool = False,
 ) -> ExportResult:
-    """Export `model(*args, **kwargs)` to ONNX. Returns an ExportResult (model_proto, save,
-    __call__ running in onnxruntime, verify against torch)."""
+    """Export `model(*args, **kwargs)` to ONNX. Returns an ExportResult (the graph, whose
+    initializers are views of the model's parameters, not copies; save, model_proto, __call__
+    running in onnxruntime, verify against torch), at any model size."""
     registry = _load_ops()
     if not isinstance(args, tuple):
         args = (args,)
@@ -96,10 +97,10 @@ def export(
     timings["decompositions"] = time.perf_counter() - t
     t = time.perf_counter()
     dim_names = _dim_names(model, args, kwargs, dynamic_shapes)
-    model_proto, diagnostics = translate(ep, registry, opset, dim_names)
+    graph, diagnostics = translate(ep, registry, opset, dim_names)
     timings["translate"] = time.perf_counter() - t
     timings["total"] = time.perf_counter() - start
-    return ExportResult(model_proto, model, ep, timings, diagnostics)
+    return ExportResult(graph, model, ep, timings, diagnostics)
 
 
 def check_supported(ep: torch.export.ExportedProgram, registry: Registry) -> None:
@@ -153,7 +154,7 @@ def translate(
         else:
             raise ExportError(f"FX node {node.name} of kind {node.op!r} is not supported (control flow submodules are not yet)")
     g.graph.metadata["torchlib.opset"] = str(opset)
-    return g.to_model(), diagnostics
+    return g.to_graph(), diagnostics  # checked; the weights stay views of the parameters
 
 
 def _placeholder(g: GraphBuilder, node: Any, spec: Any, state: dict, constants: dict, renames: dict) -> Any:

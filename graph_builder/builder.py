@@ -22,14 +22,13 @@ from typing import Any
 
 import numpy as np
 import onnx
-import onnxruntime as ort
 from onnx import shape_inference
 
-from graph_builder import ir, types
+from graph_builder import ir, types, weights
 from graph_builder.arrays import as_array, numpy_to_torch
 from graph_builder.evaluator import EAGER, pop_evaluator, push_evaluator, run_session
 from graph_builder.fast_infer import RULES, SYM_RULES
-from graph_builder.ir import Graph, Node, Value
+from graph_builder.ir import Graph, ModelTooLargeError, Node, Value
 from graph_builder.opset import opset
 from graph_builder.schema import DEFAULT_OPSET, OpError, OpSignature
 from graph_builder.types import DType
@@ -525,16 +524,40 @@ class GraphBuilder:
         self.graph.initializers = g.initializers
         return self.graph
 
-    def to_model(self, check: bool = True, ir_version: int = 10) -> onnx.ModelProto:
-        """The ModelProto of the graph (nodes the outputs do not need are dropped), checked
-        with `onnx.checker.check_model(full_check=True)` unless check=False."""
+    def to_graph(self, check: bool = True, ir_version: int = 10) -> Graph:
+        """The finished graph: nodes the outputs do not need are dropped, output types are
+        completed, and unless check=False it passes `onnx.checker.check_model(full_check=True)`
+        (run on the graph without its weights, at any size: `weights.check_model`). Its
+        initializers hold the arrays given to `initializer()`, not copies."""
         graph = self._graph_for(self.graph.outputs)
+        graph.ir_version = ir_version
         self._complete_output_types(graph)
-        if not check:
-            return graph.to_model(ir_version=ir_version)
-        data = graph.to_model_bytes(ir_version=ir_version)
-        onnx.checker.check_model(data, full_check=True)
+        if check:
+            weights.check_model(graph)
+        return graph
+
+    def to_model(self, check: bool = True, ir_version: int = 10) -> onnx.ModelProto:
+        """The ModelProto of the graph (see `to_graph`), weights included. A model whose weights
+        do not fit in one ModelProto (over `ir.EXTERNAL_DATA_THRESHOLD` bytes) raises
+        ModelTooLargeError naming what to call instead: `save(path)`, or `to_graph()`."""
+        graph = self.to_graph(check=False, ir_version=ir_version)
+        if weights.is_too_large(graph):
+            raise ModelTooLargeError(weights.too_large_message(
+                graph, "GraphBuilder.to_model()",
+                "Call save(path) to write the model with its weights as external data next to it (then "
+                "onnx.load(path) or onnxruntime.InferenceSession(path)), or to_graph() for the graph with its weights "
+                "uncopied (graph_builder.weights.ort_session(graph) runs it).",
+            ))  # fmt: skip
+        data = graph.to_model_bytes()
+        if check:
+            onnx.checker.check_model(data, full_check=True)  # the bytes at hand, weights included
         return onnx.ModelProto.FromString(data)
+
+    def save(self, path: str, external_data: bool | None = None, check: bool = True, ir_version: int = 10) -> str | None:
+        """Write the model (see `to_graph`) to `path`; the weights go to `<path>.data` next to it
+        when they are over `ir.EXTERNAL_DATA_THRESHOLD` bytes or external_data=True, streamed
+        from their arrays. Returns the data file's path, or None."""
+        return weights.save_model(self.to_graph(check, ir_version), path, external_data)
 
     def _complete_output_types(self, graph: Graph) -> None:
         """Graph inputs and outputs need a rank for onnx.checker: fill the shapes the tracing
@@ -545,7 +568,7 @@ class GraphBuilder:
         missing = [v for v in graph.outputs if v.shape is None or v.dtype is None]
         if not missing:
             return
-        model = graph.to_model()
+        model = graph.to_model(weights_as_inputs=True)  # no weight bytes: any size
         inferred = shape_inference.infer_shapes(model, data_prop=True)
         types_by_name = {info.name: ir.type_from_proto(info.type) for info in inferred.graph.output}
         for v in missing:
@@ -565,8 +588,7 @@ class GraphBuilder:
         for v in wanted:
             if not isinstance(v, Value) or v.graph is not self.graph:
                 raise OpError(f"run: {v!r} is not a value of this graph")
-        model = self._graph_for(wanted).to_model()  # not checked: an intermediate may have no known rank
-        session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+        session = weights.ort_session(self._graph_for(wanted))  # not checked: an intermediate may have no known rank
         torch_in = any(type(x).__module__ == "torch" for x in feeds.values())
         arrays = {k: as_array(x) for k, x in feeds.items()}
         results = run_session(session, arrays, [v.name for v in wanted])

@@ -156,7 +156,9 @@ _NOT_IN_ORT_NUMPY = {d.numpy for d in (types.BFLOAT16, types.FLOAT8E4M3FN, types
 _RAW_VIEW = {1: np.uint8, 2: np.uint16}
 
 
-def _to_ort_value(array: np.ndarray) -> ort.OrtValue:
+def to_ort_value(array: np.ndarray) -> ort.OrtValue:
+    """An OrtValue over the array's memory (a copy only when it is not C-contiguous); bfloat16
+    and float8 through an integer view of the same bytes, which the numpy bridge does not take."""
     if array.dtype in _NOT_IN_ORT_NUMPY:
         raw = np.ascontiguousarray(array).reshape(array.shape).view(_RAW_VIEW[array.dtype.itemsize])  # keeps rank 0
         return ort.OrtValue.ortvalue_from_numpy_with_onnx_type(raw, types.from_numpy(array.dtype).onnx)
@@ -179,7 +181,7 @@ def _run_with_ort_values(
     output_names: list[str] | None = None,
 ) -> list[np.ndarray]:
     names = [o.name for o in session.get_outputs()] if output_names is None else output_names
-    values = session.run_with_ort_values(names, {k: _to_ort_value(a) for k, a in feeds.items()})
+    values = session.run_with_ort_values(names, {k: to_ort_value(a) for k, a in feeds.items()})
     return [_from_ort_value(v, d) for v, d in zip(values, output_dtypes)]
 
 

@@ -29,6 +29,44 @@ Shape = tuple[Dim, ...]
 _A = onnx.AttributeProto
 _LITTLE_ENDIAN = sys.byteorder == "little"
 
+# Protobuf cannot serialize a message over 2 GiB. A model whose initializers take more bytes than
+# this is written with its weights as external data (64 MiB are left for the graph itself).
+# Read at call time: tests lower it to take the big-model path with small models.
+EXTERNAL_DATA_THRESHOLD = 2**31 - 2**26
+# Initializers smaller than this stay inside the model file when the rest goes to external data
+# (as onnx.save does), and inside the graph the checker sees.
+EXTERNAL_MIN_BYTES = 1024
+
+
+class ModelTooLargeError(ValueError):
+    """The model's weights do not fit in one ModelProto (over EXTERNAL_DATA_THRESHOLD bytes)."""
+
+
+class ExternalData:
+    """Where each large initializer lives in an external-data file: `location` (the file's name,
+    relative to the model file) and `entries`, name -> (offset, length). Made by
+    `weights.external_layout`; the ModelProto written with it references the file by offsets."""
+
+    def __init__(self, location: str, entries: dict[str, tuple[int, int]], size: int):
+        self.location = location
+        self.entries = entries
+        self.size = size
+
+    def tensor_proto(self, value: Value) -> onnx.TensorProto:
+        """The TensorProto of an initializer that references its bytes in the file."""
+        offset, length = self.entries[value.name]
+        proto = onnx.TensorProto(name=value.name, dims=value.numpy().shape, data_type=value.dtype.onnx,
+                                 data_location=onnx.TensorProto.EXTERNAL)  # fmt: skip
+        for key, text in (("location", self.location), ("offset", str(offset)), ("length", str(length))):
+            proto.external_data.add(key=key, value=text)
+        return proto
+
+
+def is_large(value: Value) -> bool:
+    """An initializer that goes to external data (and stands as an input for the checker)."""
+    array = value.const_value
+    return array is not None and array.nbytes >= EXTERNAL_MIN_BYTES and array.dtype != np.object_
+
 
 class Value:
     """A tensor: its name, dtype, shape (dims are ints, symbolic names or None), producer node
@@ -221,9 +259,13 @@ class Graph:
         self.model_doc_string = ""
 
     def to_graph_proto(
-        self, proto: onnx.GraphProto | None = None, initializers: bool = True, nodes: bool = True
+        self, proto: onnx.GraphProto | None = None, initializers: bool = True, nodes: bool = True,
+        external_data: ExternalData | None = None, weights_as_inputs: bool = False,
     ) -> onnx.GraphProto:
-        """The GraphProto (filled into `proto` when given; without initializers or nodes if asked)."""
+        """The GraphProto (filled into `proto` when given; without initializers or nodes if asked).
+        With `external_data`, the initializers it lists reference their bytes in its file. With
+        `weights_as_inputs`, the large initializers (`is_large`) are graph inputs instead: the
+        graph without its weights, which onnx.checker checks at any model size."""
         graph = onnx.GraphProto() if proto is None else proto
         node_protos = graph.node
         for node in self.nodes if nodes else ():
@@ -232,36 +274,62 @@ class Graph:
         tensors = graph.initializer
         for v in self.initializers.values() if initializers else ():
             read = v._tensor_proto
-            if read is not None and read.name == v.name:
+            if external_data is not None and v.name in external_data.entries:
+                tensors.append(external_data.tensor_proto(v))
+            elif weights_as_inputs and is_large(v):
+                continue
+            elif read is not None and read.name == v.name:
                 tensors.append(read)  # as read or made before
             else:
                 add_tensor_proto(tensors, v.numpy(), v.name)
         if self.doc_string:
             graph.doc_string = self.doc_string
         graph.input.extend([make_value_info(v) for v in self.inputs])
+        if weights_as_inputs:
+            inputs = set(map(id, self.inputs))
+            graph.input.extend([make_value_info(v) for v in self.initializers.values() if is_large(v) and id(v) not in inputs])
         graph.output.extend([make_value_info(v) for v in self.outputs])
         graph.value_info.extend([make_value_info(v) for v in self.value_info])
         if self.graph_metadata:
             graph.metadata_props.extend([onnx.StringStringEntryProto(key=k, value=v) for k, v in self.graph_metadata.items()])
         return graph
 
-    def to_model_bytes(self, ir_version: int | None = None, producer_name: str | None = None) -> bytes:
+    def to_model_bytes(
+        self, ir_version: int | None = None, producer_name: str | None = None,
+        external_data: ExternalData | None = None, weights_as_inputs: bool = False,
+    ) -> bytes:
         """`to_model().SerializeToString()`, up to the order of fields, made faster: nodes and
         weights are encoded straight into protobuf's wire format (weights from their arrays)
         instead of being built as protobuf objects and serialized again. Protobuf parsers merge
         repeated occurrences of a message field, so they follow the rest of the model as a
         second `graph` field. `onnx.ModelProto.FromString` of it equals `to_model()`."""
-        core = self.to_model(ir_version, producer_name, initializers=False, nodes=False).SerializeToString()
+        return b"".join(self.model_parts(ir_version, producer_name, external_data, weights_as_inputs))  # one copy of the data
+
+    def model_parts(
+        self, ir_version: int | None = None, producer_name: str | None = None,
+        external_data: ExternalData | None = None, weights_as_inputs: bool = False,
+    ) -> list[Any]:
+        """The serialized model as a list of bytes and memoryviews, the weights' ones over the
+        arrays themselves (no copy): written one after the other, they are `to_model_bytes()`."""
+        core = self.to_model(ir_version, producer_name, initializers=False, nodes=False,
+                             weights_as_inputs=weights_as_inputs).SerializeToString()  # fmt: skip
         input_fields: dict[str, bytes] = {}
         parts: list[Any] = [node_entry(node, input_fields) for node in self.nodes]
         for v in self.initializers.values():
-            parts.extend(_initializer_entry(v))
+            if external_data is not None and v.name in external_data.entries:
+                tensor = external_data.tensor_proto(v).SerializeToString()
+                parts.extend([b"\x2a", _varint(len(tensor)), tensor])
+            elif not (weights_as_inputs and is_large(v)):
+                parts.extend(_initializer_entry(v))
         size = sum(len(p) if type(p) is bytes else p.nbytes for p in parts)
-        return b"".join([core, b"\x3a", _varint(size), *parts])  # ModelProto.graph = 7; one copy of the data
+        return [core, b"\x3a", _varint(size), *parts]  # ModelProto.graph = 7
 
     def to_model(
-        self, ir_version: int | None = None, producer_name: str | None = None, initializers: bool = True, nodes: bool = True
+        self, ir_version: int | None = None, producer_name: str | None = None, initializers: bool = True,
+        nodes: bool = True, external_data: ExternalData | None = None, weights_as_inputs: bool = False,
     ) -> onnx.ModelProto:
+        """The ModelProto, weights included: over EXTERNAL_DATA_THRESHOLD bytes of weights, pass
+        `external_data` (see `weights.save_model`) or `weights_as_inputs` (see to_graph_proto)."""
         model = onnx.ModelProto()
         model.ir_version = self.ir_version if ir_version is None else ir_version
         producer_name = self.producer_name if producer_name is None else producer_name
@@ -275,7 +343,7 @@ class Graph:
             model.model_version = self.model_version
         if self.model_doc_string:
             model.doc_string = self.model_doc_string
-        self.to_graph_proto(model.graph, initializers, nodes)
+        self.to_graph_proto(model.graph, initializers, nodes, external_data, weights_as_inputs)
         model.opset_import.extend([onnx.OperatorSetIdProto(domain=d, version=v) for d, v in self.opset_imports.items()])
         model.functions.extend(self.functions)
         if self.metadata:

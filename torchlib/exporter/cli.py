@@ -203,6 +203,8 @@ def export_main(argv: list[str]) -> int:
     parser.add_argument("--dynamic", action="append", default=[], metavar="INPUT:AXIS=NAME,...", help=DYNAMIC_HELP)
     parser.add_argument("--output-names", default=None, metavar="A,B,...", help="names for the graph's outputs, in order")
     parser.add_argument("--verify", action="store_true", help="run in onnxruntime and compare with torch")
+    parser.add_argument("--external-data", action="store_true",
+                        help="write the weights to OUTPUT.data next to the model (automatic over 2 GB)")
     return run_cli(_export, parser, argv)
 
 
@@ -220,9 +222,10 @@ def _export(ns: argparse.Namespace) -> int:
         result = export(model, args, kwargs, dynamic_shapes=dynamic, opset=ns.opset)
     if ns.output_names:
         result.rename_outputs([n.strip() for n in ns.output_names.split(",")])
-    result.save(output)
-    size = sum(os.path.getsize(p) for p in (output, output + ".data") if os.path.exists(p))
-    print(f"wrote {output} ({size / 1e6:.1f} MB): {result.node_count} nodes, opset {ns.opset}, "
+    data = result.save(output, external_data=True if ns.external_data else None)
+    size = sum(os.path.getsize(p) for p in (output, data) if p and os.path.exists(p))
+    weights = f", weights in {data}" if data else ""
+    print(f"wrote {output} ({size / 1e6:.1f} MB{weights}): {result.node_count} nodes, opset {ns.opset}, "
           f"exported in {result.timings['total']:.2f} s")
     for d in result.diagnostics:
         print("note:", d)

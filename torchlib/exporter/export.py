@@ -79,8 +79,9 @@ def export(
     strict: bool = False,
     optimize: bool = True,
 ) -> ExportResult:
-    """Export `model(*args, **kwargs)` to ONNX. Returns an ExportResult (model_proto, save,
-    __call__ running in onnxruntime, verify against torch)."""
+    """Export `model(*args, **kwargs)` to ONNX. Returns an ExportResult (the graph, whose
+    initializers are views of the model's parameters, not copies; save, model_proto, __call__
+    running in onnxruntime, verify against torch), at any model size."""
     registry = _load_ops()
     if not isinstance(args, tuple):
         args = (args,)
@@ -98,10 +99,10 @@ def export(
     timings["decompositions"] = time.perf_counter() - t
     t = time.perf_counter()
     dim_names = _dim_names(model, args, kwargs, dynamic_shapes)
-    model_proto, diagnostics = translate(ep, registry, opset, dim_names, optimize=optimize)
+    graph, diagnostics = translate(ep, registry, opset, dim_names, optimize=optimize)
     timings["translate"] = time.perf_counter() - t
     timings["total"] = time.perf_counter() - start
-    return ExportResult(model_proto, model, ep, timings, diagnostics)
+    return ExportResult(graph, model, ep, timings, diagnostics)
 
 
 def check_supported(ep: torch.export.ExportedProgram, registry: Registry) -> None:
@@ -158,7 +159,7 @@ def translate(
     g.graph.metadata["torchlib.opset"] = str(opset)
     if optimize:
         optimize_graph(g)
-    return g.to_model(), diagnostics
+    return g.to_graph(), diagnostics  # checked; the weights stay views of the parameters
 
 
 def _placeholder(g: GraphBuilder, node: Any, spec: Any, state: dict, constants: dict, renames: dict) -> Any:

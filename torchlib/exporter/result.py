@@ -12,9 +12,16 @@ import onnxruntime as ort
 import torch
 import torch.utils._pytree as pytree
 
+from graph_builder import weights
+from graph_builder.evaluator import run_session
+from graph_builder.ir import Graph, ModelTooLargeError
 from graph_builder.opset import numpy_to_torch, torch_to_numpy
 
-_TWO_GB = 2**31
+# verify's tolerances (atol, rtol) by output dtype. atol is relative to the output's scale (its
+# largest magnitude, at least 1). Half types round every op's result: a whole model stays within
+# a few units in the last place (eps: float16 2**-10, bfloat16 2**-7, i.e. ~10 and ~5 eps here).
+DEFAULT_TOLERANCE = (1e-4, 1e-3)
+TOLERANCES = {torch.float16: (1e-2, 1e-2), torch.bfloat16: (4e-2, 4e-2)}
 
 
 @dataclasses.dataclass
@@ -24,63 +31,79 @@ class OutputDiff:
     max_rel: float
     dtype_ok: bool
     shape_ok: bool
+    scale: float = 1.0  # max |expected|, at least 1
+    tolerance: tuple[float, float] = DEFAULT_TOLERANCE  # (atol, rtol) of the output's dtype
 
-    def ok(self, atol: float = 1e-4, rtol: float = 1e-3) -> bool:
-        return self.dtype_ok and self.shape_ok and (self.max_abs <= atol or self.max_rel <= rtol)
+    def ok(self, atol: float | None = None, rtol: float | None = None) -> bool:
+        """Same dtype and shape, and max_abs <= atol * scale or max_rel <= rtol (the dtype's
+        tolerance unless given)."""
+        atol = self.tolerance[0] if atol is None else atol
+        rtol = self.tolerance[1] if rtol is None else rtol
+        return self.dtype_ok and self.shape_ok and (self.max_abs <= atol * self.scale or self.max_rel <= rtol)
 
 
 class ExportResult:
-    def __init__(self, model_proto: onnx.ModelProto, model: torch.nn.Module, exported_program: Any,
+    """The exported model. `graph` is the checked ONNX graph; its initializers are views of the
+    model's parameters (no copy of the weights is made by export). Bytes are made only when
+    asked: `model_proto` (under 2 GB), `save()` (streams the weights, external data over 2 GB);
+    `__call__` and `verify` run in onnxruntime with the weights given as OrtValues over the same
+    memory, at any size."""
+
+    def __init__(self, graph: Graph, model: torch.nn.Module, exported_program: Any,
                  timings: dict[str, float], diagnostics: list[str]):
-        self.model_proto = model_proto
+        self.graph = graph
         self.model = model
         self.exported_program = exported_program
         self.timings = timings
         self.diagnostics = diagnostics
         self._session: ort.InferenceSession | None = None
+        self._model_proto: onnx.ModelProto | None = None
+
+    @property
+    def model_proto(self) -> onnx.ModelProto:
+        """The ModelProto with the weights inside (made on first use: a copy of the weights).
+        Over 2 GB of weights it cannot exist: raises ModelTooLargeError naming what to use."""
+        if self._model_proto is None:
+            if weights.is_too_large(self.graph):
+                raise ModelTooLargeError(weights.too_large_message(
+                    self.graph, "ExportResult.model_proto",
+                    "Use result.save(path) (the weights go to <path>.data next to it; onnx.load(path) and "
+                    "onnxruntime.InferenceSession(path) read both), result(...) and result.verify(...) (they run "
+                    "without a ModelProto), or result.graph.",
+                ))  # fmt: skip
+            self._model_proto = onnx.ModelProto.FromString(self.graph.to_model_bytes())
+        return self._model_proto
 
     @property
     def node_count(self) -> int:
-        return len(self.model_proto.graph.node)
+        return len(self.graph.nodes)
 
-    def save(self, path: str | os.PathLike[str], external_data: bool | None = None) -> None:
-        """Write the model; weights go to `<path>.data` when the model is over 2 GB (or when
-        external_data=True)."""
-        path = os.fspath(path)
-        size = sum(t.ByteSize() for t in self.model_proto.graph.initializer)
-        if external_data is None:
-            external_data = size >= _TWO_GB - 2**24
-        if external_data:
-            proto = onnx.ModelProto()
-            proto.CopyFrom(self.model_proto)
-            onnx.save_model(proto, path, save_as_external_data=True, all_tensors_to_one_file=True,
-                            location=os.path.basename(path) + ".data", size_threshold=1024)
-        else:
-            onnx.save_model(self.model_proto, path)
+    def save(self, path: str | os.PathLike[str], external_data: bool | None = None) -> str | None:
+        """Write the model; the weights stream to `<path>.data` next to it when they are over
+        2 GB (`graph_builder.ir.EXTERNAL_DATA_THRESHOLD`) or when external_data=True. Returns
+        the data file's path, or None."""
+        return weights.save_model(self.graph, path, external_data)
 
     def session(self, threads: int = 0) -> ort.InferenceSession:
+        """The onnxruntime session (made once), its weights OrtValues over the parameters' memory."""
         if self._session is None:
             options = ort.SessionOptions()
             if threads:
                 options.intra_op_num_threads = threads
             options.log_severity_level = 3
-            data = self.model_proto.SerializeToString() if self.model_proto.ByteSize() < _TWO_GB else None
-            if data is None:
-                raise ValueError("model over 2 GB: save() it and open the file with onnxruntime")
-            self._session = ort.InferenceSession(data, options, providers=["CPUExecutionProvider"])
+            self._session = weights.ort_session(self.graph, options)
         return self._session
 
     def _feeds(self, args: tuple, kwargs: dict) -> dict[str, np.ndarray]:
         leaves = [x for x in pytree.tree_leaves((args, kwargs)) if isinstance(x, torch.Tensor)]
-        names = [i.name for i in self.model_proto.graph.input]
+        names = [v.name for v in self.graph.inputs]
         if len(leaves) != len(names):
             raise ValueError(f"the model takes {len(names)} tensor inputs ({names}), got {len(leaves)}")
         return {n: torch_to_numpy(x) for n, x in zip(names, leaves)}
 
     def run(self, *args: Any, **kwargs: Any) -> list[torch.Tensor]:
         """Run in onnxruntime; the graph's outputs as a flat list of torch tensors, in order."""
-        session = self.session()
-        results = session.run(None, self._feeds(args, kwargs))
+        results = run_session(self.session(), self._feeds(args, kwargs))
         return [numpy_to_torch(r) for r in results]
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
@@ -112,47 +135,41 @@ class ExportResult:
 
     def rename_outputs(self, names: list[str]) -> None:
         """Give the graph's outputs these names, in order (like torch.onnx's output_names)."""
-        graph = self.model_proto.graph
-        if len(names) > len(graph.output):
-            raise ValueError(f"{len(names)} output names for a model with {len(graph.output)} outputs "
-                             f"({', '.join(o.name for o in graph.output)})")
-        taken = {v.name for v in graph.input} | {t.name for t in graph.initializer}
-        renames = {}
-        for output, name in zip(graph.output, names):
+        outputs = self.graph.outputs
+        if len(names) > len(outputs):
+            raise ValueError(f"{len(names)} output names for a model with {len(outputs)} outputs "
+                             f"({', '.join(v.name for v in outputs)})")
+        taken = {v.name for v in self.graph.inputs} | set(self.graph.initializers)
+        for v, name in zip(outputs, names):
             if name in taken:
                 raise ValueError(f"output name {name!r} is already the name of an input or initializer")
-            renames[output.name] = name
-        for node in graph.node:
-            node.input[:] = [renames.get(n, n) for n in node.input]
-            node.output[:] = [renames.get(n, n) for n in node.output]
-        for v in list(graph.output) + list(graph.value_info):
-            v.name = renames.get(v.name, v.name)
+            v.name = name
         self._session = None
+        self._model_proto = None
 
     def __repr__(self) -> str:
         def describe(v: Any) -> str:
-            t = v.type.tensor_type
-            dtype = onnx.helper.tensor_dtype_to_np_dtype(t.elem_type).name if t.elem_type else "?"
-            dims = ",".join(d.dim_param or str(d.dim_value) for d in t.shape.dim) if t.HasField("shape") else "?"
-            return f"{v.name}: {dtype}[{dims}]"
+            dims = "?" if v.shape is None else ",".join("?" if d is None else str(d) for d in v.shape)
+            return f"{v.name}: {(v.dtype.torch_name or v.dtype.name.lower()) if v.dtype else '?'}[{dims}]"
 
-        graph = self.model_proto.graph
-        opset = next((o.version for o in self.model_proto.opset_import if o.domain in ("", "ai.onnx")), "?")
-        weights = sum(t.ByteSize() for t in graph.initializer)
-        return (f"ExportResult(inputs=[{', '.join(describe(v) for v in graph.input)}], "
-                f"outputs=[{', '.join(describe(v) for v in graph.output)}], nodes={len(graph.node)}, "
-                f"opset={opset}, initializers={len(graph.initializer)} ({weights / 1e6:.1f} MB))")
+        graph = self.graph
+        size = sum(v.const_value.nbytes for v in graph.initializers.values() if v.const_value is not None)
+        return (f"ExportResult(inputs=[{', '.join(describe(v) for v in graph.inputs)}], "
+                f"outputs=[{', '.join(describe(v) for v in graph.outputs)}], nodes={len(graph.nodes)}, "
+                f"opset={graph.opset_imports.get('', '?')}, initializers={len(graph.initializers)} ({size / 1e6:.1f} MB))")
 
     def verify(self, *args: Any, **kwargs: Any) -> list[OutputDiff]:
-        """Max absolute and relative difference of each output against torch eager."""
+        """Max absolute and relative difference of each output against torch eager, with the
+        tolerance of its dtype (`OutputDiff.ok()`)."""
         with torch.no_grad():
             expected = [x for x in pytree.tree_leaves(self.model(*args, **kwargs)) if isinstance(x, torch.Tensor)]
         actual = self.run(*args, **kwargs)
-        names = [o.name for o in self.model_proto.graph.output]
+        names = [v.name for v in self.graph.outputs]
         diffs = []
         for name, e, a in zip(names, expected, actual):
             shape_ok = tuple(e.shape) == tuple(a.shape)
             dtype_ok = e.dtype == a.dtype
+            scale = 1.0
             if shape_ok and e.numel():
                 e64 = e.detach().to(torch.float64) if not e.is_complex() else e.detach().abs().to(torch.float64)
                 a64 = a.to(torch.float64) if not a.is_complex() else a.abs().to(torch.float64)
@@ -163,9 +180,12 @@ class ExportResult:
                 if not same_nonfinite:
                     max_abs = float("inf")
                 max_rel = float((abs_diff[finite] / e64.abs()[finite].clamp_min(1e-12)).max()) if finite.any() else 0.0
+                magnitudes = e64.abs()[torch.isfinite(e64)]
+                scale = max(1.0, float(magnitudes.max())) if magnitudes.numel() else 1.0
             else:
                 max_abs = max_rel = 0.0 if shape_ok else float("inf")
-            diffs.append(OutputDiff(name, max_abs, max_rel, dtype_ok, shape_ok))
+            tolerance = TOLERANCES.get(e.dtype, DEFAULT_TOLERANCE)
+            diffs.append(OutputDiff(name, max_abs, max_rel, dtype_ok, shape_ok, scale, tolerance))
         if len(expected) != len(actual):
             raise AssertionError(f"torch gives {len(expected)} tensor outputs, the ONNX model {len(actual)}")
         return diffs

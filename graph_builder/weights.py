@@ -1,0 +1,133 @@
+"""Weights of any size: checking, saving and running a Graph without copying its initializers.
+
+An initializer holds the array it was given (for an exported model, a numpy view of the torch
+parameter's storage: bfloat16 as an ml_dtypes view of the same memory). Its bytes are made only
+where they are written:
+
+- `check_model(graph)` runs `onnx.checker` (full check) on the graph without its weights: large
+  initializers stand as graph inputs of the same type, so the check holds at any model size.
+- `save_model(graph, path)` writes the model; above `ir.EXTERNAL_DATA_THRESHOLD` bytes of
+  weights (or when asked) the large initializers stream, tensor by tensor, straight from their
+  arrays to `<path>.data` next to the model, which references them by offset.
+- `ort_session(graph)` opens an onnxruntime session whose weights are OrtValues over the same
+  arrays (`SessionOptions.add_external_initializers`): no serialized copy of the weights at all.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+
+from graph_builder import ir
+from graph_builder.evaluator import to_ort_value
+from graph_builder.ir import ExternalData, Graph, ModelTooLargeError
+
+# Offsets in the data file: large tensors start on a 64 KiB boundary (the allocation
+# granularity runtimes map files with), the others on 64 bytes.
+_LARGE_TENSOR = 2**20
+_ALIGN_LARGE, _ALIGN_SMALL = 2**16, 64
+
+
+def weights_nbytes(graph: Graph) -> int:
+    """Bytes of all initializers (weights and constants) of the graph."""
+    return sum(v.const_value.nbytes for v in graph.initializers.values() if v.const_value is not None)
+
+
+def is_too_large(graph: Graph) -> bool:
+    """True when the graph's weights do not fit in one ModelProto (`ir.EXTERNAL_DATA_THRESHOLD`)."""
+    return weights_nbytes(graph) > ir.EXTERNAL_DATA_THRESHOLD
+
+
+def too_large_message(graph: Graph, what: str, instead: str) -> str:
+    size = weights_nbytes(graph)
+    return (
+        f"{what}: the weights take {size / 2**30:.2f} GiB, more than one ModelProto can hold "
+        f"(protobuf's 2 GiB limit; graph_builder.ir.EXTERNAL_DATA_THRESHOLD = {ir.EXTERNAL_DATA_THRESHOLD} bytes). "
+        f"{instead}"
+    )
+
+
+def external_layout(graph: Graph, location: str) -> ExternalData:
+    """Offsets of the large initializers (`ir.is_large`) in an external-data file named
+    `location`, in initializer order (deterministic: the same graph gives the same file)."""
+    entries: dict[str, tuple[int, int]] = {}
+    offset = 0
+    for v in graph.initializers.values():
+        if not ir.is_large(v):
+            continue
+        length = v.numpy().nbytes
+        align = _ALIGN_LARGE if length >= _LARGE_TENSOR else _ALIGN_SMALL
+        offset = -(-offset // align) * align
+        entries[v.name] = (offset, length)
+        offset += length
+    return ExternalData(location, entries, offset)
+
+
+def _little_endian_bytes(array: np.ndarray) -> memoryview:
+    """The array's bytes as ONNX stores them (little endian, C order), without a copy when the
+    array is contiguous on a little-endian machine."""
+    if sys.byteorder != "little" and array.dtype.itemsize > 1:
+        array = array.astype(array.dtype.newbyteorder("<"))
+    return memoryview(np.ascontiguousarray(array).reshape(-1).view(np.uint8))
+
+
+def write_external_data(graph: Graph, layout: ExternalData, path: str) -> None:
+    """Write the initializers of `layout` to `path`, one tensor at a time from its array."""
+    with open(path, "wb") as f:
+        for name, (offset, _) in layout.entries.items():
+            position = f.tell()
+            if position < offset:
+                f.write(b"\0" * (offset - position))
+            f.write(_little_endian_bytes(graph.initializers[name].numpy()))
+
+
+def save_model(graph: Graph, path: str | os.PathLike[str], external_data: bool | None = None, ir_version: int | None = None) -> str | None:
+    """Write the model to `path`. The large initializers go to `<path>.data` (in the same
+    directory) when `external_data` is True, or when it is None and the weights are over
+    `ir.EXTERNAL_DATA_THRESHOLD`. Returns the data file's path, or None. At no point are the
+    weights copied as a whole: they stream from their arrays."""
+    path = os.fspath(path)
+    too_large = is_too_large(graph)
+    if external_data is None:
+        external_data = too_large
+    if not external_data:
+        if too_large:
+            raise ModelTooLargeError(too_large_message(graph, f"save({path!r}, external_data=False)", "Save with external data."))
+        with open(path, "wb") as f:
+            f.writelines(graph.model_parts(ir_version))
+        return None
+    location = os.path.basename(path) + ".data"
+    data_path = os.path.join(os.path.dirname(path), location)
+    layout = external_layout(graph, location)
+    write_external_data(graph, layout, data_path)
+    with open(path, "wb") as f:
+        f.writelines(graph.model_parts(ir_version, external_data=layout))
+    return data_path
+
+
+def check_model(graph: Graph, ir_version: int | None = None) -> None:
+    """onnx.checker.check_model(full_check=True) on the graph without its weights (the large
+    initializers stand as inputs of the same type and shape), at any model size."""
+    onnx.checker.check_model(graph.to_model_bytes(ir_version, weights_as_inputs=True), full_check=True)
+
+
+def ort_session(graph: Graph, options: ort.SessionOptions | None = None, providers: Any = ("CPUExecutionProvider",)) -> ort.InferenceSession:
+    """An onnxruntime session of the graph whose large initializers are OrtValues over their
+    arrays (zero-copy), given through `SessionOptions.add_external_initializers`: the model
+    onnxruntime parses holds no weight bytes, at any size. The OrtValues live as long as the
+    session (its `weights` attribute)."""
+    options = options or ort.SessionOptions()
+    layout = external_layout(graph, "weights.data")  # never read: every entry is given as an OrtValue
+    names = list(layout.entries)
+    values = [to_ort_value(graph.initializers[name].numpy()) for name in names]
+    if names:
+        options.add_external_initializers(names, values)
+    model = graph.to_model_bytes(external_data=layout)
+    session = ort.InferenceSession(model, options, providers=list(providers))
+    session.weights = values  # the session reads the weights from these OrtValues' memory
+    return session

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 __all__ = ["Rule", "Var", "optimize"]
 
 
-def optimize(builder: GraphBuilder, rules: list[Rule] | None = None, fold_budget_bytes: int = 1 << 30) -> dict[str, int | float]:
+def optimize(builder: GraphBuilder, rules: list[Rule] | None = None, fold_budget_bytes: int = 256 << 20) -> dict[str, int | float]:
     """Optimize `builder.graph` in place; returns what each pass did (counts) and the seconds taken."""
     start = time.perf_counter()
     graph = builder.graph

@@ -44,10 +44,11 @@ def _signature(builder: GraphBuilder, node: Node) -> OpSignature | None:
     return _SIGNATURES[key]
 
 
-def constants(builder: GraphBuilder, uses: Uses, budget_bytes: int = 1 << 30) -> int:
+def constants(builder: GraphBuilder, uses: Uses, budget_bytes: int = 256 << 20) -> int:
     """Replace each node whose inputs are all known (constants, weights, static shapes) by its
-    results. Results derived from weights count against `budget_bytes`; the weights they came
-    from are dropped when nothing else reads them, so the model does not grow."""
+    results. A node that reads weights is folded only when its results are no larger than those
+    weights (a reordering, a transpose, a scaling: not a Cast to a wider type), and results count
+    against `budget_bytes`; the weights they came from are dropped when nothing else reads them."""
     folded = 0
     for node in list(uses.graph.nodes):
         if not uses.alive(node) or node.op_type in _NEVER_FOLD or any(True for _ in subgraphs(node)):
@@ -67,7 +68,11 @@ def constants(builder: GraphBuilder, uses: Uses, budget_bytes: int = 1 << 30) ->
                 results = EAGER.run_arrays(sig, arrays, node.attributes, len(node.outputs))
             except Exception:  # a node onnxruntime cannot run alone stays a node
                 continue
-            budget_bytes -= sum(r.nbytes for r in results)
+            made = sum(r.nbytes for r in results)
+            weights = sum(v.const_value.nbytes for v in node.inputs if v is not None and v.is_parameter)
+            if weights and made > weights:
+                continue  # e.g. a Cast of bfloat16 weights to float32: the model would grow
+            budget_bytes -= made
         for old, array in zip(node.outputs, results):
             if id(old) in uses.outputs:
                 break

@@ -175,7 +175,11 @@ class GraphBuilder:
                         del graph.initializers[name]
                         graph.initializers[v.name] = v
                     return
-        raise ValueError(f"the name {name!r} is already taken by a graph input, weight or subgraph")
+        for graph in graphs:
+            for v in [*graph.inputs, *graph.initializers.values()]:
+                if v.name == name:
+                    raise ValueError(f"the name {name!r} is already taken by a graph input or weight")
+        # else a value that no graph holds any more (folded or dropped while tracing) had it
 
     def _root_builder(self) -> GraphBuilder:
         b = self

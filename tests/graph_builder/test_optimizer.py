@@ -223,3 +223,47 @@ def test_model_weights_are_never_written():
     torchlib.export(model, (torch.randn(1, 3, 12, 12),))
     for k, v in model.state_dict().items():
         assert torch.equal(v, before[k]), k
+
+
+def _rotate_half(x):
+    x1, x2 = x[..., : x.shape[-1] // 2], x[..., x.shape[-1] // 2 :]
+    return torch.cat((-x2, x1), dim=-1)
+
+
+class RotaryQK(torch.nn.Module):
+    """Rotary embeddings as Llama-style code writes them: cos/sin of cat(freqs, freqs)."""
+
+    def __init__(self, dim: int = 16, base: float = 10000.0):
+        super().__init__()
+        self.register_buffer("inv_freq", 1.0 / (base ** (torch.arange(0, dim, 2).float() / dim)), persistent=False)
+
+    def forward(self, q, k):
+        t = torch.arange(q.shape[2], dtype=torch.float32)
+        emb = torch.cat((torch.outer(t, self.inv_freq),) * 2, dim=-1)
+        cos, sin = emb.cos()[None, None], emb.sin()[None, None]
+        return q * cos + _rotate_half(q) * sin, k * cos + _rotate_half(k) * sin
+
+
+@pytest.mark.parametrize("dynamic", [False, True])
+def test_rotary_embedding_is_fused(dynamic):
+    q, k = torch.randn(2, 4, 6, 16), torch.randn(2, 4, 6, 16)
+    seq = torch.export.Dim("seq")
+    shapes = {"q": {2: seq}, "k": {2: seq}} if dynamic else None
+    result = torchlib.export(RotaryQK(), (q, k), dynamic_shapes=shapes)
+    ops = [n.op_type for n in result.model_proto.graph.node]
+    assert ops.count("RotaryEmbedding") == 2 and "Neg" not in ops
+    assert all(d.ok() for d in result.verify(q, k))
+    if dynamic:
+        q, k = torch.randn(2, 4, 9, 16), torch.randn(2, 4, 9, 16)
+        assert all(d.ok() for d in result.verify(q, k))
+
+
+def test_rotary_with_cos_sin_that_do_not_repeat_halves_is_left_alone():
+    class Rope(torch.nn.Module):
+        def forward(self, q, cos, sin):
+            return q * cos + _rotate_half(q) * sin
+
+    args = (torch.randn(2, 4, 6, 16), torch.randn(6, 16), torch.randn(6, 16))
+    result = torchlib.export(Rope(), args)
+    assert "RotaryEmbedding" not in [n.op_type for n in result.model_proto.graph.node]
+    assert all(d.ok() for d in result.verify(*args))

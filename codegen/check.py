@@ -37,6 +37,8 @@ NON_ATEN_NAMESPACES = {
     "math": "Python's math module on symbolic values (math.ceil, math.floor, ...)",
     "builtins": "Python builtins on symbolic values (round, ...)",
     "torch": "torch's Python-level functions on symbolic values (torch.sym_max, torch.sym_float, ...)",
+    "higher_order": "torch's higher-order operators (torch.ops.higher_order.cond, while_loop, scan, ...)",
+    "quantized_decomposed": "the decomposed quantization ops of PT2E (torch.ops.quantized_decomposed.*)",
 }
 
 

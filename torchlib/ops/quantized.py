@@ -76,7 +76,9 @@ def _quantize_scaled(scaled: Value, zero_point: Any, quant_min: Any, quant_max: 
     if scaled.dtype is types.FLOAT and in_range:
         zp = op.Cast(zero_point, to=dtype.onnx) if isinstance(zero_point, Value) else np.array(zero_point, dtype.numpy)
         one = _f32(1.0) if axis is None else op.CastLike(op.ConstantOfShape(op.Shape(zp), value=np.array([1.0], np.float32)), scaled)
-        q = op.QuantizeLinear(scaled, one, zp, axis=1 if axis is None else axis, output_dtype=dtype.onnx)
+        # the zero point gives the output dtype (no output_dtype attribute: onnxruntime's int8-to-uint8
+        # Q/DQ rewrite changes the zero point but not the attribute, and then rejects the graph)
+        q = op.QuantizeLinear(scaled, one, zp, axis=1 if axis is None else axis)
         return _clamp(q, quant_min, quant_max, dtype)
     if axis is not None:  # broadcast the per-channel zero point along `axis`
         zero_point = op.Reshape(zero_point, [-1] + [1] * (scaled.rank - 1 - axis))

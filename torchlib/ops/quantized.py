@@ -324,7 +324,7 @@ def quantized_decomposed_quantize_per_token(input: Value, scales: Value, zero_po
 
 @aten_op("quantized_decomposed::dequantize_per_token")
 def quantized_decomposed_dequantize_per_token(
-    input: Value, scales: Value, zero_points: Value, quant_min: int, quant_max: int, dtype: DType, output_dtype: DType = types.FLOAT
+    input: Value, scales: Value, zero_points: Value, quant_min: int, quant_max: int, dtype: DType, output_dtype: DType
 ) -> Value:
     """dequantize_per_token(Tensor input, Tensor scales, Tensor zero_points, int quant_min, int quant_max, ScalarType dtype, ScalarType output_dtype) -> Tensor"""
     # (input - zero_points) * scales in torch's promoted dtypes, then output_dtype
@@ -357,7 +357,7 @@ def _group_size(name: str, input: Value, scales: Value, group_size: int) -> int:
 
 @aten_op("quantized_decomposed::quantize_per_channel_group")
 def quantized_decomposed_quantize_per_channel_group(
-    input: Value, scales: Value, zero_points: Value, quant_min: int, quant_max: int, dtype: DType, group_size: int = 128
+    input: Value, scales: Value, zero_points: Value, quant_min: int, quant_max: int, dtype: DType, group_size: int
 ) -> Value:
     """quantize_per_channel_group(Tensor input, Tensor scales, Tensor zero_points, int quant_min, int quant_max, ScalarType dtype, int group_size) -> Tensor"""
     _check_range("quantize_per_channel_group", quant_min, quant_max, dtype)
@@ -369,8 +369,8 @@ def quantized_decomposed_quantize_per_channel_group(
 
 @aten_op("quantized_decomposed::dequantize_per_channel_group")
 def quantized_decomposed_dequantize_per_channel_group(
-    input: Value, scales: Value, zero_points: Value | None, quant_min: int, quant_max: int, dtype: DType, group_size: int = 128,
-    output_dtype: DType = types.FLOAT,
+    input: Value, scales: Value, zero_points: Value | None, quant_min: int, quant_max: int, dtype: DType, group_size: int,
+    output_dtype: DType,
 ) -> Value:  # fmt: skip
     """dequantize_per_channel_group(Tensor input, Tensor scales, Tensor? zero_points, int quant_min, int quant_max, ScalarType dtype, int group_size, ScalarType output_dtype) -> Tensor"""
     group_size = _group_size("dequantize_per_channel_group", input, scales, group_size)

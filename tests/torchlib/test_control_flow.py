@@ -78,6 +78,7 @@ class NestedCond(nn.Module):
         return torch.cond(x.mean() > 0, outer_true, outer_false, (x, y))
 
 
+@pytest.mark.slow  # each torch.export of a higher-order op takes about 2 s
 def test_nested_cond_every_path():
     model = NestedCond()
     x, y = torch.ones(4), torch.ones(4)
@@ -144,6 +145,7 @@ class CumulativeScan(nn.Module):
         return scan(step, torch.zeros_like(x[:, 0]), x, dim=1, reverse=True)
 
 
+@pytest.mark.slow  # each torch.export of a higher-order op takes about 2 s
 def test_scan_cumulative_with_closure_and_dynamic_length():
     model = CumulativeScan()
     x, decay = torch.randn(2, 6), torch.tensor([0.5, 0.9])
@@ -174,6 +176,7 @@ class BatchMap(nn.Module):
         return torch_map(lambda row, b: torch.tanh(self.lin(row)) + b, x, bias)
 
 
+@pytest.mark.slow  # each torch.export of a higher-order op takes about 2 s
 def test_map_over_a_dynamic_batch():
     torch.manual_seed(0)
     model = BatchMap().eval()

@@ -48,6 +48,19 @@ def _bounds(dtype: DType) -> tuple[int, int]:
     return int(info.min), int(info.max)
 
 
+def _fits(zero_point: Any, dtype: DType) -> bool:
+    """The zero point is known, at trace time, to be a value of dtype (a Python int or a constant
+    tensor in range): only then can it be QuantizeLinear's / DequantizeLinear's zero point,
+    which has the quantized dtype. Other zero points take the explicit arithmetic."""
+    low, high = _bounds(dtype)
+    if isinstance(zero_point, int):
+        return low <= zero_point <= high
+    if not zero_point.dtype.is_integer or zero_point.const_value is None:
+        return False
+    values = zero_point.const_value
+    return values.size == 0 or (low <= int(values.min()) and int(values.max()) <= high)
+
+
 def _check_range(name: str, quant_min: Any, quant_max: Any, dtype: DType) -> None:
     if dtype not in (types.INT8, types.UINT8, types.INT16, types.UINT16, types.INT32):
         raise ValueError(f"quantized_decomposed::{name}: dtype {dtype} is not an integer dtype ONNX can quantize to")
@@ -72,8 +85,7 @@ def _clamp(q: Value, quant_min: Any, quant_max: Any, dtype: DType) -> Value:
 def _quantize_scaled(scaled: Value, zero_point: Any, quant_min: Any, quant_max: Any, dtype: DType, axis: int | None = None) -> Value:
     """clamp(round(scaled) + zero_point, quant_min, quant_max).to(dtype): scaled is x * (1 / scale)
     already, in torch's computation dtype; zero_point a Python int, or a Value (1-D with axis)."""
-    in_range = not isinstance(zero_point, int) or _bounds(dtype)[0] <= zero_point <= _bounds(dtype)[1]
-    if scaled.dtype is types.FLOAT and in_range:
+    if scaled.dtype is types.FLOAT and _fits(zero_point, dtype):
         zp = op.Cast(zero_point, to=dtype.onnx) if isinstance(zero_point, Value) else np.array(zero_point, dtype.numpy)
         one = _f32(1.0) if axis is None else op.CastLike(op.ConstantOfShape(op.Shape(zp), value=np.array([1.0], np.float32)), scaled)
         # the zero point gives the output dtype (no output_dtype attribute: onnxruntime's int8-to-uint8
@@ -122,7 +134,13 @@ def quantized_decomposed_quantize_per_tensor_tensor(input: Value, scale: Value, 
 
 def _dequantize_float32(input: Value, scale: Any, zero_point: Any, out_dtype: DType | None, axis: int | None = None) -> Value:
     """(input.to(float32) - zero_point) * scale with a float32 scale: DequantizeLinear, then the
-    output dtype (one rounding, as torch's half-precision ops compute in float32)."""
+    output dtype (one rounding, as torch's half-precision ops compute in float32). A zero point
+    not known to fit the quantized dtype is subtracted in float32 (exact) instead."""
+    if not _fits(zero_point, input.dtype):
+        zp_axis = zero_point if axis is None or not isinstance(zero_point, Value) else _along(zero_point, axis, input.rank)
+        scale_axis = scale if axis is None or not isinstance(scale, Value) else _along(scale, axis, input.rank)
+        shifted = op.Sub(op.Cast(input, to=types.FLOAT.onnx), _as(zp_axis, types.FLOAT))
+        return _as(op.Mul(shifted, scale_axis), out_dtype or types.FLOAT)
     zp = op.Cast(zero_point, to=input.dtype.onnx) if isinstance(zero_point, Value) else np.array(zero_point, input.dtype.numpy)
     result = op.DequantizeLinear(input, scale, zp, axis=1 if axis is None else axis)
     return _as(result, out_dtype or types.FLOAT)
@@ -135,9 +153,6 @@ def _check_dequantize(name: str, input: Value, dtype: DType, out_dtype: DType | 
         raise TypeError(f"quantized_decomposed::{name}: out_dtype {out_dtype} is not a floating dtype")
 
 
-def _zero_point_fits(zero_point: int, dtype: DType) -> bool:
-    low, high = _bounds(dtype)
-    return low <= zero_point <= high
 
 
 @aten_op("quantized_decomposed::dequantize_per_tensor")
@@ -146,9 +161,6 @@ def quantized_decomposed_dequantize_per_tensor(
 ) -> Value:
     """dequantize_per_tensor(Tensor input, float scale, int zero_point, int quant_min, int quant_max, ScalarType dtype, *, ScalarType? out_dtype=None) -> Tensor"""
     _check_dequantize("dequantize_per_tensor", input, dtype, out_dtype)
-    if not _zero_point_fits(zero_point, dtype):
-        shifted = op.Sub(op.Cast(input, to=types.FLOAT.onnx), _f32(zero_point))
-        return _as(op.Mul(shifted, _f32(scale)), out_dtype or types.FLOAT)
     return _dequantize_float32(input, _f32(scale), zero_point, out_dtype)
 
 
@@ -197,7 +209,7 @@ def quantized_decomposed_dequantize_per_channel(
     _check_dequantize("dequantize_per_channel", input, dtype, out_dtype)
     axis = _channel_axis("dequantize_per_channel", input, axis)
     if scales.dtype is types.FLOAT and (zero_points is None or zero_points.dtype.is_integer):
-        zp = zero_points if zero_points is not None else op.CastLike(op.ConstantOfShape(op.Shape(scales), value=np.array([0], np.int64)), input)
+        zp = zero_points if zero_points is not None else op.ConstantOfShape(op.Shape(scales), value=np.array([0], np.int64))
         return _dequantize_float32(input, scales, zp, out_dtype, axis=axis)
     # (input - zero_points) * scales in torch's promoted dtype (float64 scales), then out_dtype
     shifted: Any = input if zero_points is None else op.Sub(_as(input, types.INT64), _along(_as(zero_points, types.INT64), axis, input.rank)) if zero_points.dtype.is_integer else op.Sub(_as(input, zero_points.dtype), _along(zero_points, axis, input.rank))  # fmt: skip

@@ -85,7 +85,8 @@ class Body:
             if node.op == "get_attr":
                 env[node.name] = attribute(builder, self.module, node, t)
             elif node.op == "call_function":
-                node_env = _autocast_inputs(node, env) if autocast else env
+                # ATen ops only: a nested higher-order op passes its operands on unchanged
+                node_env = _autocast_inputs(node, env) if autocast and hasattr(node.target, "_schema") else env
                 env[node.name] = _call(builder, node, t.registry, node_env, t.renames, t.diagnostics)
             elif node.op == "output":
                 return [_lookup(a, env) for a in pytree.tree_leaves(node.args[0])]

@@ -56,6 +56,7 @@ def quantize_pt2e(model: nn.Module, example: tuple, calibration: list[tuple]) ->
             dq = graph.call_function(qd.dequantize_per_tensor.default, (q, scale, zp, -128, 127, torch.int8))
         return dq
 
+    weight_targets: set[str] = set()
     for i, node in enumerate(targets):
         users = list(node.users)
         out_dq = qdq(node)
@@ -64,6 +65,7 @@ def quantize_pt2e(model: nn.Module, example: tuple, calibration: list[tuple]) ->
         x = node.args[0]
         node.replace_input_with(x, qdq(x) if x.op != "call_function" or x.target is not qd.dequantize_per_tensor.default else x)
         weight_node = node.args[1]
+        weight_targets.add(weight_node.target)
         weight = gm.get_parameter(weight_node.target).detach()
         scales = (weight.abs().flatten(1).amax(1) / 127).clamp_min(1e-8)
         zps = torch.zeros_like(scales, dtype=torch.int64)
@@ -75,6 +77,11 @@ def quantize_pt2e(model: nn.Module, example: tuple, calibration: list[tuple]) ->
             w_dq = graph.call_function(qd.dequantize_per_channel.default, (*attrs, 0, -127, 127, torch.int8))
         node.replace_input_with(weight_node, w_dq)
     graph.eliminate_dead_code()
+    still_read = {n.target for n in graph.nodes if n.op == "get_attr"}
+    for target in weight_targets:  # the float weights are gone, as convert_pt2e leaves them
+        if target not in still_read:
+            path, _, name = target.rpartition(".")
+            delattr(gm.get_submodule(path), name)
     gm.recompile()
     return gm
 

@@ -37,7 +37,11 @@ NON_ATEN_NAMESPACES = {
     "math": "Python's math module on symbolic values (math.ceil, math.floor, ...)",
     "builtins": "Python builtins on symbolic values (round, ...)",
     "torch": "torch's Python-level functions on symbolic values (torch.sym_max, torch.sym_float, ...)",
+    "higher_order": "torch's higher-order operators (torch.ops.higher_order.cond, while_loop, scan, ...)",
+    "quantized_decomposed": "the decomposed quantization ops of PT2E (torch.ops.quantized_decomposed.*), checked against torch's schemas",
 }
+# Namespaces whose functions are checked against torch's registered schemas
+SCHEMA_NAMESPACES = {"aten", "quantized_decomposed"}
 
 
 class Problem:
@@ -129,17 +133,17 @@ def compare_signature(schema: native.FunctionSchema, fn: Callable[..., Any]) -> 
     return diffs, expected.text(), _function_text(sig)
 
 
-def _dispatcher_schema(name: str) -> str | None:
-    """An ATen operator torch registers outside native_functions.yaml (sym_size.int, ...): its
-    schema string without the `aten::` prefix, or None."""
+def _dispatcher_schema(name: str, namespace: str = "aten") -> str | None:
+    """An operator torch registers outside native_functions.yaml (aten::sym_size.int, the
+    quantized_decomposed ops, ...): its schema string without the namespace prefix, or None."""
     import torch
 
     base, _, overload = name.partition(".")
     try:
-        schema = getattr(getattr(torch.ops.aten, base), overload or "default")._schema
+        schema = getattr(getattr(getattr(torch.ops, namespace), base), overload or "default")._schema
     except (AttributeError, RuntimeError):
         return None
-    return str(schema).removeprefix("aten::")
+    return str(schema).removeprefix(f"{namespace}::")
 
 
 def check_registry(registry: Any, overloads: Iterable[native.Overload] | None = None) -> list[Problem]:
@@ -155,7 +159,7 @@ def check_registry(registry: Any, overloads: Iterable[native.Overload] | None = 
         if qualified not in schema_cache:
             ns, _, name = qualified.partition("::")
             known = by_name.get(name) if ns == "aten" else None
-            schema_cache[qualified] = known.func if known else _dispatcher_schema(name) if ns == "aten" else None
+            schema_cache[qualified] = known.func if known else _dispatcher_schema(name, ns) if ns in SCHEMA_NAMESPACES else None
         return schema_cache[qualified]
 
     problems = []
@@ -165,15 +169,15 @@ def check_registry(registry: Any, overloads: Iterable[native.Overload] | None = 
         if not sep:
             problems.append(Problem(e.name, where, ["not a qualified name (namespace::op.overload)"]))
             continue
-        if ns in NON_ATEN_NAMESPACES:
+        if ns in NON_ATEN_NAMESPACES and ns not in SCHEMA_NAMESPACES:
             continue
-        if ns != "aten":
+        if ns not in SCHEMA_NAMESPACES:
             known = ", ".join(sorted(NON_ATEN_NAMESPACES))
             problems.append(Problem(e.name, where, [f"namespace {ns!r} is neither aten nor a documented non-ATen namespace ({known})"]))
             continue
         text = schema_text(e.name)
         if text is None:
-            problems.append(Problem(e.name, where, [f"{name} is not in native_functions.yaml nor among torch's registered ATen operators"]))
+            problems.append(Problem(e.name, where, [f"{name} is not in native_functions.yaml nor among torch's registered {'ATen' if ns == 'aten' else ns} operators"]))
             continue
         try:
             schema = native.parse_schema(text)

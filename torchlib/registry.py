@@ -94,6 +94,8 @@ def _name_of(target: Any) -> str:
     if schema is not None:  # torch._ops.OpOverload
         overload = schema.overload_name
         return _qualify(schema.name + (f".{overload}" if overload else ""))
+    if getattr(target, "namespace", None) == "higher_order":  # torch._ops.HigherOrderOperator
+        return f"higher_order::{target.name()}"
     module = getattr(target, "__module__", "") or ""
     name = getattr(target, "__name__", str(target))
     if module in ("_operator", "operator"):

@@ -183,7 +183,7 @@ def test_unknown_names_and_namespaces():
     assert messages[0].startswith("aten::no_such_op.Tensor: ")
     assert "- no_such_op.Tensor is not in native_functions.yaml nor among torch's registered ATen operators" in messages[0]
     assert messages[1].startswith("mylib::f: ")
-    assert "namespace 'mylib' is neither aten nor a documented non-ATen namespace (_operator, builtins, math, operator, prims, torch)" in messages[1]
+    assert "namespace 'mylib' is neither aten nor a documented non-ATen namespace (_operator, builtins, higher_order, math, operator, prims, quantized_decomposed, torch)" in messages[1]
 
 
 def test_documented_non_aten_namespaces_are_accepted():
@@ -191,6 +191,20 @@ def test_documented_non_aten_namespaces_are_accepted():
         return a
 
     assert problems_of((["_operator::add"], anything), (["math::ceil"], anything), (["prims::convert_element_type"], anything)) == []
+
+
+def test_quantized_decomposed_functions_are_checked_against_torch():
+    import torchlib.ops.quantized  # noqa: F401  (loads torch.ops.quantized_decomposed)
+
+    def right(input, scale, zero_point, quant_min, quant_max, dtype):
+        """quantize_per_tensor(Tensor input, float scale, int zero_point, int quant_min, int quant_max, ScalarType dtype) -> Tensor"""
+
+    def wrong(input, scale, zero_point, quant_min, quant_max, dtype, axis=0):
+        """quantize_per_tensor(Tensor input, float scale, int zero_point, int quant_min, int quant_max, ScalarType dtype) -> Tensor"""
+
+    assert problems_of((["quantized_decomposed::quantize_per_tensor"], right)) == []
+    (message,) = problems_of((["quantized_decomposed::quantize_per_tensor"], wrong))
+    assert "axis" in message
 
 
 def test_aten_operators_outside_the_yaml_are_checked_against_torch():

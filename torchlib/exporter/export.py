@@ -22,6 +22,7 @@ from graph_builder.opset import OpError, torch_to_numpy
 from torchlib.exporter.explain import capture_failure, quiet_torch
 from torchlib.exporter.result import ExportResult
 from torchlib.exporter.source import module_class, module_path, source_line
+from torchlib.exporter.subgraph import Translator, all_nodes, attribute
 from torchlib.registry import REGISTRY, Registry, _name_of
 
 
@@ -58,7 +59,7 @@ def needs_decomposition(ep: torch.export.ExportedProgram, registry: Registry) ->
     when an op has no function, mutates its inputs, or the program mutates buffers."""
     if any(spec.kind.name != "USER_OUTPUT" for spec in ep.graph_signature.output_specs):
         return True
-    for node in ep.graph.nodes:
+    for node in all_nodes(ep.graph_module):
         if node.op != "call_function":
             continue
         if node.target not in registry:
@@ -109,7 +110,7 @@ def check_supported(ep: torch.export.ExportedProgram, registry: Registry) -> Non
     """Raise one UnsupportedOpsError naming every op without a function, with counts and lines."""
     missing: Counter[str] = Counter()
     where: dict[str, list[str]] = {}
-    for node in ep.graph.nodes:
+    for node in all_nodes(ep.graph_module):  # higher-order ops' bodies included
         if node.op == "call_function" and node.target not in registry:
             name = _name_of(node.target)
             missing[name] += 1
@@ -148,6 +149,8 @@ def translate(
             env[node.name] = _placeholder(g, node, specs.get(node.name), state, constants, renames)
         elif node.op == "call_function":
             env[node.name] = _call(g, node, registry, env, renames, diagnostics)
+        elif node.op == "get_attr":  # a higher-order op's body (a Body its function translates)
+            env[node.name] = attribute(g, ep.graph_module, node, Translator(registry, renames, diagnostics))
         elif node.op == "output":
             outputs = pytree.tree_leaves(_map_args(node.args[0], env))
             for i, value in enumerate(outputs):
@@ -155,7 +158,7 @@ def translate(
                     name = node.args[0][i].name if i < len(node.args[0]) and hasattr(node.args[0][i], "name") else None
                     g.output(value, name)
         else:
-            raise ExportError(f"FX node {node.name} of kind {node.op!r} is not supported (control flow submodules are not yet)")
+            raise ExportError(f"FX node {node.name} of kind {node.op!r} is not supported")
     g.graph.metadata["torchlib.opset"] = str(opset)
     if optimize:
         optimize_graph(g)

@@ -12,6 +12,7 @@ import onnxruntime as ort
 import torch
 import torch.utils._pytree as pytree
 
+from graph_builder.ir import COMPLEX_KEY, complex_from_real_view, real_view
 from graph_builder.opset import numpy_to_torch, torch_to_numpy
 
 _TWO_GB = 2**31
@@ -75,13 +76,14 @@ class ExportResult:
         names = [i.name for i in self.model_proto.graph.input]
         if len(leaves) != len(names):
             raise ValueError(f"the model takes {len(names)} tensor inputs ({names}), got {len(leaves)}")
-        return {n: torch_to_numpy(x) for n, x in zip(names, leaves)}
+        return {n: real_view(torch_to_numpy(x)) if x.is_complex() else torch_to_numpy(x) for n, x in zip(names, leaves)}
 
     def __call__(self, *args: Any, **kwargs: Any) -> list[torch.Tensor]:
         """Run in onnxruntime; returns the outputs as torch tensors, in the model's output order."""
         session = self.session()
         results = session.run(None, self._feeds(args, kwargs))
-        return [numpy_to_torch(r) for r in results]
+        complex_outputs = [any(p.key == COMPLEX_KEY for p in o.metadata_props) for o in self.model_proto.graph.output]
+        return [numpy_to_torch(complex_from_real_view(r) if c else r) for r, c in zip(results, complex_outputs)]
 
     def verify(self, *args: Any, **kwargs: Any) -> list[OutputDiff]:
         """Max absolute and relative difference of each output against torch eager."""
@@ -94,8 +96,8 @@ class ExportResult:
             shape_ok = tuple(e.shape) == tuple(a.shape)
             dtype_ok = e.dtype == a.dtype
             if shape_ok and e.numel():
-                e64 = e.detach().to(torch.float64) if not e.is_complex() else e.detach().abs().to(torch.float64)
-                a64 = a.to(torch.float64) if not a.is_complex() else a.abs().to(torch.float64)
+                e64 = torch.view_as_real(e.detach().resolve_conj()).to(torch.float64) if e.is_complex() else e.detach().to(torch.float64)
+                a64 = torch.view_as_real(a).to(torch.float64) if a.is_complex() else a.to(torch.float64)
                 abs_diff = (e64 - a64).abs()
                 finite = torch.isfinite(abs_diff)
                 same_nonfinite = bool(((e64 == a64) | (e64.isnan() & a64.isnan()) | finite).all())

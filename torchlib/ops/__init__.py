@@ -24,3 +24,4 @@ from torchlib.ops import tensor_extra  # noqa: F401
 from torchlib.ops import scans  # noqa: F401
 from torchlib.ops import random  # noqa: F401
 from torchlib.ops import complex  # noqa: F401
+from torchlib.ops import complex_shape  # noqa: F401

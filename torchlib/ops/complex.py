@@ -92,7 +92,7 @@ def _add(a: Pair, b: Pair, sign: float = 1.0) -> Pair:
     return re, f(a[1], b[1])
 
 
-def _mul(a: Pair, b: Pair) -> Pair:
+def mul_pairs(a: Pair, b: Pair) -> Pair:
     (ar, ai), (br, bi) = a, b
     if ai is None and bi is None:
         return op.Mul(ar, br), None
@@ -321,7 +321,7 @@ def _operands(self: Any, other: Any) -> tuple[Pair, Pair]:
 def _scaled(p: Pair, alpha: Any, dtype: DType) -> Pair:
     if alpha == 1:
         return p
-    return _mul(p, pair(alpha, dtype))
+    return mul_pairs(p, pair(alpha, dtype))
 
 
 @aten_op("aten::add.Tensor", "aten::add.Scalar", complex=True)
@@ -349,7 +349,7 @@ def aten_rsub_complex(self: TTensor, other: TTensor, alpha: float = 1) -> TTenso
 def aten_mul_complex(self: TTensor, other: TTensor) -> TTensor:
     """mul.Tensor(Tensor self, Tensor other) -> Tensor"""
     a, b = _operands(self, other)
-    return from_pair(_mul(a, b))
+    return from_pair(mul_pairs(a, b))
 
 
 @aten_op("aten::div.Tensor", "aten::div.Scalar", complex=True)
@@ -369,12 +369,12 @@ def _pow(base: Pair, exponent: Any, dtype: DType) -> Pair:
             return op.Where(op.IsNaN(re), one, re), None  # z ** 0 = 1, NaN included
         result = base
         for _ in range(abs(n) - 1):
-            result = _mul(result, base)
+            result = mul_pairs(result, base)
         return _div((one, None), result) if n < 0 else result
     if isinstance(exponent, float) and exponent == 0.5:
         return _sqrt(base)
     w = pair(exponent, dtype)
-    return _exp(_mul(w, _log(base)))
+    return _exp(mul_pairs(w, _log(base)))
 
 
 @aten_op("aten::pow.Tensor_Tensor", "aten::pow.Tensor_Scalar", complex=True)

@@ -103,7 +103,7 @@ def mul_pairs(a: Pair, b: Pair) -> Pair:
     return op.Sub(op.Mul(ar, br), op.Mul(ai, bi)), op.Add(op.Mul(ar, bi), op.Mul(ai, br))
 
 
-def _div(a: Pair, b: Pair) -> Pair:
+def div_pairs(a: Pair, b: Pair) -> Pair:
     (ar, ai), (br, bi) = a, b
     if bi is None:
         return op.Div(ar, br), (None if ai is None else op.Div(ai, br))
@@ -197,7 +197,7 @@ def aten_imag(self: TTensor) -> TTensor:
     return im_part(self)
 
 
-@aten_op("aten::conj_physical", "aten::conj", "aten::_conj", "aten::_conj_physical", "aten::resolve_conj", complex=True)
+@aten_op("aten::conj_physical", "aten::conj", "aten::_conj", "aten::_conj_physical", complex=True)
 def aten_conj_physical(self: TTensor) -> TTensor:
     """conj_physical(Tensor self) -> Tensor"""
     return op.Mul(self, np.array([1, -1], dtype=self.dtype.numpy)).as_complex()
@@ -209,9 +209,10 @@ def aten_conj_physical_real(self: TTensor) -> TTensor:
     return op.Identity(self)  # the conjugate of a real tensor is itself
 
 
-@aten_op("aten::resolve_neg", complex=True)
-def aten_resolve_neg(self: TTensor) -> TTensor:
-    """resolve_neg(Tensor(a) self) -> Tensor(a)"""
+@aten_op("aten::resolve_conj", "aten::resolve_neg", complex=True)
+def aten_resolve_conj(self: TTensor) -> TTensor:
+    """resolve_conj(Tensor(a) self) -> Tensor(a)"""
+    # a conjugate is computed when taken (conj, _conj), never a lazy bit: nothing to resolve
     return op.Identity(self).as_complex()
 
 
@@ -256,7 +257,7 @@ def aten_neg_complex(self: TTensor) -> TTensor:
 def aten_reciprocal_complex(self: TTensor) -> TTensor:
     """reciprocal(Tensor self) -> Tensor"""
     one = np.array(1, dtype=self.dtype.numpy)
-    return from_pair(_div((one, None), (re_part(self), im_part(self))))
+    return from_pair(div_pairs((one, None), (re_part(self), im_part(self))))
 
 
 def _exp(z: Pair) -> Pair:
@@ -338,7 +339,7 @@ def aten_sub_complex(self: TTensor, other: TTensor, *, alpha: float = 1) -> TTen
     return from_pair(_add(a, _scaled(b, alpha, real_dtype(self, other)), sign=-1.0))
 
 
-@aten_op("aten::rsub.Tensor", "aten::rsub.Scalar", complex=True)
+@aten_op("aten::rsub.Tensor", complex=True)
 def aten_rsub_complex(self: TTensor, other: TTensor, alpha: float = 1) -> TTensor:
     """rsub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor"""
     a, b = _operands(self, other)
@@ -356,7 +357,7 @@ def aten_mul_complex(self: TTensor, other: TTensor) -> TTensor:
 def aten_div_complex(self: TTensor, other: TTensor) -> TTensor:
     """div.Tensor(Tensor self, Tensor other) -> Tensor"""
     a, b = _operands(self, other)
-    return from_pair(_div(a, b))
+    return from_pair(div_pairs(a, b))
 
 
 def _pow(base: Pair, exponent: Any, dtype: DType) -> Pair:
@@ -370,7 +371,7 @@ def _pow(base: Pair, exponent: Any, dtype: DType) -> Pair:
         result = base
         for _ in range(abs(n) - 1):
             result = mul_pairs(result, base)
-        return _div((one, None), result) if n < 0 else result
+        return div_pairs((one, None), result) if n < 0 else result
     if isinstance(exponent, float) and exponent == 0.5:
         return _sqrt(base)
     w = pair(exponent, dtype)

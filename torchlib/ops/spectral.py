@@ -16,7 +16,7 @@ from graph_builder import op
 from graph_builder.ir import Value
 from graph_builder.types import DOUBLE, FLOAT, TFloat, TTensor
 from torchlib.ops import fft
-from torchlib.ops.complex import mul_pairs, pair
+from torchlib.ops.complex import div_pairs, join, mul_pairs, pair
 from torchlib.registry import aten_op
 
 _PAD_MODES = {"reflect": "reflect", "constant": "constant", "replicate": "edge", "circular": "wrap"}
@@ -160,18 +160,13 @@ def aten_stft_center_complex(self: TTensor, n_fft: int, hop_length: int | None =
     return _stft("stft.center", x, n_fft, hop_length, win_length, window, normalized, onesided, return_complex, align_to_window)
 
 
-def _overlap_add(frames: Value, n_frames: Any, hop: int, n_fft: int, expected: Any) -> Value:
-    """y[b, t * hop + k (, c)] = sum of frames[b, t, k (, c)] over t: [B, expected (, 2)]."""
+def _overlap_add(frames: Any, n_frames: Any, hop: int, n_fft: int, expected: Any, dtype: Any) -> Value:
+    """y[b, t * hop + k] = sum of frames[b, t, k] over t: [B, expected]."""
     batch = op.Shape(frames, start=0, end=1)
-    flat_index = op.Reshape(_frame_indices(n_frames, hop, n_fft), [1, -1])  # [1, T * n_fft]
-    tail = [2] if frames.rank == 4 else []
-    updates = op.Reshape(frames, [0, -1, *tail])
-    if tail:
-        flat_index = op.Unsqueeze(flat_index, [-1])
-    indices = op.Expand(flat_index, op.Shape(updates))
+    updates = op.Reshape(frames, [0, -1])
+    indices = op.Expand(op.Reshape(_frame_indices(n_frames, hop, n_fft), [1, -1]), op.Shape(updates))
     expected_1d = np.array([expected], dtype=np.int64) if isinstance(expected, int) else op.Reshape(expected, [1])
-    shape = op.Concat(batch, expected_1d, *([np.array(tail, dtype=np.int64)] if tail else []), axis=0)
-    zeros = op.ConstantOfShape(shape, value=np.zeros(1, dtype=frames.dtype.numpy))
+    zeros = op.ConstantOfShape(op.Concat(batch, expected_1d, axis=0), value=np.zeros(1, dtype=dtype.numpy))
     return op.ScatterElements(zeros, indices, updates, axis=1, reduction="add")
 
 
@@ -182,8 +177,8 @@ def aten_istft(self: TTensor, n_fft: int, hop_length: int | None = None, win_len
     """istft(Tensor self, int n_fft, int? hop_length=None, int? win_length=None, Tensor? window=None, bool center=True, bool normalized=False, bool? onesided=None, int? length=None, bool return_complex=False) -> Tensor"""
     if not self.is_complex:
         raise TypeError("aten::istft expects a complex input (torch raises too)")
-    if window is not None and window.is_complex:
-        raise ValueError("aten::istft: complex windows are not supported; pass a real window")
+    if window is not None and window.is_complex and not return_complex:
+        raise ValueError("aten::istft: complex windows are incompatible with return_complex=False (torch raises too)")
     hop = hop_length if hop_length is not None else n_fft // 4
     win = win_length if win_length is not None else n_fft
     if not 0 < hop <= win or not 0 < win <= n_fft:
@@ -208,14 +203,16 @@ def aten_istft(self: TTensor, n_fft: int, hop_length: int | None = None, win_len
         if not onesided:
             x = op.Slice(x, [0], [n_fft // 2 + 1], [2]).as_complex()
         frames = fft.aten__fft_c2r.__wrapped__(x, [2], normalization, n_fft)
-    w = _window(window, n_fft, win, frames.dtype)
+    dtype = frames.dtype
+    w = _window(window, n_fft, win, dtype)
     if w is None:
-        w = op.ConstantOfShape(np.array([n_fft], dtype=np.int64), value=np.ones(1, dtype=frames.dtype.numpy))
-    frames = op.Mul(frames, op.Unsqueeze(w, [-1]) if return_complex else w)
+        w = op.ConstantOfShape(np.array([n_fft], dtype=np.int64), value=np.ones(1, dtype=dtype.numpy))
+    w_pair = pair(w, dtype)
+    # each of (real, imaginary) separately: frames times window, overlap-added, over the
+    # overlap-added squared window (torch's window ** 2, a complex square for a complex window)
     expected = n_fft + hop * (n_frames - 1) if isinstance(n_frames, int) else op.Add(op.Mul(op.Sub(n_frames, 1), hop), n_fft)
-    y = _overlap_add(frames, n_frames, hop, n_fft, expected)
-    squares = op.Expand(op.Unsqueeze(op.Mul(w, w), [0, 1]), op.Concat(np.array([1], dtype=np.int64), op.Reshape(n_frames, [1]) if isinstance(n_frames, Value) else np.array([n_frames], dtype=np.int64), np.array([n_fft], dtype=np.int64), axis=0))
-    envelope = _overlap_add(squares, n_frames, hop, n_fft, expected)  # [1, expected]
+    frame_count = op.Reshape(n_frames, [1]) if isinstance(n_frames, Value) else np.array([n_frames], dtype=np.int64)
+    tile = op.Concat(np.array([1], dtype=np.int64), frame_count, np.array([n_fft], dtype=np.int64), axis=0)
     start = n_fft // 2 if center else 0
     if length is not None:
         end: Any = start + length
@@ -224,17 +221,28 @@ def aten_istft(self: TTensor, n_fft: int, hop_length: int | None = None, win_len
     else:
         end = expected
     end_1d = np.array([end], dtype=np.int64) if isinstance(end, int) else op.Reshape(end, [1])
-    y = op.Slice(y, np.array([start], dtype=np.int64), end_1d, np.array([1], dtype=np.int64))
-    envelope = op.Slice(envelope, np.array([start], dtype=np.int64), end_1d, np.array([1], dtype=np.int64))
-    y = op.Div(y, op.Unsqueeze(envelope, [-1]) if return_complex else envelope)
-    if length is not None:  # a signal shorter than `length` is padded with zeros at its end
-        got = y.shape[1] if y.shape is not None else None
-        if not isinstance(got, int) or got < length:
-            missing = op.Max(op.Sub(np.array([length], dtype=np.int64), op.Shape(y, start=1, end=2)), np.array([0], dtype=np.int64))
-            zero = np.array([0], dtype=np.int64)
-            pads = op.Concat(zero, zero, *([zero] if return_complex else []), zero, missing, *([zero] if return_complex else []), axis=0)
-            y = op.Pad(y, pads)
-    if rank == 2:
-        y = op.Squeeze(y, [0])
-    return y.as_complex() if return_complex else y
 
+    def overlap_add(part: Any) -> Any:
+        if part is None:
+            return None
+        added = _overlap_add(part, n_frames, hop, n_fft, expected, dtype)
+        return op.Slice(added, np.array([start], dtype=np.int64), end_1d, np.array([1], dtype=np.int64))
+
+    frame_pair = pair(frames.as_complex(), dtype) if return_complex else (frames, None)
+    y = tuple(overlap_add(p) for p in mul_pairs(frame_pair, w_pair))
+    squares = mul_pairs(w_pair, w_pair)
+    envelope = tuple(overlap_add(None if p is None else op.Expand(op.Unsqueeze(p, [0, 1]), tile)) for p in squares)
+    re, im = div_pairs(y, envelope)  # type: ignore[arg-type]
+    if return_complex and im is None:
+        im = op.Mul(re, np.array(0, dtype=dtype.numpy))
+    parts = [re, im] if return_complex else [re]
+    if length is not None:  # a signal shorter than `length` is padded with zeros at its end
+        got = re.shape[1] if isinstance(re, Value) and re.shape is not None else None
+        if not isinstance(got, int) or got < length:
+            missing = op.Max(op.Sub(np.array([length], dtype=np.int64), op.Shape(re, start=1, end=2)), np.array([0], dtype=np.int64))
+            zero = np.array([0], dtype=np.int64)
+            pads = op.Concat(zero, zero, zero, missing, axis=0)
+            parts = [op.Pad(p, pads) for p in parts]
+    if rank == 2:
+        parts = [op.Squeeze(p, [0]) for p in parts]
+    return join(parts[0], parts[1]) if return_complex else parts[0]

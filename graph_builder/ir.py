@@ -38,9 +38,8 @@ COMPLEX_KEY = "pkg.graph_builder.complex"
 def real_view(array: np.ndarray) -> np.ndarray:
     """A complex array as its real view: shape + (2,), float32 for complex64, float64 for
     complex128 (a copy when the array is not contiguous)."""
-    array = np.ascontiguousarray(array)
     real = np.float32 if array.dtype == np.complex64 else np.float64
-    return array.view(real).reshape((*array.shape, 2))
+    return np.require(array, requirements="C").reshape((*array.shape, 1)).view(real)  # 0-d arrays too
 
 
 def complex_from_real_view(array: np.ndarray) -> np.ndarray:
@@ -48,7 +47,7 @@ def complex_from_real_view(array: np.ndarray) -> np.ndarray:
     if array.ndim == 0 or array.shape[-1] != 2:
         raise ValueError(f"an array of shape {list(array.shape)} is not the real view of a complex array (its last dimension must be 2)")
     kind = np.complex64 if array.dtype == np.float32 else np.complex128
-    return np.ascontiguousarray(array).view(kind).reshape(array.shape[:-1])
+    return np.require(array, requirements="C").view(kind).reshape(array.shape[:-1])
 
 
 class Value:

@@ -149,7 +149,17 @@ def _atan2(y: Value, x: Value) -> Value:
                           op.Where(negative_x, op.Where(y_negative, op.Neg(pi), pi), y), result)
         return op.Where(both_inf, inf_angle, result)
 
-    return run_supported(fn, frozenset({FLOAT}), y, x)
+    angle = run_supported(fn, frozenset({FLOAT}), y, x)
+    if y.dtype is not DOUBLE:
+        return angle
+    # float64: one Newton step from the float32 angle t, tan(exact - t) = (y cos t - x sin t) /
+    # (x cos t + y sin t), brings it to double precision (not where that ratio is undefined)
+    cos, sin = op.Cos(angle), op.Sin(angle)
+    num = op.Sub(op.Mul(y, cos), op.Mul(x, sin))
+    den = op.Add(op.Mul(x, cos), op.Mul(y, sin))
+    step = op.Div(num, den)
+    usable = op.And(op.Not(op.IsNaN(step)), op.Not(op.IsInf(step)))
+    return op.Where(usable, op.Add(angle, step), angle)
 
 
 # -- views between complex and real ------------------------------------------------------------
@@ -233,8 +243,12 @@ def aten_angle_complex(self: TTensor) -> TFloat:
 def aten_angle(self: TTensor) -> TFloat:
     """angle(Tensor self) -> Tensor"""
     x = self if self.dtype.is_floating else op.Cast(self, to=FLOAT.onnx)
-    angle = op.Where(op.Less(x, like(0, x)), like(math.pi, x), like(0, x))
-    return op.Where(op.IsNaN(x), x, angle)
+
+    def fn(x: Value) -> Value:
+        angle = op.Where(op.Less(x, like(0, x)), like(math.pi, x), like(0, x))
+        return op.Where(op.IsNaN(x), x, angle)
+
+    return run_supported(fn, frozenset({FLOAT, DOUBLE}), x)
 
 
 @aten_op("aten::sgn", complex=True)
@@ -375,6 +389,10 @@ def _pow(base: Pair, exponent: Any, dtype: DType) -> Pair:
     if isinstance(exponent, float) and exponent == 0.5:
         return _sqrt(base)
     w = pair(exponent, dtype)
+    if dtype is FLOAT:  # exp(w log z) loses digits in float32 when |w log z| is large: compute in double
+        wide = [None if v is None else op.Cast(op.CastLike(v, base[0]) if not isinstance(v, Value) else v, to=DOUBLE.onnx) for v in (*base, *w)]
+        re, im = _exp(mul_pairs((wide[2], wide[3]), _log((wide[0], wide[1]))))
+        return op.Cast(re, to=FLOAT.onnx), (None if im is None else op.Cast(im, to=FLOAT.onnx))
     return _exp(mul_pairs(w, _log(base)))
 
 
@@ -389,7 +407,10 @@ def aten_pow_complex(self: TTensor, exponent: TTensor) -> TTensor:
 def aten_pow_scalar_complex(self: float, exponent: TTensor) -> TTensor:
     """pow.Scalar(Scalar self, Tensor exponent) -> Tensor"""
     dtype = real_dtype(exponent)
-    return from_pair(_pow(pair(self, dtype), exponent, dtype))
+    re, im = pair(self, dtype)
+    ref = re_part(exponent)  # the base as Values (formulas below need a Value to take the dtype from)
+    base = (op.CastLike(re, ref), None if im is None else op.CastLike(im, ref))
+    return from_pair(_pow(base, exponent, dtype))
 
 
 # -- conversions -------------------------------------------------------------------------------

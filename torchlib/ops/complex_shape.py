@@ -190,6 +190,8 @@ def _reduce(reduce: Callable[..., Value], self: Value, dim: Sequence[int] | None
         storage = FLOAT if dtype is COMPLEX64 else DOUBLE
         self = self if self.dtype is storage else op.Cast(self, to=storage.onnx).as_complex()
     rank = self.logical_rank
+    if rank == 0:  # dim 0 / -1 of a complex scalar is the scalar itself
+        return op.Identity(self).as_complex()
     axes = list(range(rank)) if not dim else sorted({_dim(d, self) for d in dim})
     if not axes:  # a complex scalar
         return op.Identity(self).as_complex()

@@ -62,7 +62,9 @@ ENTRIES = [
     Entry('aten_rsub_complex', opinfo=['rsub']),
     Entry('aten_mul_complex', opinfo=['mul']),  # mul.Tensor, mul.Scalar
     Entry('aten_div_complex', opinfo=[('div', 'no_rounding_mode')]),  # div.Tensor, div.Scalar
-    Entry('aten_pow_complex', opinfo=['pow']),  # pow.Tensor_Tensor, pow.Tensor_Scalar
+    # torch's complex64 pow computes exp(w log z) in float32: up to 3.2e-6 relative error against
+    # complex128 on the OpInfo samples; ours computes it in float64 (5.7e-8)
+    Entry('aten_pow_complex', opinfo=['pow'], tol={torch.complex64: (5e-6, 1e-5)}),  # pow.Tensor_Tensor, pow.Tensor_Scalar
     Entry('aten_pow_scalar_complex', samples=complex_scalar_and_tensor, dtypes=[torch.complex64]),
     Entry('aten__to_copy_complex', opinfo=['to']),
     # shape and indexing on the logical shape

@@ -18,6 +18,6 @@ ENTRIES = [
     Entry('aten_stft', opinfo=['stft']),
     Entry('aten_stft_complex', opinfo=['stft']),
     Entry('aten_stft_center', samples=stft_center, dtypes=[torch.float32, torch.float64]),
-    Entry('aten_stft_center_complex', samples=stft_center, dtypes=[torch.complex64]),
+    Entry('aten_stft_center_complex', samples=stft_center, dtypes=[torch.complex64, torch.complex128]),
     Entry('aten_istft', opinfo=['istft']),
 ]

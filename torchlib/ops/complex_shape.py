@@ -170,6 +170,33 @@ def aten_unbind_complex(self: TTensor, dim: int = 0) -> list[TTensor]:
     return _on_view(shape_ops.aten_unbind, self, _dim(dim, self))
 
 
+@aten_op("aten::flip", complex=True)
+def aten_flip_complex(self: TTensor, dims: Sequence[int]) -> TTensor:
+    """flip(Tensor self, int[] dims) -> Tensor"""
+    if self.logical_rank == 0:
+        return op.Identity(self).as_complex()
+    return _on_view(shape_ops.aten_flip, self, [_dim(d, self) for d in dims])
+
+
+@aten_op("aten::roll", complex=True)
+def aten_roll_complex(self: TTensor, shifts: Sequence[int], dims: Sequence[int] = ()) -> TTensor:
+    """roll(Tensor self, SymInt[1] shifts, int[1] dims=[]) -> Tensor"""
+    if not dims:  # roll the flattened tensor, pairs kept together
+        flat = op.Reshape(self, [-1, 2]).as_complex()
+        rolled = _on_view(shape_ops.aten_roll, flat, shifts, [0])
+        return op.Reshape(rolled, op.Shape(self), allowzero=1).as_complex()
+    return _on_view(shape_ops.aten_roll, self, shifts, [_dim(d, self) for d in dims])
+
+
+@aten_op("aten::constant_pad_nd", complex=True)
+def aten_constant_pad_nd_complex(self: TTensor, pad: Sequence[int], value: float = 0) -> TTensor:
+    """constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0) -> Tensor"""
+    value = complex(value)
+    re = shape_ops.aten_constant_pad_nd.__wrapped__(re_part(self), pad, value.real)
+    im = shape_ops.aten_constant_pad_nd.__wrapped__(im_part(self), pad, value.imag)
+    return join(re, im)
+
+
 @aten_op("aten::clone", complex=True)
 def aten_clone_complex(self: TTensor, *, memory_format: str | None = None) -> TTensor:
     """clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor"""

@@ -6,8 +6,10 @@ which is also DFT's own layout. Two onnxruntime facts shape the code:
 - its float32 DFT of a length that is not a power of two is a direct sum in float32 (relative
   error 1e-5 at n = 100, 1e-4 at n = 400), so such float32 transforms compute in float64 and
   round once, as accurate as torch's pocketfft;
-- its inverse DFT divides by n; torch's `normalization` (0: none, 1: 1/sqrt(n), 2: 1/n, over the
-  product of the transformed sizes) is applied on top by one scale.
+- its inverse DFT (inverse=1) of such lengths is off by 2e-8 relative even in float64, so an
+  inverse transform is the forward one between two conjugations, ifft(x) = conj(fft(conj(x))) / n.
+torch's `normalization` (0: none, 1: 1/sqrt(n), 2: 1/n, over the product of the transformed
+sizes) is applied at the end by one scale.
 """
 
 from __future__ import annotations
@@ -58,10 +60,9 @@ def _compute_dtype(x: Value, lengths: Sequence[Any]) -> Any:
     return x.dtype
 
 
-def _scale(x: Value, lengths: Sequence[Any], normalization: int, undo_inverse: bool) -> Value:
-    """x times torch's normalization over the product of `lengths`, times that product again
-    when onnxruntime's inverse DFT divided by it (undo_inverse)."""
-    power = {0: 0.0, 1: -0.5, 2: -1.0}[normalization] + (1.0 if undo_inverse else 0.0)
+def _scale(x: Value, lengths: Sequence[Any], normalization: int) -> Value:
+    """x times torch's normalization over the product of `lengths`."""
+    power = {0: 0.0, 1: -0.5, 2: -1.0}[normalization]
     if power == 0:
         return x
     if all(isinstance(n, int) for n in lengths):
@@ -73,9 +74,13 @@ def _scale(x: Value, lengths: Sequence[Any], normalization: int, undo_inverse: b
     return op.Mul(x, op.Pow(total, np.array(power, dtype=x.dtype.numpy)))
 
 
-def _dft(x: Value, axis: int, inverse: bool = False, onesided: bool = False) -> Value:
-    """One DFT along `axis` of the real view x ([..., 1] real or [..., 2] complex)."""
-    return op.DFT(x, None, np.array(axis, dtype=np.int64), inverse=int(inverse), onesided=int(onesided))
+def _dft(x: Value, axis: int, onesided: bool = False) -> Value:
+    """One forward DFT along `axis` of the real view x ([..., 1] real or [..., 2] complex)."""
+    return op.DFT(x, None, np.array(axis, dtype=np.int64), onesided=int(onesided))
+
+
+def _conj(x: Value) -> Value:
+    return op.Mul(x, np.array([1, -1], dtype=x.dtype.numpy))
 
 
 def _back(x: Value, dtype: Any) -> Value:
@@ -90,10 +95,11 @@ def aten__fft_c2c(self: TTensor, dim: Sequence[int], normalization: int, forward
         return op.Identity(self).as_complex()
     lengths = [_size(self, a) for a in axes]
     dtype = _compute_dtype(self, lengths)
-    x = _back(self, dtype)
+    x = _back(self, dtype) if forward else _conj(_back(self, dtype))
     for a in axes:
-        x = _dft(x, a, inverse=not forward)
-    return _back(_scale(x, lengths, normalization, undo_inverse=not forward), self.dtype).as_complex()
+        x = _dft(x, a)
+    x = x if forward else _conj(x)
+    return _back(_scale(x, lengths, normalization), self.dtype).as_complex()
 
 
 @aten_op("aten::_fft_r2c")
@@ -110,7 +116,7 @@ def aten__fft_r2c(self: TFloat, dim: Sequence[int], normalization: int, onesided
     x = _dft(op.Unsqueeze(_back(self, dtype), [-1]), axes[-1], onesided=onesided)
     for a in axes[:-1]:
         x = _dft(x, a)
-    return _back(_scale(x, lengths, normalization, undo_inverse=False), self.dtype).as_complex()
+    return _back(_scale(x, lengths, normalization), self.dtype).as_complex()
 
 
 @aten_op("aten::_fft_c2r", complex=True)
@@ -126,9 +132,10 @@ def aten__fft_c2r(self: TTensor, dim: Sequence[int], normalization: int, last_di
     n, last = last_dim_size, axes[-1]
     lengths = [_size(self, a) for a in axes[:-1]] + [n]
     dtype = _compute_dtype(self, lengths)
-    x = _back(self, dtype)
+    # inverse transforms as forward ones of the conjugate; the real part is the same either way
+    x = _conj(_back(self, dtype))
     for a in axes[:-1]:
-        x = _dft(x, a, inverse=True)
+        x = _dft(x, a)
     # the full Hermitian spectrum along the last dim: X[0 .. n//2] then conj(X[n - k]) for the rest
     half = n // 2 + 1
     have = x.shape[last] if x.shape is not None else None
@@ -142,9 +149,9 @@ def aten__fft_c2r(self: TTensor, dim: Sequence[int], normalization: int, last_di
         mirrored = op.Slice(x, [n - half], [0], [last], [-1])  # X[n - half], ..., X[1]
         mirrored = op.Mul(mirrored, np.array([1, -1], dtype=dtype.numpy))
         x = op.Concat(x, mirrored, axis=last)
-    x = _dft(x, last, inverse=True)
+    x = _dft(x, last)
     real = op.Gather(x, np.array(0, dtype=np.int64), axis=-1)  # the imaginary parts of X[0], X[n/2] drop out
-    return _back(_scale(real, lengths, normalization, undo_inverse=True), self.dtype)
+    return _back(_scale(real, lengths, normalization), self.dtype)
 
 
 

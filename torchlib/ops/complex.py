@@ -339,22 +339,34 @@ def _scaled(p: Pair, alpha: Any, dtype: DType) -> Pair:
     return mul_pairs(p, pair(alpha, dtype))
 
 
-@aten_op("aten::add.Tensor", "aten::add.Scalar", complex=True)
+@aten_op("aten::add.Tensor", complex=True)
 def aten_add_complex(self: TTensor, other: TTensor, *, alpha: float = 1) -> TTensor:
     """add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor"""
     a, b = _operands(self, other)
     return from_pair(_add(a, _scaled(b, alpha, real_dtype(self, other))))
 
 
-@aten_op("aten::sub.Tensor", "aten::sub.Scalar", complex=True)
+@aten_op("aten::add.Scalar", complex=True)
+def aten_add_scalar_complex(self: TTensor, other: complex, alpha: complex = 1) -> TTensor:
+    """add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor"""
+    return aten_add_complex.__wrapped__(self, other, alpha=alpha)
+
+
+@aten_op("aten::sub.Tensor", complex=True)
 def aten_sub_complex(self: TTensor, other: TTensor, *, alpha: float = 1) -> TTensor:
     """sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor"""
     a, b = _operands(self, other)
     return from_pair(_add(a, _scaled(b, alpha, real_dtype(self, other)), sign=-1.0))
 
 
+@aten_op("aten::sub.Scalar", complex=True)
+def aten_sub_scalar_complex(self: TTensor, other: complex, alpha: complex = 1) -> TTensor:
+    """sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor"""
+    return aten_sub_complex.__wrapped__(self, other, alpha=alpha)
+
+
 @aten_op("aten::rsub.Tensor", complex=True)
-def aten_rsub_complex(self: TTensor, other: TTensor, alpha: float = 1) -> TTensor:
+def aten_rsub_complex(self: TTensor, other: TTensor, *, alpha: float = 1) -> TTensor:
     """rsub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor"""
     a, b = _operands(self, other)
     return from_pair(_add(b, _scaled(a, alpha, real_dtype(self, other)), sign=-1.0))

@@ -12,6 +12,7 @@ from torchlib.conformance.spec import Entry, XFail, sample_input
 
 
 
+
 NO_COMPLEX32 = XFail("torch makes a complex32 (ComplexHalf) tensor from float16; ONNX has no complex32 type", dtypes=[torch.float16])
 
 
@@ -39,6 +40,13 @@ def complex_tensors(dtype: torch.dtype) -> Iterator[Any]:
     g = torch.Generator().manual_seed(0)
     for shape in ((), (5,), (3, 4), (2, 0, 3)):
         yield sample_input(torch.randn(shape, dtype=dtype, generator=g))
+
+
+def complex_and_scalar(dtype: torch.dtype) -> Iterator[Any]:
+    """add.Scalar / sub.Scalar: a complex tensor, a Python number (complex too), alpha."""
+    g = torch.Generator().manual_seed(0)
+    for other, alpha in ((2.5, 1), (1 - 2j, 1), (3, 2), (0.5j, 1.5 + 1j)):
+        yield sample_input(torch.randn((3, 4), dtype=dtype, generator=g), other, alpha)
 
 
 def real_tensors(dtype: torch.dtype) -> Iterator[Any]:
@@ -76,8 +84,10 @@ ENTRIES = [
     Entry('aten_log_complex', opinfo=['log']),
     Entry('aten_sqrt_complex', opinfo=['sqrt']),
     # binary arithmetic
-    Entry('aten_add_complex', opinfo=['add']),  # add.Tensor, add.Scalar
-    Entry('aten_sub_complex', opinfo=['sub']),  # sub.Tensor, sub.Scalar
+    Entry('aten_add_complex', opinfo=['add']),
+    Entry('aten_add_scalar_complex', samples=complex_and_scalar, dtypes=COMPLEX),
+    Entry('aten_sub_complex', opinfo=['sub']),
+    Entry('aten_sub_scalar_complex', samples=complex_and_scalar, dtypes=COMPLEX),
     Entry('aten_rsub_complex', opinfo=['rsub']),
     Entry('aten_mul_complex', opinfo=['mul']),  # mul.Tensor, mul.Scalar
     Entry('aten_div_complex', opinfo=[('div', 'no_rounding_mode')]),  # div.Tensor, div.Scalar

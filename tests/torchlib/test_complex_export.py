@@ -152,3 +152,38 @@ def test_op_without_complex_variant_is_refused_by_name():
 
     with pytest.raises(ExportError, match="aten::cumsum has no complex variant"):
         torchlib.export(M(), (torch.randn(3, dtype=torch.complex64),))
+
+
+def _real(x):
+    return x.real if x.is_complex() else x
+
+
+FFT_FUNCTIONS = {
+    "fft": lambda x: torch.fft.fft(x, n=10, norm="ortho"), "ifft": lambda x: torch.fft.ifft(x),
+    "rfft": lambda x: torch.fft.rfft(_real(x)), "irfft": lambda x: torch.fft.irfft(x, n=13),
+    "hfft": lambda x: torch.fft.hfft(x, norm="forward"), "ihfft": lambda x: torch.fft.ihfft(_real(x)),
+    "fft2": lambda x: torch.fft.fft2(x), "ifft2": lambda x: torch.fft.ifft2(x, s=(3, 7)),
+    "rfft2": lambda x: torch.fft.rfft2(_real(x)), "irfft2": lambda x: torch.fft.irfft2(x),
+    "hfft2": lambda x: torch.fft.hfft2(x), "ihfft2": lambda x: torch.fft.ihfft2(_real(x)),
+    "fftn": lambda x: torch.fft.fftn(x, dim=(0, 2)), "ifftn": lambda x: torch.fft.ifftn(x),
+    "rfftn": lambda x: torch.fft.rfftn(_real(x), norm="ortho"), "irfftn": lambda x: torch.fft.irfftn(x, s=(4, 4)),
+    "hfftn": lambda x: torch.fft.hfftn(x), "ihfftn": lambda x: torch.fft.ihfftn(_real(x)),
+    "fftshift": lambda x: torch.fft.fftshift(torch.fft.fft(x)), "ifftshift": lambda x: torch.fft.ifftshift(x, dim=-1),
+}  # fmt: skip
+
+
+class Apply(nn.Module):
+    def __init__(self, fn):
+        super().__init__()
+        self.fn = fn
+
+    def forward(self, x):
+        return self.fn(x)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("dtype", [torch.float32, torch.complex64])
+@pytest.mark.parametrize("name", list(FFT_FUNCTIONS))
+def test_every_torch_fft_function_exports(name, dtype):
+    x = torch.randn(2, 5, 6, dtype=dtype, generator=torch.Generator().manual_seed(0))
+    assert_matches(torchlib.export(Apply(FFT_FUNCTIONS[name]), (x,)), x)

@@ -116,7 +116,7 @@ ENTRIES = [
     Entry('aten_split_complex', opinfo=['split']),
     Entry('aten_unbind_complex', opinfo=['unbind']),
     Entry('aten_flip_complex', opinfo=['flip']),
-    Entry('aten_roll_complex', opinfo=['roll']),
+    Entry('aten_roll_complex', opinfo=['roll', 'fft.fftshift', 'fft.ifftshift']),
     Entry('aten_constant_pad_nd_complex', opinfo=['constant_pad_nd']),
     Entry('aten_clone_complex', opinfo=['clone']),
     Entry('aten_alias_complex', samples=complex_tensors, dtypes=COMPLEX),  # alias, detach, lift_fresh_copy

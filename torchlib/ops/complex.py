@@ -13,14 +13,16 @@ which keeps a complex-by-real product as cheap and as exact as torch's.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import Any, Optional
 
 import numpy as np
 
-from graph_builder import op
+from graph_builder import op, types
 from graph_builder.ir import Value
 from graph_builder.types import COMPLEX64, COMPLEX128, DOUBLE, FLOAT, DType, TFloat, TTensor
-from torchlib.ops._kernels import like, run_supported
+from torchlib.ops._helpers import as_shape
+from torchlib.ops._kernels import full_of, like, run_supported
 from torchlib.registry import aten_op
 
 Pair = tuple[Any, Optional[Any]]  # (re, im); im None means zero
@@ -41,7 +43,10 @@ def join(re: Any, im: Any) -> Value:
     """The complex Value with these real and imaginary parts (broadcast against each other)."""
     if not isinstance(re, Value) or not isinstance(im, Value) or re.shape is None or re.shape != im.shape or not re.is_static:
         re, im = op.Expand(re, op.Shape(im)), op.Expand(im, op.Shape(re))
-    return op.Concat(op.Unsqueeze(re, [-1]), op.Unsqueeze(im, [-1]), axis=-1).as_complex()
+    out = op.Concat(op.Unsqueeze(re, [-1]), op.Unsqueeze(im, [-1]), axis=-1)
+    if isinstance(out, np.ndarray):  # eagerly, ops on constants alone give arrays
+        out = Value("", types.from_numpy(out.dtype), out.shape, const_value=out)
+    return out.as_complex()
 
 
 def real_dtype(*xs: Any) -> DType:
@@ -444,3 +449,74 @@ def aten__to_copy_complex(self: TTensor, *, dtype: DType | None = None, layout: 
     real = re_part(self)
     return real if real.dtype is dtype else op.Cast(real, to=dtype.onnx)
 
+
+
+# -- creation ----------------------------------------------------------------------------------
+def _full(shape: Any, value: Any, dtype: DType) -> Value:
+    """A tensor of `shape` filled with `value`; a complex dtype gives its real view."""
+    if dtype not in (COMPLEX64, COMPLEX128):
+        return full_of(shape, value, dtype)
+    storage = FLOAT if dtype is COMPLEX64 else DOUBLE
+    if isinstance(value, Value):  # a SymFloat / SymInt fill: a real number
+        return join(full_of(shape, value, storage), full_of(shape, 0, storage))
+    value = complex(value)
+    return join(full_of(shape, value.real, storage), full_of(shape, value.imag, storage))
+
+
+def _shape_of(self: Value) -> Value:
+    """The logical shape of self as an INT64 1-D Value."""
+    return op.Shape(self, end=-1) if self.is_complex else op.Shape(self)
+
+
+@aten_op("aten::full", complex=True)
+def aten_full_complex(size: Sequence[Any], fill_value: complex, *, dtype: DType | None = None, layout: Any = None,
+                      device: Any = None, pin_memory: bool | None = None) -> TTensor:
+    """full(SymInt[] size, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor"""
+    return _full(as_shape(size), fill_value, dtype or COMPLEX64)
+
+
+@aten_op("aten::zeros", complex=True)
+def aten_zeros_complex(size: Sequence[Any], *, dtype: DType | None = None, layout: Any = None, device: Any = None,
+                       pin_memory: bool | None = None) -> TTensor:
+    """zeros(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor"""
+    return _full(as_shape(size), 0, dtype or COMPLEX64)
+
+
+@aten_op("aten::ones", complex=True)
+def aten_ones_complex(size: Sequence[Any], *, dtype: DType | None = None, layout: Any = None, device: Any = None,
+                      pin_memory: bool | None = None) -> TTensor:
+    """ones(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor"""
+    return _full(as_shape(size), 1, dtype or COMPLEX64)
+
+
+@aten_op("aten::full_like", complex=True)
+def aten_full_like_complex(self: TTensor, fill_value: complex, *, dtype: DType | None = None, layout: Any = None,
+                           device: Any = None, pin_memory: bool | None = None, memory_format: Any = None) -> TTensor:
+    """full_like(Tensor self, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor"""
+    return _full(_shape_of(self), fill_value, dtype or self.logical_dtype)
+
+
+@aten_op("aten::zeros_like", complex=True)
+def aten_zeros_like_complex(self: TTensor, *, dtype: DType | None = None, layout: Any = None, device: Any = None,
+                            pin_memory: bool | None = None, memory_format: Any = None) -> TTensor:
+    """zeros_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor"""
+    return _full(_shape_of(self), 0, dtype or self.logical_dtype)
+
+
+@aten_op("aten::ones_like", complex=True)
+def aten_ones_like_complex(self: TTensor, *, dtype: DType | None = None, layout: Any = None, device: Any = None,
+                           pin_memory: bool | None = None, memory_format: Any = None) -> TTensor:
+    """ones_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor"""
+    return _full(_shape_of(self), 1, dtype or self.logical_dtype)
+
+
+@aten_op("aten::where.self", complex=True)
+def aten_where_complex(condition: TTensor, self: TTensor, other: TTensor) -> TTensor:
+    """where.self(Tensor condition, Tensor self, Tensor other) -> Tensor"""
+    a, b = _operands(self, other)
+    if condition.dtype is not types.BOOL:
+        condition = op.Cast(condition, to=types.BOOL.onnx)
+    zero = np.array(0, dtype=real_dtype(self, other).numpy)
+    re = op.Where(condition, a[0], b[0])
+    im = op.Where(condition, zero if a[1] is None else a[1], zero if b[1] is None else b[1])
+    return join(re, im)

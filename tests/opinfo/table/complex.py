@@ -96,6 +96,14 @@ ENTRIES = [
     Entry('aten_pow_complex', opinfo=['pow'], tol={torch.complex64: (5e-6, 1e-5)}),  # pow.Tensor_Tensor, pow.Tensor_Scalar
     Entry('aten_pow_scalar_complex', samples=complex_scalar_and_tensor, dtypes=COMPLEX),
     Entry('aten__to_copy_complex', opinfo=['to']),
+    # creation and selection
+    Entry('aten_full_complex', opinfo=['full']),
+    Entry('aten_zeros_complex', opinfo=['zeros']),
+    Entry('aten_ones_complex', opinfo=['ones']),
+    Entry('aten_full_like_complex', opinfo=['full_like']),
+    Entry('aten_zeros_like_complex', opinfo=['zeros_like']),
+    Entry('aten_ones_like_complex', opinfo=['ones_like']),
+    Entry('aten_where_complex', opinfo=['where']),
     # shape and indexing on the logical shape
     Entry('aten_cat_complex', opinfo=['cat']),
     Entry('aten_stack_complex', opinfo=['stack']),

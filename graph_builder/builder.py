@@ -28,7 +28,7 @@ from graph_builder import ir, types, weights
 from graph_builder.arrays import as_array, numpy_to_torch
 from graph_builder.evaluator import EAGER, pop_evaluator, push_evaluator, run_session
 from graph_builder.fast_infer import RULES, SYM_RULES
-from graph_builder.ir import Graph, ModelTooLargeError, Node, Value
+from graph_builder.ir import COMPLEX_KEY, Graph, ModelTooLargeError, Node, Value
 from graph_builder.opset import opset
 from graph_builder.schema import DEFAULT_OPSET, OpError, OpSignature
 from graph_builder.types import DType
@@ -94,10 +94,18 @@ class GraphBuilder:
 
     # -- graph inputs, weights, constants ------------------------------------------------------
     def input(self, name: str, dtype: DType, shape: Sequence[ir.Dim] | None) -> Value:
-        """A graph input; dims are ints, symbolic names (str) or None."""
+        """A graph input; dims are ints, symbolic names (str) or None. A COMPLEX64/COMPLEX128
+        input is its real view (FLOAT/DOUBLE, shape + [2], see `Value.is_complex`), recorded
+        in the input's metadata (`COMPLEX_KEY`)."""
         if not isinstance(dtype, DType):
             raise TypeError(f"input {name!r}: dtype must be a graph_builder DType (FLOAT, INT64, ...), got {dtype!r}")
+        complex_dtype = dtype if dtype.is_complex else None
+        if complex_dtype is not None:
+            dtype = types.FLOAT if dtype is types.COMPLEX64 else types.DOUBLE
+            shape = None if shape is None else (*shape, 2)
         value = Value(self._root.unique(name), dtype, None if shape is None else tuple(shape), graph=self.graph)
+        if complex_dtype is not None:
+            value.as_complex().metadata[COMPLEX_KEY] = complex_dtype.name.lower()
         self.graph.inputs.append(value)
         return value
 
@@ -141,6 +149,7 @@ class GraphBuilder:
         """Mark a value as a graph output, under `name` when given. A value that cannot carry
         the name (an input, an initializer, an output already, a value of an outer graph) is
         passed through an Identity node."""
+        complex_dtype = value.complex_dtype if isinstance(value, Value) else None
         if not isinstance(value, Value) or value.graph is not self.graph:
             with self:
                 value = self._as_value(value)
@@ -155,6 +164,8 @@ class GraphBuilder:
         elif needs_identity:
             with self:
                 value = opset(self.opset).Identity(value)
+        if complex_dtype is not None:  # the real view of a complex tensor: say so in its metadata
+            value.as_complex().metadata[COMPLEX_KEY] = complex_dtype.name.lower()
         self.graph.outputs.append(value)
         return value
 

@@ -68,6 +68,26 @@ def is_large(value: Value) -> bool:
     return array is not None and array.nbytes >= EXTERNAL_MIN_BYTES and array.dtype != np.object_
 
 
+# Graph inputs and outputs that are the real view of a complex tensor carry this key in their
+# ValueInfo metadata, with the complex dtype ("complex64" / "complex128") as its value.
+COMPLEX_KEY = "pkg.graph_builder.complex"
+
+
+def real_view(array: np.ndarray) -> np.ndarray:
+    """A complex array as its real view: shape + (2,), float32 for complex64, float64 for
+    complex128 (a copy when the array is not contiguous)."""
+    real = np.float32 if array.dtype == np.complex64 else np.float64
+    return np.require(array, requirements="C").reshape((*array.shape, 1)).view(real)  # 0-d arrays too
+
+
+def complex_from_real_view(array: np.ndarray) -> np.ndarray:
+    """The inverse of real_view: a float32/float64 array whose last dimension is 2."""
+    if array.ndim == 0 or array.shape[-1] != 2:
+        raise ValueError(f"an array of shape {list(array.shape)} is not the real view of a complex array (its last dimension must be 2)")
+    kind = np.complex64 if array.dtype == np.float32 else np.complex128
+    return np.require(array, requirements="C").view(kind).reshape(array.shape[:-1])
+
+
 class Value:
     """A tensor: its name, dtype, shape (dims are ints, symbolic names or None), producer node
     and, when known, its payload (`const_value`).
@@ -78,7 +98,8 @@ class Value:
     dims by name."""
 
     __slots__ = ("name", "dtype", "shape", "producer", "index", "const_value", "graph", "is_parameter",
-                 "sym_value", "metadata", "doc_string", "_type_proto", "_tensor_proto", "__weakref__")  # fmt: skip
+                 "sym_value", "metadata", "doc_string", "_type_proto", "_tensor_proto", "complex_dtype",
+                 "__weakref__")  # fmt: skip
 
     def __init__(
         self,
@@ -103,10 +124,48 @@ class Value:
         self.doc_string = ""
         self._type_proto: onnx.TypeProto | None = None
         self._tensor_proto: onnx.TensorProto | None = None
+        # COMPLEX64 / COMPLEX128 when this real tensor is the view of a complex one (see is_complex)
+        self.complex_dtype: DType | None = None
 
     @property
     def rank(self) -> int | None:
         return None if self.shape is None else len(self.shape)
+
+    # -- complex tensors ------------------------------------------------------------------
+    # ONNX runtimes have no complex arithmetic, so a complex tensor of shape S is held as a real
+    # tensor of shape S + (2,) (real, imaginary), FLOAT for complex64 and DOUBLE for complex128.
+    # Such a Value is marked (`as_complex()`); `dtype`/`shape` stay those of the real view,
+    # `logical_shape`/`logical_rank`/`logical_dtype` are the complex tensor's.
+    @property
+    def is_complex(self) -> bool:
+        return self.complex_dtype is not None
+
+    def as_complex(self) -> Value:
+        """Mark this real tensor, whose last dimension is (real, imaginary), as the view of a
+        complex tensor; returns self."""
+        if self.dtype is not types.FLOAT and self.dtype is not types.DOUBLE:
+            raise TypeError(f"Value {self.name!r}: only FLOAT or DOUBLE tensors view complex tensors, not {self.dtype}")
+        if self.shape is not None and (not self.shape or self.shape[-1] not in (2, None) and type(self.shape[-1]) is int):
+            raise ValueError(f"Value {self.name!r} of shape {list(self.shape)} cannot view a complex tensor: its last dimension must be 2")
+        self.complex_dtype = types.COMPLEX64 if self.dtype is types.FLOAT else types.COMPLEX128
+        return self
+
+    @property
+    def logical_dtype(self) -> DType | None:
+        """COMPLEX64/COMPLEX128 for a complex view, else dtype."""
+        return self.complex_dtype or self.dtype
+
+    @property
+    def logical_shape(self) -> Shape | None:
+        """The complex tensor's shape (without the trailing 2) for a complex view, else shape."""
+        if self.complex_dtype is None or self.shape is None:
+            return self.shape
+        return self.shape[:-1]
+
+    @property
+    def logical_rank(self) -> int | None:
+        shape = self.logical_shape
+        return None if shape is None else len(shape)
 
     @property
     def is_static(self) -> bool:

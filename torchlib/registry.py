@@ -26,7 +26,7 @@ import numpy as np
 
 from graph_builder import types
 from graph_builder.evaluator import EAGER, current_evaluator
-from graph_builder.ir import Value
+from graph_builder.ir import Value, complex_from_real_view, real_view
 from graph_builder.opset import as_array, numpy_to_torch
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -116,6 +116,9 @@ def _to_eager(x: Any, kinds: set[str]) -> Any:
         if hasattr(x, "detach"):
             kinds.add("torch")
             array = as_array(x)
+            if array.dtype.kind == "c":  # a complex tensor is its real view, marked (Value.is_complex)
+                array = real_view(array)
+                return Value("", types.from_numpy(array.dtype), array.shape, const_value=array).as_complex()
             return Value("", types.from_numpy(array.dtype), array.shape, const_value=array)
         if x.__class__.__name__ == "dtype":
             return types.from_torch(x)
@@ -130,7 +133,7 @@ def _to_eager(x: Any, kinds: set[str]) -> Any:
 
 def _from_eager(x: Any, to_torch: bool) -> Any:
     if isinstance(x, Value):
-        array = x.numpy()
+        array = complex_from_real_view(x.numpy()) if x.is_complex else x.numpy()
         return numpy_to_torch(array) if to_torch else array
     if isinstance(x, (list, tuple)):
         return type(x)(_from_eager(v, to_torch) for v in x)
@@ -154,10 +157,14 @@ def aten_op(*names: str, complex: bool = False, registry: Registry = REGISTRY) -
         @functools.wraps(fn)
         def wrapper(*args: Any, **kwargs: Any) -> Any:
             if current_evaluator() is not EAGER:
+                if not complex:
+                    _no_complex(names, args, kwargs)
                 return fn(*(_dtype_arg(a) for a in args), **{k: _dtype_arg(v) for k, v in kwargs.items()})
             kinds: set[str] = set()
             args = tuple(_to_eager(a, kinds) for a in args)
             kwargs = {k: _to_eager(v, kinds) for k, v in kwargs.items()}
+            if not complex:
+                _no_complex(names, args, kwargs)
             depth = getattr(_eager_depth, "value", 0)
             if depth:  # called from another function: Values stay Values
                 return fn(*args, **kwargs)
@@ -175,3 +182,20 @@ def aten_op(*names: str, complex: bool = False, registry: Registry = REGISTRY) -
         return wrapper  # type: ignore[return-value]
 
     return decorator
+
+
+def _no_complex(names: tuple[str, ...], args: tuple, kwargs: dict) -> None:
+    """A function registered for real tensors computes nonsense on the real view of a complex
+    tensor: refuse it (the complex variant, registered with complex=True, is the one to call)."""
+    for x in (*args, *kwargs.values()):
+        if isinstance(x, (list, tuple)):
+            if any(isinstance(v, Value) and v.complex_dtype is not None for v in x):
+                break
+        elif isinstance(x, Value) and x.complex_dtype is not None:
+            break
+    else:
+        return
+    raise TypeError(
+        f"{names[0] if names else 'this function'} has no complex variant: it got a complex tensor. "
+        "Register one with @aten_op(..., complex=True) (see docs/complex.md)"
+    )

@@ -14,7 +14,7 @@ import onnxruntime as ort
 import torch
 
 from graph_builder import GraphBuilder, types
-from graph_builder.ir import Value
+from graph_builder.ir import COMPLEX_KEY, Value, complex_from_real_view, real_view
 from graph_builder.evaluator import _NOT_IN_ORT_NUMPY, _run_with_ort_values
 from graph_builder.ir import type_from_proto as ir_type_from_proto
 from graph_builder.opset import as_array, numpy_to_torch
@@ -36,8 +36,8 @@ def trace(fn: Any, args: tuple, kwargs: dict[str, Any] | None = None, opset: int
         if isinstance(x, torch.Tensor):
             name = f"input_{len(feeds)}"
             shape = [f"{name}_d{i}" for i in range(x.dim())] if dynamic else list(x.shape)
-            v = g.input(name, types.from_torch(x.dtype), shape)
-            feeds[v.name] = as_array(x)
+            v = g.input(name, types.from_torch(x.dtype), shape)  # complex: its real view
+            feeds[v.name] = real_view(as_array(x)) if x.is_complex() else as_array(x)
             return v
         if isinstance(x, (list, tuple)):
             return type(x)(to_input(v) for v in x)
@@ -72,9 +72,11 @@ def run_model(model: onnx.ModelProto, feeds: dict[str, Any], structure: Any) -> 
     else:
         results = dict(zip(names, session.run(names, feeds)))
 
+    complex_outputs = {o.name for o in model.graph.output if any(p.key == COMPLEX_KEY for p in o.metadata_props)}
+
     def build(s: Any) -> Any:
         if isinstance(s, str):
-            return numpy_to_torch(results[s])
+            return numpy_to_torch(complex_from_real_view(results[s]) if s in complex_outputs else results[s])
         if isinstance(s, (list, tuple)):
             return type(s)(build(v) for v in s)
         return None

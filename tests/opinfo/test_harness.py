@@ -151,7 +151,7 @@ def _table(tmp_path, text):
 
 
 def test_cli_exit_codes_and_html(tmp_path):
-    good = _table(tmp_path, "ENTRIES = [Entry('aten_neg', opinfo=['neg'])]\n")
+    good = _table(tmp_path, "ENTRIES = [Entry('aten_neg', opinfo=['neg']), Entry('aten_neg_complex', opinfo=['neg'])]\n")
     html = tmp_path / "out" / "report.html"
     assert main(["--table", good, "--ops", "neg", "--dtypes", "float32", "--html", str(html), "--no-progress", "-q"]) == 0
     assert "aten_neg" in html.read_text()

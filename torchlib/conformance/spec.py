@@ -21,9 +21,9 @@ import torch
 MODES = ("eager", "traced")
 
 # The dtypes the harness runs, in report order. Complex variants (registered with complex=True)
-# run complex64 only.
+# run the complex dtypes only.
 REAL_DTYPES = (torch.float32, torch.float16, torch.bfloat16, torch.float64, torch.int64, torch.int32, torch.bool)
-COMPLEX_DTYPES = (torch.complex64,)
+COMPLEX_DTYPES = (torch.complex64, torch.complex128)
 
 # (rtol, atol) by the dtype of the compared output. The half types allow about two units in
 # the last place relative and one absolute near zero: onnxruntime often computes them through
@@ -41,7 +41,7 @@ DEFAULT_TOL: dict[torch.dtype, tuple[float, float]] = {
 DTYPE_NAMES = {
     "float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16,
     "float64": torch.float64, "int64": torch.int64, "int32": torch.int32, "bool": torch.bool,
-    "complex64": torch.complex64,
+    "complex64": torch.complex64, "complex128": torch.complex128,
 }  # fmt: skip
 
 

@@ -16,7 +16,7 @@ import torch
 import torch.utils._pytree as pytree
 
 from graph_builder import GraphBuilder, op, types
-from graph_builder.ir import Value
+from graph_builder.ir import Value, real_view
 from graph_builder.optimizer import optimize as optimize_graph
 from graph_builder.opset import OpError, torch_to_numpy
 from torchlib.exporter.explain import capture_failure, quiet_torch
@@ -169,6 +169,8 @@ def _placeholder(g: GraphBuilder, node: Any, spec: Any, state: dict, constants: 
     kind = spec.kind.name if spec is not None else "USER_INPUT"
     if kind in ("PARAMETER", "BUFFER", "CONSTANT_TENSOR"):
         tensor = state[spec.target] if spec.target in state else constants[spec.target]
+        if tensor.is_complex():  # a complex weight is stored as its real view
+            return g.initializer(spec.target, real_view(torch_to_numpy(tensor))).as_complex()
         return g.initializer(spec.target, torch_to_numpy(tensor))
     val = node.meta.get("val")
     if isinstance(val, torch.Tensor):
@@ -217,10 +219,19 @@ def _conform(result: Any, val: Any, renames: dict, name: str, diagnostics: list[
     that differs from torch's is cast and reported: the function has a promotion bug."""
     if isinstance(result, Value) and isinstance(val, torch.Tensor):
         dtype = types.from_torch(val.dtype)
+        shape = _shape(val, renames)
+        if val.is_complex():  # held as its real view: FLOAT/DOUBLE, shape + [2]
+            if not result.is_complex:
+                raise TypeError(f"{name} returned {result} where torch gives a {dtype.name.lower()} tensor (a complex variant must return its real view marked with as_complex())")
+            dtype, shape = (types.FLOAT if dtype is types.COMPLEX64 else types.DOUBLE), [*shape, 2]
+        elif result.is_complex:
+            raise TypeError(f"{name} returned a complex tensor where torch gives {dtype}")
         if result.dtype is not dtype:
             diagnostics.append(f"{name} returned {result.dtype} where torch gives {dtype}; cast inserted")
             result = op.Cast(result, to=dtype.onnx)
-        result.set_type(dtype, _shape(val, renames))
+            if val.is_complex():
+                result.as_complex()
+        result.set_type(dtype, shape)
         return result
     if isinstance(result, (tuple, list)) and isinstance(val, (tuple, list)):
         return type(result)(_conform(r, v, renames, name, diagnostics) for r, v in zip(result, val))

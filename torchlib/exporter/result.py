@@ -14,7 +14,7 @@ import torch.utils._pytree as pytree
 
 from graph_builder import weights
 from graph_builder.evaluator import run_session
-from graph_builder.ir import Graph, ModelTooLargeError
+from graph_builder.ir import COMPLEX_KEY, Graph, ModelTooLargeError, complex_from_real_view, real_view
 from graph_builder.opset import numpy_to_torch, torch_to_numpy
 
 # verify's tolerances (atol, rtol) by output dtype. atol is relative to the output's scale (its
@@ -99,12 +99,14 @@ class ExportResult:
         names = [v.name for v in self.graph.inputs]
         if len(leaves) != len(names):
             raise ValueError(f"the model takes {len(names)} tensor inputs ({names}), got {len(leaves)}")
-        return {n: torch_to_numpy(x) for n, x in zip(names, leaves)}
+        return {n: real_view(torch_to_numpy(x)) if x.is_complex() else torch_to_numpy(x) for n, x in zip(names, leaves)}
 
     def run(self, *args: Any, **kwargs: Any) -> list[torch.Tensor]:
-        """Run in onnxruntime; the graph's outputs as a flat list of torch tensors, in order."""
+        """Run in onnxruntime; the graph's outputs as a flat list of torch tensors, in order
+        (complex outputs, carried as real views in the graph, come back complex)."""
         results = run_session(self.session(), self._feeds(args, kwargs))
-        return [numpy_to_torch(r) for r in results]
+        complex_outputs = [COMPLEX_KEY in v.metadata for v in self.graph.outputs]
+        return [numpy_to_torch(complex_from_real_view(r) if c else r) for r, c in zip(results, complex_outputs)]
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         """Run in onnxruntime and return what the model returns: a tensor, or the same tuple /
@@ -171,8 +173,8 @@ class ExportResult:
             dtype_ok = e.dtype == a.dtype
             scale = 1.0
             if shape_ok and e.numel():
-                e64 = e.detach().to(torch.float64) if not e.is_complex() else e.detach().abs().to(torch.float64)
-                a64 = a.to(torch.float64) if not a.is_complex() else a.abs().to(torch.float64)
+                e64 = torch.view_as_real(e.detach().resolve_conj()).to(torch.float64) if e.is_complex() else e.detach().to(torch.float64)
+                a64 = torch.view_as_real(a).to(torch.float64) if a.is_complex() else a.to(torch.float64)
                 abs_diff = (e64 - a64).abs()
                 finite = torch.isfinite(abs_diff)
                 same_nonfinite = bool(((e64 == a64) | (e64.isnan() & a64.isnan()) | finite).all())

@@ -25,3 +25,7 @@ from torchlib.ops import scans  # noqa: F401
 from torchlib.ops import random  # noqa: F401
 from torchlib.ops import control_flow  # noqa: F401
 from torchlib.ops import quantized  # noqa: F401
+from torchlib.ops import complex  # noqa: F401
+from torchlib.ops import complex_shape  # noqa: F401
+from torchlib.ops import fft  # noqa: F401
+from torchlib.ops import spectral  # noqa: F401

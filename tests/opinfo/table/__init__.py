@@ -7,6 +7,7 @@ from . import activations, attention, casting, comparison, conv_pool, creation, 
 from . import scans, tensor_extra  # noqa: E402
 from . import losses, nn_extra, random  # noqa: E402
 from . import control_flow, quantized  # noqa: E402
+from . import complex, fft  # noqa: E402
 
 ENTRIES = [
     *activations.ENTRIES,
@@ -34,4 +35,6 @@ ENTRIES = [
     *random.ENTRIES,
     *control_flow.ENTRIES,
     *quantized.ENTRIES,
+    *complex.ENTRIES,
+    *fft.ENTRIES,
 ]

@@ -18,6 +18,8 @@ import torch.utils._pytree as pytree
 from graph_builder import GraphBuilder, op, types
 from graph_builder.ir import Value
 from graph_builder.opset import OpError, torch_to_numpy
+from torchlib.exporter.decompose import NeedsWholeProgramDecomposition, decompose_node
+from torchlib.exporter.mutation import Aliases, functional_variant, written_nodes
 from torchlib.exporter.result import ExportResult
 from torchlib.exporter.source import module_class, module_path, source_line
 from torchlib.registry import REGISTRY, Registry, _name_of
@@ -47,22 +49,6 @@ def decomposition_table(registry: Registry) -> dict[Any, Any]:
     return table
 
 
-def needs_decomposition(ep: torch.export.ExportedProgram, registry: Registry) -> bool:
-    """Decomposition re-traces the whole program (most of an export's time); it is needed only
-    when an op has no function, mutates its inputs, or the program mutates buffers."""
-    if any(spec.kind.name != "USER_OUTPUT" for spec in ep.graph_signature.output_specs):
-        return True
-    for node in ep.graph.nodes:
-        if node.op != "call_function":
-            continue
-        if node.target not in registry:
-            return True
-        schema = getattr(node.target, "_schema", None)
-        if schema is not None and schema.is_mutable:
-            return True
-    return False
-
-
 def export(
     model: torch.nn.Module,
     args: tuple[Any, ...] = (),
@@ -82,13 +68,19 @@ def export(
     ep = torch.export.export(model, args, kwargs, dynamic_shapes=dynamic_shapes, strict=strict)
     timings["torch.export"] = time.perf_counter() - start
     t = time.perf_counter()
-    if needs_decomposition(ep, registry):
-        ep = ep.run_decompositions(decomposition_table(registry))
-    timings["decompositions"] = time.perf_counter() - t
-    t = time.perf_counter()
     dim_names = _dim_names(model, args, kwargs, dynamic_shapes)
-    model_proto, diagnostics = translate(ep, registry, opset, dim_names)
-    timings["translate"] = time.perf_counter() - t
+    reason = ""
+    try:
+        model_proto, diagnostics = translate(ep, registry, opset, dim_names, decompose_nodes=True)
+    except NeedsWholeProgramDecomposition as e:
+        reason = str(e)
+    if reason:  # the rare program that only functionalization of the whole program can express
+        decomposed_at = time.perf_counter()
+        ep = ep.run_decompositions(decomposition_table(registry))
+        timings["decompositions"] = time.perf_counter() - decomposed_at
+        model_proto, diagnostics = translate(ep, registry, opset, dim_names, decompose_nodes=False)
+        diagnostics.insert(0, f"the whole program was decomposed (run_decompositions) because {reason}")
+    timings["translate"] = time.perf_counter() - t - timings.get("decompositions", 0.0)
     timings["total"] = time.perf_counter() - start
     return ExportResult(model_proto, model, ep, timings, diagnostics)
 
@@ -114,13 +106,57 @@ def check_supported(ep: torch.export.ExportedProgram, registry: Registry) -> Non
         raise UnsupportedOpsError("\n".join(lines))
 
 
+class _Context:
+    """What the loop needs besides the env: which FX nodes name the same tensor, the inputs
+    written so far (they become extra outputs), and how to decompose a node on its own."""
+
+    def __init__(self, graph: torch.fx.Graph, registry: Registry, decompose: bool, depth: int = 0):
+        self.aliases = Aliases(graph)
+        self.registry = registry
+        self.decompose = decompose
+        self.depth = depth
+        self.written_inputs: dict[torch.fx.Node, Any] = {}  # placeholder -> its latest value
+        self._table: dict[Any, Any] | None = None
+        self._fake_mode: Any = None
+        self.graph = graph
+
+    @property
+    def table(self) -> dict[Any, Any]:
+        if self._table is None:
+            self._table = decomposition_table(self.registry)
+        return self._table
+
+    @property
+    def fake_mode(self) -> Any:
+        if self._fake_mode is None:
+            from torch._guards import detect_fake_mode
+
+            vals = [n.meta.get("val") for n in self.graph.nodes if n.op == "placeholder"]
+            self._fake_mode = detect_fake_mode([v for v in vals if isinstance(v, torch.Tensor)])
+        return self._fake_mode
+
+    def write(self, written: torch.fx.Node, value: Any, env: dict) -> None:
+        """`value` replaces the tensor `written` names, under every name of that tensor."""
+        for name in self.aliases.same_tensor(written):
+            if name.name in env:
+                env[name.name] = value
+        root = self.aliases.root(written)
+        if root.op == "placeholder":
+            self.written_inputs[root] = value
+
+
 def translate(
     ep: torch.export.ExportedProgram,
     registry: Registry,
     opset: int = 23,
     dim_names: dict[tuple[int, int], str] | None = None,
+    decompose_nodes: bool = False,
 ) -> tuple[Any, list[str]]:
-    check_supported(ep, registry)
+    """Translate the ExportedProgram's graph. With decompose_nodes, an op without a function is
+    decomposed on its own node (NeedsWholeProgramDecomposition when that is impossible);
+    without, every op must have a function (UnsupportedOpsError lists those that do not)."""
+    if not decompose_nodes:
+        check_supported(ep, registry)
     g = GraphBuilder(opset=opset)
     env: dict[str, Any] = {}
     diagnostics: list[str] = []
@@ -128,21 +164,43 @@ def translate(
     specs = {s.arg.name: s for s in ep.graph_signature.input_specs if hasattr(s.arg, "name")}
     constants = {**ep.constants}
     state = ep.state_dict
+    ctx = _Context(ep.graph, registry, decompose_nodes)
     for node in ep.graph.nodes:
         if node.op == "placeholder":
             env[node.name] = _placeholder(g, node, specs.get(node.name), state, constants, renames)
         elif node.op == "call_function":
-            env[node.name] = _call(g, node, registry, env, renames, diagnostics)
+            env[node.name] = _call(g, node, registry, env, renames, diagnostics, ctx)
         elif node.op == "output":
             outputs = pytree.tree_leaves(_map_args(node.args[0], env))
+            written = _written_outputs(ctx, specs)
+            for name, value in written:
+                g.output(value, f"{name}_updated")
             for i, value in enumerate(outputs):
                 if isinstance(value, Value):
                     name = node.args[0][i].name if i < len(node.args[0]) and hasattr(node.args[0][i], "name") else None
                     g.output(value, name)
+            written_names = [name for name, _ in written] or [
+                s.target for s in ep.graph_signature.output_specs if s.kind.name != "USER_OUTPUT"]
+            if written_names:
+                g.graph.metadata["torchlib.written_inputs"] = ",".join(str(n) for n in written_names)
         else:
             raise ExportError(f"FX node {node.name} of kind {node.op!r} is not supported (control flow submodules are not yet)")
     g.graph.metadata["torchlib.opset"] = str(opset)
     return g.to_model(), diagnostics
+
+
+def _written_outputs(ctx: _Context, specs: dict) -> list[tuple[str, Any]]:
+    """(buffer or input name, new value) of every input the program writes: buffers first, then
+    user inputs, each in input order (the order of torch.export's functional signature)."""
+    kinds = {"BUFFER": 0, "PARAMETER": 0, "USER_INPUT": 1}
+    found = []
+    for placeholder, value in ctx.written_inputs.items():
+        spec = specs.get(placeholder.name)
+        kind = spec.kind.name if spec is not None else "USER_INPUT"
+        if kind in kinds:
+            name = spec.target if spec is not None and spec.target else placeholder.name
+            found.append((kinds[kind], ctx.aliases.order[placeholder], name, value))
+    return [(name, value) for _, _, name, value in sorted(found, key=lambda f: f[:2])]
 
 
 def _placeholder(g: GraphBuilder, node: Any, spec: Any, state: dict, constants: dict, renames: dict) -> Any:
@@ -160,11 +218,57 @@ def _placeholder(g: GraphBuilder, node: Any, spec: Any, state: dict, constants: 
     raise ExportError(f"input {node.name} of type {type(val).__name__} is not supported")
 
 
-def _call(g: GraphBuilder, node: Any, registry: Registry, env: dict, renames: dict, diagnostics: list[str]) -> Any:
+def _call(g: GraphBuilder, node: Any, registry: Registry, env: dict, renames: dict, diagnostics: list[str],
+          ctx: _Context) -> Any:
     val = node.meta.get("val")
+    written = written_nodes(node)
+    for w in written:
+        reason = ctx.aliases.problem(node, w)
+        if reason:
+            raise NeedsWholeProgramDecomposition(reason)
+    target = node.target
+    if written and target not in registry:
+        target = functional_variant(target) or target  # add_.Tensor -> add.Tensor
+    if target not in registry or (written and target is node.target and len(written) > 1):
+        result = _call_decomposed(g, node, registry, env, renames, diagnostics, ctx)
+        return _conform(result, val, renames, _name_of(node.target), diagnostics)
     is_complex = any(isinstance(v, torch.Tensor) and v.is_complex() for v in pytree.tree_leaves((val, [a.meta.get("val") for a in node.all_input_nodes])))
-    entry = registry.lookup(node.target, complex=is_complex)
-    assert entry is not None  # check_supported ran first
+    entry = registry.lookup(target, complex=is_complex)
+    assert entry is not None
+    result = _call_function(g, node, entry, env, renames, diagnostics)
+    if written:  # an in-place op returns the tensor it wrote
+        ctx.write(written[0], result, env)
+    return result
+
+
+def _call_decomposed(g: GraphBuilder, node: Any, registry: Registry, env: dict, renames: dict,
+                     diagnostics: list[str], ctx: _Context) -> Any:
+    """Translate torch's decomposition of this one node (see decompose.py)."""
+    if not ctx.decompose or ctx.depth >= _MAX_DECOMPOSITION_DEPTH:
+        raise NeedsWholeProgramDecomposition(f"{node.target} (FX node {node.name!r}) has no torchlib function")
+    decomposition = decompose_node(node, ctx.table, ctx.fake_mode)
+    sub_ctx = _Context(decomposition.graph.graph, registry, True, ctx.depth + 1)
+    sub_ctx._table, sub_ctx._fake_mode = ctx._table, ctx._fake_mode
+    sub_env: dict[str, Any] = {}
+    inputs = iter(decomposition.inputs)
+    result: Any = None
+    for sub in decomposition.graph.graph.nodes:
+        if sub.op == "placeholder":
+            sub_env[sub.name] = env[next(inputs).name]
+        elif sub.op == "call_function":
+            sub_env[sub.name] = _call(g, sub, registry, sub_env, renames, diagnostics, sub_ctx)
+        elif sub.op == "output":
+            result, new_values = _map_args(sub.args[0], sub_env)
+            for w, value in zip(decomposition.written, new_values):
+                ctx.write(w, value, env)
+    return result
+
+
+_MAX_DECOMPOSITION_DEPTH = 4
+
+
+def _call_function(g: GraphBuilder, node: Any, entry: Any, env: dict, renames: dict, diagnostics: list[str]) -> Any:
+    val = node.meta.get("val")
     args = _map_args(node.args, env)
     kwargs = _map_args(node.kwargs, env)
     source = source_line(node)

@@ -1,0 +1,86 @@
+"""An op with no function, decomposed on its own node.
+
+`run_decompositions` re-traces the whole program, which costs more than `torch.export` itself.
+When one node's op has no torchlib function (or writes its arguments in a way only
+functionalization can express), the exporter traces torch's decomposition of just that node on
+the node's fake inputs, under the ExportedProgram's fake mode and with its symbolic shapes, into
+a small graph of ATen nodes, and translates those. Written arguments are cloned first and
+returned, so the small graph is functional: it returns (the op's result, [the new value of
+each written argument]).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+import torch.utils._pytree as pytree
+
+from torchlib.exporter.mutation import written_arguments
+
+
+class NeedsWholeProgramDecomposition(Exception):
+    """Raised while translating when a node can be handled only by `run_decompositions`; the
+    message says which op and why (it lands in `ExportResult.diagnostics`)."""
+
+
+class NodeDecomposition:
+    """The decomposition of one FX node: `graph` (a GraphModule) takes the node's tensor
+    arguments `inputs` (FX nodes, in order) and returns (result, [new values of `written`])."""
+
+    def __init__(self, graph: torch.fx.GraphModule, inputs: list[torch.fx.Node], written: list[torch.fx.Node]):
+        self.graph = graph
+        self.inputs = inputs
+        self.written = written
+
+
+def decompose_node(node: torch.fx.Node, table: dict[Any, Any], fake_mode: Any) -> NodeDecomposition:
+    """Trace torch's decomposition of `node` alone. Raises NeedsWholeProgramDecomposition when
+    tracing fails or torch has no decomposition for the op."""
+    from torch.fx.experimental.proxy_tensor import make_fx
+
+    flat, spec = pytree.tree_flatten((node.args, node.kwargs))
+    tensor_positions = [i for i, a in enumerate(flat) if isinstance(a, torch.fx.Node) and isinstance(a.meta.get("val"), torch.Tensor)]
+    values = [a.meta["val"] if isinstance(a, torch.fx.Node) else a for a in flat]
+    written_names = {name for _, name in written_arguments(node.target)}
+    written_positions = _written_positions(node, flat, written_names)
+
+    def run(*tensors: torch.Tensor) -> Any:
+        full = list(values)
+        for position, tensor in zip(tensor_positions, tensors):
+            full[position] = tensor.clone() if position in written_positions else tensor
+        args, kwargs = pytree.tree_unflatten(full, spec)
+        result = node.target(*args, **kwargs)
+        return result, [full[p] for p in written_positions]
+
+    tensors = [values[p] for p in tensor_positions]
+    try:
+        with fake_mode:
+            graph = make_fx(torch.func.functionalize(run, remove="mutations_and_views"), decomposition_table=table)(*tensors)
+    except Exception as e:  # torch raises many kinds here; the reason goes to the diagnostics
+        raise NeedsWholeProgramDecomposition(
+            f"{node.target} (FX node {node.name!r}) has no torchlib function and its decomposition "
+            f"could not be traced on its own ({type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''})"
+        ) from e
+    for sub in graph.graph.nodes:
+        if sub.op == "call_function" and sub.target is node.target:
+            raise NeedsWholeProgramDecomposition(f"{node.target} (FX node {node.name!r}) has no torchlib function and no torch decomposition")
+        for key in ("stack_trace", "nn_module_stack"):
+            if key in node.meta:
+                sub.meta[key] = node.meta[key]
+    inputs = [flat[p] for p in tensor_positions]
+    return NodeDecomposition(graph, inputs, [flat[p] for p in written_positions])
+
+
+def _written_positions(node: torch.fx.Node, flat: list[Any], written_names: set[str]) -> list[int]:
+    """Positions in the flattened (args, kwargs) of the written tensor arguments."""
+    schema = getattr(node.target, "_schema", None)
+    if schema is None or not written_names:
+        return []
+    wanted = []
+    for i, a in enumerate(schema.arguments):
+        if a.name in written_names:
+            arg = node.args[i] if i < len(node.args) else node.kwargs.get(a.name)
+            if isinstance(arg, torch.fx.Node):
+                wanted.append(arg)
+    return [next(i for i, a in enumerate(flat) if a is w) for w in wanted]

@@ -11,7 +11,6 @@ from typing import Any
 
 import torch
 
-
 # torch.export's own deprecation chatter (pytree LeafSpec) says nothing about the user's model
 warnings.filterwarnings("ignore", message=".*LeafSpec.*", category=FutureWarning)
 

@@ -6,10 +6,9 @@ node is looked up by its ATen overload and the function is called under the trac
 
 from __future__ import annotations
 
-import inspect
 import time
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import torch
@@ -18,7 +17,9 @@ import torch.utils._pytree as pytree
 from graph_builder import GraphBuilder, op, types
 from graph_builder.ir import Value
 from graph_builder.opset import OpError, torch_to_numpy
+from torchlib.exporter.capture import capture
 from torchlib.exporter.decompose import NeedsWholeProgramDecomposition, decompose_node
+from torchlib.exporter.dynamic_shapes import normalize as normalize_dynamic_shapes
 from torchlib.exporter.mutation import Aliases, functional_variant, written_nodes
 from torchlib.exporter.result import ExportResult
 from torchlib.exporter.source import module_class, module_path, source_line
@@ -50,39 +51,70 @@ def decomposition_table(registry: Registry) -> dict[Any, Any]:
 
 
 def export(
-    model: torch.nn.Module,
+    model: torch.nn.Module | torch.export.ExportedProgram,
     args: tuple[Any, ...] = (),
     kwargs: Mapping[str, Any] | None = None,
     dynamic_shapes: Any = None,
+    *,
     opset: int = 23,
-    strict: bool = False,
+    input_names: Sequence[str] | None = None,
+    output_names: Sequence[str] | None = None,
+    functions: Mapping[Any, Callable[..., Any]] | None = None,
 ) -> ExportResult:
-    """Export `model(*args, **kwargs)` to ONNX. Returns an ExportResult (model_proto, save,
-    __call__ running in onnxruntime, verify against torch)."""
+    """Export `model(*args, **kwargs)` to ONNX.
+
+    model: an nn.Module, or an ExportedProgram (then args, kwargs and dynamic_shapes are not
+        used: the program is already captured).
+    args, kwargs: sample inputs; a single tensor may be given for args.
+    dynamic_shapes: which dims are dynamic, as torch.export or torch.onnx take it: per input a
+        dict {axis: spec} (or a list of specs), a spec being a name (`{0: "batch"}`, the name
+        of that dim in the ONNX graph), `torch.export.Dim("batch")`, `Dim.AUTO`, `Dim.DYNAMIC`
+        or None; keyed by forward's parameter names or in their order, nested like the inputs.
+    opset: the ONNX opset of the model (18 and up; 23 by default).
+    input_names, output_names: names of the ONNX inputs (one per tensor input, flattened) and
+        of the outputs of forward.
+    functions: {torch op (e.g. torch.ops.mylib.foo.default) or "mylib::foo": function}, used
+        instead of (or in addition to) the library's functions; see `torchlib.aten_op`.
+
+    Capture tries torch.export non-strict, then strict, then draft_export
+    (`result.capture_strategy` says which worked). Returns an ExportResult: `model_proto`,
+    `save(path)`, calling it runs onnxruntime, `verify(*args)` compares with torch,
+    `diagnostics` lists what the exporter noticed.
+    """
     registry = _load_ops()
+    if functions:
+        registry = registry.extended(functions)
     if not isinstance(args, tuple):
         args = (args,)
     kwargs = dict(kwargs or {})
     timings: dict[str, float] = {}
+    notes: list[str] = []
     start = time.perf_counter()
-    ep = torch.export.export(model, args, kwargs, dynamic_shapes=dynamic_shapes, strict=strict)
+    if isinstance(model, torch.export.ExportedProgram):
+        ep, strategy, dim_names = model, "ExportedProgram", {}
+        model = ep.module()
+    else:
+        spec = normalize_dynamic_shapes(model.forward, args, kwargs, dynamic_shapes)
+        captured = capture(model, args, kwargs, spec.dynamic_shapes, spec.size_one)
+        ep, strategy, dim_names = captured.program, captured.strategy, spec.dim_names
+        notes.extend(captured.notes)
     timings["torch.export"] = time.perf_counter() - start
     t = time.perf_counter()
-    dim_names = _dim_names(model, args, kwargs, dynamic_shapes)
+    names = {"input_names": input_names, "output_names": output_names}
     reason = ""
     try:
-        model_proto, diagnostics = translate(ep, registry, opset, dim_names, decompose_nodes=True)
+        model_proto, diagnostics = translate(ep, registry, opset, dim_names, decompose_nodes=True, **names)
     except NeedsWholeProgramDecomposition as e:
         reason = str(e)
     if reason:  # the rare program that only functionalization of the whole program can express
         decomposed_at = time.perf_counter()
         ep = ep.run_decompositions(decomposition_table(registry))
         timings["decompositions"] = time.perf_counter() - decomposed_at
-        model_proto, diagnostics = translate(ep, registry, opset, dim_names, decompose_nodes=False)
+        model_proto, diagnostics = translate(ep, registry, opset, dim_names, decompose_nodes=False, **names)
         diagnostics.insert(0, f"the whole program was decomposed (run_decompositions) because {reason}")
     timings["translate"] = time.perf_counter() - t - timings.get("decompositions", 0.0)
     timings["total"] = time.perf_counter() - start
-    return ExportResult(model_proto, model, ep, timings, diagnostics)
+    return ExportResult(model_proto, model, ep, timings, notes + diagnostics, strategy)
 
 
 def check_supported(ep: torch.export.ExportedProgram, registry: Registry) -> None:
@@ -151,6 +183,8 @@ def translate(
     opset: int = 23,
     dim_names: dict[tuple[int, int], str] | None = None,
     decompose_nodes: bool = False,
+    input_names: Sequence[str] | None = None,
+    output_names: Sequence[str] | None = None,
 ) -> tuple[Any, list[str]]:
     """Translate the ExportedProgram's graph. With decompose_nodes, an op without a function is
     decomposed on its own node (NeedsWholeProgramDecomposition when that is impossible);
@@ -165,9 +199,11 @@ def translate(
     constants = {**ep.constants}
     state = ep.state_dict
     ctx = _Context(ep.graph, registry, decompose_nodes)
+    onnx_names = _onnx_names(ep, input_names, output_names)
     for node in ep.graph.nodes:
         if node.op == "placeholder":
-            env[node.name] = _placeholder(g, node, specs.get(node.name), state, constants, renames)
+            name = onnx_names.get(node.name, node.name)
+            env[node.name] = _placeholder(g, node, specs.get(node.name), state, constants, renames, name)
         elif node.op == "call_function":
             env[node.name] = _call(g, node, registry, env, renames, diagnostics, ctx)
         elif node.op == "output":
@@ -178,7 +214,7 @@ def translate(
             for i, value in enumerate(outputs):
                 if isinstance(value, Value):
                     name = node.args[0][i].name if i < len(node.args[0]) and hasattr(node.args[0][i], "name") else None
-                    g.output(value, name)
+                    g.output(value, onnx_names.get(f"output {i}", name))
             written_names = [name for name, _ in written] or [
                 s.target for s in ep.graph_signature.output_specs if s.kind.name != "USER_OUTPUT"]
             if written_names:
@@ -203,14 +239,36 @@ def _written_outputs(ctx: _Context, specs: dict) -> list[tuple[str, Any]]:
     return [(name, value) for _, _, name, value in sorted(found, key=lambda f: f[:2])]
 
 
-def _placeholder(g: GraphBuilder, node: Any, spec: Any, state: dict, constants: dict, renames: dict) -> Any:
+def _onnx_names(ep: torch.export.ExportedProgram, input_names: Sequence[str] | None,
+                output_names: Sequence[str] | None) -> dict[str, str]:
+    """FX placeholder name (or "output i") -> the ONNX name the user gave."""
+    names: dict[str, str] = {}
+    tensors = [s.arg.name for s in ep.graph_signature.input_specs if s.kind.name == "USER_INPUT"
+               and isinstance(_placeholder_val(ep, s.arg.name), torch.Tensor)]
+    for given, which in ((input_names, "input_names"), (output_names, "output_names")):
+        if given is not None and len(set(given)) != len(given):
+            raise ValueError(f"{which} has repeated names: {list(given)}")
+    if input_names is not None:
+        if len(input_names) > len(tensors):
+            raise ValueError(f"input_names has {len(input_names)} names for {len(tensors)} tensor inputs")
+        names.update(zip(tensors, input_names))
+    names.update({f"output {i}": n for i, n in enumerate(output_names or [])})
+    return names
+
+
+def _placeholder_val(ep: torch.export.ExportedProgram, name: str) -> Any:
+    return next((n.meta.get("val") for n in ep.graph.nodes if n.op == "placeholder" and n.name == name), None)
+
+
+def _placeholder(g: GraphBuilder, node: Any, spec: Any, state: dict, constants: dict, renames: dict,
+                 name: str) -> Any:
     kind = spec.kind.name if spec is not None else "USER_INPUT"
     if kind in ("PARAMETER", "BUFFER", "CONSTANT_TENSOR"):
         tensor = state[spec.target] if spec.target in state else constants[spec.target]
         return g.initializer(spec.target, torch_to_numpy(tensor))
     val = node.meta.get("val")
     if isinstance(val, torch.Tensor):
-        return g.input(node.name, types.from_torch(val.dtype), _shape(val, renames))
+        return g.input(name, types.from_torch(val.dtype), _shape(val, renames))
     if isinstance(val, (int, float, bool)) or val is None:
         return val  # non-tensor inputs are specialized by torch.export
     if isinstance(val, torch.SymInt):
@@ -333,44 +391,6 @@ def _map_args(x: Any, env: dict) -> Any:
     if isinstance(x, dict):
         return {k: _map_args(v, env) for k, v in x.items()}
     return x
-
-
-def _dim_names(model: torch.nn.Module, args: tuple, kwargs: dict, dynamic_shapes: Any) -> dict[tuple[int, int], str]:
-    """(index of the tensor among the flattened inputs, axis) -> the name given with Dim("batch")."""
-    if dynamic_shapes is None:
-        return {}
-    try:
-        bound = inspect.signature(model.forward).bind(*args, **kwargs)
-    except (TypeError, ValueError):
-        return {}
-    if isinstance(dynamic_shapes, Mapping):
-        pairs = [(bound.arguments.get(k), spec) for k, spec in dynamic_shapes.items()]
-    elif isinstance(dynamic_shapes, Sequence):
-        pairs = list(zip(list(bound.arguments.values()), dynamic_shapes))
-    else:
-        return {}
-    by_id: dict[tuple[int, int], str] = {}
-
-    def walk(value: Any, spec: Any) -> None:
-        if spec is None or value is None:
-            return
-        if isinstance(value, torch.Tensor):
-            axes = spec.items() if isinstance(spec, Mapping) else enumerate(spec) if isinstance(spec, Sequence) else []
-            for axis, dim in axes:
-                name = getattr(dim, "__name__", None)
-                if name and isinstance(axis, int) and axis < value.dim():
-                    by_id[(id(value), axis)] = name
-        elif isinstance(value, (list, tuple)) and isinstance(spec, Sequence):
-            for v, sp in zip(value, spec):
-                walk(v, sp)
-        elif isinstance(value, Mapping) and isinstance(spec, Mapping):
-            for k, sp in spec.items():
-                walk(value.get(k), sp)
-
-    for value, spec in pairs:
-        walk(value, spec)
-    leaves = [x for x in pytree.tree_leaves((args, kwargs)) if isinstance(x, torch.Tensor)]
-    return {(i, axis): name for i, x in enumerate(leaves) for (xid, axis), name in by_id.items() if xid == id(x)}
 
 
 def _symbol_renames(ep: torch.export.ExportedProgram, dim_names: dict[tuple[int, int], str]) -> dict:

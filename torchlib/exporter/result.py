@@ -31,8 +31,9 @@ class OutputDiff:
 
 class ExportResult:
     def __init__(self, model_proto: onnx.ModelProto, model: torch.nn.Module, exported_program: Any,
-                 timings: dict[str, float], diagnostics: list[str]):
+                 timings: dict[str, float], diagnostics: list[str], capture_strategy: str = "non-strict"):
         self.model_proto = model_proto
+        self.capture_strategy = capture_strategy  # "non-strict", "strict", "draft_export" or "ExportedProgram"
         self.model = model
         self.exported_program = exported_program
         self.timings = timings

@@ -12,6 +12,7 @@ from typing import Any
 from graph_builder import op
 from graph_builder.ir import Value
 from graph_builder.types import DType, TTensor
+from torchlib.ops.shape import aten_expand_as
 from torchlib.registry import aten_op
 
 
@@ -87,7 +88,7 @@ def aten_copy(self: TTensor, src: TTensor, non_blocking: bool = False) -> TTenso
 
     The functional form of `self.copy_(src)`: `src` cast to self's dtype and broadcast to
     self's shape."""
-    return op.Expand(_cast(src, self.dtype), op.Shape(self))
+    return aten_expand_as(_cast(src, self.dtype), self)
 
 
 @aten_op("aten::type_as")

@@ -24,6 +24,9 @@ from collections.abc import Callable
 from typing import Any
 
 import torch
+from torch.utils._sympy.numbers import int_oo
+
+from torchlib.exporter.dynamic_shapes import SizeOneDim
 
 STRATEGIES = ("non-strict", "strict", "draft_export")
 
@@ -40,7 +43,7 @@ class Captured:
 
 
 def capture(model: torch.nn.Module, args: tuple, kwargs: dict, dynamic_shapes: Any = None,
-            size_one: list[str] | None = None) -> Captured:
+            size_one: list[SizeOneDim] | None = None) -> Captured:
     """Export with the first strategy that succeeds (see the module docstring). `size_one` lists
     the dynamic dims whose sample size is 0 or 1."""
     attempts: dict[str, Callable[[], torch.export.ExportedProgram]] = {
@@ -61,10 +64,38 @@ def capture(model: torch.nn.Module, args: tuple, kwargs: dict, dynamic_shapes: A
         except Exception as e:  # noqa: BLE001  (torch fails in many ways; every failure is reported)
             failures.append((strategy, e))
             continue
+        if size_one:
+            _check_size_one(program, size_one, strategy)
         notes = [f"captured with {strategy} after: " + "; ".join(f"{s} failed ({_first_line(e)})" for s, e in failures)] if failures else []
         notes.extend(_draft_report(program) if strategy == "draft_export" else [])
         return Captured(program, strategy, notes)
     raise CaptureError(_message(failures, size_one or [])) from failures[0][1]
+
+
+def _check_size_one(program: torch.export.ExportedProgram, size_one: list[SizeOneDim], strategy: str) -> None:
+    """Capture keeps a dim dynamic at sample size 1 by assuming the code does not treat size 1
+    specially; when it does, torch bounds the dim's range (or fixes it), and the program is
+    wrong for other sizes."""
+    placeholders = {n.name: n.meta.get("val") for n in program.graph.nodes if n.op == "placeholder"}
+    vals = [placeholders.get(s.arg.name) for s in program.graph_signature.input_specs if s.kind.name == "USER_INPUT"]
+    tensors = [v for v in vals if isinstance(v, torch.Tensor)]
+    for dim in size_one:
+        if dim.tensor_index >= len(tensors):
+            continue
+        size = tensors[dim.tensor_index].shape[dim.axis]
+        problem = ""
+        if isinstance(size, int):
+            problem = f"it became the constant {size}"
+        else:
+            bounds = program.range_constraints.get(size.node.expr)
+            upper = getattr(bounds, "upper", None)
+            if upper is not None and upper != int_oo and (dim.max is None or int(upper) < dim.max):
+                problem = f"the model's code bounds it to [{bounds.lower}, {upper}]"
+        if problem:
+            raise CaptureError(
+                f"{dim.where} is marked dynamic, but with a sample of size 0 or 1 {problem} ({strategy} capture): "
+                "the model treats that size specially. Give a sample of size 2 or more on this dim."
+            )
 
 
 def _first_line(e: BaseException) -> str:
@@ -72,7 +103,7 @@ def _first_line(e: BaseException) -> str:
     return f"{type(e).__name__}: {text.splitlines()[0] if text else ''}"
 
 
-def _message(failures: list[tuple[str, BaseException]], size_one: list[str]) -> str:
+def _message(failures: list[tuple[str, BaseException]], size_one: list[SizeOneDim]) -> str:
     strategy, first = failures[0]
     lines = [f"torch.export could not capture the model. First failure ({strategy}):", ""]
     lines.extend("    " + line for line in "".join(traceback.format_exception_only(type(first), first)).rstrip().splitlines())
@@ -81,7 +112,7 @@ def _message(failures: list[tuple[str, BaseException]], size_one: list[str]) -> 
     if size_one:
         lines.append(
             "These dims are marked dynamic but their sample size is 0 or 1, which torch.export "
-            f"specializes: {', '.join(size_one)}. Give a sample of size 2 or more on those dims."
+            f"specializes: {', '.join(map(str, size_one))}. Give a sample of size 2 or more on those dims."
         )
     return "\n".join(lines)
 

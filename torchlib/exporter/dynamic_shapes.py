@@ -34,13 +34,26 @@ class DynamicShapesError(ValueError):
 
 
 @dataclasses.dataclass
+class SizeOneDim:
+    """A dim marked dynamic whose sample size is 0 or 1 (torch.export would specialize it)."""
+
+    where: str  # "dynamic_shapes['x'][0]"
+    tensor_index: int  # among the flattened tensor inputs
+    axis: int
+    max: int | None  # the user's upper bound (Dim("b", max=...)), None for none
+
+    def __str__(self) -> str:
+        return self.where
+
+
+@dataclasses.dataclass
 class DynamicSpec:
     """torch.export's `dynamic_shapes`, the ONNX names of the named dims, and the dynamic dims
-    whose sample size is 0 or 1 (torch.export would specialize them)."""
+    whose sample size is 0 or 1."""
 
     dynamic_shapes: Any
     dim_names: dict[tuple[int, int], str]
-    size_one: list[str]
+    size_one: list[SizeOneDim]
 
 
 def normalize(forward: Any, args: tuple, kwargs: dict, dynamic_shapes: Any = None) -> DynamicSpec:
@@ -50,7 +63,7 @@ def normalize(forward: Any, args: tuple, kwargs: dict, dynamic_shapes: Any = Non
     if dynamic_shapes is None:
         return DynamicSpec(None, {}, [])
     names: dict[int, dict[int, str]] = {}  # id(tensor) -> axis -> name
-    size_one: list[str] = []
+    size_one: list[tuple[str, torch.Tensor, int, int | None]] = []
 
     def axis_spec(tensor: torch.Tensor, axis: int, spec: Any, where: str) -> Any:
         if not -tensor.dim() <= axis < tensor.dim():
@@ -62,7 +75,7 @@ def normalize(forward: Any, args: tuple, kwargs: dict, dynamic_shapes: Any = Non
         if isinstance(spec, str):
             spec = Dim.DYNAMIC
         if spec is not None and not _is_static(spec) and tensor.shape[axis] <= 1:
-            size_one.append(f"dynamic_shapes{where}[{axis}] (sample size {tensor.shape[axis]})")
+            size_one.append((f"dynamic_shapes{where}[{axis}] (sample size {tensor.shape[axis]})", tensor, axis, getattr(spec, "max", None)))
         return spec
 
     def walk(value: Any, spec: Any, where: str) -> Any:
@@ -91,7 +104,9 @@ def normalize(forward: Any, args: tuple, kwargs: dict, dynamic_shapes: Any = Non
     else:
         raise DynamicShapesError(f"dynamic_shapes must be a dict, tuple or list, got {type(dynamic_shapes).__name__}")
     dim_names = {(i, axis): name for i, x in enumerate(leaves) for axis, name in names.get(id(x), {}).items()}
-    return DynamicSpec(converted, dim_names, size_one)
+    index = {id(x): i for i, x in enumerate(leaves)}
+    ones = [SizeOneDim(where, index[id(t)], axis, m) for where, t, axis, m in size_one if id(t) in index]
+    return DynamicSpec(converted, dim_names, ones)
 
 
 def _is_static(spec: Any) -> bool:

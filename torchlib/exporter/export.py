@@ -409,6 +409,6 @@ def _symbol_renames(ep: torch.export.ExportedProgram, dim_names: dict[tuple[int,
             if not isinstance(d, int) and (tensor_index, axis) in dim_names:
                 expr = d.node.expr
                 if isinstance(expr, sympy.Symbol):
-                    renames[expr] = sympy.Symbol(dim_names[(tensor_index, axis)])
+                    renames.setdefault(expr, sympy.Symbol(dim_names[(tensor_index, axis)]))  # the first name given wins
         tensor_index += 1
     return renames

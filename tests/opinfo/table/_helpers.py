@@ -226,3 +226,15 @@ def to_dtype_layout(dtype: torch.dtype) -> Iterator[Any]:
         yield sample_input(x, dtype=target)
     yield sample_input(x, dtype=torch.float64, layout=torch.strided, device="cpu")
     yield sample_input(_values(dtype, (0, 2)), dtype=torch.int32)
+
+
+def one_element(dtype: torch.dtype) -> Iterator[Any]:
+    """Tensors of one element (what .item() takes): 0-d, 1-d and 2-d, extremes included."""
+    yield sample_input(_values(dtype, ()))
+    yield sample_input(_values(dtype, (1,)))
+    yield sample_input(_values(dtype, (1, 1)))
+    if dtype.is_floating_point:
+        yield sample_input(torch.tensor(float("nan"), dtype=dtype))
+        yield sample_input(torch.tensor(-float("inf"), dtype=dtype))
+    elif dtype != torch.bool:
+        yield sample_input(torch.tensor(torch.iinfo(dtype).min, dtype=dtype))

@@ -52,6 +52,7 @@ def test_decoder_with_rmsnorm_and_rope():
     exported(model, *args)
 
 
+@pytest.mark.slow
 def test_lstm():
     model, args = demo_models.lstm_model()
     exported(model, *args)
@@ -176,6 +177,7 @@ def test_write_through_a_view_falls_back_and_says_why():
         assert d.ok(ATOL, RTOL), d
 
 
+@pytest.mark.slow  # a second whole-program decomposition
 def test_stale_view_read_after_write_falls_back():
     class M(nn.Module):
         def forward(self, x):

@@ -84,3 +84,46 @@ def _written_positions(node: torch.fx.Node, flat: list[Any], written_names: set[
             if isinstance(arg, torch.fx.Node):
                 wanted.append(arg)
     return [next(i for i, a in enumerate(flat) if a is w) for w in wanted]
+
+
+def decompose_view_write(node: torch.fx.Node, chain: list[torch.fx.Node], base: torch.fx.Node, resolve: Any,
+                         table: dict[Any, Any], fake_mode: Any) -> NodeDecomposition:
+    """Trace a write into a view together with the view ops that made the view from `base` (the
+    whole tensor): the small graph returns (the op's result, [the new value of base]).
+    `resolve(n)` gives, for a node naming a view, the node that made it."""
+    from torch.fx.experimental.proxy_tensor import make_fx
+
+    inputs: list[torch.fx.Node] = [base]
+    for n in [*chain, node]:
+        for a in n.all_input_nodes:
+            a = resolve(a)
+            if a not in inputs and a not in chain and isinstance(a.meta.get("val"), torch.Tensor):
+                inputs.append(a)
+
+    def run(*tensors: torch.Tensor) -> Any:
+        values: dict[torch.fx.Node, Any] = dict(zip(inputs, tensors))
+        values[base] = values[base].clone()
+
+        def value(a: torch.fx.Node) -> Any:
+            return values.get(resolve(a), a.meta.get("val"))
+
+        for view in chain:
+            args, kwargs = pytree.tree_map_only(torch.fx.Node, value, (view.args, view.kwargs))
+            values[view] = view.target(*args, **kwargs)
+        args, kwargs = pytree.tree_map_only(torch.fx.Node, value, (node.args, node.kwargs))
+        return node.target(*args, **kwargs), [values[base]]
+
+    tensors = [n.meta["val"] for n in inputs]
+    try:
+        with fake_mode:
+            graph = make_fx(torch.func.functionalize(run, remove="mutations_and_views"), decomposition_table=table)(*tensors)
+    except Exception as e:  # torch raises many kinds here; the reason goes to the diagnostics
+        raise NeedsWholeProgramDecomposition(
+            f"{node.target} (FX node {node.name!r}) writes into a view ({' -> '.join(str(v.target) for v in chain)}) "
+            f"and tracing that on its own failed ({type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''})"
+        ) from e
+    for sub in graph.graph.nodes:
+        for key in ("stack_trace", "nn_module_stack"):
+            if key in node.meta:
+                sub.meta[key] = node.meta[key]
+    return NodeDecomposition(graph, inputs, [base])

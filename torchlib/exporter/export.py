@@ -18,7 +18,11 @@ from graph_builder import GraphBuilder, op, types
 from graph_builder.ir import Value
 from graph_builder.opset import OpError, torch_to_numpy
 from torchlib.exporter.capture import capture
-from torchlib.exporter.decompose import NeedsWholeProgramDecomposition, decompose_node
+from torchlib.exporter.decompose import (
+    NeedsWholeProgramDecomposition,
+    decompose_node,
+    decompose_view_write,
+)
 from torchlib.exporter.dynamic_shapes import normalize as normalize_dynamic_shapes
 from torchlib.exporter.mutation import Aliases, functional_variant, written_nodes
 from torchlib.exporter.result import ExportResult
@@ -284,6 +288,14 @@ def _call(g: GraphBuilder, node: Any, registry: Registry, env: dict, renames: di
         reason = ctx.aliases.problem(node, w)
         if reason:
             raise NeedsWholeProgramDecomposition(reason)
+    if len(written) > 1 and not all(ctx.aliases.whole.get(w, True) for w in written):
+        raise NeedsWholeProgramDecomposition(f"{node.target} (FX node {node.name!r}) writes into several tensors, some of them views")
+    if written and not ctx.aliases.whole.get(written[0], True):  # a write into a view
+        result = _call_decomposed(g, node, registry, env, renames, diagnostics, ctx)
+        for name in ctx.aliases.same_view(written[0]):
+            if name.name in env:
+                env[name.name] = result
+        return _conform(result, val, renames, _name_of(node.target), diagnostics)
     target = node.target
     if written and target not in registry:
         target = functional_variant(target) or target  # add_.Tensor -> add.Tensor
@@ -304,7 +316,13 @@ def _call_decomposed(g: GraphBuilder, node: Any, registry: Registry, env: dict, 
     """Translate torch's decomposition of this one node (see decompose.py)."""
     if not ctx.decompose or ctx.depth >= _MAX_DECOMPOSITION_DEPTH:
         raise NeedsWholeProgramDecomposition(f"{node.target} (FX node {node.name!r}) has no torchlib function")
-    decomposition = decompose_node(node, ctx.table, ctx.fake_mode)
+    written = written_nodes(node)
+    if len(written) == 1 and not ctx.aliases.whole.get(written[0], True):
+        chain = ctx.aliases.view_chain(written[0]) or []
+        base = ctx.aliases.root(written[0])
+        decomposition = decompose_view_write(node, chain, base, ctx.aliases.resolve, ctx.table, ctx.fake_mode)
+    else:
+        decomposition = decompose_node(node, ctx.table, ctx.fake_mode)
     sub_ctx = _Context(decomposition.graph.graph, registry, True, ctx.depth + 1)
     sub_ctx._table, sub_ctx._fake_mode = ctx._table, ctx._fake_mode
     sub_env: dict[str, Any] = {}

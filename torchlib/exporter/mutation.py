@@ -8,10 +8,12 @@ from then on: every later reader of that tensor, or of another name for the same
 the new value. A written buffer or user input becomes an extra graph output, as torch.export's
 graph signature says after functionalization (mutated inputs first, then the user outputs).
 
-This is exact when the written tensor is not a view, and no view of it taken before the write
-is read after it. Otherwise the write must update a base through a view, which is what
-functionalization (`run_decompositions`) does for the whole program; `alias_problem` names the
-node so that the exporter falls back to it and says why.
+A write into a view (`y[:, 0] = 5`, `cache[:, pos].copy_(k)`) updates the whole tensor: the
+view ops from the whole tensor to the view and the write are traced functionally together on
+their own (decompose.py), which gives the new whole tensor (through `select_scatter`,
+`slice_scatter`, ...). When another view of the written tensor, taken before the write, is read
+after it, only functionalization of the whole program (`run_decompositions`) keeps it right;
+`Aliases.problem` names the node so that the exporter falls back to it and says why.
 """
 
 from __future__ import annotations
@@ -75,6 +77,8 @@ class Aliases:
         self.views: dict[torch.fx.Node, list[torch.fx.Node]] = {}  # storage -> views of it
         self.order: dict[torch.fx.Node, int] = {}
         self._view_lists: set[torch.fx.Node] = set()  # nodes returning a list of views (split, unbind)
+        self.source: dict[torch.fx.Node, torch.fx.Node] = {}  # alias -> the argument it aliases
+        self.written_alias: set[torch.fx.Node] = set()  # aliases returned by a write (add_ -> self)
         for i, node in enumerate(graph.nodes):
             self.order[node] = i
             self._add(node)
@@ -86,6 +90,9 @@ class Aliases:
         else:
             self.storage[node] = self.storage.get(source, source)
             self.whole[node] = whole and self.whole.get(source, True)
+            self.source[node] = source
+            if whole:
+                self.written_alias.add(node)
         bucket = self.names if self.whole[node] else self.views
         bucket.setdefault(self.storage[node], []).append(node)
 
@@ -110,13 +117,38 @@ class Aliases:
 
     def problem(self, node: torch.fx.Node, written: torch.fx.Node) -> str | None:
         """Why writing `written` at `node` cannot be translated functionally, or None."""
-        if not self.whole.get(written, True):
-            return f"{node.target} (FX node {node.name!r}) writes into a view ({written.name!r})"
+        if not self.whole.get(written, True) and self.view_chain(written) is None:
+            return f"{node.target} (FX node {node.name!r}) writes into a view ({written.name!r}) made by an op that cannot be replayed"
         at = self.order[node]
+        same = set(self.same_view(written))
         for view in self.views.get(self.storage.get(written, written), []):
-            if self.order[view] < at and any(self.order[user] > at for user in view.users):
+            if view not in same and self.order[view] < at and any(self.order[user] > at for user in view.users):
                 return f"{node.target} (FX node {node.name!r}) writes a tensor whose view {view.name!r} is read afterwards"
         return None
+
+    def resolve(self, node: torch.fx.Node) -> torch.fx.Node:
+        """The node that made the view (or tensor) `node` names: past the writes returning it."""
+        while node in self.written_alias:
+            node = self.source[node]
+        return node
+
+    def same_view(self, written: torch.fx.Node) -> list[torch.fx.Node]:
+        """Every node naming exactly the view (or tensor) `written` names."""
+        made_by = self.resolve(written)
+        return [n for n in self.order if self.resolve(n) is made_by]
+
+    def view_chain(self, written: torch.fx.Node) -> list[torch.fx.Node] | None:
+        """The view ops from the whole tensor to the view `written` names, in order (None when one
+        of them is not an ATen op that can be called again)."""
+        chain = []
+        made_by = self.resolve(written)
+        root = self.root(written)
+        while made_by is not root:
+            if made_by.op != "call_function" or made_by not in self.source:
+                return None
+            chain.append(made_by)
+            made_by = self.resolve(self.source[made_by])
+        return chain[::-1]
 
     def same_tensor(self, written: torch.fx.Node) -> list[torch.fx.Node]:
         """Every node naming the whole tensor `written` names."""

@@ -22,9 +22,10 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import torchlib  # noqa: E402
-from bench_export import MODELS as EXPORT_MODELS  # noqa: E402
-from torchlib.exporter import demo_models  # noqa: E402
+from bench_export import MODELS as EXPORT_MODELS
+
+import torchlib
+from torchlib.exporter import demo_models
 
 MODELS = {
     **EXPORT_MODELS,

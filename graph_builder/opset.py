@@ -517,8 +517,6 @@ def _generated_class(version: int) -> type[Opset] | None:
     return getattr(module, f"Opset{version}")
 
 
-# The evaluators import this module; imported last so that either module may be imported first.
-from graph_builder import evaluator as _evaluator  # noqa: E402
 
 
 _ATTRIBUTE_TYPES = {
@@ -568,3 +566,7 @@ def custom_op(
         )  # fmt: skip
         defs.register_schema(schema)
     return OpFunction(OpSignature(schema, version))
+
+
+# The evaluators import this module; imported last so that either module may be imported first.
+from graph_builder import evaluator as _evaluator  # noqa: E402

@@ -74,7 +74,7 @@ def test_written_buffer_and_input_become_outputs():
     x, y = torch.randn(4, 3), torch.randn(4, 3)
     result = exported(WritesBufferAndInput(), x, y)
     assert result.written_inputs == ["count", "y"]
-    count, new_y, out, out_y = result(x, y)
+    count, new_y, _, out_y = result(x, y)
     torch.testing.assert_close(count, torch.ones(3))
     torch.testing.assert_close(new_y, y * 2 + x)
     torch.testing.assert_close(out_y, y * 2 + x)

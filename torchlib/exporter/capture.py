@@ -46,21 +46,24 @@ def capture(model: torch.nn.Module, args: tuple, kwargs: dict, dynamic_shapes: A
             size_one: list[SizeOneDim] | None = None) -> Captured:
     """Export with the first strategy that succeeds (see the module docstring). `size_one` lists
     the dynamic dims whose sample size is 0 or 1."""
-    attempts: dict[str, Callable[[], torch.export.ExportedProgram]] = {
-        "non-strict": lambda: torch.export.export(model, args, kwargs, dynamic_shapes=dynamic_shapes, strict=False),
-        "strict": lambda: torch.export.export(model, args, kwargs, dynamic_shapes=dynamic_shapes, strict=True),
-        "draft_export": lambda: torch.export.draft_export(model, args, kwargs, dynamic_shapes=dynamic_shapes),
+    attempts: dict[str, tuple[Callable[..., torch.export.ExportedProgram], dict[str, Any]]] = {
+        "non-strict": (torch.export.export, {"strict": False}),
+        "strict": (torch.export.export, {"strict": True}),
+        "draft_export": (torch.export.draft_export, {}),
     }
     failures: list[tuple[str, BaseException]] = []
     for strategy in STRATEGIES:
+        # called from here, not through a helper: torch.export records the Python stack of every
+        # node, and each extra frame costs
+        function, options = attempts[strategy]
         try:
             if size_one:
                 import torch.fx.experimental._config as fx_config
 
                 with fx_config.patch(backed_size_oblivious=True):
-                    program = attempts[strategy]()
+                    program = function(model, args, kwargs, dynamic_shapes=dynamic_shapes, **options)
             else:
-                program = attempts[strategy]()
+                program = function(model, args, kwargs, dynamic_shapes=dynamic_shapes, **options)
         except Exception as e:  # noqa: BLE001  (torch fails in many ways; every failure is reported)
             failures.append((strategy, e))
             continue

@@ -37,8 +37,6 @@ class NodeDecomposition:
 def decompose_node(node: torch.fx.Node, table: dict[Any, Any], fake_mode: Any) -> NodeDecomposition:
     """Trace torch's decomposition of `node` alone. Raises NeedsWholeProgramDecomposition when
     tracing fails or torch has no decomposition for the op."""
-    from torch.fx.experimental.proxy_tensor import make_fx
-
     flat, spec = pytree.tree_flatten((node.args, node.kwargs))
     tensor_positions = [i for i, a in enumerate(flat) if isinstance(a, torch.fx.Node) and isinstance(a.meta.get("val"), torch.Tensor)]
     values = [a.meta["val"] if isinstance(a, torch.fx.Node) else a for a in flat]
@@ -54,20 +52,9 @@ def decompose_node(node: torch.fx.Node, table: dict[Any, Any], fake_mode: Any) -
         return result, [full[p] for p in written_positions]
 
     tensors = [values[p] for p in tensor_positions]
-    try:
-        with fake_mode:
-            graph = make_fx(torch.func.functionalize(run, remove="mutations_and_views"), decomposition_table=table)(*tensors)
-    except Exception as e:  # torch raises many kinds here; the reason goes to the diagnostics
-        raise NeedsWholeProgramDecomposition(
-            f"{node.target} (FX node {node.name!r}) has no torchlib function and its decomposition "
-            f"could not be traced on its own ({type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''})"
-        ) from e
-    for sub in graph.graph.nodes:
-        if sub.op == "call_function" and sub.target is node.target:
-            raise NeedsWholeProgramDecomposition(f"{node.target} (FX node {node.name!r}) has no torchlib function and no torch decomposition")
-        for key in ("stack_trace", "nn_module_stack"):
-            if key in node.meta:
-                sub.meta[key] = node.meta[key]
+    graph = _trace(run, tensors, node, table, fake_mode, "has no torchlib function and its decomposition")
+    if any(sub.op == "call_function" and sub.target is node.target for sub in graph.graph.nodes):
+        raise NeedsWholeProgramDecomposition(f"{node.target} (FX node {node.name!r}) has no torchlib function and no torch decomposition")
     inputs = [flat[p] for p in tensor_positions]
     return NodeDecomposition(graph, inputs, [flat[p] for p in written_positions])
 
@@ -91,8 +78,6 @@ def decompose_view_write(node: torch.fx.Node, chain: list[torch.fx.Node], base: 
     """Trace a write into a view together with the view ops that made the view from `base` (the
     whole tensor): the small graph returns (the op's result, [the new value of base]).
     `resolve(n)` gives, for a node naming a view, the node that made it."""
-    from torch.fx.experimental.proxy_tensor import make_fx
-
     inputs: list[torch.fx.Node] = [base]
     for n in [*chain, node]:
         for a in n.all_input_nodes:
@@ -114,16 +99,27 @@ def decompose_view_write(node: torch.fx.Node, chain: list[torch.fx.Node], base: 
         return node.target(*args, **kwargs), [values[base]]
 
     tensors = [n.meta["val"] for n in inputs]
+    views = " -> ".join(str(v.target) for v in chain)
+    graph = _trace(run, tensors, node, table, fake_mode, f"writes into a view ({views}) and that write")
+    return NodeDecomposition(graph, inputs, [base])
+
+
+def _trace(run: Any, tensors: list[torch.Tensor], node: torch.fx.Node, table: dict[Any, Any], fake_mode: Any,
+           what: str) -> torch.fx.GraphModule:
+    """make_fx of functionalize(run) on the fake `tensors`; the small graph's nodes point to the
+    user's code of `node`. `what` starts the reason given when tracing fails."""
+    from torch.fx.experimental.proxy_tensor import make_fx
+
     try:
         with fake_mode:
             graph = make_fx(torch.func.functionalize(run, remove="mutations_and_views"), decomposition_table=table)(*tensors)
     except Exception as e:  # torch raises many kinds here; the reason goes to the diagnostics
+        first = str(e).splitlines()[0] if str(e) else ""
         raise NeedsWholeProgramDecomposition(
-            f"{node.target} (FX node {node.name!r}) writes into a view ({' -> '.join(str(v.target) for v in chain)}) "
-            f"and tracing that on its own failed ({type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''})"
+            f"{node.target} (FX node {node.name!r}) {what} could not be traced on its own ({type(e).__name__}: {first})"
         ) from e
     for sub in graph.graph.nodes:
         for key in ("stack_trace", "nn_module_stack"):
             if key in node.meta:
                 sub.meta[key] = node.meta[key]
-    return NodeDecomposition(graph, inputs, [base])
+    return graph

@@ -38,7 +38,7 @@ def decompose_node(node: torch.fx.Node, table: dict[Any, Any], fake_mode: Any) -
     """Trace torch's decomposition of `node` alone. Raises NeedsWholeProgramDecomposition when
     tracing fails or torch has no decomposition for the op."""
     flat, spec = pytree.tree_flatten((node.args, node.kwargs))
-    tensor_positions = [i for i, a in enumerate(flat) if isinstance(a, torch.fx.Node) and isinstance(a.meta.get("val"), torch.Tensor)]
+    tensor_positions = [i for i, a in enumerate(flat) if isinstance(a, torch.fx.Node) and _traceable(a)]
     values = [a.meta["val"] if isinstance(a, torch.fx.Node) else a for a in flat]
     written_names = {name for _, name in written_arguments(node.target)}
     written_positions = _written_positions(node, flat, written_names)
@@ -82,7 +82,7 @@ def decompose_view_write(node: torch.fx.Node, chain: list[torch.fx.Node], base: 
     for n in [*chain, node]:
         for a in n.all_input_nodes:
             a = resolve(a)
-            if a not in inputs and a not in chain and isinstance(a.meta.get("val"), torch.Tensor):
+            if a not in inputs and a not in chain and _traceable(a):
                 inputs.append(a)
 
     def run(*tensors: torch.Tensor) -> Any:
@@ -102,6 +102,11 @@ def decompose_view_write(node: torch.fx.Node, chain: list[torch.fx.Node], base: 
     views = " -> ".join(str(v.target) for v in chain)
     graph = _trace(run, tensors, node, table, fake_mode, f"writes into a view ({views}) and that write")
     return NodeDecomposition(graph, inputs, [base])
+
+
+def _traceable(node: torch.fx.Node) -> bool:
+    """A tensor, or a symbolic int (a dynamic size): an input of the small graph."""
+    return isinstance(node.meta.get("val"), (torch.Tensor, torch.SymInt))
 
 
 def _trace(run: Any, tensors: list[torch.Tensor], node: torch.fx.Node, table: dict[Any, Any], fake_mode: Any,

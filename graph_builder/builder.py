@@ -160,6 +160,7 @@ class GraphBuilder:
                 with self:
                     value = opset(self.opset).Identity(value)
             self._root.names.add(name)
+            self._root.names.discard(value.name)  # the old name is free again
             value.name = name
         elif needs_identity:
             with self:

@@ -8,6 +8,7 @@ to the current evaluator: eager (onnxruntime on real data) outside a graph, trac
 from __future__ import annotations
 
 import weakref
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -141,3 +142,57 @@ def _generated_class(version: int) -> type[Opset] | None:
         raise
     return getattr(module, f"Opset{version}")
 
+
+
+
+_ATTRIBUTE_TYPES = {
+    int: defs.OpSchema.AttrType.INT, float: defs.OpSchema.AttrType.FLOAT, str: defs.OpSchema.AttrType.STRING,
+    "ints": defs.OpSchema.AttrType.INTS, "floats": defs.OpSchema.AttrType.FLOATS, "strings": defs.OpSchema.AttrType.STRINGS,
+}  # fmt: skip
+
+
+_CUSTOM_SCHEMAS: dict[tuple, defs.OpSchema] = {}
+
+
+def custom_op(
+    domain: str,
+    name: str,
+    inputs: Sequence[str] = ("X",),
+    outputs: Sequence[str] = ("Y",),
+    *,
+    version: int = 1,
+    attributes: dict[str, Any] | None = None,
+) -> OpFunction:
+    """Declare an operator of a domain other than ONNX's (`com.microsoft`, your runtime's own)
+    so that functions can emit it, and return it:
+
+        gelu = custom_op("com.microsoft", "Gelu")
+        y = gelu(x)  # a com.microsoft::Gelu node; the model imports com.microsoft at version 1
+
+    Every input and output has the same tensor type (the output's dtype is the first input's);
+    `attributes` maps each attribute's name to int, float, str, "ints", "floats" or "strings"
+    (all optional). The declaration makes an ONNX schema for `domain::name` at `version`, kept by
+    graph_builder (not registered in onnx.defs, so onnx's checker and reference evaluator behave
+    as before); declaring it again with the same arguments gives the same schema.
+    Eagerly the op runs in onnxruntime, which must implement it (com.microsoft ops do)."""
+    if not domain or domain in ("ai.onnx", "ai.onnx.ml"):
+        raise ValueError(f"custom_op declares ops outside ONNX's domains; {domain!r} is ONNX's own (use `op`)")
+    key = (domain, name, version, tuple(inputs), tuple(outputs), tuple(sorted((attributes or {}).items())))
+    schema = _CUSTOM_SCHEMAS.get(key)
+    if schema is None:
+        all_types = [t for t in defs.get_schema("Identity", DEFAULT_OPSET).type_constraints[0].allowed_type_strs
+                     if t.startswith("tensor(")]
+        unknown = [t for t in (attributes or {}).values() if t not in _ATTRIBUTE_TYPES]
+        if unknown:
+            raise ValueError(f"custom_op {domain}::{name}: attribute types must be among int, float, str, 'ints', 'floats', 'strings'; got {unknown}")
+        schema = defs.OpSchema(
+            name, domain, version,
+            inputs=[defs.OpSchema.FormalParameter(i, "T") for i in inputs],
+            outputs=[defs.OpSchema.FormalParameter(o, "T") for o in outputs],
+            type_constraints=[("T", all_types, "any tensor type")],
+            attributes=[defs.OpSchema.Attribute(a, _ATTRIBUTE_TYPES[t], "", required=False) for a, t in (attributes or {}).items()],
+        )  # fmt: skip
+        # kept here, not registered in onnx.defs: a registered schema would change what onnx's
+        # checker and reference evaluator do for every model in the process
+        _CUSTOM_SCHEMAS[key] = schema
+    return OpFunction(OpSignature(schema, version))

@@ -1,13 +1,17 @@
 """torchlib: every ATen operator as an ONNX function, and an exporter built on torch.export.
 
-`import torchlib` is cheap; the function library loads on first use of the registry or export.
+`import torchlib` is cheap: torch, the exporter and the function library load on first use of
+`torchlib.export`, `torchlib.onnx_export` or `torchlib.get_registry()`.
+
+    result = torchlib.export(model, (x,), dynamic_shapes={"x": {0: "batch"}})
+    result.save("model.onnx")
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["export", "get_registry"]
+__all__ = ["export", "get_registry", "onnx_export"]
 
 
 def get_registry() -> Any:
@@ -18,8 +22,15 @@ def get_registry() -> Any:
     return REGISTRY
 
 
-def export(*args: Any, **kwargs: Any) -> Any:
-    """torchlib.export(model, args, kwargs=None, dynamic_shapes=None, opset=23) -> ExportResult"""
-    from torchlib.exporter import export as _export
+def __getattr__(name: str) -> Any:
+    # `torchlib.export` is the exporter's own function (so help() shows its parameters), imported
+    # on first access: torch is not imported by `import torchlib`.
+    if name == "export":
+        from torchlib.exporter.export import export
 
-    return _export(*args, **kwargs)
+        return export
+    if name == "onnx_export":
+        from torchlib.exporter.onnx_compat import onnx_export
+
+        return onnx_export
+    raise AttributeError(f"module 'torchlib' has no attribute {name!r}")

@@ -79,6 +79,16 @@ class Registry:
     def __contains__(self, target: Any) -> bool:
         return _name_of(target) in self._entries
 
+    def extended(self, functions: dict[Any, Callable[..., Any]]) -> Registry:
+        """A copy in which `functions` ({torch op or "ns::op.overload": function}) implement
+        their ops, replacing this registry's function for an op it has."""
+        copy = Registry()
+        copy._entries = {name: list(entries) for name, entries in self._entries.items()}
+        for target, function in functions.items():
+            name = _name_of(target)
+            copy._entries[name] = [OverloadFunction(name, function)]
+        return copy
+
     def names(self) -> list[str]:
         return sorted(self._entries)
 

@@ -24,6 +24,13 @@ MODELS = textwrap.dedent("""
     def make_datadep():
         return DataDependent(), (torch.randn(3),)
 
+    class Broken(torch.nn.Module):
+        def forward(self, x):
+            return x.reshape(5, -1)
+
+    def make_broken():
+        return Broken(), (torch.randn(3),)
+
     def make_seq():
         return torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.ReLU()), (torch.randn(2, 4),)
 
@@ -63,7 +70,7 @@ def run(capsys, *argv: str) -> tuple[int, str, str]:
     "argv, message",
     [
         (["nosuch.module:make", "-o", "m.onnx"], "error: no module named 'nosuch.module'"),
-        (["usermodels:nosuch", "-o", "m.onnx"], "error: module 'usermodels' has no 'nosuch'; it defines: DataDependent, make_datadep"),
+        (["usermodels:nosuch", "-o", "m.onnx"], "error: module 'usermodels' has no 'nosuch'; it defines: Broken, DataDependent, make_broken"),
         (["usermodels", "-o", "m.onnx"], "error: expected MODULE:FACTORY"),
         (["missing.py:make", "-o", "m.onnx"], "error: no file 'missing.py'"),
         (["usermodels:make_raises", "-o", "m.onnx"], "error: usermodels:make_raises() raised ValueError: bad config"),
@@ -73,7 +80,7 @@ def run(capsys, *argv: str) -> tuple[int, str, str]:
         (["usermodels:make_seq", "-o", "m.onnx", "--dynamic", "input"], "expected INPUT:AXIS=NAME"),
         (["usermodels:make_seq", "-o", "m.onnx", "--opset", "12"], "torchlib writes opsets 18 to 23"),
         (["usermodels:make_unsupported", "-o", "m.onnx"], "python -m codegen coverage --op aten::_embedding_bag"),
-        (["usermodels:make_datadep", "-o", "m.onnx"], "torch.export could not capture the model: the model branches on"),
+        (["usermodels:make_broken", "-o", "m.onnx"], "torch.export could not capture the model (non-strict): "),
     ],
 )
 def test_user_mistakes_are_one_message(workdir, capsys, argv, message):
@@ -86,18 +93,27 @@ def test_user_mistakes_are_one_message(workdir, capsys, argv, message):
 
 
 def test_capture_failure_names_the_user_line(workdir, capsys):
-    code, _, err = run(capsys, "export", "usermodels:make_datadep", "-o", "m.onnx")
+    code, _, err = run(capsys, "export", "usermodels:make_broken", "-o", "m.onnx")
     assert code == 2
+    assert f"at {workdir / 'usermodels.py'}:15 in forward: return x.reshape(5, -1)" in err
+    assert "what to try:" in err and "then strict failed too" in err
+    assert "Traceback" not in err
+
+
+def test_data_dependent_branch_is_captured_by_draft_export_with_a_warning(workdir, capsys):
+    """draft_export follows the sample's branch: the user is told, with the line and the advice."""
+    code, out, err = run(capsys, "export", "usermodels:make_datadep", "-o", "m.onnx")
+    assert code == 0
+    assert err.startswith("warning: draft_export made the program follow the sample's path")
     assert f"at {workdir / 'usermodels.py'}:6 in forward: if x.sum() > 0:" in err
-    assert "what to try:" in err
-    assert "def forward" not in err  # torch's partial graph goes to --debug only
+    assert "def forward" not in err  # torch's partial graphs go to --debug only
 
 
 def test_debug_shows_the_traceback(workdir, capsys):
     from torchlib.exporter import CaptureError
 
     with pytest.raises(CaptureError):
-        main(["export", "usermodels:make_datadep", "-o", "m.onnx", "--debug"])
+        main(["export", "usermodels:make_broken", "-o", "m.onnx", "--debug"])
 
 
 def test_output_path_is_checked_before_export(workdir, capsys):

@@ -224,7 +224,7 @@ def test_no_grad_region_is_inlined_without_decomposition():
     ep = torch.export.export(model, (x,))
     assert any("wrap_with_set_grad_enabled" in str(n.target) for n in ep.graph.nodes)
     result = torchlib.export(model, (x,))
-    assert result.timings["decompositions"] < 0.05  # translated in the loop, not re-decomposed
+    assert "decompositions" not in result.timings  # translated in the loop, not re-decomposed
     assert "If" not in op_types(result.model_proto.graph)
     assert_matches(result, x)
 

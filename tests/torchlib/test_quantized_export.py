@@ -118,7 +118,7 @@ def _check_quantized_export(model: nn.Module, shape: tuple[int, ...]) -> None:
     result = torchlib.export(quantized, (x,))
     nodes = [n.op_type for n in result.model_proto.graph.node]
     assert "QuantizeLinear" in nodes and "DequantizeLinear" in nodes
-    assert result.timings["decompositions"] < 0.05  # no whole-program decomposition
+    assert "decompositions" not in result.timings  # no whole-program decomposition
     int8_weights = [t.name for t in result.model_proto.graph.initializer if t.data_type == 3 and len(t.dims) > 1]  # INT8 weights
     assert len(int8_weights) == sum(isinstance(m, (nn.Conv2d, nn.Linear)) for m in model.modules())
     expected = quantized(x)

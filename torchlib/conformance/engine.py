@@ -17,7 +17,6 @@ import dataclasses
 import functools
 import gc
 import importlib.util
-import itertools
 import math
 import operator
 import sys

@@ -1,6 +1,10 @@
-"""The exporter: torch.export -> registry -> GraphBuilder -> ONNX."""
+"""The exporter: capture (torch.export) -> registry -> GraphBuilder -> ONNX."""
 
-from torchlib.exporter.export import CaptureError, ExportError, UnsupportedOpsError, export, translate
+from torchlib.exporter.capture import CaptureError
+from torchlib.exporter.dynamic_shapes import DynamicShapesError
+from torchlib.exporter.export import ExportError, UnsupportedOpsError, export, translate
+from torchlib.exporter.onnx_compat import onnx_export
 from torchlib.exporter.result import ExportResult, OutputDiff
 
-__all__ = ["CaptureError", "ExportError", "ExportResult", "OutputDiff", "UnsupportedOpsError", "export", "translate"]
+__all__ = ["CaptureError", "DynamicShapesError", "ExportError", "ExportResult", "OutputDiff", "UnsupportedOpsError",
+           "export", "onnx_export", "translate"]

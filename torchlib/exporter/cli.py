@@ -28,9 +28,9 @@ class UsageError(Exception):
 
 
 def _user_errors() -> tuple[type[BaseException], ...]:
-    from torchlib.exporter.export import CaptureError, UnsupportedOpsError
+    from torchlib.exporter import CaptureError, DynamicShapesError, UnsupportedOpsError
 
-    return UsageError, CaptureError, UnsupportedOpsError
+    return UsageError, CaptureError, DynamicShapesError, UnsupportedOpsError
 
 
 def run_cli(main: Callable[[argparse.Namespace], int], parser: argparse.ArgumentParser, argv: list[str]) -> int:
@@ -228,7 +228,10 @@ def _export(ns: argparse.Namespace) -> int:
     print(f"wrote {output} ({size / 1e6:.1f} MB{weights}): {result.node_count} nodes, opset {ns.opset}, "
           f"exported in {result.timings['total']:.2f} s")
     for d in result.diagnostics:
-        print("note:", d)
+        if d.startswith("WARNING: "):
+            print("warning:", d[len("WARNING: "):], file=sys.stderr)
+        else:
+            print("note:", d)
     if ns.verify:
         return _report_verify(result.verify(*args, **kwargs))
     return 0

@@ -55,7 +55,8 @@ _KNOWN = (
 def capture_failure(exc: BaseException) -> str:
     """One paragraph about an exception raised while torch.export captured the model."""
     text = f"{type(exc).__name__} {exc}"
-    what, advice = "torch.export could not capture it", "see torch's report (with --debug on the command line)"
+    what = "forward raised an error while torch.export traced it"
+    advice = "check that line for the sample inputs given (torch's full report: --debug on the command line, or this exception's __cause__)"
     for words, happened, hint in _KNOWN:
         if any(w in text for w in words):
             what, advice = happened, hint
@@ -80,7 +81,7 @@ _CHATTER = (
 
 @contextlib.contextmanager
 def quiet_torch() -> Iterator[None]:
-    """Silence torch's internal warnings and log lines (below ERROR) while it captures a model.
+    """Silence torch's internal warnings and log lines while it captures a model.
     TORCH_LOGS, when set, is the user asking for them: then nothing is silenced."""
     if os.environ.get("TORCH_LOGS"):
         yield
@@ -92,7 +93,7 @@ def quiet_torch() -> Iterator[None]:
         for category, message in _CHATTER:
             warnings.filterwarnings("ignore", message=message, category=category)
         for lg in loggers:
-            lg.setLevel(logging.ERROR)  # torch's loggers have handlers of their own and do not propagate
+            lg.setLevel(logging.CRITICAL)  # failures reach the user as exceptions; torch logs them too
         try:
             yield
         finally:

@@ -6,10 +6,9 @@ node is looked up by its ATen overload and the function is called under the trac
 
 from __future__ import annotations
 
-import inspect
 import time
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import torch
@@ -19,7 +18,15 @@ from graph_builder import GraphBuilder, op, types
 from graph_builder.ir import Value, real_view
 from graph_builder.optimizer import optimize as optimize_graph
 from graph_builder.opset import OpError, torch_to_numpy
-from torchlib.exporter.explain import capture_failure, quiet_torch
+from torchlib.exporter.capture import capture
+from torchlib.exporter.decompose import (
+    NeedsWholeProgramDecomposition,
+    decompose_node,
+    decompose_view_write,
+)
+from torchlib.exporter.dynamic_shapes import normalize as normalize_dynamic_shapes
+from torchlib.exporter.explain import quiet_torch
+from torchlib.exporter.mutation import Aliases, functional_variant, written_nodes
 from torchlib.exporter.result import ExportResult
 from torchlib.exporter.source import module_class, module_path, source_line
 from torchlib.exporter.subgraph import Translator, all_nodes, attribute
@@ -28,10 +35,6 @@ from torchlib.registry import REGISTRY, Registry, _name_of
 
 class UnsupportedOpsError(RuntimeError):
     """The model uses ATen ops that have no torchlib function (all of them listed at once)."""
-
-
-class CaptureError(RuntimeError):
-    """torch.export could not capture the model: says why, where in the user's code, what to try."""
 
 
 class ExportError(RuntimeError):
@@ -54,56 +57,76 @@ def decomposition_table(registry: Registry) -> dict[Any, Any]:
     return table
 
 
-def needs_decomposition(ep: torch.export.ExportedProgram, registry: Registry) -> bool:
-    """Decomposition re-traces the whole program (most of an export's time); it is needed only
-    when an op has no function, mutates its inputs, or the program mutates buffers."""
-    if any(spec.kind.name != "USER_OUTPUT" for spec in ep.graph_signature.output_specs):
-        return True
-    for node in all_nodes(ep.graph_module):
-        if node.op != "call_function":
-            continue
-        if node.target not in registry:
-            return True
-        schema = getattr(node.target, "_schema", None)
-        if schema is not None and schema.is_mutable:
-            return True
-    return False
-
-
 @quiet_torch()
 def export(
-    model: torch.nn.Module,
+    model: torch.nn.Module | torch.export.ExportedProgram,
     args: tuple[Any, ...] = (),
     kwargs: Mapping[str, Any] | None = None,
     dynamic_shapes: Any = None,
+    *,
     opset: int = 23,
-    strict: bool = False,
+    input_names: Sequence[str] | None = None,
+    output_names: Sequence[str] | None = None,
+    functions: Mapping[Any, Callable[..., Any]] | None = None,
     optimize: bool = True,
 ) -> ExportResult:
-    """Export `model(*args, **kwargs)` to ONNX. Returns an ExportResult (the graph, whose
-    initializers are views of the model's parameters, not copies; save, model_proto, __call__
-    running in onnxruntime, verify against torch), at any model size."""
+    """Export `model(*args, **kwargs)` to ONNX.
+
+    model: an nn.Module, or an ExportedProgram (then args, kwargs and dynamic_shapes are not
+        used: the program is already captured).
+    args, kwargs: sample inputs; a single tensor may be given for args.
+    dynamic_shapes: which dims are dynamic, as torch.export or torch.onnx take it: per input a
+        dict {axis: spec} (or a list of specs), a spec being a name (`{0: "batch"}`, the name
+        of that dim in the ONNX graph), `torch.export.Dim("batch")`, `Dim.AUTO`, `Dim.DYNAMIC`
+        or None; keyed by forward's parameter names or in their order, nested like the inputs.
+    opset: the ONNX opset of the model (18 and up; 23 by default).
+    input_names, output_names: names of the ONNX inputs (one per tensor input, flattened) and
+        of the outputs of forward.
+    functions: {torch op (e.g. torch.ops.mylib.foo.default) or "mylib::foo": function}, used
+        instead of (or in addition to) the library's functions; see `torchlib.aten_op`.
+    optimize: run the export-time optimizer (folding, BatchNorm into Conv, fusions into
+        RMSNormalization / Gelu / RotaryEmbedding, CSE; see docs/optimizer.md).
+
+    Capture tries torch.export non-strict, then strict, then draft_export
+    (`result.capture_strategy` says which worked). Returns an ExportResult: `graph` (its
+    initializers are views of the model's parameters, not copies), `save(path)`, `model_proto`,
+    calling it runs onnxruntime, `verify(*args)` compares with torch, `diagnostics` lists what
+    the exporter noticed. Works at any model size (external data over 2 GB).
+    """
     registry = _load_ops()
+    if functions:
+        registry = registry.extended(functions)
     if not isinstance(args, tuple):
         args = (args,)
     kwargs = dict(kwargs or {})
     timings: dict[str, float] = {}
+    notes: list[str] = []
     start = time.perf_counter()
-    try:
-        ep = torch.export.export(model, args, kwargs, dynamic_shapes=dynamic_shapes, strict=strict)
-    except Exception as e:
-        raise CaptureError(capture_failure(e)) from e
+    if isinstance(model, torch.export.ExportedProgram):
+        ep, strategy, dim_names = model, "ExportedProgram", {}
+        model = ep.module()
+    else:
+        spec = normalize_dynamic_shapes(model.forward, args, kwargs, dynamic_shapes)
+        captured = capture(model, args, kwargs, spec.dynamic_shapes, spec.size_one)
+        ep, strategy, dim_names = captured.program, captured.strategy, spec.dim_names
+        notes.extend(captured.notes)
     timings["torch.export"] = time.perf_counter() - start
     t = time.perf_counter()
-    if needs_decomposition(ep, registry):
+    names = {"input_names": input_names, "output_names": output_names}
+    reason = ""
+    try:
+        graph, diagnostics = translate(ep, registry, opset, dim_names, decompose_nodes=True, optimize=optimize, **names)
+    except NeedsWholeProgramDecomposition as e:
+        reason = str(e)
+    if reason:  # the rare program that only functionalization of the whole program can express
+        decomposed_at = time.perf_counter()
         ep = ep.run_decompositions(decomposition_table(registry))
-    timings["decompositions"] = time.perf_counter() - t
-    t = time.perf_counter()
-    dim_names = _dim_names(model, args, kwargs, dynamic_shapes)
-    graph, diagnostics = translate(ep, registry, opset, dim_names, optimize=optimize)
-    timings["translate"] = time.perf_counter() - t
+        timings["decompositions"] = time.perf_counter() - decomposed_at
+        graph, diagnostics = translate(ep, registry, opset, dim_names, decompose_nodes=False, optimize=optimize, **names)
+        diagnostics.insert(0, f"the whole program was decomposed (run_decompositions) because {reason}")
+    timings["translate"] = time.perf_counter() - t - timings.get("decompositions", 0.0)
     timings["total"] = time.perf_counter() - start
-    return ExportResult(graph, model, ep, timings, diagnostics)
+    return ExportResult(graph, model, ep, timings, notes + diagnostics, strategy)
 
 
 def check_supported(ep: torch.export.ExportedProgram, registry: Registry) -> None:
@@ -129,14 +152,60 @@ def check_supported(ep: torch.export.ExportedProgram, registry: Registry) -> Non
         raise UnsupportedOpsError("\n".join(lines))
 
 
+class _Context:
+    """What the loop needs besides the env: which FX nodes name the same tensor, the inputs
+    written so far (they become extra outputs), and how to decompose a node on its own."""
+
+    def __init__(self, graph: torch.fx.Graph, registry: Registry, decompose: bool, depth: int = 0):
+        self.aliases = Aliases(graph)
+        self.registry = registry
+        self.decompose = decompose
+        self.depth = depth
+        self.written_inputs: dict[torch.fx.Node, Any] = {}  # placeholder -> its latest value
+        self._table: dict[Any, Any] | None = None
+        self._fake_mode: Any = None
+        self.graph = graph
+
+    @property
+    def table(self) -> dict[Any, Any]:
+        if self._table is None:
+            self._table = decomposition_table(self.registry)
+        return self._table
+
+    @property
+    def fake_mode(self) -> Any:
+        if self._fake_mode is None:
+            from torch._guards import detect_fake_mode
+
+            vals = [n.meta.get("val") for n in self.graph.nodes if n.op == "placeholder"]
+            self._fake_mode = detect_fake_mode([v for v in vals if isinstance(v, torch.Tensor)])
+        return self._fake_mode
+
+    def write(self, written: torch.fx.Node, value: Any, env: dict) -> None:
+        """`value` replaces the tensor `written` names, under every name of that tensor."""
+        for name in self.aliases.same_tensor(written):
+            if name.name in env:
+                env[name.name] = value
+        root = self.aliases.root(written)
+        if root.op == "placeholder":
+            self.written_inputs[root] = value
+
+
 def translate(
     ep: torch.export.ExportedProgram,
     registry: Registry,
     opset: int = 23,
     dim_names: dict[tuple[int, int], str] | None = None,
+    decompose_nodes: bool = False,
+    input_names: Sequence[str] | None = None,
+    output_names: Sequence[str] | None = None,
     optimize: bool = True,
 ) -> tuple[Any, list[str]]:
-    check_supported(ep, registry)
+    """Translate the ExportedProgram's graph. With decompose_nodes, an op without a function is
+    decomposed on its own node (NeedsWholeProgramDecomposition when that is impossible);
+    without, every op must have a function (UnsupportedOpsError lists those that do not)."""
+    if not decompose_nodes:
+        check_supported(ep, registry)
     g = GraphBuilder(opset=opset)
     env: dict[str, Any] = {}
     diagnostics: list[str] = []
@@ -144,19 +213,29 @@ def translate(
     specs = {s.arg.name: s for s in ep.graph_signature.input_specs if hasattr(s.arg, "name")}
     constants = {**ep.constants}
     state = ep.state_dict
+    ctx = _Context(ep.graph, registry, decompose_nodes)
+    onnx_names = _onnx_names(ep, input_names, output_names)
     for node in ep.graph.nodes:
         if node.op == "placeholder":
-            env[node.name] = _placeholder(g, node, specs.get(node.name), state, constants, renames)
+            name = onnx_names.get(node.name, node.name)
+            env[node.name] = _placeholder(g, node, specs.get(node.name), state, constants, renames, name)
         elif node.op == "call_function":
-            env[node.name] = _call(g, node, registry, env, renames, diagnostics)
+            env[node.name] = _call(g, node, registry, env, renames, diagnostics, ctx)
         elif node.op == "get_attr":  # a higher-order op's body (a Body its function translates)
             env[node.name] = attribute(g, ep.graph_module, node, Translator(registry, renames, diagnostics))
         elif node.op == "output":
             outputs = pytree.tree_leaves(_map_args(node.args[0], env))
+            written = _written_outputs(ctx, specs)
+            for name, value in written:
+                g.output(value, f"{name}_updated")
             for i, value in enumerate(outputs):
                 if isinstance(value, Value):
                     name = node.args[0][i].name if i < len(node.args[0]) and hasattr(node.args[0][i], "name") else None
-                    g.output(value, name)
+                    g.output(value, onnx_names.get(f"output {i}", name))
+            written_names = [name for name, _ in written] or [
+                s.target for s in ep.graph_signature.output_specs if s.kind.name != "USER_OUTPUT"]
+            if written_names:
+                g.graph.metadata["torchlib.written_inputs"] = ",".join(str(n) for n in written_names)
         else:
             raise ExportError(f"FX node {node.name} of kind {node.op!r} is not supported")
     g.graph.metadata["torchlib.opset"] = str(opset)
@@ -165,7 +244,43 @@ def translate(
     return g.to_graph(), diagnostics  # checked; the weights stay views of the parameters
 
 
-def _placeholder(g: GraphBuilder, node: Any, spec: Any, state: dict, constants: dict, renames: dict) -> Any:
+def _written_outputs(ctx: _Context, specs: dict) -> list[tuple[str, Any]]:
+    """(buffer or input name, new value) of every input the program writes: buffers first, then
+    user inputs, each in input order (the order of torch.export's functional signature)."""
+    kinds = {"BUFFER": 0, "PARAMETER": 0, "USER_INPUT": 1}
+    found = []
+    for placeholder, value in ctx.written_inputs.items():
+        spec = specs.get(placeholder.name)
+        kind = spec.kind.name if spec is not None else "USER_INPUT"
+        if kind in kinds:
+            name = spec.target if spec is not None and spec.target else placeholder.name
+            found.append((kinds[kind], ctx.aliases.order[placeholder], name, value))
+    return [(name, value) for _, _, name, value in sorted(found, key=lambda f: f[:2])]
+
+
+def _onnx_names(ep: torch.export.ExportedProgram, input_names: Sequence[str] | None,
+                output_names: Sequence[str] | None) -> dict[str, str]:
+    """FX placeholder name (or "output i") -> the ONNX name the user gave."""
+    names: dict[str, str] = {}
+    tensors = [s.arg.name for s in ep.graph_signature.input_specs if s.kind.name == "USER_INPUT"
+               and isinstance(_placeholder_val(ep, s.arg.name), torch.Tensor)]
+    for given, which in ((input_names, "input_names"), (output_names, "output_names")):
+        if given is not None and len(set(given)) != len(given):
+            raise ValueError(f"{which} has repeated names: {list(given)}")
+    if input_names is not None:
+        if len(input_names) > len(tensors):
+            raise ValueError(f"input_names has {len(input_names)} names for {len(tensors)} tensor inputs")
+        names.update(zip(tensors, input_names))
+    names.update({f"output {i}": n for i, n in enumerate(output_names or [])})
+    return names
+
+
+def _placeholder_val(ep: torch.export.ExportedProgram, name: str) -> Any:
+    return next((n.meta.get("val") for n in ep.graph.nodes if n.op == "placeholder" and n.name == name), None)
+
+
+def _placeholder(g: GraphBuilder, node: Any, spec: Any, state: dict, constants: dict, renames: dict,
+                 name: str) -> Any:
     kind = spec.kind.name if spec is not None else "USER_INPUT"
     if kind in ("PARAMETER", "BUFFER", "CONSTANT_TENSOR"):
         tensor = state[spec.target] if spec.target in state else constants[spec.target]
@@ -174,7 +289,7 @@ def _placeholder(g: GraphBuilder, node: Any, spec: Any, state: dict, constants: 
         return g.initializer(spec.target, torch_to_numpy(tensor))
     val = node.meta.get("val")
     if isinstance(val, torch.Tensor):
-        return g.input(node.name, types.from_torch(val.dtype), _shape(val, renames))
+        return g.input(name, types.from_torch(val.dtype), _shape(val, renames))
     if isinstance(val, (int, float, bool)) or val is None:
         return val  # non-tensor inputs are specialized by torch.export
     if isinstance(val, torch.SymInt):
@@ -182,11 +297,71 @@ def _placeholder(g: GraphBuilder, node: Any, spec: Any, state: dict, constants: 
     raise ExportError(f"input {node.name} of type {type(val).__name__} is not supported")
 
 
-def _call(g: GraphBuilder, node: Any, registry: Registry, env: dict, renames: dict, diagnostics: list[str]) -> Any:
+def _call(g: GraphBuilder, node: Any, registry: Registry, env: dict, renames: dict, diagnostics: list[str],
+          ctx: _Context) -> Any:
     val = node.meta.get("val")
+    written = written_nodes(node)
+    for w in written:
+        reason = ctx.aliases.problem(node, w)
+        if reason:
+            raise NeedsWholeProgramDecomposition(reason)
+    if len(written) > 1 and not all(ctx.aliases.whole.get(w, True) for w in written):
+        raise NeedsWholeProgramDecomposition(f"{node.target} (FX node {node.name!r}) writes into several tensors, some of them views")
+    if written and not ctx.aliases.whole.get(written[0], True):  # a write into a view
+        result = _call_decomposed(g, node, registry, env, renames, diagnostics, ctx)
+        for name in ctx.aliases.same_view(written[0]):
+            if name.name in env:
+                env[name.name] = result
+        return _conform(result, val, renames, _name_of(node.target), diagnostics)
+    target = node.target
+    if written and target not in registry:
+        target = functional_variant(target) or target  # add_.Tensor -> add.Tensor
+    if target not in registry or (written and target is node.target and len(written) > 1):
+        result = _call_decomposed(g, node, registry, env, renames, diagnostics, ctx)
+        return _conform(result, val, renames, _name_of(node.target), diagnostics)
     is_complex = any(isinstance(v, torch.Tensor) and v.is_complex() for v in pytree.tree_leaves((val, [a.meta.get("val") for a in node.all_input_nodes])))
-    entry = registry.lookup(node.target, complex=is_complex)
-    assert entry is not None  # check_supported ran first
+    entry = registry.lookup(target, complex=is_complex)
+    assert entry is not None
+    result = _call_function(g, node, entry, env, renames, diagnostics)
+    if written:  # an in-place op returns the tensor it wrote
+        ctx.write(written[0], result, env)
+    return result
+
+
+def _call_decomposed(g: GraphBuilder, node: Any, registry: Registry, env: dict, renames: dict,
+                     diagnostics: list[str], ctx: _Context) -> Any:
+    """Translate torch's decomposition of this one node (see decompose.py)."""
+    if not ctx.decompose or ctx.depth >= _MAX_DECOMPOSITION_DEPTH:
+        raise NeedsWholeProgramDecomposition(f"{node.target} (FX node {node.name!r}) has no torchlib function")
+    written = written_nodes(node)
+    if len(written) == 1 and not ctx.aliases.whole.get(written[0], True):
+        chain = ctx.aliases.view_chain(written[0]) or []
+        base = ctx.aliases.root(written[0])
+        decomposition = decompose_view_write(node, chain, base, ctx.aliases.resolve, ctx.table, ctx.fake_mode)
+    else:
+        decomposition = decompose_node(node, ctx.table, ctx.fake_mode)
+    sub_ctx = _Context(decomposition.graph.graph, registry, True, ctx.depth + 1)
+    sub_ctx._table, sub_ctx._fake_mode = ctx._table, ctx._fake_mode
+    sub_env: dict[str, Any] = {}
+    inputs = iter(decomposition.inputs)
+    result: Any = None
+    for sub in decomposition.graph.graph.nodes:
+        if sub.op == "placeholder":
+            sub_env[sub.name] = env[next(inputs).name]
+        elif sub.op == "call_function":
+            sub_env[sub.name] = _call(g, sub, registry, sub_env, renames, diagnostics, sub_ctx)
+        elif sub.op == "output":
+            result, new_values = _map_args(sub.args[0], sub_env)
+            for w, value in zip(decomposition.written, new_values):
+                ctx.write(w, value, env)
+    return result
+
+
+_MAX_DECOMPOSITION_DEPTH = 4
+
+
+def _call_function(g: GraphBuilder, node: Any, entry: Any, env: dict, renames: dict, diagnostics: list[str]) -> Any:
+    val = node.meta.get("val")
     args = _map_args(node.args, env)
     kwargs = _map_args(node.kwargs, env)
     source = source_line(node)
@@ -262,44 +437,6 @@ def _map_args(x: Any, env: dict) -> Any:
     return x
 
 
-def _dim_names(model: torch.nn.Module, args: tuple, kwargs: dict, dynamic_shapes: Any) -> dict[tuple[int, int], str]:
-    """(index of the tensor among the flattened inputs, axis) -> the name given with Dim("batch")."""
-    if dynamic_shapes is None:
-        return {}
-    try:
-        bound = inspect.signature(model.forward).bind(*args, **kwargs)
-    except (TypeError, ValueError):
-        return {}
-    if isinstance(dynamic_shapes, Mapping):
-        pairs = [(bound.arguments.get(k), spec) for k, spec in dynamic_shapes.items()]
-    elif isinstance(dynamic_shapes, Sequence):
-        pairs = list(zip(list(bound.arguments.values()), dynamic_shapes))
-    else:
-        return {}
-    by_id: dict[tuple[int, int], str] = {}
-
-    def walk(value: Any, spec: Any) -> None:
-        if spec is None or value is None:
-            return
-        if isinstance(value, torch.Tensor):
-            axes = spec.items() if isinstance(spec, Mapping) else enumerate(spec) if isinstance(spec, Sequence) else []
-            for axis, dim in axes:
-                name = getattr(dim, "__name__", None)
-                if name and isinstance(axis, int) and axis < value.dim():
-                    by_id[(id(value), axis)] = name
-        elif isinstance(value, (list, tuple)) and isinstance(spec, Sequence):
-            for v, sp in zip(value, spec):
-                walk(v, sp)
-        elif isinstance(value, Mapping) and isinstance(spec, Mapping):
-            for k, sp in spec.items():
-                walk(value.get(k), sp)
-
-    for value, spec in pairs:
-        walk(value, spec)
-    leaves = [x for x in pytree.tree_leaves((args, kwargs)) if isinstance(x, torch.Tensor)]
-    return {(i, axis): name for i, x in enumerate(leaves) for (xid, axis), name in by_id.items() if xid == id(x)}
-
-
 def _symbol_renames(ep: torch.export.ExportedProgram, dim_names: dict[tuple[int, int], str]) -> dict:
     """sympy symbol of each named input dim -> a symbol with the user's name."""
     import sympy
@@ -316,6 +453,6 @@ def _symbol_renames(ep: torch.export.ExportedProgram, dim_names: dict[tuple[int,
             if not isinstance(d, int) and (tensor_index, axis) in dim_names:
                 expr = d.node.expr
                 if isinstance(expr, sympy.Symbol):
-                    renames[expr] = sympy.Symbol(dim_names[(tensor_index, axis)])
+                    renames.setdefault(expr, sympy.Symbol(dim_names[(tensor_index, axis)]))  # the first name given wins
         tensor_index += 1
     return renames

@@ -47,11 +47,13 @@ class ExportResult:
     model's parameters (no copy of the weights is made by export). Bytes are made only when
     asked: `model_proto` (under 2 GB), `save()` (streams the weights, external data over 2 GB);
     `__call__` and `verify` run in onnxruntime with the weights given as OrtValues over the same
-    memory, at any size."""
+    memory, at any size. `capture_strategy` says how torch.export captured the model
+    ("non-strict", "strict", "draft_export", or "ExportedProgram" when given one)."""
 
     def __init__(self, graph: Graph, model: torch.nn.Module, exported_program: Any,
-                 timings: dict[str, float], diagnostics: list[str]):
+                 timings: dict[str, float], diagnostics: list[str], capture_strategy: str = "non-strict"):
         self.graph = graph
+        self.capture_strategy = capture_strategy
         self.model = model
         self.exported_program = exported_program
         self.timings = timings
@@ -73,6 +75,14 @@ class ExportResult:
                 ))  # fmt: skip
             self._model_proto = onnx.ModelProto.FromString(self.graph.to_model_bytes())
         return self._model_proto
+
+    @property
+    def written_inputs(self) -> list[str]:
+        """Buffers and user inputs the model writes (`self.buf.add_(1)`, BatchNorm's running
+        statistics in train mode): their new values are the model's first outputs, in this
+        order, before the outputs of forward (the order of torch.export's graph signature)."""
+        written = self.graph.metadata.get("torchlib.written_inputs")
+        return written.split(",") if written else []
 
     @property
     def node_count(self) -> int:
@@ -110,26 +120,28 @@ class ExportResult:
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         """Run in onnxruntime and return what the model returns: a tensor, or the same tuple /
-        list / dict structure, with torch tensors (and the constants torch.export kept)."""
+        list / dict structure, with torch tensors (and the constants torch.export kept). The
+        new values of buffers or inputs the model writes are `run()`'s first outputs."""
         return self._structure(self.run(*args, **kwargs))
 
     def _structure(self, flat: list[torch.Tensor]) -> Any:
+        """The outputs of forward (after the written inputs' new values), in forward's structure."""
+        flat = flat[len(self.written_inputs):]
         ep = self.exported_program
         specs = getattr(getattr(ep, "graph_signature", None), "output_specs", None)
         out_spec = getattr(getattr(ep, "call_spec", None), "out_spec", None)
         if specs is None or out_spec is None:
             return flat
-        graph_outputs = [s for s in specs if type(s.arg).__name__ != "ConstantArgument"]
-        if len(graph_outputs) != len(flat):
+        specs = [s for s in specs if s.kind.name == "USER_OUTPUT"]
+        if sum(type(s.arg).__name__ != "ConstantArgument" for s in specs) != len(flat):
             return flat
         results = iter(flat)
         leaves: list[Any] = []
         for spec in specs:
             value = spec.arg.value if type(spec.arg).__name__ == "ConstantArgument" else next(results)
-            if spec.kind.name == "USER_OUTPUT":
-                if type(spec.arg).__name__ in ("SymIntArgument", "SymFloatArgument", "SymBoolArgument"):
-                    value = value.item()
-                leaves.append(value)
+            if type(spec.arg).__name__ in ("SymIntArgument", "SymFloatArgument", "SymBoolArgument"):
+                value = value.item()
+            leaves.append(value)
         try:
             return pytree.tree_unflatten(leaves, out_spec)
         except (ValueError, TypeError):
@@ -161,12 +173,12 @@ class ExportResult:
                 f"opset={graph.opset_imports.get('', '?')}, initializers={len(graph.initializers)} ({size / 1e6:.1f} MB))")
 
     def verify(self, *args: Any, **kwargs: Any) -> list[OutputDiff]:
-        """Max absolute and relative difference of each output against torch eager, with the
-        tolerance of its dtype (`OutputDiff.ok()`)."""
+        """Max absolute and relative difference of each output of forward against torch eager,
+        with the tolerance of its dtype (`OutputDiff.ok()`)."""
+        actual = self.run(*args, **kwargs)[len(self.written_inputs):]  # first: torch may write into the inputs
         with torch.no_grad():
             expected = [x for x in pytree.tree_leaves(self.model(*args, **kwargs)) if isinstance(x, torch.Tensor)]
-        actual = self.run(*args, **kwargs)
-        names = [v.name for v in self.graph.outputs]
+        names = [v.name for v in self.graph.outputs][len(self.written_inputs):]
         diffs = []
         for name, e, a in zip(names, expected, actual):
             shape_ok = tuple(e.shape) == tuple(a.shape)

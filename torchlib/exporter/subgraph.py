@@ -70,7 +70,7 @@ class Body:
         values); returns the body's outputs, flattened. With autocast=True (an autocast
         region), each op's floating inputs are first cast to the floating dtype torch recorded
         for its result, the dtype autocast chose for it."""
-        from torchlib.exporter.export import ExportError, _call
+        from torchlib.exporter.export import ExportError, _call, _Context
 
         builder = current_evaluator()
         if not isinstance(builder, GraphBuilder):
@@ -78,6 +78,7 @@ class Body:
         if len(args) != len(self.placeholders):
             raise ExportError(f"{self.name} takes {len(self.placeholders)} inputs ({', '.join(n.name for n in self.placeholders)}), got {len(args)}")
         t = self._translator
+        ctx = _Context(self.module.graph, t.registry, decompose=True)
         env: dict[str, Any] = {n.name: a for n, a in zip(self.placeholders, args)}
         for node in self.module.graph.nodes:
             if node.op == "placeholder":
@@ -87,7 +88,7 @@ class Body:
             elif node.op == "call_function":
                 # ATen ops only: a nested higher-order op passes its operands on unchanged
                 node_env = _autocast_inputs(node, env) if autocast and hasattr(node.target, "_schema") else env
-                env[node.name] = _call(builder, node, t.registry, node_env, t.renames, t.diagnostics)
+                env[node.name] = _call(builder, node, t.registry, node_env, t.renames, t.diagnostics, ctx)
             elif node.op == "output":
                 return [_lookup(a, env) for a in pytree.tree_leaves(node.args[0])]
             else:

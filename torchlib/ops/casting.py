@@ -1,4 +1,4 @@
-"""Dtype conversion and copies: _to_copy, to, type_as, lift_fresh(_copy).
+"""Dtype conversion and copies: _to_copy, to (every overload), copy, type_as, lift_fresh(_copy).
 
 Layout, device, pin_memory, non_blocking and memory_format have no meaning in ONNX: only the
 dtype matters. Casts follow ONNX Cast, which agrees with torch: float to integer truncates toward
@@ -12,6 +12,7 @@ from typing import Any
 from graph_builder import op
 from graph_builder.ir import Value
 from graph_builder.types import DType, TTensor
+from torchlib.ops.shape import aten_expand_as
 from torchlib.registry import aten_op
 
 
@@ -44,6 +45,22 @@ def aten_to_dtype(
     return _cast(self, dtype)
 
 
+@aten_op("aten::to.dtype_layout")
+def aten_to_dtype_layout(
+    self: TTensor,
+    *,
+    dtype: DType | None = None,
+    layout: Any = None,
+    device: Any = None,
+    pin_memory: bool | None = None,
+    non_blocking: bool = False,
+    copy: bool = False,
+    memory_format: Any = None,
+) -> TTensor:
+    """to.dtype_layout(Tensor(a) self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, bool non_blocking=False, bool copy=False, MemoryFormat? memory_format=None) -> Tensor(a)"""
+    return _cast(self, dtype)
+
+
 @aten_op("aten::to.device")
 def aten_to_device(
     self: TTensor,
@@ -63,6 +80,15 @@ def aten_to_other(
 ) -> TTensor:
     """to.other(Tensor(a) self, Tensor other, bool non_blocking=False, bool copy=False, MemoryFormat? memory_format=None) -> Tensor(a)"""
     return _cast(self, other.dtype)
+
+
+@aten_op("aten::copy")
+def aten_copy(self: TTensor, src: TTensor, non_blocking: bool = False) -> TTensor:
+    """copy(Tensor self, Tensor src, bool non_blocking=False) -> Tensor
+
+    The functional form of `self.copy_(src)`: `src` cast to self's dtype and broadcast to
+    self's shape."""
+    return aten_expand_as(_cast(src, self.dtype), self)
 
 
 @aten_op("aten::type_as")

@@ -107,21 +107,24 @@ def _bitwise(name: str, bool_op: Callable[..., Any], int_op: Callable[..., Any],
     return run_supported(lambda x, y: int_op(like(x, y), like(y, x)), _BITWISE, a, b)
 
 
-@aten_op("aten::bitwise_and.Tensor", "aten::bitwise_and.Scalar", "aten::bitwise_and.Scalar_Tensor")
+@aten_op("aten::bitwise_and.Tensor", "aten::bitwise_and.Scalar", "aten::bitwise_and.Scalar_Tensor",
+         "aten::__and__.Tensor", "aten::__and__.Scalar")  # fmt: skip
 @elementwise("self", "other")
 def aten_bitwise_and(self: TRealOrBool, other: TRealOrBool) -> TRealOrBool:
     """bitwise_and.Tensor(Tensor self, Tensor other) -> Tensor"""
     return _bitwise("bitwise_and", op.And, op.BitwiseAnd, self, other)
 
 
-@aten_op("aten::bitwise_or.Tensor", "aten::bitwise_or.Scalar", "aten::bitwise_or.Scalar_Tensor")
+@aten_op("aten::bitwise_or.Tensor", "aten::bitwise_or.Scalar", "aten::bitwise_or.Scalar_Tensor",
+         "aten::__or__.Tensor", "aten::__or__.Scalar")  # fmt: skip
 @elementwise("self", "other")
 def aten_bitwise_or(self: TRealOrBool, other: TRealOrBool) -> TRealOrBool:
     """bitwise_or.Tensor(Tensor self, Tensor other) -> Tensor"""
     return _bitwise("bitwise_or", op.Or, op.BitwiseOr, self, other)
 
 
-@aten_op("aten::bitwise_xor.Tensor", "aten::bitwise_xor.Scalar", "aten::bitwise_xor.Scalar_Tensor")
+@aten_op("aten::bitwise_xor.Tensor", "aten::bitwise_xor.Scalar", "aten::bitwise_xor.Scalar_Tensor",
+         "aten::__xor__.Tensor", "aten::__xor__.Scalar")  # fmt: skip
 @elementwise("self", "other")
 def aten_bitwise_xor(self: TRealOrBool, other: TRealOrBool) -> TRealOrBool:
     """bitwise_xor.Tensor(Tensor self, Tensor other) -> Tensor"""

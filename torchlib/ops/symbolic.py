@@ -16,6 +16,8 @@ import operator
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import numpy as np
+
 from graph_builder import op, types
 from graph_builder.ir import Value
 from graph_builder.types import TTensor
@@ -109,6 +111,18 @@ def aten_sym_numel(self: TTensor) -> SymValue:
     if self.is_static:
         return math.prod(self.shape)
     return op.ReduceProd(op.Shape(self), keepdims=0)
+
+
+@aten_op("aten::_local_scalar_dense")
+def aten__local_scalar_dense(self: TTensor) -> SymValue:
+    """_local_scalar_dense(Tensor self) -> Scalar
+
+    `tensor.item()`: the one element as a symbolic value (INT64 for integer tensors, DOUBLE for
+    floating ones, BOOL for bool), as a graph keeps it for data-dependent code."""
+    scalar = op.Reshape(self, np.zeros(0, dtype=np.int64))
+    if self.dtype is types.BOOL:
+        return scalar
+    return _cast(scalar, types.DOUBLE if self.dtype.is_floating else types.INT64)
 
 
 @aten_op("aten::_assert_scalar")

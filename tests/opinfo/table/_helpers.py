@@ -208,3 +208,33 @@ def conv_padding_mode(c: Call) -> Call:
     n = c.args[1].dim() - 2
     stride, dilation = ([v] * n if isinstance(v, int) else list(v) for v in (values["stride"], values["dilation"]))
     return call(c.args[0], c.args[1], values["bias"], stride, values["padding"], dilation, values["groups"])
+
+
+def copy(dtype: torch.dtype) -> Iterator[Any]:
+    """aten::copy(self, src): src of every dtype, broadcast to self's shape, empty included."""
+    for source in (torch.float32, torch.float64, torch.int64, torch.bool):
+        for shape in ((3, 4), (4,), (1, 4), ()):
+            yield sample_input(_values(dtype, (3, 4)), _values(source, shape))
+    yield sample_input(_values(dtype, (0, 4)), _values(torch.float32, (4,)))
+    yield sample_input(_values(dtype, (3, 4)).t(), _values(torch.int32, (3,)))  # non-contiguous self
+
+
+def to_dtype_layout(dtype: torch.dtype) -> Iterator[Any]:
+    """aten::to.dtype_layout: the dtype keyword (or none: a copy), layout and device as torch passes them."""
+    x = _values(dtype, (3, 4))
+    for target in (torch.float32, torch.float64, torch.float16, torch.int64, torch.int8, torch.bool, None):
+        yield sample_input(x, dtype=target)
+    yield sample_input(x, dtype=torch.float64, layout=torch.strided, device="cpu")
+    yield sample_input(_values(dtype, (0, 2)), dtype=torch.int32)
+
+
+def one_element(dtype: torch.dtype) -> Iterator[Any]:
+    """Tensors of one element (what .item() takes): 0-d, 1-d and 2-d, extremes included."""
+    yield sample_input(_values(dtype, ()))
+    yield sample_input(_values(dtype, (1,)))
+    yield sample_input(_values(dtype, (1, 1)))
+    if dtype.is_floating_point:
+        yield sample_input(torch.tensor(float("nan"), dtype=dtype))
+        yield sample_input(torch.tensor(-float("inf"), dtype=dtype))
+    elif dtype != torch.bool:
+        yield sample_input(torch.tensor(torch.iinfo(dtype).min, dtype=dtype))

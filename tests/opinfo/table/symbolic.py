@@ -12,6 +12,8 @@ from torchlib.conformance.spec import Entry, XFail
 from . import _helpers as h
 
 ENTRIES = [
+    Entry('aten__local_scalar_dense', samples=h.one_element, dtypes=[torch.float32, torch.float64, torch.int64, torch.int32, torch.bool],
+          reference=lambda x: x.item()),
     Entry('aten_assert_async', reason='an assertion: returns nothing, so there is no output to compare'),
     Entry('aten_assert_async_msg', reason='an assertion: returns nothing, so there is no output to compare'),
     Entry('aten_assert_scalar', reason='an assertion: returns nothing, so there is no output to compare'),

@@ -1,0 +1,133 @@
+"""Capture: a model and sample inputs in, one ExportedProgram out.
+
+The strategies torch offers, tried in order until one succeeds:
+
+1. `non-strict`: `torch.export.export(..., strict=False)`, which runs forward in Python;
+2. `strict`: `torch.export.export(..., strict=True)`, which traces forward's bytecode with
+   TorchDynamo and handles some code non-strict cannot (and the other way round);
+3. `draft_export`: `torch.export.draft_export`, which always gives a program, specializing
+   what it cannot trace (data-dependent branches take the sample's way); its report of what it
+   specialized goes to the export's diagnostics.
+
+When all fail, CaptureError shows the first failure (non-strict's is the one that explains the
+model) and one line for each other. A dynamic dim whose sample size is 0 or 1 would be
+specialized by torch.export (it treats 0 and 1 as special); capture then runs with torch's
+`backed_size_oblivious` so that it stays dynamic, and when that fails the error says to give a
+sample of size 2 or more.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+import torch
+from torch.utils._sympy.numbers import int_oo
+
+from torchlib.exporter.dynamic_shapes import SizeOneDim
+from torchlib.exporter.explain import capture_failure
+
+STRATEGIES = ("non-strict", "strict", "draft_export")
+
+
+class CaptureError(RuntimeError):
+    """No capture strategy could export the model; the message starts with the first failure."""
+
+
+@dataclasses.dataclass
+class Captured:
+    program: torch.export.ExportedProgram
+    strategy: str
+    notes: list[str]
+
+
+def capture(model: torch.nn.Module, args: tuple, kwargs: dict, dynamic_shapes: Any = None,
+            size_one: list[SizeOneDim] | None = None) -> Captured:
+    """Export with the first strategy that succeeds (see the module docstring). `size_one` lists
+    the dynamic dims whose sample size is 0 or 1."""
+    attempts: dict[str, tuple[Callable[..., torch.export.ExportedProgram], dict[str, Any]]] = {
+        "non-strict": (torch.export.export, {"strict": False}),
+        "strict": (torch.export.export, {"strict": True}),
+        "draft_export": (torch.export.draft_export, {}),
+    }
+    failures: list[tuple[str, BaseException]] = []
+    for strategy in STRATEGIES:
+        # called from here, not through a helper: torch.export records the Python stack of every
+        # node, and each extra frame costs
+        function, options = attempts[strategy]
+        try:
+            if size_one:
+                import torch.fx.experimental._config as fx_config
+
+                with fx_config.patch(backed_size_oblivious=True):
+                    program = function(model, args, kwargs, dynamic_shapes=dynamic_shapes, **options)
+            else:
+                program = function(model, args, kwargs, dynamic_shapes=dynamic_shapes, **options)
+        except Exception as e:  # noqa: BLE001  (torch fails in many ways; every failure is reported)
+            failures.append((strategy, e))
+            continue
+        if size_one:
+            _check_size_one(program, size_one, strategy)
+        notes = [f"captured with {strategy} after: " + "; ".join(f"{s} failed ({_first_line(e)})" for s, e in failures)] if failures else []
+        if strategy == "draft_export" and failures:
+            warning = ("draft_export made the program follow the sample's path where torch.export could not trace "
+                       "the model; inputs that take another path will give wrong results. Why the other strategies "
+                       "failed:\n" + capture_failure(failures[0][1]))
+            notes.insert(0, "WARNING: " + warning)
+            warnings.warn(warning, UserWarning, stacklevel=3)
+        notes.extend(_draft_report(program) if strategy == "draft_export" else [])
+        return Captured(program, strategy, notes)
+    raise CaptureError(_message(failures, size_one or [])) from failures[0][1]
+
+
+def _check_size_one(program: torch.export.ExportedProgram, size_one: list[SizeOneDim], strategy: str) -> None:
+    """Capture keeps a dim dynamic at sample size 1 by assuming the code does not treat size 1
+    specially; when it does, torch bounds the dim's range (or fixes it), and the program is
+    wrong for other sizes."""
+    placeholders = {n.name: n.meta.get("val") for n in program.graph.nodes if n.op == "placeholder"}
+    vals = [placeholders.get(s.arg.name) for s in program.graph_signature.input_specs if s.kind.name == "USER_INPUT"]
+    tensors = [v for v in vals if isinstance(v, torch.Tensor)]
+    for dim in size_one:
+        if dim.tensor_index >= len(tensors):
+            continue
+        size = tensors[dim.tensor_index].shape[dim.axis]
+        problem = ""
+        if isinstance(size, int):
+            problem = f"it became the constant {size}"
+        else:
+            bounds = program.range_constraints.get(size.node.expr)
+            upper = getattr(bounds, "upper", None)
+            if upper is not None and upper != int_oo and (dim.max is None or int(upper) < dim.max):
+                problem = f"the model's code bounds it to [{bounds.lower}, {upper}]"
+        if problem:
+            raise CaptureError(
+                f"{dim.where} is marked dynamic, but with a sample of size 0 or 1 {problem} ({strategy} capture): "
+                "the model treats that size specially. Give a sample of size 2 or more on this dim."
+            )
+
+
+def _first_line(e: BaseException) -> str:
+    text = str(e).strip()
+    return f"{type(e).__name__}: {text.splitlines()[0] if text else ''}"
+
+
+def _message(failures: list[tuple[str, BaseException]], size_one: list[SizeOneDim]) -> str:
+    """One paragraph on the first failure (what, the user's line, what to try), then one line for
+    each other strategy; torch's full report is the exception's __cause__."""
+    strategy, first = failures[0]
+    lines = [capture_failure(first).replace("could not capture the model:", f"could not capture the model ({strategy}):", 1)]
+    lines.extend(f"  then {s} failed too: {_first_line(e)[:200]}" for s, e in failures[1:])
+    if size_one:
+        lines.append(
+            "  These dims are marked dynamic but their sample size is 0 or 1, which torch.export "
+            f"specializes: {', '.join(map(str, size_one))}. Give a sample of size 2 or more on those dims."
+        )
+    return "\n".join(lines)
+
+
+def _draft_report(program: torch.export.ExportedProgram) -> list[str]:
+    report = getattr(program, "_report", None)
+    failures = getattr(report, "failures", None) or []
+    return [f"draft_export: {str(f).strip().splitlines()[0]}" for f in failures]

@@ -1,0 +1,130 @@
+"""An op with no function, decomposed on its own node.
+
+`run_decompositions` re-traces the whole program, which costs more than `torch.export` itself.
+When one node's op has no torchlib function (or writes its arguments in a way only
+functionalization can express), the exporter traces torch's decomposition of just that node on
+the node's fake inputs, under the ExportedProgram's fake mode and with its symbolic shapes, into
+a small graph of ATen nodes, and translates those. Written arguments are cloned first and
+returned, so the small graph is functional: it returns (the op's result, [the new value of
+each written argument]).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+import torch.utils._pytree as pytree
+
+from torchlib.exporter.mutation import written_arguments
+
+
+class NeedsWholeProgramDecomposition(Exception):
+    """Raised while translating when a node can be handled only by `run_decompositions`; the
+    message says which op and why (it lands in `ExportResult.diagnostics`)."""
+
+
+class NodeDecomposition:
+    """The decomposition of one FX node: `graph` (a GraphModule) takes the node's tensor
+    arguments `inputs` (FX nodes, in order) and returns (result, [new values of `written`])."""
+
+    def __init__(self, graph: torch.fx.GraphModule, inputs: list[torch.fx.Node], written: list[torch.fx.Node]):
+        self.graph = graph
+        self.inputs = inputs
+        self.written = written
+
+
+def decompose_node(node: torch.fx.Node, table: dict[Any, Any], fake_mode: Any) -> NodeDecomposition:
+    """Trace torch's decomposition of `node` alone. Raises NeedsWholeProgramDecomposition when
+    tracing fails or torch has no decomposition for the op."""
+    flat, spec = pytree.tree_flatten((node.args, node.kwargs))
+    tensor_positions = [i for i, a in enumerate(flat) if isinstance(a, torch.fx.Node) and _traceable(a)]
+    values = [a.meta["val"] if isinstance(a, torch.fx.Node) else a for a in flat]
+    written_names = {name for _, name in written_arguments(node.target)}
+    written_positions = _written_positions(node, flat, written_names)
+
+    def run(*tensors: torch.Tensor) -> Any:
+        full = list(values)
+        for position, tensor in zip(tensor_positions, tensors):
+            full[position] = tensor.clone() if position in written_positions else tensor
+        args, kwargs = pytree.tree_unflatten(full, spec)
+        result = node.target(*args, **kwargs)
+        return result, [full[p] for p in written_positions]
+
+    tensors = [values[p] for p in tensor_positions]
+    graph = _trace(run, tensors, node, table, fake_mode, "has no torchlib function and its decomposition")
+    if any(sub.op == "call_function" and sub.target is node.target for sub in graph.graph.nodes):
+        raise NeedsWholeProgramDecomposition(f"{node.target} (FX node {node.name!r}) has no torchlib function and no torch decomposition")
+    inputs = [flat[p] for p in tensor_positions]
+    return NodeDecomposition(graph, inputs, [flat[p] for p in written_positions])
+
+
+def _written_positions(node: torch.fx.Node, flat: list[Any], written_names: set[str]) -> list[int]:
+    """Positions in the flattened (args, kwargs) of the written tensor arguments."""
+    schema = getattr(node.target, "_schema", None)
+    if schema is None or not written_names:
+        return []
+    wanted = []
+    for i, a in enumerate(schema.arguments):
+        if a.name in written_names:
+            arg = node.args[i] if i < len(node.args) else node.kwargs.get(a.name)
+            if isinstance(arg, torch.fx.Node):
+                wanted.append(arg)
+    return [next(i for i, a in enumerate(flat) if a is w) for w in wanted]
+
+
+def decompose_view_write(node: torch.fx.Node, chain: list[torch.fx.Node], base: torch.fx.Node, resolve: Any,
+                         table: dict[Any, Any], fake_mode: Any) -> NodeDecomposition:
+    """Trace a write into a view together with the view ops that made the view from `base` (the
+    whole tensor): the small graph returns (the op's result, [the new value of base]).
+    `resolve(n)` gives, for a node naming a view, the node that made it."""
+    inputs: list[torch.fx.Node] = [base]
+    for n in [*chain, node]:
+        for a in n.all_input_nodes:
+            a = resolve(a)
+            if a not in inputs and a not in chain and _traceable(a):
+                inputs.append(a)
+
+    def run(*tensors: torch.Tensor) -> Any:
+        values: dict[torch.fx.Node, Any] = dict(zip(inputs, tensors))
+        values[base] = values[base].clone()
+
+        def value(a: torch.fx.Node) -> Any:
+            return values.get(resolve(a), a.meta.get("val"))
+
+        for view in chain:
+            args, kwargs = pytree.tree_map_only(torch.fx.Node, value, (view.args, view.kwargs))
+            values[view] = view.target(*args, **kwargs)
+        args, kwargs = pytree.tree_map_only(torch.fx.Node, value, (node.args, node.kwargs))
+        return node.target(*args, **kwargs), [values[base]]
+
+    tensors = [n.meta["val"] for n in inputs]
+    views = " -> ".join(str(v.target) for v in chain)
+    graph = _trace(run, tensors, node, table, fake_mode, f"writes into a view ({views}) and that write")
+    return NodeDecomposition(graph, inputs, [base])
+
+
+def _traceable(node: torch.fx.Node) -> bool:
+    """A tensor, or a symbolic int (a dynamic size): an input of the small graph."""
+    return isinstance(node.meta.get("val"), (torch.Tensor, torch.SymInt))
+
+
+def _trace(run: Any, tensors: list[torch.Tensor], node: torch.fx.Node, table: dict[Any, Any], fake_mode: Any,
+           what: str) -> torch.fx.GraphModule:
+    """make_fx of functionalize(run) on the fake `tensors`; the small graph's nodes point to the
+    user's code of `node`. `what` starts the reason given when tracing fails."""
+    from torch.fx.experimental.proxy_tensor import make_fx
+
+    try:
+        with fake_mode:
+            graph = make_fx(torch.func.functionalize(run, remove="mutations_and_views"), decomposition_table=table)(*tensors)
+    except Exception as e:  # torch raises many kinds here; the reason goes to the diagnostics
+        first = str(e).splitlines()[0] if str(e) else ""
+        raise NeedsWholeProgramDecomposition(
+            f"{node.target} (FX node {node.name!r}) {what} could not be traced on its own ({type(e).__name__}: {first})"
+        ) from e
+    for sub in graph.graph.nodes:
+        for key in ("stack_trace", "nn_module_stack"):
+            if key in node.meta:
+                sub.meta[key] = node.meta[key]
+    return graph

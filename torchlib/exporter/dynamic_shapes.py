@@ -1,0 +1,149 @@
+"""torch.onnx's ways of saying which dims are dynamic, turned into torch.export's.
+
+Accepted, as in `torch.onnx.export(..., dynamo=True)`:
+
+- `dynamic_shapes` mirroring the inputs (a dict keyed by forward's parameter names, or a tuple
+  in their order), nested like the inputs are (lists, tuples, dicts of tensors); for each tensor
+  a dict `{axis: spec}` or a list with one spec per axis, where a spec is
+  - a string: the dim's name in the ONNX graph (`{0: "batch"}`), dynamic (`Dim.DYNAMIC`);
+  - `torch.export.Dim("batch", ...)`: named by its name;
+  - `Dim.AUTO` / `Dim.DYNAMIC` / `Dim.STATIC`, or None (static);
+- `dynamic_axes` (the TorchScript exporter's convention): `{input_name: {axis: "name"}}` or
+  `{input_name: [axis, ...]}`, where input names are `input_names` (one per tensor input, in
+  flattened order) or forward's parameter names. Entries naming outputs are accepted and have
+  no effect: output dims follow from the inputs'.
+
+The result is torch.export's `dynamic_shapes` and the ONNX names of the named dims, keyed by
+(index of the tensor among the flattened inputs, axis).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import torch
+import torch.utils._pytree as pytree
+from torch.export import Dim
+
+
+class DynamicShapesError(ValueError):
+    """A dynamic_shapes / dynamic_axes spec that does not fit the inputs."""
+
+
+@dataclasses.dataclass
+class SizeOneDim:
+    """A dim marked dynamic whose sample size is 0 or 1 (torch.export would specialize it)."""
+
+    where: str  # "dynamic_shapes['x'][0]"
+    tensor_index: int  # among the flattened tensor inputs
+    axis: int
+    max: int | None  # the user's upper bound (Dim("b", max=...)), None for none
+
+    def __str__(self) -> str:
+        return self.where
+
+
+@dataclasses.dataclass
+class DynamicSpec:
+    """torch.export's `dynamic_shapes`, the ONNX names of the named dims, and the dynamic dims
+    whose sample size is 0 or 1."""
+
+    dynamic_shapes: Any
+    dim_names: dict[tuple[int, int], str]
+    size_one: list[SizeOneDim]
+
+
+def normalize(forward: Any, args: tuple, kwargs: dict, dynamic_shapes: Any = None) -> DynamicSpec:
+    """Turn torch.onnx's `dynamic_shapes` into a DynamicSpec (see the module docstring)."""
+    leaves = [x for x in pytree.tree_leaves((args, kwargs)) if isinstance(x, torch.Tensor)]
+    bound = _bind(forward, args, kwargs)
+    if dynamic_shapes is None:
+        return DynamicSpec(None, {}, [])
+    names: dict[int, dict[int, str]] = {}  # id(tensor) -> axis -> name
+    size_one: list[tuple[str, torch.Tensor, int, int | None]] = []
+
+    def axis_spec(tensor: torch.Tensor, axis: int, spec: Any, where: str) -> Any:
+        if not -tensor.dim() <= axis < tensor.dim():
+            raise DynamicShapesError(f"dynamic_shapes{where} names axis {axis}, but that input has {tensor.dim()} dims")
+        axis %= tensor.dim()
+        name = spec if isinstance(spec, str) else getattr(spec, "__name__", None)  # Dim("batch")
+        if name:
+            names.setdefault(id(tensor), {})[axis] = name
+        if isinstance(spec, str):
+            spec = Dim.DYNAMIC
+        if spec is not None and not _is_static(spec) and tensor.shape[axis] <= 1:
+            size_one.append((f"dynamic_shapes{where}[{axis}] (sample size {tensor.shape[axis]})", tensor, axis, getattr(spec, "max", None)))
+        return spec
+
+    def walk(value: Any, spec: Any, where: str) -> Any:
+        if spec is None:
+            return None
+        if isinstance(value, torch.Tensor):
+            if isinstance(spec, Mapping):
+                return {axis: axis_spec(value, axis, s, where) for axis, s in spec.items()}
+            if isinstance(spec, (list, tuple)):
+                return type(spec)(axis_spec(value, axis, s, where) for axis, s in enumerate(spec))
+            raise DynamicShapesError(f"dynamic_shapes{where}: expected a dict {{axis: spec}} or a list of specs for a tensor, got {spec!r}")
+        if isinstance(value, Mapping) and isinstance(spec, Mapping):
+            return {k: walk(value.get(k), s, f"{where}[{k!r}]") for k, s in spec.items()}
+        if isinstance(value, (list, tuple)) and isinstance(spec, (list, tuple)):
+            return type(spec)(walk(v, s, f"{where}[{i}]") for i, (v, s) in enumerate(zip(value, spec)))
+        return spec
+
+    if isinstance(dynamic_shapes, Mapping):
+        unknown = [k for k in dynamic_shapes if k not in bound]
+        if unknown:
+            raise DynamicShapesError(f"dynamic_shapes names {unknown}, which are not parameters of forward ({list(bound)})")
+        converted: Any = {k: walk(v, dynamic_shapes.get(k), f"[{k!r}]") for k, v in bound.items()}
+    elif isinstance(dynamic_shapes, (list, tuple)):
+        values = list(bound.values())
+        converted = type(dynamic_shapes)(walk(v, s, f"[{i}]") for i, (v, s) in enumerate(zip(values, dynamic_shapes)))
+    else:
+        raise DynamicShapesError(f"dynamic_shapes must be a dict, tuple or list, got {type(dynamic_shapes).__name__}")
+    dim_names = {(i, axis): name for i, x in enumerate(leaves) for axis, name in names.get(id(x), {}).items()}
+    index = {id(x): i for i, x in enumerate(leaves)}
+    ones = [SizeOneDim(where, index[id(t)], axis, m) for where, t, axis, m in size_one if id(t) in index]
+    return DynamicSpec(converted, dim_names, ones)
+
+
+def _is_static(spec: Any) -> bool:
+    return spec is Dim.STATIC or isinstance(spec, int)
+
+
+def _bind(forward: Any, args: tuple, kwargs: dict) -> dict[str, Any]:
+    """forward's parameters -> the given values (positional ones by name)."""
+    try:
+        return dict(inspect.signature(forward).bind(*args, **kwargs).arguments)
+    except (TypeError, ValueError):
+        return {**{f"arg{i}": a for i, a in enumerate(args)}, **kwargs}
+
+
+def from_dynamic_axes(forward: Any, args: tuple, kwargs: dict, dynamic_axes: Mapping[str, Any],
+                      input_names: Sequence[str] | None = None) -> dict[str, Any]:
+    """dynamic_shapes keyed by forward's parameter names, with string dim names, from
+    torch.onnx's dynamic_axes (see the module docstring)."""
+    leaves = [x for x in pytree.tree_leaves((args, kwargs)) if isinstance(x, torch.Tensor)]
+    bound = _bind(forward, args, kwargs)
+    by_leaf: dict[int, Any] = {}
+    parameter_leaves = {name: [x for x in pytree.tree_leaves(v) if isinstance(x, torch.Tensor)] for name, v in bound.items()}
+    for name, axes in dynamic_axes.items():
+        if input_names is not None and name in input_names:
+            index = list(input_names).index(name)
+            if index >= len(leaves):
+                raise DynamicShapesError(f"dynamic_axes names input {name!r}, number {index} of input_names, but the model takes {len(leaves)} tensors")
+            tensors = [leaves[index]]
+        elif name in parameter_leaves:
+            tensors = parameter_leaves[name]
+        else:
+            continue  # an output's axes: they follow from the inputs'
+        if isinstance(axes, Mapping):
+            spec = {int(axis): str(dim) for axis, dim in axes.items()}
+        else:
+            spec = {int(axis): f"{name}_dim_{axis}" for axis in axes}
+        for tensor in tensors:
+            by_leaf[id(tensor)] = spec
+    return {name: pytree.tree_map(lambda x: by_leaf.get(id(x)) if isinstance(x, torch.Tensor) else None, value)
+            for name, value in bound.items()}

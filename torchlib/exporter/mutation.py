@@ -1,0 +1,159 @@
+"""In-place and mutating ATen ops, translated functionally inside the translation loop.
+
+torch.export's graph keeps in-place ops (`aten::add_.Tensor` for `out += identity`,
+`aten::relu_` for `ReLU(inplace=True)`, `aten::masked_fill_.Scalar`, `aten::copy_`, ...). Their
+schemas say which arguments they write (`Tensor(a!) self`). The exporter calls the function of
+the op's functional variant (`aten::add.Tensor`), and the result replaces the written value
+from then on: every later reader of that tensor, or of another name for the same tensor, reads
+the new value. A written buffer or user input becomes an extra graph output, as torch.export's
+graph signature says after functionalization (mutated inputs first, then the user outputs).
+
+A write into a view (`y[:, 0] = 5`, `cache[:, pos].copy_(k)`) updates the whole tensor: the
+view ops from the whole tensor to the view and the write are traced functionally together on
+their own (decompose.py), which gives the new whole tensor (through `select_scatter`,
+`slice_scatter`, ...). When another view of the written tensor, taken before the write, is read
+after it, only functionalization of the whole program (`run_decompositions`) keeps it right;
+`Aliases.problem` names the node so that the exporter falls back to it and says why.
+"""
+
+from __future__ import annotations
+
+import operator
+from typing import Any
+
+import torch
+
+
+def written_arguments(target: Any) -> list[tuple[int, str]]:
+    """(position, name) of each schema argument the op writes (`Tensor(a!)`)."""
+    schema = getattr(target, "_schema", None)
+    if schema is None:
+        return []
+    return [(i, a.name) for i, a in enumerate(schema.arguments) if a.alias_info is not None and a.alias_info.is_write]
+
+
+def functional_variant(target: Any) -> Any:
+    """The functional overload of an in-place one by torch's naming convention: `add_.Tensor`
+    -> `add.Tensor`, `__iand__.Tensor` -> `__and__.Tensor`; None when there is none, or when
+    it does not take the same arguments (`out=` variants, ops writing several tensors)."""
+    schema = getattr(target, "_schema", None)
+    if schema is None or len(written_arguments(target)) != 1 or written_arguments(target)[0][0] != 0:
+        return None
+    namespace, name = schema.name.split("::")
+    if name.startswith("__i") and name.endswith("__"):
+        functional = "__" + name[3:]
+    elif name.endswith("_") and not name.endswith("__"):
+        functional = name[:-1]
+    else:
+        return None
+    packet = getattr(getattr(torch.ops, namespace), functional, None)
+    overload = getattr(packet, schema.overload_name or "default", None) if packet is not None else None
+    if overload is None or overload._schema.is_mutable:
+        return None
+    if [a.name for a in overload._schema.arguments] != [a.name for a in schema.arguments]:
+        return None
+    return overload
+
+
+def written_nodes(node: torch.fx.Node) -> list[torch.fx.Node]:
+    """The FX nodes whose tensors `node` writes, in schema order."""
+    found = []
+    for position, name in written_arguments(node.target):
+        arg = node.args[position] if position < len(node.args) else node.kwargs.get(name)
+        if isinstance(arg, torch.fx.Node):
+            found.append(arg)
+    return found
+
+
+class Aliases:
+    """Which FX nodes name the same tensor. A node that returns its written argument
+    (`add_` -> `Tensor(a!)`) names the same whole tensor; a node that returns a non-written
+    argument's alias (`select`, `view`, `transpose`: `Tensor(a)`) is a view of it."""
+
+    def __init__(self, graph: torch.fx.Graph):
+        self.storage: dict[torch.fx.Node, torch.fx.Node] = {}
+        self.whole: dict[torch.fx.Node, bool] = {}
+        self.names: dict[torch.fx.Node, list[torch.fx.Node]] = {}  # storage -> nodes naming the whole tensor
+        self.views: dict[torch.fx.Node, list[torch.fx.Node]] = {}  # storage -> views of it
+        self.order: dict[torch.fx.Node, int] = {}
+        self._view_lists: set[torch.fx.Node] = set()  # nodes returning a list of views (split, unbind)
+        self.source: dict[torch.fx.Node, torch.fx.Node] = {}  # alias -> the argument it aliases
+        self.written_alias: set[torch.fx.Node] = set()  # aliases returned by a write (add_ -> self)
+        for i, node in enumerate(graph.nodes):
+            self.order[node] = i
+            self._add(node)
+
+    def _add(self, node: torch.fx.Node) -> None:
+        source, whole = self._aliased_argument(node)
+        if source is None:
+            self.storage[node], self.whole[node] = node, True
+        else:
+            self.storage[node] = self.storage.get(source, source)
+            self.whole[node] = whole and self.whole.get(source, True)
+            self.source[node] = source
+            if whole:
+                self.written_alias.add(node)
+        bucket = self.names if self.whole[node] else self.views
+        bucket.setdefault(self.storage[node], []).append(node)
+
+    def _aliased_argument(self, node: torch.fx.Node) -> tuple[torch.fx.Node | None, bool]:
+        if node.op != "call_function":
+            return None, True
+        if node.target is operator.getitem:  # an element of a list of views (split, unbind)
+            source = node.args[0]
+            return (source, False) if source in self._view_lists else (None, True)
+        schema = getattr(node.target, "_schema", None)
+        if schema is None or not schema.returns or schema.returns[0].alias_info is None:
+            return None, True
+        alias_set = schema.returns[0].alias_info.before_set
+        for i, a in enumerate(schema.arguments):
+            if a.alias_info is not None and a.alias_info.before_set & alias_set:
+                arg = node.args[i] if i < len(node.args) else node.kwargs.get(a.name)
+                if isinstance(arg, torch.fx.Node):
+                    if schema.returns[0].type.kind() == "ListType":
+                        self._view_lists.add(node)
+                    return arg, a.alias_info.is_write
+        return None, True
+
+    def problem(self, node: torch.fx.Node, written: torch.fx.Node) -> str | None:
+        """Why writing `written` at `node` cannot be translated functionally, or None."""
+        if not self.whole.get(written, True) and self.view_chain(written) is None:
+            return f"{node.target} (FX node {node.name!r}) writes into a view ({written.name!r}) made by an op that cannot be replayed"
+        at = self.order[node]
+        same = set(self.same_view(written))
+        for view in self.views.get(self.storage.get(written, written), []):
+            if view not in same and self.order[view] < at and any(self.order[user] > at for user in view.users):
+                return f"{node.target} (FX node {node.name!r}) writes a tensor whose view {view.name!r} is read afterwards"
+        return None
+
+    def resolve(self, node: torch.fx.Node) -> torch.fx.Node:
+        """The node that made the view (or tensor) `node` names: past the writes returning it."""
+        while node in self.written_alias:
+            node = self.source[node]
+        return node
+
+    def same_view(self, written: torch.fx.Node) -> list[torch.fx.Node]:
+        """Every node naming exactly the view (or tensor) `written` names."""
+        made_by = self.resolve(written)
+        return [n for n in self.order if self.resolve(n) is made_by]
+
+    def view_chain(self, written: torch.fx.Node) -> list[torch.fx.Node] | None:
+        """The view ops from the whole tensor to the view `written` names, in order (None when one
+        of them is not an ATen op that can be called again)."""
+        chain = []
+        made_by = self.resolve(written)
+        root = self.root(written)
+        while made_by is not root:
+            if made_by.op != "call_function" or made_by not in self.source:
+                return None
+            chain.append(made_by)
+            made_by = self.resolve(self.source[made_by])
+        return chain[::-1]
+
+    def same_tensor(self, written: torch.fx.Node) -> list[torch.fx.Node]:
+        """Every node naming the whole tensor `written` names."""
+        return self.names.get(self.storage.get(written, written), [written])
+
+    def root(self, written: torch.fx.Node) -> torch.fx.Node:
+        return self.storage.get(written, written)
+

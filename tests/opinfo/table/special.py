@@ -1,4 +1,4 @@
-"""Expectations for torchlib/ops/special.py."""
+"""Expectations for torchlib/ops/special/."""
 
 from __future__ import annotations
 

@@ -65,4 +65,8 @@ ENTRIES = [
     Entry('aten_special_hermite_polynomial_he', opinfo=['special.hermite_polynomial_he']),  # and .x_scalar, .n_scalar
     Entry('aten_special_laguerre_polynomial_l', opinfo=['special.laguerre_polynomial_l']),  # and .x_scalar, .n_scalar
     Entry('aten_special_legendre_polynomial_p', opinfo=['special.legendre_polynomial_p']),  # and .x_scalar, .n_scalar
+    Entry('aten_polygamma', opinfo=[('polygamma', 'polygamma_n_0'), ('polygamma', 'polygamma_n_1'), ('polygamma', 'polygamma_n_2'),
+                                    ('polygamma', 'polygamma_n_3'), ('polygamma', 'polygamma_n_4'),
+                                    ('special.polygamma', 'special_polygamma_n_0')]),  # polygamma
+    Entry('aten_special_zeta', opinfo=['special.zeta']),  # special_zeta, .self_scalar, .other_scalar
 ]

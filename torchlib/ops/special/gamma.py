@@ -8,14 +8,19 @@ and recurrences of torch's CPU kernels (aten/src/ATen/native/Math.h, from Cephes
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
 
 from graph_builder import op
 from graph_builder.ir import Value
-from graph_builder.types import BOOL, TFloat, TReal
+from graph_builder.types import BOOL, DOUBLE, FLOAT, INT64, TFloat, TReal
 from torchlib.ops._cephes import polyval
 from torchlib.ops._kernels import OPMATH, as_float, kernel, like, run_supported
 from torchlib.ops._unary import unary
-from torchlib.promotion import INT_TO_FLOAT
+from torchlib.ops.special._common import float32_or_64, loop_builder
+from torchlib.promotion import INT_TO_FLOAT, elementwise
 from torchlib.registry import aten_op
 
 # Lanczos (g = 7, n = 9), about 1e-15 relative.
@@ -97,3 +102,130 @@ def aten_mvlgamma(self: TReal, p: int) -> TFloat:
         return total
 
     return run_supported(fn, OPMATH, as_float(self))  # ints: float32, as torch
+
+
+# -- Hurwitz zeta and polygamma (torch's Cephes zeta, computed in double as torch's CPU kernel) ----
+
+# Euler-Maclaurin coefficients (2k)! / B_2k
+_ZETA_A = [12.0, -720.0, 30240.0, -1209600.0, 47900160.0, -1.8924375803183791606e9, 7.47242496e10, -2.950130727918164224e12,
+           1.1646782814350067249e14, -4.5979787224074726105e15, 1.8152105401943546773e17, -7.1661652561756670113e18]  # fmt: skip
+_MACHEP = 1.11022302462515654042e-16
+
+
+def _zeta(x: Value, q: Value) -> Value:
+    """zeta(x, q) = sum over k >= 0 of (k + q)^-x, in double: torch's loop sums terms (at least
+    9, until the term index passes 9, or until a term is below MACHEP of the sum: one ONNX Loop,
+    masked per element), then adds the Euler-Maclaurin tail (12 terms, unrolled, masked)."""
+    s0 = op.Pow(q, op.Neg(x))
+    # the direct sum: each element runs while (i < 9 or a <= 9) and its terms are not negligible
+    body = loop_builder("zeta")
+    body.input("i", INT64, [])
+    body.input("cond", BOOL, [])
+    a = body.input("a", q.dtype, q.shape)
+    s = body.input("s", q.dtype, q.shape)
+    b = body.input("b", q.dtype, q.shape)
+    count = body.input("count", q.dtype, q.shape)
+    early = body.input("early", BOOL, q.shape)
+    with body:
+        active = op.And(op.Not(early), op.Or(op.Less(count, 9.0), op.LessOrEqual(a, 9.0)))
+        a1 = op.Add(a, 1.0)
+        b1 = op.Pow(a1, op.Neg(x))
+        s1 = op.Add(s, b1)
+        small = op.And(op.Less(op.Mul(s1, -_MACHEP), b1), op.Less(b1, op.Mul(s1, _MACHEP)))
+        new = [op.Where(active, v1, v) for v1, v in ((a1, a), (s1, s), (b1, b), (op.Add(count, 1.0), count))]
+        new_early = op.Or(early, op.And(active, small))
+        still = op.And(op.Not(new_early), op.Or(op.Less(new[3], 9.0), op.LessOrEqual(new[0], 9.0)))
+        body.output(op.Cast(op.ReduceMax(op.Cast(op.Reshape(still, [-1]), to=INT64.onnx), keepdims=0), to=BOOL.onnx))
+        for v in (*new, new_early):
+            body.output(v)
+    # at most max(9, 10 - min(q)) steps; NaN and inf q take none beyond the 9th
+    finite_q = op.Where(op.IsInf(q), like(0.0, q), op.Where(op.IsNaN(q), like(0.0, q), q))
+    lowest = op.ReduceMin(op.Concat(op.Reshape(finite_q, [-1]), like(np.zeros(1), q), axis=0), keepdims=0)
+    trips = op.Cast(op.Max(op.Sub(10.0, op.Floor(op.Max(lowest, like(-2.0**62, q)))), like(9.0, q)), to=INT64.onnx)
+    zeros = op.Expand(like(0.0, q), op.Shape(q))
+    a, s_sum, b, _, early = op.Loop(trips, np.array(True), q, s0, zeros, zeros, op.Cast(zeros, to=BOOL.onnx), body=body)
+    # the Euler-Maclaurin tail
+    w = a
+    s = op.Sub(op.Add(s_sum, op.Div(op.Mul(b, w), op.Sub(x, 1.0))), op.Mul(b, 0.5))
+    fac, k, done = like(1.0, q), like(0.0, q), op.Cast(zeros, to=BOOL.onnx)
+    for coef in _ZETA_A:
+        fac = op.Mul(fac, op.Add(x, k))
+        b = op.Div(b, w)
+        t = op.Div(op.Mul(fac, b), coef)
+        s_new = op.Add(s, t)
+        s = op.Where(done, s, s_new)
+        done = op.Or(done, op.Less(op.Abs(op.Div(t, s_new)), _MACHEP))
+        k = op.Add(k, 1.0)
+        fac = op.Mul(fac, op.Add(x, k))
+        b = op.Div(b, w)
+        k = op.Add(k, 1.0)
+    out = op.Where(early, s_sum, s)
+    # the domain: inf at x = 1, NaN below; q <= 0: inf at the integers, NaN unless x is whole
+    q_pole = op.And(op.LessOrEqual(q, 0.0), op.Equal(q, op.Floor(q)))
+    out = op.Where(op.And(op.LessOrEqual(q, 0.0), op.Not(op.Equal(x, op.Floor(x)))), like(math.nan, q), out)
+    out = op.Where(q_pole, like(math.inf, q), out)
+    out = op.Where(op.Less(x, 1.0), like(math.nan, q), out)
+    return op.Where(op.Equal(x, 1.0), like(math.inf, q), out)
+
+
+def _trigamma(x: Value, rnd: Callable[[Value], Value]) -> Value:
+    """torch's trigamma: the reflection below 1/2 (with sin(pi x) as torch writes it), six steps
+    of the recurrence, then the asymptotic series. `rnd` rounds to the dtype torch computes in
+    (float32 computes in double, rounded where torch's float32 kernel rounds)."""
+    pi = rnd(like(math.pi, x))
+    reflect = op.Less(x, 0.5)
+    sin_pi_x = rnd(op.Sin(rnd(op.Mul(pi, x))))
+    result = op.Where(reflect, op.Neg(rnd(op.Div(rnd(op.Mul(pi, pi)), rnd(op.Mul(sin_pi_x, sin_pi_x))))), like(0.0, x))
+    x = op.Where(reflect, rnd(op.Sub(1.0, x)), x)
+    for _ in range(6):
+        result = rnd(op.Add(result, rnd(op.Reciprocal(rnd(op.Mul(x, x))))))
+        x = rnd(op.Add(x, 1.0))
+    ixx = rnd(op.Reciprocal(rnd(op.Mul(x, x))))
+    series = rnd(op.Mul(ixx, rnd(op.Sub(rnd(like(1 / 30, x)), rnd(op.Mul(ixx, rnd(like(1 / 42, x))))))))
+    series = rnd(op.Mul(ixx, rnd(op.Sub(rnd(like(1 / 6, x)), series))))
+    series = rnd(op.Add(rnd(op.Add(rnd(op.Reciprocal(rnd(op.Mul(x, 2.0)))), 1.0)), series))
+    result = rnd(op.Add(result, rnd(op.Div(series, x))))
+    return op.Where(reflect, op.Neg(result), result)
+
+
+def _in_double(fn: Callable[..., Value], x: Value, *args: Any) -> Value:
+    """fn(x in double, *args, rnd) cast back to x's dtype, where rnd rounds to x's dtype (or to
+    float32 for the half types, which torch computes in float32)."""
+    target = x.dtype if x.dtype in (FLOAT, DOUBLE) else FLOAT
+    if x.dtype is DOUBLE:
+        return fn(x, *args, lambda v: v)
+    out = fn(op.Cast(x, to=DOUBLE.onnx), *args, lambda v: op.Cast(op.Cast(v, to=target.onnx), to=DOUBLE.onnx))
+    return op.Cast(out, to=x.dtype.onnx)
+
+
+@aten_op("aten::polygamma")
+@elementwise("self", kind=INT_TO_FLOAT)
+def aten_polygamma(n: int, self: TReal) -> TFloat:
+    """polygamma(int n, Tensor self) -> Tensor"""
+    if n < 0:
+        raise ValueError(f"aten::polygamma: n must be >= 0, got {n} (torch raises too)")
+    if n == 0:
+        return run_supported(_digamma, OPMATH, self)
+    if n == 1:
+        return _in_double(_trigamma, self)
+    # (-1)^(n+1) n! zeta(n + 1, x); zeta in double (torch's CPU accumulates in double too)
+    factor = (1.0 if n % 2 else -1.0) * math.exp(math.lgamma(n + 1))
+
+    def fn(x: Value, rnd: Callable[[Value], Value]) -> Value:
+        return rnd(op.Mul(rnd(like(factor, x)), rnd(_zeta(like(float(n + 1), x), x))))
+
+    return _in_double(fn, self)
+
+
+@aten_op("aten::special_zeta", "aten::special_zeta.self_scalar", "aten::special_zeta.other_scalar")
+@elementwise("self", "other", kind=INT_TO_FLOAT)
+def aten_special_zeta(self: TReal, other: TReal) -> TFloat:
+    """special_zeta(Tensor self, Tensor other) -> Tensor"""
+    ref = self if isinstance(self, Value) else other
+    float32_or_64("special_zeta", ref)
+    x, q = like(self, ref), like(other, ref)
+    shape = op.Shape(op.Add(x, q))
+    x, q = op.Expand(x, shape), op.Expand(q, shape)
+    if ref.dtype is DOUBLE:
+        return _zeta(x, q)
+    return op.Cast(_zeta(op.Cast(x, to=DOUBLE.onnx), op.Cast(q, to=DOUBLE.onnx)), to=ref.dtype.onnx)

@@ -20,13 +20,12 @@ from typing import Any
 
 import numpy as np
 
-from graph_builder import GraphBuilder, op
-from graph_builder.evaluator import current_evaluator
+from graph_builder import op
 from graph_builder.ir import Value
 from graph_builder.types import BOOL, DOUBLE, FLOAT, INT64, TFloat, TReal
 from torchlib.ops import _cephes as cephes
 from torchlib.ops._kernels import like
-from torchlib.ops.special._common import float32_or_64
+from torchlib.ops.special._common import float32_or_64, loop_builder
 from torchlib.promotion import INT_TO_FLOAT, elementwise
 from torchlib.registry import aten_op
 
@@ -45,20 +44,13 @@ def _even(n: Value) -> Value:
     return op.Equal(op.Mod(n, like(2.0, n), fmod=1), 0.0)
 
 
-def _loop_builder() -> GraphBuilder:
-    """A builder for a Loop body: a subgraph of the graph being traced, or (eagerly) a graph
-    of its own whose captured values become constants."""
-    ev = current_evaluator()
-    return ev.subgraph("recurrence") if isinstance(ev, GraphBuilder) else GraphBuilder(name="recurrence")
-
-
 def _recurrence(n: Value, needed: Value, q0: Value, step: Step, k_of_j: Callable[[Value], Value], rnd: Round,
                 *captures: Value) -> Value:  # fmt: skip
     """q after torch's loop `p, q = 1, q0; for j in 1 .. n-1: p, q = q, step(k(j), p, q, rnd, *captures)`
     for the elements where `needed` (others: q0). n, needed, q0 and captures share one shape."""
     steps = op.Where(needed, op.Min(op.Sub(n, 1.0), like(2.0**62, n)), like(0.0, n))
     trips = op.Cast(op.ReduceMax(op.Concat(op.Reshape(steps, [-1]), like(np.zeros(1), steps), axis=0), keepdims=0), to=INT64.onnx)
-    body = _loop_builder()
+    body = loop_builder("recurrence")
     i = body.input("i", INT64, [])
     body.input("cond", BOOL, [])
     p = body.input("p", q0.dtype, q0.shape)

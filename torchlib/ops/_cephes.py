@@ -54,10 +54,13 @@ def erfcx_big(a: Value) -> Value:
     """erfcx(a) = exp(a^2) erfc(a) for a >= 1 (inf for a = inf)."""
     a = op.Max(a, like(1.0, a))
     mid = op.Div(polyval(_ERFC_P, a), polyval(_ERFC_Q, a))
-    # beyond 1e8 the rational function overflows; there erfcx(a) = 1 / (a sqrt(pi)) to 1e-16
-    bounded = op.Min(a, like(1e8, a))
+    # beyond 1e3 the asymptotic series (1 - 1/(2a^2) + 3/(4a^4)) / (a sqrt(pi)), to 2e-18 (the
+    # rational function loses digits there and overflows beyond 1e61)
+    bounded = op.Min(a, like(1e3, a))
     far = op.Div(polyval(_ERFC_R, bounded), polyval(_ERFC_S, bounded))
-    far = op.Where(op.Greater(a, 1e8), op.Div(1 / math.sqrt(math.pi), a), far)
+    inv2 = op.Reciprocal(op.Mul(a, a))
+    series = op.Div(op.Mul(op.Add(op.Mul(op.Sub(op.Mul(inv2, 0.75), 0.5), inv2), 1.0), 1 / math.sqrt(math.pi)), a)
+    far = op.Where(op.Greater(a, 1e3), series, far)
     return op.Where(op.Less(a, 8.0), mid, far)
 
 
@@ -188,3 +191,20 @@ def atan2(y: Value, x: Value, atan_fn=None) -> Value:
     # onnxruntime's Where turns a -0.0 of its first branch into +0.0: a zero result takes y's sign
     signed_zero = op.Where(op.Not(y_neg), like(0.0, y), like(-0.0, y))
     return op.Where(op.Not(op.Equal(out, 0.0)), out, signed_zero)
+
+
+# pi in three parts, the first two with 26 trailing zero bits, so that k * part is exact for |k| < 2^26
+_PI_1, _PI_2, _PI_3 = 3.1415926218032837, 3.1786509424591713e-08, 1.2246467991473532e-16
+
+
+def sin(x: Value) -> Value:
+    """sin(x) of a double x, reduced first by the nearest multiple of pi (Cody-Waite, exact for
+    |x| < 2^26 pi): onnxruntime's double Sin loses the low bits next to the multiples of pi
+    (Sin(fl(pi)) gives -0.0 where glibc gives 1.2246e-16)."""
+    k = op.Round(op.Div(x, math.pi))
+    small = op.Less(op.Abs(k), 2.0**26)
+    kk = op.Where(small, k, like(0.0, k))
+    r = op.Sub(op.Sub(op.Sub(x, op.Mul(kk, _PI_1)), op.Mul(kk, _PI_2)), op.Mul(kk, _PI_3))
+    s = op.Sin(r)
+    odd = op.Equal(op.Abs(op.Mod(kk, like(2.0, kk), fmod=1)), 1.0)
+    return op.Where(odd, op.Neg(s), s)

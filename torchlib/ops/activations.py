@@ -156,10 +156,11 @@ def aten_gelu(self: TFloat, *, approximate: str = "none") -> TFloat:
     # whose erf is then Cephes' in double)
     if self.dtype is DOUBLE or current_opset() < 20:
         if approximate == "tanh":
-            inner = op.Mul(op.Add(self, op.Mul(op.Mul(op.Mul(self, self), self), 0.044715)), math.sqrt(2 / math.pi))
+            # torch's kBeta = sqrt(2) * (2 / sqrt(pi)) * 0.5, rounded as it writes it
+            inner = op.Mul(op.Add(self, op.Mul(op.Mul(op.Mul(self, self), self), 0.044715)), math.sqrt(2) * (2 / math.sqrt(math.pi)) * 0.5)
             return op.Mul(op.Mul(self, 0.5), op.Add(op.Tanh(inner), 1.0))
         erf = cephes.erf if self.dtype is DOUBLE else op.Erf
-        return op.Mul(op.Mul(self, 0.5), op.Add(erf(op.Mul(self, 1 / math.sqrt(2))), 1.0))
+        return op.Mul(op.Mul(self, 0.5), op.Add(erf(op.Mul(self, math.sqrt(0.5))), 1.0))
     return run_supported(lambda x: op.Gelu(x, approximate=approximate), FLOAT32_16, self)
 
 

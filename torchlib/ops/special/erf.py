@@ -72,12 +72,12 @@ def _ndtri(p: Value) -> Value:
 
 
 def _ndtr(x: Value) -> Value:
-    return op.Mul(cephes.erfc(op.Mul(x, -1 / math.sqrt(2))), 0.5)
+    return op.Mul(cephes.erfc(op.Mul(x, -math.sqrt(0.5))), 0.5)
 
 
 def _log_ndtr(x: Value) -> Value:
     # x < -1: log(erfc(z) / 2) with z = -x/sqrt(2) = log(erfcx(z) / 2) - z^2, no underflow
-    z = op.Mul(x, -1 / math.sqrt(2))
+    z = op.Mul(x, -math.sqrt(0.5))
     left = op.Sub(op.Log(op.Mul(cephes.erfcx(op.Max(z, like(0.0, z))), 0.5)), op.Mul(z, z))
     # x > 0: log1p(-ndtr(-x)), accurate when ndtr(x) is close to 1
     right = ew.log1p(op.Neg(_ndtr(op.Neg(x))))
@@ -92,7 +92,7 @@ def aten_special_ndtr(self: TReal) -> TFloat:
     if self.dtype not in (FLOAT16, BFLOAT16):
         return run_supported(_ndtr, D64, self)
     r = rounding_to(self.dtype)  # torch: (1 + erf(x / sqrt(2))) / 2, step by step in the half type
-    return run_supported(lambda x: r(op.Mul(r(op.Add(r(cephes.erf(r(op.Mul(x, 1 / math.sqrt(2))))), 1.0)), 0.5)), D64, self)
+    return run_supported(lambda x: r(op.Mul(r(op.Add(r(cephes.erf(r(op.Mul(x, math.sqrt(0.5))))), 1.0)), 0.5)), D64, self)
 
 
 aten_erfc = unary("erfc", kernel(cephes.erfc, D64), INT_TO_FLOAT)

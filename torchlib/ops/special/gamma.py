@@ -16,6 +16,7 @@ import numpy as np
 from graph_builder import op
 from graph_builder.ir import Value
 from graph_builder.types import BOOL, DOUBLE, FLOAT, INT64, TFloat, TReal
+from torchlib.ops import _cephes as cephes
 from torchlib.ops._cephes import polyval
 from torchlib.ops._kernels import OPMATH, as_float, kernel, like, run_supported
 from torchlib.ops._unary import unary
@@ -174,7 +175,7 @@ def _trigamma(x: Value, rnd: Callable[[Value], Value]) -> Value:
     (float32 computes in double, rounded where torch's float32 kernel rounds)."""
     pi = rnd(like(math.pi, x))
     reflect = op.Less(x, 0.5)
-    sin_pi_x = rnd(op.Sin(rnd(op.Mul(pi, x))))
+    sin_pi_x = rnd(cephes.sin(rnd(op.Mul(pi, x))))
     result = op.Where(reflect, op.Neg(rnd(op.Div(rnd(op.Mul(pi, pi)), rnd(op.Mul(sin_pi_x, sin_pi_x))))), like(0.0, x))
     x = op.Where(reflect, rnd(op.Sub(1.0, x)), x)
     for _ in range(6):

@@ -9,10 +9,10 @@ import pytest
 import torch
 
 from test_elementwise import ALL_DTYPES, BF16, FLOAT_DTYPES, check, make
-from torchlib.ops.special import bessel, erf, gamma, misc, polynomials
+from torchlib.ops.special import bessel, erf, gamma, igamma, misc, polynomials
 
 # every function of the package by name (sp.aten_erfc, ...)
-sp = types.SimpleNamespace(**{k: v for m in (bessel, erf, gamma, misc, polynomials) for k, v in vars(m).items() if k.startswith("aten_")})
+sp = types.SimpleNamespace(**{k: v for m in (bessel, erf, gamma, igamma, misc, polynomials) for k, v in vars(m).items() if k.startswith("aten_")})
 
 A = torch.ops.aten
 F64 = torch.float64

@@ -77,4 +77,6 @@ ENTRIES = [
                                     ('polygamma', 'polygamma_n_3'), ('polygamma', 'polygamma_n_4'),
                                     ('special.polygamma', 'special_polygamma_n_0')]),  # polygamma
     Entry('aten_special_zeta', opinfo=['special.zeta']),  # special_zeta, .self_scalar, .other_scalar
+    Entry('aten_igamma', opinfo=['igamma']),  # igamma, special_gammainc (CompositeImplicit)
+    Entry('aten_igammac', opinfo=['igammac']),  # igammac, special_gammaincc (CompositeImplicit)
 ]

@@ -3,4 +3,4 @@ written as the series, recurrences and rational approximations of torch's own CP
 (Cephes), with the same operations in the same order, in the input's floating dtype.
 Importing this package registers them all."""
 
-from torchlib.ops.special import bessel, erf, gamma, misc, polynomials  # noqa: F401
+from torchlib.ops.special import bessel, erf, gamma, igamma, misc, polynomials  # noqa: F401

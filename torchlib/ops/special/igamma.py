@@ -292,16 +292,23 @@ def _igam_asymptotic(a: Value, x: Value, igam: bool) -> Value:
     return op.Add(res, op.Mul(tail, sgn))
 
 
-def _igammac(a: Value, x: Value) -> Value:
-    """torch's calc_igammac: the boundary values, then per element the asymptotic expansion, 1 - the
-    series, the continued fraction or the series for Q."""
-    # (the branches see safe arguments where they are not chosen: no Loop runs on garbage)
+def _inside(a: Value, x: Value) -> tuple[Value, Value, Value]:
+    """a and x inside the domain (1 where they are on its edges, which _boundaries handles, so
+    that no series runs on garbage), and where the asymptotic expansion is torch's choice: a in
+    (20, 200) with |x - a|/a < 0.3, or a > 200 with |x - a|/a < 4.5/sqrt(a)."""
     ok = op.And(op.And(op.Greater(a, 0.0), op.Greater(x, 0.0)), op.And(op.Not(op.IsInf(a)), op.Not(op.IsInf(x))))
     a_ = op.Where(ok, a, like(1.0, a))
     x_ = op.Where(ok, x, like(1.0, x))
     absxma_a = op.Div(op.Abs(op.Sub(x_, a_)), a_)
     asymptotic = op.Or(op.And(op.And(op.Greater(a_, 20.0), op.Less(a_, 200.0)), op.Less(absxma_a, 0.3)),
                        op.And(op.Greater(a_, 200.0), op.Less(absxma_a, op.Div(4.5, op.Sqrt(a_)))))  # fmt: skip
+    return a_, x_, asymptotic
+
+
+def _igammac(a: Value, x: Value) -> Value:
+    """torch's calc_igammac: the boundary values, then per element the asymptotic expansion, 1 - the
+    series, the continued fraction or the series for Q."""
+    a_, x_, asymptotic = _inside(a, x)
     high, low = op.Greater(x_, 1.1), op.LessOrEqual(x_, 0.5)
     use_p = op.Or(op.Or(op.And(high, op.Less(x_, a_)), op.And(low, op.Less(op.Div(-0.4, op.Log(x_)), a_))),
                   op.And(op.Not(op.Or(high, low)), op.Less(op.Mul(x_, 1.1), a_)))  # fmt: skip
@@ -323,12 +330,7 @@ def _igammac(a: Value, x: Value) -> Value:
 def _igamma(a: Value, x: Value) -> Value:
     """torch's calc_igamma: the asymptotic expansion for large a near x, 1 - Q for x > max(1, a),
     else the series."""
-    ok = op.And(op.And(op.Greater(a, 0.0), op.Greater(x, 0.0)), op.And(op.Not(op.IsInf(a)), op.Not(op.IsInf(x))))
-    a_ = op.Where(ok, a, like(1.0, a))
-    x_ = op.Where(ok, x, like(1.0, x))
-    absxma_a = op.Div(op.Abs(op.Sub(x_, a_)), a_)
-    asymptotic = op.Or(op.And(op.And(op.Greater(a_, 20.0), op.Less(a_, 200.0)), op.Less(absxma_a, 0.3)),
-                       op.And(op.Greater(a_, 200.0), op.Less(absxma_a, op.Div(4.5, op.Sqrt(a_)))))  # fmt: skip
+    a_, x_, asymptotic = _inside(a, x)
     use_q = op.And(op.And(op.Greater(x_, 1.0), op.Greater(x_, a_)), op.Not(asymptotic))
     use_p = op.And(op.Not(use_q), op.Not(asymptotic))
     one = like(1.0, a_)

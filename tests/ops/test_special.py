@@ -1,14 +1,18 @@
-"""torchlib/ops/special.py against torch, eagerly and traced, over every dtype torch accepts."""
+"""torchlib/ops/special/ against torch, eagerly and traced, over every dtype torch accepts."""
 
 from __future__ import annotations
 
 import math
+import types
 
 import pytest
 import torch
 
 from test_elementwise import ALL_DTYPES, BF16, FLOAT_DTYPES, check, make
-from torchlib.ops import special as sp
+from torchlib.ops.special import bessel, erf, gamma, igamma, misc, polynomials
+
+# every function of the package by name (sp.aten_erfc, ...)
+sp = types.SimpleNamespace(**{k: v for m in (bessel, erf, gamma, igamma, misc, polynomials) for k, v in vars(m).items() if k.startswith("aten_")})
 
 A = torch.ops.aten
 F64 = torch.float64

@@ -68,6 +68,20 @@ def kernel(onnx_op: Callable[..., Any], supported: frozenset[DType]) -> Callable
     return fn
 
 
+def float32_or_double(onnx_op: Callable[..., Any], double_fn: Callable[..., Any]) -> Callable[..., Any]:
+    """onnx_op where onnxruntime has its kernel (float, float16; bfloat16 through float), and for
+    double `double_fn`, a composition of ops that have double kernels: a float64 input is never
+    computed in float32."""
+
+    def fn(*args: Any) -> Any:
+        if next(a.dtype for a in args if isinstance(a, Value)) is DOUBLE:
+            return double_fn(*args)
+        return run_supported(onnx_op, FLOAT32_16, *args)
+
+    fn.__name__ = getattr(onnx_op, "__name__", "kernel")
+    return fn
+
+
 def like(x: Any, ref: Value) -> Any:
     """x as a Value of ref's dtype: Python scalars become constants (exact for double and int64)."""
     if isinstance(x, Value):

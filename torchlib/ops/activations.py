@@ -18,6 +18,7 @@ from graph_builder.ir import Value
 from graph_builder.types import BFLOAT16, BOOL, DOUBLE, FLOAT, FLOAT16, DType, TFloat, TReal
 from torchlib.ops._helpers import normalize_dim
 from torchlib.ops._unary import unary
+from torchlib.ops import _cephes as cephes
 from torchlib.ops._kernels import FLOAT32_16, FLOATS, MIN_MAX, OPMATH, run_supported
 from torchlib.ops.elementwise import expm1, log1p
 from torchlib.promotion import DEFAULT, INT_TO_FLOAT, elementwise
@@ -151,12 +152,15 @@ def aten_gelu(self: TFloat, *, approximate: str = "none") -> TFloat:
     _floating("gelu", self)
     if approximate not in ("none", "tanh"):
         raise ValueError(f"aten::gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
-    if current_opset() < 20:  # ONNX Gelu is new in opset 20: write its formula
+    # torch's formula where ONNX Gelu is missing (before opset 20) or has no kernel (double,
+    # whose erf is then Cephes' in double)
+    if self.dtype is DOUBLE or current_opset() < 20:
         if approximate == "tanh":
-            inner = op.Mul(op.Add(self, op.Mul(op.Mul(op.Mul(self, self), self), 0.044715)), math.sqrt(2 / math.pi))
+            # torch's kBeta = sqrt(2) * (2 / sqrt(pi)) * 0.5, rounded as it writes it
+            inner = op.Mul(op.Add(self, op.Mul(op.Mul(op.Mul(self, self), self), 0.044715)), math.sqrt(2) * (2 / math.sqrt(math.pi)) * 0.5)
             return op.Mul(op.Mul(self, 0.5), op.Add(op.Tanh(inner), 1.0))
-        return op.Mul(op.Mul(self, 0.5), op.Add(op.Erf(op.Mul(self, 1 / math.sqrt(2))), 1.0))
-    # onnxruntime has Gelu for float and float16 only: double computes in float32
+        erf = cephes.erf if self.dtype is DOUBLE else op.Erf
+        return op.Mul(op.Mul(self, 0.5), op.Add(erf(op.Mul(self, math.sqrt(0.5))), 1.0))
     return run_supported(lambda x: op.Gelu(x, approximate=approximate), FLOAT32_16, self)
 
 

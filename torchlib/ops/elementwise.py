@@ -13,8 +13,9 @@ from typing import Any
 from graph_builder import op
 from graph_builder.ir import Value
 from graph_builder.types import BOOL, DOUBLE, FLOAT, FLOAT16, TFloat, TReal, TRealOrBool, TTensor
+from torchlib.ops import _cephes as cephes
 from torchlib.ops._kernels import (
-    FLOAT32_16, FLOATS, NUMERIC, OPMATH, POW, SIGNED, as_float, full_of, kernel, like, run_supported,
+    FLOAT32_16, FLOATS, NUMERIC, OPMATH, POW, SIGNED, as_float, float32_or_double, full_of, kernel, like, run_supported,
 )
 from torchlib.ops._unary import unary
 from torchlib.promotion import BOOL_TO_LONG, DEFAULT, INT_TO_FLOAT, elementwise, promote_all
@@ -355,11 +356,12 @@ aten_cosh = unary("cosh", kernel(_cosh, FLOATS), INT_TO_FLOAT)
 aten_asinh = unary("asinh", kernel(_asinh, FLOATS), INT_TO_FLOAT)
 aten_acosh = unary("acosh", kernel(_acosh, FLOATS), INT_TO_FLOAT)
 aten_atanh = unary("atanh", kernel(_atanh, FLOATS), INT_TO_FLOAT)
-# onnxruntime has no double kernel for these: double inputs are computed in float32.
-aten_asin = unary("asin", kernel(op.Asin, FLOAT32_16), INT_TO_FLOAT)
-aten_acos = unary("acos", kernel(op.Acos, FLOAT32_16), INT_TO_FLOAT)
-aten_atan = unary("atan", kernel(op.Atan, FLOAT32_16), INT_TO_FLOAT)
-aten_erf = unary("erf", kernel(op.Erf, FLOAT32_16), INT_TO_FLOAT)
+# onnxruntime has no double kernel for these: double inputs compute with Cephes' rational
+# approximations in double (torchlib/ops/_cephes.py).
+aten_asin = unary("asin", float32_or_double(op.Asin, cephes.asin), INT_TO_FLOAT)
+aten_acos = unary("acos", float32_or_double(op.Acos, cephes.acos), INT_TO_FLOAT)
+aten_atan = unary("atan", float32_or_double(op.Atan, cephes.atan), INT_TO_FLOAT)
+aten_erf = unary("erf", float32_or_double(op.Erf, cephes.erf), INT_TO_FLOAT)
 
 
 @aten_op("aten::round.decimals")
@@ -383,14 +385,10 @@ def aten_round_decimals(self: TFloat, *, decimals: int) -> TFloat:
 def aten_atan2(self: TReal, other: TReal) -> TFloat:
     """atan2(Tensor self, Tensor other) -> Tensor"""
 
-    def fn(y: Value, x: Value) -> Value:
-        # atan(y / x) corrected by pi in the left half-plane; x == 0 gives +-pi/2 through atan(+-inf)
-        angle = op.Atan(op.Div(y, x))
-        pi = op.Where(op.Less(y, 0), like(-math.pi, y), like(math.pi, y))
-        corrected = op.Where(op.Less(x, 0), op.Add(angle, pi), angle)
-        return op.Where(op.And(op.Equal(x, 0), op.Equal(y, 0)), y, corrected)
+    def fn(y: Value, x: Value) -> Value:  # double: Cephes' atan in double (no double Atan kernel)
+        return cephes.atan2(y, x, atan_fn=cephes.atan if y.dtype is DOUBLE else op.Atan)
 
-    return run_supported(fn, frozenset({FLOAT}), self, other)  # Atan: no double kernel
+    return run_supported(fn, frozenset({FLOAT, DOUBLE}), self, other)
 
 
 def _remainder(a: Value, b: Any) -> Value:

@@ -11,9 +11,7 @@ from ._helpers import scalar_arg
 
 ENTRIES = [
     Entry('aten_abs', opinfo=['abs']),  # abs
-    Entry('aten_acos', opinfo=['acos'], xfail=[
-        XFail('output differs from torch beyond the tolerance (greatest absolute difference 2.89e-07)', dtypes=[torch.float64], samples=[0]),
-    ]),  # acos
+    Entry('aten_acos', opinfo=['acos']),  # acos
     Entry('aten_acosh', opinfo=['acosh']),  # acosh
     Entry('aten_add', opinfo=['add']),  # add.Tensor
     Entry('aten_add_scalar', opinfo=['add', 'nn.functional.margin_ranking_loss'], aten=['aten::add.Tensor', 'aten::add.Scalar'], adapter=scalar_arg(1)),
@@ -22,9 +20,7 @@ ENTRIES = [
     Entry('aten_asin', opinfo=['asin']),  # asin
     Entry('aten_asinh', opinfo=['asinh']),  # asinh
     Entry('aten_atan', opinfo=['atan']),  # atan
-    Entry('aten_atan2', opinfo=['atan2'], xfail=[
-        XFail('output differs from torch beyond the tolerance (greatest absolute difference 1.97e-07)', dtypes=[torch.float64], samples=[5]),
-    ]),  # atan2
+    Entry('aten_atan2', opinfo=['atan2']),  # atan2
     Entry('aten_atanh', opinfo=['atanh']),  # atanh
     Entry('aten_ceil', opinfo=['ceil']),  # ceil
     Entry('aten_clone', opinfo=['clone']),  # clone

@@ -14,9 +14,11 @@ may be dynamic); the iterations whose count depends on the data (Jacobi sweeps, 
 matrix_exp) are ONNX Loops (`_common.loop`).
 """
 
-from torchlib.ops.linalg import products  # noqa: F401
-from torchlib.ops.linalg import lu  # noqa: F401
-from torchlib.ops.linalg import cholesky  # noqa: F401
-from torchlib.ops.linalg import qr  # noqa: F401
-from torchlib.ops.linalg import spectral  # noqa: F401
-from torchlib.ops.linalg import matrix_functions  # noqa: F401
+from torchlib.ops.linalg import (
+    cholesky,  # noqa: F401
+    lu,  # noqa: F401
+    matrix_functions,  # noqa: F401
+    products,  # noqa: F401
+    qr,  # noqa: F401
+    spectral,  # noqa: F401
+)

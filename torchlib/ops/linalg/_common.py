@@ -19,7 +19,9 @@ FLOAT_TYPES = (types.FLOAT, types.DOUBLE)
 def check_matrix(fn: str, x: Value, arg: str = "A") -> tuple[int, int]:
     """The static (rows, columns) of a float32/float64 batch of matrices, or a clear error."""
     if x.dtype not in FLOAT_TYPES:
-        raise TypeError(f"{fn}: {arg} must be float32 or float64 (torch's CPU kernels take those and complex), got {x.dtype}")
+        raise TypeError(
+            f"{fn}: {arg} must be float32 or float64 (torch's CPU kernels take those and complex), got {x.dtype}"
+        )
     if x.rank is None or x.rank < 2:
         raise ValueError(f"{fn}: {arg} must have at least 2 dimensions, got shape {list(x.shape or [])}")
     m, n = x.shape[-2], x.shape[-1]  # type: ignore[index]
@@ -48,14 +50,14 @@ def eye(m: int, n: int, dtype: DType) -> np.ndarray:
     return np.eye(m, n, dtype=dtype.numpy)
 
 
-def row_mask(m: int, pred: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
-    """A (m, 1) bool constant: pred(row index)."""
-    return pred(np.arange(m)[:, None])
+def rows(m: int) -> np.ndarray:
+    """Row indices as a (m, 1) constant: `rows(m) > k` masks the rows below k."""
+    return np.arange(m)[:, None]
 
 
-def col_mask(n: int, pred: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
-    """A (1, n) bool constant: pred(column index)."""
-    return pred(np.arange(n)[None, :])
+def cols(n: int) -> np.ndarray:
+    """Column indices as a (1, n) constant."""
+    return np.arange(n)[None, :]
 
 
 def row(x: Value, i: int, keep: bool = False) -> Value:
@@ -72,8 +74,16 @@ def diagonal(x: Value, k: int) -> Value:
     """The first k diagonal elements of each matrix: (..., k)."""
     m, n = x.shape[-2], x.shape[-1]  # type: ignore[index]
     mask = np.eye(m, n, dtype=bool)
-    d = op.ReduceSum(op.Where(mask, x, op.CastLike(0, x)), [-1], keepdims=0)
+    d = reduce("Sum", op.Where(mask, x, op.CastLike(0, x)), [-1], keepdims=0)
     return d if k == m else op.Slice(d, [0], [k], [-1])
+
+
+def reduce(kind: str, x: Value, axes: Sequence[int], keepdims: int = 0) -> Value:
+    """op.Reduce<kind> over `axes` given as positive indices: onnxruntime's reductions ignore a
+    negative axis when the input is empty (a batch of 0 matrices)."""
+    assert x.rank is not None
+    positive = [a + x.rank if a < 0 else a for a in axes]
+    return getattr(op, "Reduce" + kind)(x, positive, keepdims=keepdims)
 
 
 def triu(x: Value, diagonal: int = 0) -> Value:
@@ -107,17 +117,20 @@ def substitute(t: Value, b: Value, upper: bool, unit: bool = False) -> Value:
     x = zeros_like(b)
     for i in reversed(range(n)) if upper else range(n):
         r = row(t, i, keep=True)  # (..., 1, n); entries of rows not solved yet multiply zeros of x
-        keep = col_mask(n, (lambda j: j > i) if upper else (lambda j: j < i))
+        keep = (cols(n) > i) if upper else (cols(n) < i)
         r = op.Where(keep, r, op.CastLike(0, r))
         xi = op.Sub(row(b, i, keep=True), op.MatMul(r, x))
         if not unit:
             xi = op.Div(xi, op.Gather(row(t, i, keep=True), [i], axis=-1))  # (..., 1, 1)
-        x = op.Where(row_mask(n, lambda r_: r_ == i), xi, x)
+        x = op.Where((rows(n) == i), xi, x)
     return x
 
 
-def loop(trips: int | Value, carried: Sequence[Value],
-         body: Callable[[Value, list[Value]], tuple[Value | None, list[Value]]]) -> list[Value]:
+def loop(
+    trips: int | Value,
+    carried: Sequence[Value],
+    body: Callable[[Value, list[Value]], tuple[Value | None, list[Value]]],
+) -> list[Value]:
     """An ONNX Loop of at most `trips` iterations over the carried values. body(i, values)
     returns (keep_going or None, new values); the new values keep the dtypes and ranks of the
     old. Traced, it is one Loop node whose body is a subgraph; eagerly, the same Loop is built
@@ -134,8 +147,12 @@ def loop(trips: int | Value, carried: Sequence[Value],
     return _build_loop(evaluator, trips, list(carried), body)
 
 
-def _build_loop(g: GraphBuilder, trips: int | Value, carried: list[Value],
-                body: Callable[[Value, list[Value]], tuple[Value | None, list[Value]]]) -> list[Value]:
+def _build_loop(
+    g: GraphBuilder,
+    trips: int | Value,
+    carried: list[Value],
+    body: Callable[[Value, list[Value]], tuple[Value | None, list[Value]]],
+) -> list[Value]:
     sub = g.subgraph("linalg_loop")
     i = sub.input("i", types.INT64, [])
     cond = sub.input("cond", types.BOOL, [])

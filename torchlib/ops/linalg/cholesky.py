@@ -16,7 +16,17 @@ import numpy as np
 from graph_builder import op
 from graph_builder.ir import Value
 from graph_builder.types import TFloat
-from torchlib.ops.linalg._common import check_matrix, check_square, col, row, row_mask, substitute, tr, tril, zeros_like
+from torchlib.ops.linalg._common import (
+    check_matrix,
+    check_square,
+    col,
+    row,
+    rows,
+    substitute,
+    tr,
+    tril,
+    zeros_like,
+)
 from torchlib.registry import aten_op
 
 
@@ -35,7 +45,11 @@ def _cholesky(a: Value) -> tuple[Value, Value]:
         first = op.And(op.Equal(info, 0), op.Squeeze(bad, [-1, -2]))
         info = op.Where(first, np.array(j + 1, np.int32), info)
         new = op.Div(column, op.Sqrt(d))
-        factor = op.Where(op.And(row_mask(n, lambda r: r >= j), np.arange(n)[None, :] == j), new, factor)
+        factor = op.Where(
+            op.And((rows(n) >= j), np.arange(n)[None, :] == j),
+            new,
+            factor,
+        )
     return factor, info
 
 
@@ -69,7 +83,9 @@ def aten_cholesky_solve(self: TFloat, input2: TFloat, upper: bool = False) -> TF
     check_square("cholesky_solve", input2, "input2")
     check_matrix("cholesky_solve", self, "self")
     if self.dtype is not input2.dtype:
-        raise TypeError(f"cholesky_solve: self and input2 must have one dtype, got {self.dtype} and {input2.dtype} (torch raises too)")
+        raise TypeError(
+            f"cholesky_solve: self and input2 must have one dtype, got {self.dtype} and {input2.dtype} (torch raises too)"
+        )
     return _cholesky_solve(self, input2, upper)
 
 
@@ -80,4 +96,3 @@ def aten_cholesky_inverse(self: TFloat, upper: bool = False) -> TFloat:
     identity = op.CastLike(np.eye(n), self)
     x = _cholesky_solve(identity, op.Trilu(self, upper=int(upper)), upper)
     return op.Mul(op.Add(x, tr(x)), op.CastLike(0.5, x))  # exactly symmetric, as torch's
-

@@ -25,11 +25,12 @@ from torchlib.ops.linalg._common import (
     check_matrix,
     check_square,
     col,
-    col_mask,
+    cols,
     diagonal,
     eye,
+    reduce,
     row,
-    row_mask,
+    rows,
     substitute,
     tr,
     tril,
@@ -46,9 +47,9 @@ def _batch_zeros(x: Value, dtype: types.DType) -> Value:
 def _swap_rows(x: Value, k: int, p: Value) -> Value:
     """x with rows k and p (an INT64 of shape (...), per matrix) swapped; batch dims broadcast."""
     m = x.shape[-2]  # type: ignore[index]
-    is_p = op.Equal(row_mask(m, lambda r: r), op.Unsqueeze(p, [-1, -2]))  # (..., m, 1)
-    row_p = op.ReduceSum(op.Where(is_p, x, op.CastLike(0, x)), [-2], keepdims=1)
-    return op.Where(row_mask(m, lambda r: r == k), row_p, op.Where(is_p, row(x, k, keep=True), x))
+    is_p = op.Equal(rows(m), op.Unsqueeze(p, [-1, -2]))  # (..., m, 1)
+    row_p = reduce("Sum", op.Where(is_p, x, op.CastLike(0, x)), [-2], keepdims=1)
+    return op.Where((rows(m) == k), row_p, op.Where(is_p, row(x, k, keep=True), x))
 
 
 def _lu(a: Value) -> tuple[Value, Value, Value]:
@@ -58,16 +59,20 @@ def _lu(a: Value) -> tuple[Value, Value, Value]:
     pivots = []
     zero = op.CastLike(0, a)
     for k in range(min(m, n)):
-        candidates = op.Where(row_mask(m, lambda r: r >= k)[:, 0], op.Abs(col(a, k)), op.CastLike(-1, a))
+        candidates = op.Where((rows(m) >= k)[:, 0], op.Abs(col(a, k)), op.CastLike(-1, a))
         p = op.ArgMax(candidates, axis=-1, keepdims=0)  # the first largest, as LAPACK's idamax
         pivots.append(op.Unsqueeze(op.Add(p, 1), [-1]))
         a = _swap_rows(a, k, p)
         pivot = op.Gather(row(a, k, keep=True), [k], axis=-1)  # (..., 1, 1)
         singular = op.Equal(pivot, zero)
-        below = row_mask(m, lambda r: r > k)
+        below = rows(m) > k
         scaled = op.Where(op.And(below, op.Not(singular)), op.Div(col(a, k, keep=True), pivot), zero)  # (..., m, 1)
-        upper = op.Where(col_mask(n, lambda j: j > k), row(a, k, keep=True), zero)  # (..., 1, n)
-        a = op.Where(op.And(below, col_mask(n, lambda j: j == k)), scaled, op.Sub(a, op.Mul(scaled, upper)))
+        upper = op.Where((cols(n) > k), row(a, k, keep=True), zero)  # (..., 1, n)
+        a = op.Where(
+            op.And(below, (cols(n) == k)),
+            scaled,
+            op.Sub(a, op.Mul(scaled, upper)),
+        )
         first = op.And(op.Equal(info, 0), op.Squeeze(singular, [-1, -2]))
         info = op.Where(first, np.array(k + 1, np.int32), info)
     if pivots:
@@ -101,7 +106,7 @@ def _lu_solve(lu: Value, pivots: Value, b: Value, adjoint: bool = False) -> Valu
 def _permutation_sign(pivots: Value, dtype: types.DType) -> Value:
     k = pivots.shape[-1]  # type: ignore[index]
     moved = op.Not(op.Equal(pivots, np.arange(1, k + 1, dtype=np.int32)))
-    odd = op.Mod(op.ReduceSum(op.Cast(moved, to=types.INT64.onnx), [-1], keepdims=0), 2)
+    odd = op.Mod(reduce("Sum", op.Cast(moved, to=types.INT64.onnx), [-1], keepdims=0), 2)
     return op.Cast(op.Sub(1, op.Mul(odd, 2)), to=dtype.onnx)
 
 
@@ -112,7 +117,9 @@ def _is_vector_rhs(a: Value, b: Value) -> bool:
 
 
 @aten_op("aten::linalg_lu_factor_ex")
-def aten_linalg_lu_factor_ex(A: TFloat, *, pivot: bool = True, check_errors: bool = False) -> tuple[TFloat, TFloat, TFloat]:
+def aten_linalg_lu_factor_ex(
+    A: TFloat, *, pivot: bool = True, check_errors: bool = False
+) -> tuple[TFloat, TFloat, TFloat]:
     """linalg_lu_factor_ex(Tensor A, *, bool pivot=True, bool check_errors=False) -> (Tensor LU, Tensor pivots, Tensor info)"""
     check_matrix("linalg_lu_factor_ex", A)
     if not pivot:
@@ -132,7 +139,10 @@ def aten_linalg_lu(A: TFloat, *, pivot: bool = True) -> tuple[TFloat, TFloat, TF
 
 @aten_op("aten::lu_unpack")
 def aten_lu_unpack(
-    LU_data: TFloat, LU_pivots: TInt, unpack_data: bool = True, unpack_pivots: bool = True
+    LU_data: TFloat,
+    LU_pivots: TInt,
+    unpack_data: bool = True,
+    unpack_pivots: bool = True,
 ) -> tuple[TFloat, TFloat, TFloat]:
     """lu_unpack(Tensor LU_data, Tensor LU_pivots, bool unpack_data=True, bool unpack_pivots=True) -> (Tensor P, Tensor L, Tensor U)"""
     m, n = check_matrix("lu_unpack", LU_data, "LU_data")
@@ -166,7 +176,10 @@ def aten__linalg_det(A: TFloat) -> tuple[TFloat, TFloat, TFloat]:
     """_linalg_det(Tensor A) -> (Tensor result, Tensor LU, Tensor pivots)"""
     n = check_square("linalg.det", A)
     lu, piv, _ = _lu(tr(A))  # det(A) = det(Aᵀ); torch factors Aᵀ of a contiguous A (see the module doc)
-    det = op.Mul(op.ReduceProd(diagonal(lu, n), [-1], keepdims=0), _permutation_sign(piv, A.dtype))  # type: ignore[arg-type]
+    det = op.Mul(
+        reduce("Prod", diagonal(lu, n), [-1], keepdims=0),
+        _permutation_sign(piv, A.dtype),
+    )  # type: ignore[arg-type]
     return det, lu, piv
 
 
@@ -176,8 +189,8 @@ def aten__linalg_slogdet(A: TFloat) -> tuple[TFloat, TFloat, TFloat, TFloat]:
     n = check_square("linalg.slogdet", A)
     lu, piv, _ = _lu(tr(A))
     d = diagonal(lu, n)
-    sign = op.Mul(op.ReduceProd(op.Sign(d), [-1], keepdims=0), _permutation_sign(piv, A.dtype))  # type: ignore[arg-type]
-    logabsdet = op.ReduceSum(op.Log(op.Abs(d)), [-1], keepdims=0)
+    sign = op.Mul(reduce("Prod", op.Sign(d), [-1], keepdims=0), _permutation_sign(piv, A.dtype))  # type: ignore[arg-type]
+    logabsdet = reduce("Sum", op.Log(op.Abs(d)), [-1], keepdims=0)
     return sign, logabsdet, lu, piv
 
 
@@ -202,7 +215,9 @@ def aten__linalg_solve_ex(
 
 
 @aten_op("aten::linalg_solve_ex")
-def aten_linalg_solve_ex(A: TFloat, B: TFloat, *, left: bool = True, check_errors: bool = False) -> tuple[TFloat, TFloat]:
+def aten_linalg_solve_ex(
+    A: TFloat, B: TFloat, *, left: bool = True, check_errors: bool = False
+) -> tuple[TFloat, TFloat]:
     """linalg_solve_ex(Tensor A, Tensor B, *, bool left=True, bool check_errors=False) -> (Tensor result, Tensor info)"""
     x, _, _, info = _solve(A, B, left)
     return x, info
@@ -226,7 +241,9 @@ def _triangular(fn: str, a: Value, b: Value, upper: bool, left: bool, unit: bool
     check_square(fn, a)
     check_matrix(fn, b, "B")
     if b.dtype is not a.dtype:
-        raise TypeError(f"{fn}: the triangular matrix and B must have one dtype, got {a.dtype} and {b.dtype} (torch raises too)")
+        raise TypeError(
+            f"{fn}: the triangular matrix and B must have one dtype, got {a.dtype} and {b.dtype} (torch raises too)"
+        )
     if left:
         return substitute(a, b, upper, unit)
     return tr(substitute(tr(a), tr(b), not upper, unit))
@@ -234,7 +251,12 @@ def _triangular(fn: str, a: Value, b: Value, upper: bool, left: bool, unit: bool
 
 @aten_op("aten::linalg_solve_triangular")
 def aten_linalg_solve_triangular(
-    self: TFloat, B: TFloat, *, upper: bool, left: bool = True, unitriangular: bool = False
+    self: TFloat,
+    B: TFloat,
+    *,
+    upper: bool,
+    left: bool = True,
+    unitriangular: bool = False,
 ) -> TFloat:
     """linalg_solve_triangular(Tensor self, Tensor B, *, bool upper, bool left=True, bool unitriangular=False) -> Tensor"""
     return _triangular("linalg.solve_triangular", self, B, upper, left, unitriangular)
@@ -242,7 +264,11 @@ def aten_linalg_solve_triangular(
 
 @aten_op("aten::triangular_solve")
 def aten_triangular_solve(
-    self: TFloat, A: TFloat, upper: bool = True, transpose: bool = False, unitriangular: bool = False
+    self: TFloat,
+    A: TFloat,
+    upper: bool = True,
+    transpose: bool = False,
+    unitriangular: bool = False,
 ) -> tuple[TFloat, TFloat]:
     """triangular_solve(Tensor self, Tensor A, bool upper=True, bool transpose=False, bool unitriangular=False) -> (Tensor solution, Tensor cloned_coefficient)"""
     a = tr(A) if transpose else A

@@ -16,7 +16,15 @@ import numpy as np
 from graph_builder import op
 from graph_builder.ir import Value
 from graph_builder.types import TFloat
-from torchlib.ops.linalg._common import check_matrix, col, col_mask, row_mask, tr, triu
+from torchlib.ops.linalg._common import (
+    check_matrix,
+    col,
+    cols,
+    reduce,
+    rows,
+    tr,
+    triu,
+)
 from torchlib.registry import aten_op
 
 
@@ -27,18 +35,18 @@ def _geqrf(a: Value) -> tuple[Value, Value]:
     for k in range(min(m, n)):
         x = col(a, k, keep=True)  # (..., m, 1)
         alpha = op.Gather(x, [k], axis=-2)  # (..., 1, 1)
-        below = row_mask(m, lambda r: r > k)
-        xnorm = op.Sqrt(op.ReduceSum(op.Where(below, op.Mul(x, x), zero), [-2], keepdims=1))
+        below = rows(m) > k
+        xnorm = op.Sqrt(reduce("Sum", op.Where(below, op.Mul(x, x), zero), [-2], keepdims=1))
         norm = op.Sqrt(op.Add(op.Mul(alpha, alpha), op.Mul(xnorm, xnorm)))
         beta = op.Where(op.Less(alpha, zero), norm, op.Neg(norm))
         trivial = op.Equal(xnorm, zero)
         tau = op.Where(trivial, zero, op.Div(op.Sub(beta, alpha), beta))
         scale = op.Where(trivial, zero, op.Div(one, op.Sub(alpha, beta)))
-        v = op.Where(below, op.Mul(x, scale), op.CastLike(row_mask(m, lambda r: r == k), a))
+        v = op.Where(below, op.Mul(x, scale), op.CastLike((rows(m) == k), a))
         update = op.Sub(a, op.Mul(v, op.Mul(tau, op.MatMul(tr(v), a))))
-        a = op.Where(col_mask(n, lambda j: j > k), update, a)
-        diagonal = op.And(row_mask(m, lambda r: r == k), col_mask(n, lambda j: j == k))
-        stored = op.And(below, col_mask(n, lambda j: j == k))
+        a = op.Where((cols(n) > k), update, a)
+        diagonal = op.And(rows(m) == k, cols(n) == k)
+        stored = op.And(below, cols(n) == k)
         a = op.Where(diagonal, op.Where(trivial, alpha, beta), op.Where(stored, v, a))
         taus.append(op.Squeeze(tau, [-1]))
     if taus:
@@ -52,7 +60,11 @@ def _apply_q(a: Value, tau: Value, c: Value, transpose: bool = False) -> Value:
     m = a.shape[-2]  # type: ignore[index]
     k = tau.shape[-1]  # type: ignore[index]
     for i in range(k) if transpose else reversed(range(k)):
-        v = op.Where(row_mask(m, lambda r: r > i), col(a, i, keep=True), op.CastLike(row_mask(m, lambda r: r == i), a))
+        v = op.Where(
+            (rows(m) > i),
+            col(a, i, keep=True),
+            op.CastLike((rows(m) == i), a),
+        )
         t = op.Unsqueeze(op.Gather(tau, [i], axis=-1), [-1])  # (..., 1, 1)
         c = op.Sub(c, op.Mul(v, op.Mul(t, op.MatMul(tr(v), c))))
     return c
@@ -93,7 +105,13 @@ def aten_linalg_householder_product(input: TFloat, tau: TFloat) -> TFloat:
 
 
 @aten_op("aten::ormqr")
-def aten_ormqr(self: TFloat, input2: TFloat, input3: TFloat, left: bool = True, transpose: bool = False) -> TFloat:
+def aten_ormqr(
+    self: TFloat,
+    input2: TFloat,
+    input3: TFloat,
+    left: bool = True,
+    transpose: bool = False,
+) -> TFloat:
     """ormqr(Tensor self, Tensor input2, Tensor input3, bool left=True, bool transpose=False) -> Tensor"""
     check_matrix("ormqr", self, "self")
     check_matrix("ormqr", input3, "input3")

@@ -36,6 +36,7 @@ NON_ATEN_NAMESPACES = {
     "operator": "the same, by its public name",
     "math": "Python's math module on symbolic values (math.ceil, math.floor, ...)",
     "builtins": "Python builtins on symbolic values (round, ...)",
+    "torch.ops.higher_order": "torch's higher-order ops (with_effects, ...), which take ops as arguments",
     "torch": "torch's Python-level functions on symbolic values (torch.sym_max, torch.sym_float, ...)",
 }
 

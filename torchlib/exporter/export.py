@@ -147,6 +147,8 @@ def translate(
 
 def _placeholder(g: GraphBuilder, node: Any, spec: Any, state: dict, constants: dict, renames: dict) -> Any:
     kind = spec.kind.name if spec is not None else "USER_INPUT"
+    if kind == "TOKEN":  # effect tokens order side effects in torch; ONNX has none (see ops/effects.py)
+        return None
     if kind in ("PARAMETER", "BUFFER", "CONSTANT_TENSOR"):
         tensor = state[spec.target] if spec.target in state else constants[spec.target]
         return g.initializer(spec.target, torch_to_numpy(tensor))

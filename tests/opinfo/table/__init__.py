@@ -6,6 +6,7 @@ from __future__ import annotations
 from . import activations, attention, casting, comparison, conv_pool, creation, dropout, elementwise, indexing, linalg, normalization, reductions, rnn, shape, sort_topk, special, symbolic, upsample
 from . import scans, tensor_extra  # noqa: E402
 from . import losses, nn_extra, random  # noqa: E402
+from . import linalg_decompositions  # noqa: E402
 
 ENTRIES = [
     *activations.ENTRIES,
@@ -18,6 +19,7 @@ ENTRIES = [
     *elementwise.ENTRIES,
     *indexing.ENTRIES,
     *linalg.ENTRIES,
+    *linalg_decompositions.ENTRIES,
     *normalization.ENTRIES,
     *reductions.ENTRIES,
     *rnn.ENTRIES,

@@ -27,6 +27,7 @@ from torchlib.ops.linalg._common import (
     col,
     cols,
     diagonal,
+    empty,
     eye,
     reduce,
     row,
@@ -60,7 +61,7 @@ def _lu(a: Value) -> tuple[Value, Value, Value]:
     zero = op.CastLike(0, a)
     for k in range(min(m, n)):
         candidates = op.Where((rows(m) >= k)[:, 0], op.Abs(col(a, k)), op.CastLike(-1, a))
-        p = op.ArgMax(candidates, axis=-1, keepdims=0)  # the first largest, as LAPACK's idamax
+        p = op.ArgMax(candidates, axis=a.rank - 2, keepdims=0)  # the first largest, as idamax; positive axis: see reduce()
         pivots.append(op.Unsqueeze(op.Add(p, 1), [-1]))
         a = _swap_rows(a, k, p)
         pivot = op.Gather(row(a, k, keep=True), [k], axis=-1)  # (..., 1, 1)
@@ -147,16 +148,16 @@ def aten_lu_unpack(
     """lu_unpack(Tensor LU_data, Tensor LU_pivots, bool unpack_data=True, bool unpack_pivots=True) -> (Tensor P, Tensor L, Tensor U)"""
     m, n = check_matrix("lu_unpack", LU_data, "LU_data")
     k = min(m, n)
-    empty = op.Constant(value=np.zeros((0,), LU_data.dtype.numpy))  # type: ignore[union-attr]
     if unpack_data:
         lower = op.Add(op.Slice(tril(LU_data, -1), [0], [k], [-1]), eye(m, k, LU_data.dtype))  # type: ignore[arg-type]
         upper = op.Slice(triu(LU_data), [0], [k], [-2])
     else:
-        lower = upper = empty
+        lower, upper = empty(LU_data), empty(LU_data)
     if not unpack_pivots:
-        return empty, lower, upper
+        return empty(LU_data), lower, upper
     # the row order after the swaps: perm[i] is the original row now at i; P[perm[i], i] = 1
-    perm = _permute(op.Unsqueeze(op.CastLike(np.arange(m), LU_data), [-1]), LU_pivots)  # (..., m, 1)
+    start = op.Expand(op.CastLike(np.arange(m)[:, None], LU_data), op.Concat(op.Shape(LU_data, end=-2), [m, 1], axis=0))
+    perm = _permute(start, LU_pivots)  # (..., m, 1)
     x = op.CastLike(op.Equal(perm, op.CastLike(np.arange(m)[None, :], LU_data)), LU_data)
     return tr(x), lower, upper
 
@@ -234,7 +235,8 @@ def aten_linalg_inv_ex(A: TFloat, *, check_errors: bool = False) -> tuple[TFloat
     """linalg_inv_ex(Tensor A, *, bool check_errors=False) -> (Tensor inverse, Tensor info)"""
     n = check_square("linalg.inv", A)
     lu, piv, info = _lu(A)
-    return _lu_solve(lu, piv, op.CastLike(eye(n, n, A.dtype), A)), info  # type: ignore[arg-type]
+    identity = op.Expand(op.CastLike(eye(n, n, A.dtype), A), op.Shape(A))  # type: ignore[arg-type]
+    return _lu_solve(lu, piv, identity), info
 
 
 def _triangular(fn: str, a: Value, b: Value, upper: bool, left: bool, unit: bool) -> Value:

@@ -1,7 +1,7 @@
 """Matrix functions: linalg_matrix_exp by scaling and squaring.
 
 exp(A) = exp(A / 2^s)^(2^s) with s the smallest integer >= 0 that brings the 1-norm of A / 2^s
-to at most 1, so that the degree-18 Taylor polynomial (Horner form) is exact to 1/19! ~ 8e-18
+to at most 1, so that the degree-18 Taylor polynomial (in Horner form) is exact to 1/19! ~ 8e-18
 relative. s is per matrix; the squarings run in an ONNX Loop as many times as the largest s of
 the batch, each matrix squared only while its own s lasts. Computed in float64 and rounded
 (float32 included), so the error is the conditioning of the problem, not of the arithmetic.
@@ -37,10 +37,12 @@ def aten_linalg_matrix_exp(self: TFloat) -> TFloat:
         np.array(float(MAX_SQUARINGS)),
     )
     x = op.Div(a, op.Unsqueeze(op.Pow(np.array(2.0), s), [-1, -2]))
-    identity = np.eye(n)
-    e = op.Add(identity, op.Div(x, float(DEGREE)))
-    for k in reversed(range(1, DEGREE)):
-        e = op.Add(identity, op.Div(op.MatMul(x, e), float(k)))
+    # sum of x^k / k!, Horner: p = I/18!, then p = I/k! + x p. No MatMul output is scaled by a
+    # constant: onnxruntime would fuse that into FusedMatMul, whose scale is a float32 attribute.
+    p = np.eye(n) / math.factorial(DEGREE)
+    for k in reversed(range(DEGREE)):
+        p = op.Add(np.eye(n) / math.factorial(k), op.MatMul(x, p))
+    e = p
     squarings = op.Cast(s, to=types.INT64.onnx)
 
     def body(i: Value, carried: list[Value]) -> tuple[None, list[Value]]:

@@ -20,6 +20,7 @@ from torchlib.ops.linalg._common import (
     check_matrix,
     col,
     cols,
+    empty,
     reduce,
     rows,
     tr,
@@ -89,7 +90,7 @@ def aten_linalg_qr(A: TFloat, mode: str = "reduced") -> tuple[TFloat, TFloat]:
         return _apply_q(a, tau, op.CastLike(np.eye(m), a)), triu(a)
     r = triu(op.Slice(a, [0], [k], [-2]))
     if mode == "r":
-        return op.Constant(value=np.zeros((0,), A.dtype.numpy)), r  # type: ignore[union-attr]
+        return empty(A), r
     return _apply_q(a, tau, op.CastLike(np.eye(m, k), a)), r
 
 

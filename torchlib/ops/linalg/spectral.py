@@ -31,6 +31,7 @@ from torchlib.ops.linalg._common import (
     check_matrix,
     check_square,
     diagonal,
+    empty,
     loop,
     reduce,
     tr,
@@ -160,10 +161,6 @@ def _symmetric_part(A: Value, uplo: str) -> Value:
     return op.Sub(op.Add(half, tr(half)), op.Mul(A, op.CastLike(np.eye(A.shape[-1]), A)))  # type: ignore[index]
 
 
-def _empty(dtype: types.DType) -> Value:
-    return op.Constant(value=np.zeros((0,), dtype.numpy))
-
-
 @aten_op("aten::_linalg_eigh")
 def aten__linalg_eigh(A: TFloat, UPLO: str = "L", compute_v: bool = True) -> tuple[TFloat, TFloat]:
     """_linalg_eigh(Tensor A, str UPLO="L", bool compute_v=True) -> (Tensor eigenvalues, Tensor eigenvectors)"""
@@ -172,7 +169,7 @@ def aten__linalg_eigh(A: TFloat, UPLO: str = "L", compute_v: bool = True) -> tup
     x, v = _jacobi(x, symmetric=True)
     w, v = _sort(diagonal(x, n), v if compute_v else None, descending=False)
     w = op.CastLike(w, A)
-    return (w, op.CastLike(v, A)) if v is not None else (w, _empty(A.dtype))  # type: ignore[arg-type]
+    return (w, op.CastLike(v, A)) if v is not None else (w, empty(A))  # type: ignore[arg-type]
 
 
 def _svd(A: Value, full_matrices: bool, compute_uv: bool) -> tuple[Value, Value, Value]:
@@ -185,7 +182,7 @@ def _svd(A: Value, full_matrices: bool, compute_uv: bool) -> tuple[Value, Value,
     s = op.Sqrt(reduce("Sum", op.Mul(g, g), [-2], keepdims=0))
     s, order = op.TopK(s, np.array([cols], np.int64), axis=-1, largest=1, sorted=1) if cols else (s, None)
     if not compute_uv:
-        return _empty(types.DOUBLE), s, _empty(types.DOUBLE)
+        return empty(g), s, empty(g)
     if cols:
         g = op.GatherElements(g, op.Expand(op.Unsqueeze(order, [-2]), op.Shape(g)), axis=-1)
         v = op.GatherElements(v, op.Expand(op.Unsqueeze(order, [-2]), op.Shape(v)), axis=-1)

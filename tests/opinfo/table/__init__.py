@@ -6,7 +6,7 @@ from __future__ import annotations
 from . import activations, attention, casting, comparison, conv_pool, creation, dropout, elementwise, indexing, linalg, normalization, reductions, rnn, shape, sort_topk, special, symbolic, upsample
 from . import scans, tensor_extra  # noqa: E402
 from . import losses, nn_extra, random  # noqa: E402
-from . import linalg_decompositions  # noqa: E402
+from . import effects, linalg_decompositions  # noqa: E402
 
 ENTRIES = [
     *activations.ENTRIES,
@@ -20,6 +20,7 @@ ENTRIES = [
     *indexing.ENTRIES,
     *linalg.ENTRIES,
     *linalg_decompositions.ENTRIES,
+    *effects.ENTRIES,
     *normalization.ENTRIES,
     *reductions.ENTRIES,
     *rnn.ENTRIES,

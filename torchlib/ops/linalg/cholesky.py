@@ -60,9 +60,9 @@ def _factor(fn: str, A: Value, upper: bool) -> tuple[Value, Value]:
 
 
 @aten_op("aten::linalg_cholesky_ex")
-def aten_linalg_cholesky_ex(A: TFloat, *, upper: bool = False, check_errors: bool = False) -> tuple[TFloat, TFloat]:
+def aten_linalg_cholesky_ex(self: TFloat, *, upper: bool = False, check_errors: bool = False) -> tuple[TFloat, TFloat]:
     """linalg_cholesky_ex(Tensor self, *, bool upper=False, bool check_errors=False) -> (Tensor L, Tensor info)"""
-    return _factor("linalg.cholesky_ex", A, upper)
+    return _factor("linalg.cholesky_ex", self, upper)
 
 
 @aten_op("aten::cholesky")

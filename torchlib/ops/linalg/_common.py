@@ -46,6 +46,19 @@ def tr(x: Value) -> Value:
     return op.Transpose(x, perm=perm)
 
 
+def mm(a: Value, b: Value) -> Value:
+    """MatMul with batch broadcasting, written so that the left operand has the larger rank:
+    onnxruntime's MatMul fails to broadcast a left operand without batch dimensions against a
+    right one with an empty batch (0 matrices), so a @ b is computed as (bᵀ aᵀ)ᵀ then."""
+    if not isinstance(a, Value):  # a numpy constant
+        a = op.CastLike(a, b)
+    if not isinstance(b, Value):
+        b = op.CastLike(b, a)
+    if (a.rank or 0) >= (b.rank or 0):
+        return op.MatMul(a, b)
+    return tr(op.MatMul(tr(b), tr(a)))
+
+
 def eye(m: int, n: int, dtype: DType) -> np.ndarray:
     return np.eye(m, n, dtype=dtype.numpy)
 
@@ -125,7 +138,7 @@ def substitute(t: Value, b: Value, upper: bool, unit: bool = False) -> Value:
         r = row(t, i, keep=True)  # (..., 1, n); entries of rows not solved yet multiply zeros of x
         keep = (cols(n) > i) if upper else (cols(n) < i)
         r = op.Where(keep, r, op.CastLike(0, r))
-        xi = op.Sub(row(b, i, keep=True), op.MatMul(r, x))
+        xi = op.Sub(row(b, i, keep=True), mm(r, x))
         if not unit:
             xi = op.Div(xi, op.Gather(row(t, i, keep=True), [i], axis=-1))  # (..., 1, 1)
         x = op.Where((rows(n) == i), xi, x)

@@ -20,6 +20,7 @@ from torchlib.ops.linalg._common import (
     check_matrix,
     check_square,
     col,
+    mm,
     row,
     rows,
     substitute,
@@ -39,7 +40,7 @@ def _cholesky(a: Value) -> tuple[Value, Value]:
     zero = op.CastLike(0, a)
     for j in range(n):
         done = row(factor, j, keep=True)  # (..., 1, n): L[j, :j], zeros after
-        column = op.Sub(col(a, j, keep=True), op.MatMul(factor, tr(done)))  # (..., n, 1)
+        column = op.Sub(col(a, j, keep=True), mm(factor, tr(done)))  # (..., n, 1)
         d = op.Gather(column, [j], axis=-2)  # (..., 1, 1)
         bad = op.Not(op.Greater(d, zero))  # not positive, or NaN
         first = op.And(op.Equal(info, 0), op.Squeeze(bad, [-1, -2]))

@@ -16,7 +16,7 @@ import numpy as np
 from graph_builder import op, types
 from graph_builder.ir import Value
 from graph_builder.types import TFloat
-from torchlib.ops.linalg._common import check_square, loop, reduce
+from torchlib.ops.linalg._common import check_square, loop, mm, reduce
 from torchlib.registry import aten_op
 
 DEGREE = 18
@@ -41,14 +41,14 @@ def aten_linalg_matrix_exp(self: TFloat) -> TFloat:
     # constant: onnxruntime would fuse that into FusedMatMul, whose scale is a float32 attribute.
     p = np.eye(n) / math.factorial(DEGREE)
     for k in reversed(range(DEGREE)):
-        p = op.Add(np.eye(n) / math.factorial(k), op.MatMul(x, p))
+        p = op.Add(np.eye(n) / math.factorial(k), mm(x, p))
     e = p
     squarings = op.Cast(s, to=types.INT64.onnx)
 
     def body(i: Value, carried: list[Value]) -> tuple[None, list[Value]]:
         (e,) = carried
         more = op.Unsqueeze(op.Less(i, squarings), [-1, -2])
-        return None, [op.Where(more, op.MatMul(e, e), e)]
+        return None, [op.Where(more, mm(e, e), e)]
 
     trips = reduce("Max", op.Reshape(squarings, [-1]), [0], keepdims=0)
     (e,) = loop(op.Max(trips, np.array(0, np.int64)), [e], body)

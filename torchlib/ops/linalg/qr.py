@@ -21,6 +21,7 @@ from torchlib.ops.linalg._common import (
     col,
     cols,
     empty,
+    mm,
     reduce,
     rows,
     tr,
@@ -44,7 +45,7 @@ def _geqrf(a: Value) -> tuple[Value, Value]:
         tau = op.Where(trivial, zero, op.Div(op.Sub(beta, alpha), beta))
         scale = op.Where(trivial, zero, op.Div(one, op.Sub(alpha, beta)))
         v = op.Where(below, op.Mul(x, scale), op.CastLike((rows(m) == k), a))
-        update = op.Sub(a, op.Mul(v, op.Mul(tau, op.MatMul(tr(v), a))))
+        update = op.Sub(a, op.Mul(v, op.Mul(tau, mm(tr(v), a))))
         a = op.Where((cols(n) > k), update, a)
         diagonal = op.And(rows(m) == k, cols(n) == k)
         stored = op.And(below, cols(n) == k)
@@ -60,6 +61,7 @@ def _apply_q(a: Value, tau: Value, c: Value, transpose: bool = False) -> Value:
     (..., m, n) and in tau (..., k); c is (..., m, p)."""
     m = a.shape[-2]  # type: ignore[index]
     k = tau.shape[-1]  # type: ignore[index]
+    c = op.Expand(c, op.Concat(op.Shape(a, end=-2), [1, 1], axis=0))  # a's batch, with no reflector too
     for i in range(k) if transpose else reversed(range(k)):
         v = op.Where(
             (rows(m) > i),
@@ -67,7 +69,7 @@ def _apply_q(a: Value, tau: Value, c: Value, transpose: bool = False) -> Value:
             op.CastLike((rows(m) == i), a),
         )
         t = op.Unsqueeze(op.Gather(tau, [i], axis=-1), [-1])  # (..., 1, 1)
-        c = op.Sub(c, op.Mul(v, op.Mul(t, op.MatMul(tr(v), c))))
+        c = op.Sub(c, op.Mul(v, op.Mul(t, mm(tr(v), c))))
     return c
 
 

@@ -33,6 +33,7 @@ from torchlib.ops.linalg._common import (
     diagonal,
     empty,
     loop,
+    mm,
     reduce,
     tr,
     tril,
@@ -74,8 +75,8 @@ def _rotation(p: Value, q: Value, rest: Value, c: Value, s: Value) -> Value:
     """J (..., n, n) with J[p, p] = J[q, q] = c, J[p, q] = s, J[q, p] = -s per pair, identity
     on the index left out."""
     c, s = op.Unsqueeze(c, [-1]), op.Unsqueeze(s, [-1])  # (..., pairs, 1)
-    first = op.MatMul(tr(p), op.Add(op.Mul(c, p), op.Mul(s, q)))
-    second = op.MatMul(tr(q), op.Sub(op.Mul(c, q), op.Mul(s, p)))
+    first = mm(tr(p), op.Add(op.Mul(c, p), op.Mul(s, q)))
+    second = mm(tr(q), op.Sub(op.Mul(c, q), op.Mul(s, p)))
     return op.Add(op.Add(first, second), rest)
 
 
@@ -119,25 +120,25 @@ def _jacobi(x: Value, symmetric: bool) -> tuple[Value, Value]:
             d = op.Unsqueeze(diagonal(x, n), [-2])  # (..., 1, n)
             app = reduce("Sum", op.Mul(d, p), [-1], keepdims=0)
             aqq = reduce("Sum", op.Mul(d, q), [-1], keepdims=0)
-            apq = reduce("Sum", op.Mul(op.MatMul(p, x), q), [-1], keepdims=0)
+            apq = reduce("Sum", op.Mul(mm(p, x), q), [-1], keepdims=0)
             c, s = _cos_sin(op.Sub(aqq, app), apq)
             j = _rotation(p, q, rest, c, s)
-            x = op.MatMul(op.MatMul(tr(j), x), j)
+            x = mm(mm(tr(j), x), j)
             x = op.Mul(op.Add(x, tr(x)), op.CastLike(0.5, x))
             gram = x
         else:
-            gp, gq = op.MatMul(x, tr(p)), op.MatMul(x, tr(q))  # (..., m, pairs)
+            gp, gq = mm(x, tr(p)), mm(x, tr(q))  # (..., m, pairs)
             alpha = reduce("Sum", op.Mul(gp, gp), [-2], keepdims=0)
             beta = reduce("Sum", op.Mul(gq, gq), [-2], keepdims=0)
             gamma = reduce("Sum", op.Mul(gp, gq), [-2], keepdims=0)
             c, s = _cos_sin(op.Sub(beta, alpha), gamma)
             j = _rotation(p, q, rest, c, s)
-            x = op.MatMul(x, j)
+            x = mm(x, j)
             norms = op.Sqrt(reduce("Sum", op.Mul(x, x), [-2], keepdims=0))
             safe = op.Where(op.Equal(norms, op.CastLike(0, x)), op.CastLike(1, x), norms)
             unit = op.Div(x, op.Unsqueeze(safe, [-2]))
-            gram = op.MatMul(tr(unit), unit)
-        return _not_converged(gram, n), [x, op.MatMul(v, j)]
+            gram = mm(tr(unit), unit)
+        return _not_converged(gram, n), [x, mm(v, j)]
 
     if n < 2:
         return x, identity
@@ -165,6 +166,8 @@ def _symmetric_part(A: Value, uplo: str) -> Value:
 def aten__linalg_eigh(A: TFloat, UPLO: str = "L", compute_v: bool = True) -> tuple[TFloat, TFloat]:
     """_linalg_eigh(Tensor A, str UPLO="L", bool compute_v=True) -> (Tensor eigenvalues, Tensor eigenvectors)"""
     n = check_square("linalg.eigh", A)
+    if n == 0:
+        return reduce("Sum", A, [-1]), (A if compute_v else empty(A))
     x = op.Cast(_symmetric_part(A, UPLO), to=types.DOUBLE.onnx)
     x, v = _jacobi(x, symmetric=True)
     w, v = _sort(diagonal(x, n), v if compute_v else None, descending=False)
@@ -175,6 +178,15 @@ def aten__linalg_eigh(A: TFloat, UPLO: str = "L", compute_v: bool = True) -> tup
 def _svd(A: Value, full_matrices: bool, compute_uv: bool) -> tuple[Value, Value, Value]:
     """(U, S, Vh) in float64 for A of any dtype check_matrix accepts."""
     m, n = A.shape[-2], A.shape[-1]  # type: ignore[index]
+    if m == 0 or n == 0:  # no singular values; U and Vh are identities (full) or empty
+        batch = op.Shape(A, end=-2)
+        a = op.Cast(A, to=types.DOUBLE.onnx)
+        s = op.Slice(reduce("Sum", a, [-1]), [0], [0], [-1])
+        if not compute_uv:
+            return empty(a), s, empty(a)
+        u = op.Expand(np.eye(m, m if full_matrices else 0), op.Concat(batch, [1, 1], axis=0))
+        vh = op.Expand(np.eye(n if full_matrices else 0, n), op.Concat(batch, [1, 1], axis=0))
+        return u, s, vh
     wide = m < n
     g = op.Cast(tr(A) if wide else A, to=types.DOUBLE.onnx)
     rows, cols = max(m, n), min(m, n)
@@ -250,7 +262,7 @@ def _pinv(A: Value, atol: Value | float | None, rtol: Value | float | None, herm
     rtol = op.Unsqueeze(op.CastLike(rtol, A), [-1])
     tol = op.Max(atol, op.Mul(rtol, op.Slice(s, [0], [1], [-1])))
     s_inv = op.Where(op.Greater(s, tol), op.Reciprocal(s), op.CastLike(0, s))
-    return op.MatMul(op.Mul(tr(vh), op.Unsqueeze(s_inv, [-2])), tr(u))
+    return mm(op.Mul(tr(vh), op.Unsqueeze(s_inv, [-2])), tr(u))
 
 
 @aten_op("aten::linalg_pinv.atol_rtol_tensor")

@@ -6,7 +6,7 @@ from typing import Any
 
 import torch
 
-from torchlib.conformance.spec import Entry
+from torchlib.conformance.spec import Entry, XFail
 
 
 def _t(x: Any) -> torch.Tensor:
@@ -65,5 +65,8 @@ ENTRIES = [
     Entry('aten_linalg_pinv_atol_rtol_tensor', opinfo=['linalg.pinv', ('linalg.pinv', 'singular'), ('linalg.pinv', 'hermitian'), 'pinverse']),
     Entry('aten_linalg_pinv_atol_rtol_float', opinfo=['linalg.pinv', ('linalg.pinv', 'singular'), ('linalg.pinv', 'hermitian'), 'pinverse']),
     # matrix functions
-    Entry('aten_linalg_matrix_exp', opinfo=['matrix_exp']),
+    Entry('aten_linalg_matrix_exp', opinfo=['matrix_exp'], xfail=[
+        XFail("torch's own float32 result is the inaccurate one: on this 5x5x5 sample (entries up to 9, results up to 9.3e4) it is off from the float64 matrix_exp by up to 0.050 (2.4e-3 relative on small entries); ours, computed in float64 and rounded, is within 5.6e-8 relative of it, so they differ by 0.051",
+              dtypes=[torch.float32], samples=[1]),
+    ]),
 ]

@@ -47,16 +47,17 @@ def tr(x: Value) -> Value:
 
 
 def mm(a: Value, b: Value) -> Value:
-    """MatMul with batch broadcasting, written so that the left operand has the larger rank:
-    onnxruntime's MatMul fails to broadcast a left operand without batch dimensions against a
-    right one with an empty batch (0 matrices), so a @ b is computed as (bᵀ aᵀ)ᵀ then."""
+    """MatMul with batch broadcasting. onnxruntime's MatMul fails to broadcast a left operand
+    with fewer dimensions against a right one with an empty batch (0 matrices), so such a left
+    operand is first expanded to the right one's batch shape (transposing instead does not help:
+    onnxruntime fuses the transposes back into one FusedMatMul)."""
     if not isinstance(a, Value):  # a numpy constant
         a = op.CastLike(a, b)
     if not isinstance(b, Value):
         b = op.CastLike(b, a)
-    if (a.rank or 0) >= (b.rank or 0):
-        return op.MatMul(a, b)
-    return tr(op.MatMul(tr(b), tr(a)))
+    if (a.rank or 0) < (b.rank or 0):
+        a = op.Expand(a, op.Concat(op.Shape(b, end=-2), [1, 1], axis=0))
+    return op.MatMul(a, b)
 
 
 def eye(m: int, n: int, dtype: DType) -> np.ndarray:

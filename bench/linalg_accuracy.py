@@ -71,7 +71,7 @@ def main() -> None:
             row["pinv"] = rel(run(spectral.aten_linalg_pinv_atol_rtol_tensor, a)[0], torch.linalg.pinv(a))
             row["matrix_exp"] = rel(run(matrix_functions.aten_linalg_matrix_exp, a / n**0.5)[0], torch.linalg.matrix_exp(a / n**0.5))
             seconds = time.perf_counter() - t
-            print(f"{str(dtype):14} n={n:3}  " + "  ".join(f"{k} {v:.1e}" for k, v in row.items()) + f"  ({seconds:.1f} s)")
+            print(f"{dtype!s:14} n={n:3}  " + "  ".join(f"{k} {v:.1e}" for k, v in row.items()) + f"  ({seconds:.1f} s)")
 
 
 if __name__ == "__main__":

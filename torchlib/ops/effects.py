@@ -32,4 +32,3 @@ def aten__linalg_check_errors(info: TTensor, api_name: str, *, is_matrix: bool) 
 
     torch raises when `info` is nonzero (a singular matrix, a matrix that is not
     positive-definite); an ONNX graph cannot raise, so this check is dropped."""
-    return None

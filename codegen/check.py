@@ -37,7 +37,7 @@ NON_ATEN_NAMESPACES = {
     "math": "Python's math module on symbolic values (math.ceil, math.floor, ...)",
     "builtins": "Python builtins on symbolic values (round, ...)",
     "torch": "torch's Python-level functions on symbolic values (torch.sym_max, torch.sym_float, ...)",
-    "higher_order": "torch's higher-order operators (torch.ops.higher_order.cond, while_loop, scan, ...)",
+    "higher_order": "torch's higher-order operators (torch.ops.higher_order.cond, while_loop, scan, with_effects, ...)",
     "quantized_decomposed": "the decomposed quantization ops of PT2E (torch.ops.quantized_decomposed.*), checked against torch's schemas",
 }
 # Namespaces whose functions are checked against torch's registered schemas

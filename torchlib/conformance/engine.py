@@ -475,6 +475,8 @@ def _attempt(run: Callable[[], Any], entry: Entry, expected: Any, tol: tuple[flo
         actual = run()
         if entry.output is not None:
             actual = entry.output(actual)
+        if entry.canonical is not None:
+            actual, expected = entry.canonical(actual), entry.canonical(expected)
         compare(actual, expected, tol=tol, shape_only=entry.compare == "shape")
     except Exception as e:
         return _error_text(e)

@@ -151,6 +151,9 @@ class Entry:
               OpInfo supports among the harness dtypes, skip one with Skip(reason, dtypes=...)).
     tol:      {dtype under test: (rtol, atol)} overriding DEFAULT_TOL.
     compare:  "values", or "shape" for nondeterministic outputs (shape and dtype only).
+    canonical: for outputs torch defines only up to sign or rotation (singular vectors,
+              eigenvectors): maps both the function's result and torch's output to invariants
+              (e.g. U·diag(S)·Vᴴ and UᴴU) that are then compared; say why in a comment.
     xfail, skip: expected failures and skipped samples, each with its reason. Sample indices
               count the samples of one OpInfo (or of `samples`) from 0, before routing.
     reason:   for a function that is not run at all: why (must be given when there are
@@ -168,6 +171,7 @@ class Entry:
     dtypes: Sequence[torch.dtype] | None = None
     tol: dict[torch.dtype, tuple[float, float]] = dataclasses.field(default_factory=dict)
     compare: str = "values"
+    canonical: Callable[[Any], Any] | None = None
     xfail: Sequence[XFail] = ()
     skip: Sequence[Skip] = ()
     reason: str = ""

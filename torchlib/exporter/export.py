@@ -282,6 +282,8 @@ def _placeholder_val(ep: torch.export.ExportedProgram, name: str) -> Any:
 def _placeholder(g: GraphBuilder, node: Any, spec: Any, state: dict, constants: dict, renames: dict,
                  name: str) -> Any:
     kind = spec.kind.name if spec is not None else "USER_INPUT"
+    if kind == "TOKEN":  # effect tokens order side effects in torch; ONNX has none (see ops/effects.py)
+        return None
     if kind in ("PARAMETER", "BUFFER", "CONSTANT_TENSOR"):
         tensor = state[spec.target] if spec.target in state else constants[spec.target]
         if tensor.is_complex():  # a complex weight is stored as its real view

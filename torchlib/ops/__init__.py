@@ -29,3 +29,4 @@ from torchlib.ops import complex  # noqa: F401
 from torchlib.ops import complex_shape  # noqa: F401
 from torchlib.ops import fft  # noqa: F401
 from torchlib.ops import spectral  # noqa: F401
+from torchlib.ops import effects  # noqa: F401

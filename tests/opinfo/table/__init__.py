@@ -8,6 +8,7 @@ from . import scans, tensor_extra  # noqa: E402
 from . import losses, nn_extra, random  # noqa: E402
 from . import control_flow, quantized  # noqa: E402
 from . import complex, fft  # noqa: E402
+from . import effects, linalg_decompositions  # noqa: E402
 
 ENTRIES = [
     *activations.ENTRIES,
@@ -20,6 +21,8 @@ ENTRIES = [
     *elementwise.ENTRIES,
     *indexing.ENTRIES,
     *linalg.ENTRIES,
+    *linalg_decompositions.ENTRIES,
+    *effects.ENTRIES,
     *normalization.ENTRIES,
     *reductions.ENTRIES,
     *rnn.ENTRIES,

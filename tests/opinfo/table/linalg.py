@@ -1,4 +1,4 @@
-"""Expectations for torchlib/ops/linalg.py."""
+"""Expectations for torchlib/ops/linalg/products.py."""
 
 from __future__ import annotations
 

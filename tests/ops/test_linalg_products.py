@@ -1,4 +1,4 @@
-"""torchlib/ops/linalg.py against torch, eagerly and traced (bfloat16: traced only, see
+"""torchlib/ops/linalg/products.py against torch, eagerly and traced (bfloat16: traced only, see
 torchlib.testing.check_traced_bfloat16), with static and dynamic shapes."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import onnx
 import pytest
 import torch
 
-from torchlib.ops import linalg as L
+from torchlib.ops.linalg import products as L
 from torchlib.testing import check_function, check_traced_bfloat16, run_dynamic, trace
 
 A = torch.ops.aten

@@ -1,0 +1,24 @@
+"""Linear algebra, one module per kind of algorithm:
+
+- products: mm, bmm, matmul, addmm, linear, ... (ONNX MatMul / Gemm);
+- lu: LU with partial pivoting and what it gives (det, slogdet, solve, inv, lu_*), and the
+  triangular solves;
+- cholesky: Cholesky factorisation, cholesky_solve, cholesky_inverse;
+- qr: Householder QR the LAPACK way (geqrf, linalg_qr, householder_product, ormqr);
+- spectral: Jacobi eigenvalue iteration (eigh) and one-sided Jacobi SVD (svd, pinv);
+- matrix_functions: matrix_exp by scaling and squaring.
+
+ONNX has Det and little else, so the factorisations are written out step by step. The steps
+over the matrix dimension are unrolled (the matrix dimensions must be static, batch dimensions
+may be dynamic); the iterations whose count depends on the data (Jacobi sweeps, the squarings of
+matrix_exp) are ONNX Loops (`_common.loop`).
+"""
+
+from torchlib.ops.linalg import (
+    cholesky,  # noqa: F401
+    lu,  # noqa: F401
+    matrix_functions,  # noqa: F401
+    products,  # noqa: F401
+    qr,  # noqa: F401
+    spectral,  # noqa: F401
+)

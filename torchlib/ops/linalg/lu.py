@@ -1,0 +1,280 @@
+"""LU with partial pivoting and what it gives: det, slogdet, solve, inv, lu_factor, lu, lu_solve,
+lu_unpack; and the triangular solves (solve_triangular, triangular_solve).
+
+The factorisation is LAPACK's getf2, one column at a time (unrolled over the static matrix
+dimension; batch dimensions may be dynamic): the pivot is the first row of largest magnitude at
+or below the diagonal, rows are swapped, the column below the pivot is divided by it and the
+trailing matrix gets the rank-1 update. A zero pivot leaves its column alone and sets `info` to
+its 1-based index, as LAPACK does, so singular inputs give torch's inf/nan and `info`. Pivots are
+1-based int32, as torch returns them.
+
+det and slogdet return the LU factors too. LAPACK is column-major, so for a contiguous
+(row-major) A torch's det factors the memory it sees, which is Aᵀ; an exported graph knows no
+strides, so these functions factor Aᵀ as torch does for contiguous inputs (the determinant is
+the same either way).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from graph_builder import op, types
+from graph_builder.ir import Value
+from graph_builder.types import TFloat, TInt
+from torchlib.ops.linalg._common import (
+    check_matrix,
+    check_square,
+    col,
+    cols,
+    diagonal,
+    empty,
+    eye,
+    reduce,
+    row,
+    rows,
+    substitute,
+    tr,
+    tril,
+    triu,
+)
+from torchlib.registry import aten_op
+
+
+def _batch_zeros(x: Value, dtype: types.DType) -> Value:
+    """Zeros of x's batch shape (all but the last two dimensions)."""
+    return op.ConstantOfShape(op.Shape(x, end=-2), value=np.zeros(1, dtype.numpy))
+
+
+def _swap_rows(x: Value, k: int, p: Value) -> Value:
+    """x with rows k and p (an INT64 of shape (...), per matrix) swapped; batch dims broadcast."""
+    m = x.shape[-2]  # type: ignore[index]
+    is_p = op.Equal(rows(m), op.Unsqueeze(p, [-1, -2]))  # (..., m, 1)
+    row_p = reduce("Sum", op.Where(is_p, x, op.CastLike(0, x)), [-2], keepdims=1)
+    return op.Where((rows(m) == k), row_p, op.Where(is_p, row(x, k, keep=True), x))
+
+
+def _lu(a: Value) -> tuple[Value, Value, Value]:
+    """(LU, pivots, info) of a batch of m x n matrices: getf2 with partial pivoting."""
+    m, n = a.shape[-2], a.shape[-1]  # type: ignore[index]
+    info = _batch_zeros(a, types.INT32)
+    pivots = []
+    zero = op.CastLike(0, a)
+    for k in range(min(m, n)):
+        candidates = op.Where((rows(m) >= k)[:, 0], op.Abs(col(a, k)), op.CastLike(-1, a))
+        p = op.ArgMax(candidates, axis=a.rank - 2, keepdims=0)  # the first largest, as idamax; positive axis: see reduce()
+        pivots.append(op.Unsqueeze(op.Add(p, 1), [-1]))
+        a = _swap_rows(a, k, p)
+        pivot = op.Gather(row(a, k, keep=True), [k], axis=-1)  # (..., 1, 1)
+        singular = op.Equal(pivot, zero)
+        below = rows(m) > k
+        scaled = op.Where(op.And(below, op.Not(singular)), op.Div(col(a, k, keep=True), pivot), zero)  # (..., m, 1)
+        upper = op.Where((cols(n) > k), row(a, k, keep=True), zero)  # (..., 1, n)
+        a = op.Where(
+            op.And(below, (cols(n) == k)),
+            scaled,
+            op.Sub(a, op.Mul(scaled, upper)),
+        )
+        first = op.And(op.Equal(info, 0), op.Squeeze(singular, [-1, -2]))
+        info = op.Where(first, np.array(k + 1, np.int32), info)
+    if pivots:
+        piv = op.Cast(op.Concat(*pivots, axis=-1), to=types.INT32.onnx)
+    else:
+        piv = op.ConstantOfShape(op.Concat(op.Shape(a, end=-2), [0], axis=0), value=np.zeros(1, np.int32))
+    return a, piv, info
+
+
+def _permute(b: Value, pivots: Value, reverse: bool = False) -> Value:
+    """The row swaps of `pivots` (1-based, as LAPACK's) applied to b in order (Pᵀ b), or in
+    reverse order (P b)."""
+    k = pivots.shape[-1]  # type: ignore[index]
+    order = reversed(range(k)) if reverse else range(k)
+    for i in order:
+        p = op.Sub(op.Cast(op.Gather(pivots, i, axis=-1), to=types.INT64.onnx), 1)
+        b = _swap_rows(b, i, p)
+    return b
+
+
+def _lu_solve(lu: Value, pivots: Value, b: Value, adjoint: bool = False) -> Value:
+    """X with A X = B (or Aᵀ X = B with adjoint) from A's LU factorisation; B is (..., n, k)."""
+    if not adjoint:
+        y = substitute(lu, _permute(b, pivots), upper=False, unit=True)
+        return substitute(lu, y, upper=True)
+    lu_t = tr(lu)
+    y = substitute(lu_t, b, upper=False)
+    return _permute(substitute(lu_t, y, upper=True, unit=True), pivots, reverse=True)
+
+
+def _permutation_sign(pivots: Value, dtype: types.DType) -> Value:
+    k = pivots.shape[-1]  # type: ignore[index]
+    moved = op.Not(op.Equal(pivots, np.arange(1, k + 1, dtype=np.int32)))
+    odd = op.Mod(reduce("Sum", op.Cast(moved, to=types.INT64.onnx), [-1], keepdims=0), 2)
+    return op.Cast(op.Sub(1, op.Mul(odd, 2)), to=dtype.onnx)
+
+
+def _is_vector_rhs(a: Value, b: Value) -> bool:
+    """torch's rule: B is a (batch of) vector(s) when it is 1-D, or has one dimension less than
+    A and A's shape without its last dimension."""
+    return b.rank == 1 or (b.rank == (a.rank or 0) - 1 and tuple(b.shape or ()) == tuple((a.shape or ())[:-1]))
+
+
+@aten_op("aten::linalg_lu_factor_ex")
+def aten_linalg_lu_factor_ex(
+    A: TFloat, *, pivot: bool = True, check_errors: bool = False
+) -> tuple[TFloat, TFloat, TFloat]:
+    """linalg_lu_factor_ex(Tensor A, *, bool pivot=True, bool check_errors=False) -> (Tensor LU, Tensor pivots, Tensor info)"""
+    check_matrix("linalg_lu_factor_ex", A)
+    if not pivot:
+        raise ValueError("linalg_lu_factor_ex: LU without pivoting is not implemented on the CPU (torch raises too)")
+    return _lu(A)
+
+
+@aten_op("aten::linalg_lu")
+def aten_linalg_lu(A: TFloat, *, pivot: bool = True) -> tuple[TFloat, TFloat, TFloat]:
+    """linalg_lu(Tensor A, *, bool pivot=True) -> (Tensor P, Tensor L, Tensor U)"""
+    check_matrix("linalg_lu", A)
+    if not pivot:
+        raise ValueError("linalg_lu: LU without pivoting is not implemented on the CPU (torch raises too)")
+    lu, piv, _ = _lu(A)
+    return aten_lu_unpack(lu, piv)
+
+
+@aten_op("aten::lu_unpack")
+def aten_lu_unpack(
+    LU_data: TFloat,
+    LU_pivots: TInt,
+    unpack_data: bool = True,
+    unpack_pivots: bool = True,
+) -> tuple[TFloat, TFloat, TFloat]:
+    """lu_unpack(Tensor LU_data, Tensor LU_pivots, bool unpack_data=True, bool unpack_pivots=True) -> (Tensor P, Tensor L, Tensor U)"""
+    m, n = check_matrix("lu_unpack", LU_data, "LU_data")
+    k = min(m, n)
+    if unpack_data:
+        lower = op.Add(op.Slice(tril(LU_data, -1), [0], [k], [-1]), eye(m, k, LU_data.dtype))  # type: ignore[arg-type]
+        upper = op.Slice(triu(LU_data), [0], [k], [-2])
+    else:
+        lower, upper = empty(LU_data), empty(LU_data)
+    if not unpack_pivots:
+        return empty(LU_data), lower, upper
+    # the row order after the swaps: perm[i] is the original row now at i; P[perm[i], i] = 1
+    start = op.Expand(op.CastLike(np.arange(m)[:, None], LU_data), op.Concat(op.Shape(LU_data, end=-2), [m, 1], axis=0))
+    perm = _permute(start, LU_pivots)  # (..., m, 1)
+    x = op.CastLike(op.Equal(perm, op.CastLike(np.arange(m)[None, :], LU_data)), LU_data)
+    return tr(x), lower, upper
+
+
+@aten_op("aten::linalg_lu_solve")
+def aten_linalg_lu_solve(LU: TFloat, pivots: TInt, B: TFloat, *, left: bool = True, adjoint: bool = False) -> TFloat:
+    """linalg_lu_solve(Tensor LU, Tensor pivots, Tensor B, *, bool left=True, bool adjoint=False) -> Tensor"""
+    check_square("linalg_lu_solve", LU, "LU")
+    check_matrix("linalg_lu_solve", B, "B")
+    if left:
+        return _lu_solve(LU, pivots, B, adjoint)
+    return tr(_lu_solve(LU, pivots, tr(B), not adjoint))
+
+
+@aten_op("aten::_linalg_det")
+def aten__linalg_det(A: TFloat) -> tuple[TFloat, TFloat, TFloat]:
+    """_linalg_det(Tensor A) -> (Tensor result, Tensor LU, Tensor pivots)"""
+    n = check_square("linalg.det", A)
+    lu, piv, _ = _lu(tr(A))  # det(A) = det(Aᵀ); torch factors Aᵀ of a contiguous A (see the module doc)
+    det = op.Mul(
+        reduce("Prod", diagonal(lu, n), [-1], keepdims=0),
+        _permutation_sign(piv, A.dtype),
+    )  # type: ignore[arg-type]
+    return det, lu, piv
+
+
+@aten_op("aten::_linalg_slogdet")
+def aten__linalg_slogdet(A: TFloat) -> tuple[TFloat, TFloat, TFloat, TFloat]:
+    """_linalg_slogdet(Tensor A) -> (Tensor sign, Tensor logabsdet, Tensor LU, Tensor pivots)"""
+    n = check_square("linalg.slogdet", A)
+    lu, piv, _ = _lu(tr(A))
+    d = diagonal(lu, n)
+    sign = op.Mul(reduce("Prod", op.Sign(d), [-1], keepdims=0), _permutation_sign(piv, A.dtype))  # type: ignore[arg-type]
+    logabsdet = reduce("Sum", op.Log(op.Abs(d)), [-1], keepdims=0)
+    return sign, logabsdet, lu, piv
+
+
+def _solve(A: Value, B: Value, left: bool) -> tuple[Value, Value, Value, Value]:
+    check_square("linalg.solve", A)
+    if B.dtype is not A.dtype:
+        raise TypeError(f"linalg.solve: A and B must have one dtype, got {A.dtype} and {B.dtype} (torch raises too)")
+    lu, piv, info = _lu(A)
+    vector = _is_vector_rhs(A, B)
+    b = op.Unsqueeze(B, [-1]) if vector else B
+    check_matrix("linalg.solve", b, "B")
+    x = _lu_solve(lu, piv, b) if left else tr(_lu_solve(lu, piv, tr(b), adjoint=True))
+    return (op.Squeeze(x, [-1]) if vector else x), lu, piv, info
+
+
+@aten_op("aten::_linalg_solve_ex")
+def aten__linalg_solve_ex(
+    A: TFloat, B: TFloat, *, left: bool = True, check_errors: bool = False
+) -> tuple[TFloat, TFloat, TFloat, TFloat]:
+    """_linalg_solve_ex(Tensor A, Tensor B, *, bool left=True, bool check_errors=False) -> (Tensor result, Tensor LU, Tensor pivots, Tensor info)"""
+    return _solve(A, B, left)
+
+
+@aten_op("aten::linalg_solve_ex")
+def aten_linalg_solve_ex(
+    A: TFloat, B: TFloat, *, left: bool = True, check_errors: bool = False
+) -> tuple[TFloat, TFloat]:
+    """linalg_solve_ex(Tensor A, Tensor B, *, bool left=True, bool check_errors=False) -> (Tensor result, Tensor info)"""
+    x, _, _, info = _solve(A, B, left)
+    return x, info
+
+
+@aten_op("aten::linalg_solve")
+def aten_linalg_solve(A: TFloat, B: TFloat, *, left: bool = True) -> TFloat:
+    """linalg_solve(Tensor A, Tensor B, *, bool left=True) -> Tensor"""
+    return _solve(A, B, left)[0]
+
+
+@aten_op("aten::linalg_inv_ex")
+def aten_linalg_inv_ex(A: TFloat, *, check_errors: bool = False) -> tuple[TFloat, TFloat]:
+    """linalg_inv_ex(Tensor A, *, bool check_errors=False) -> (Tensor inverse, Tensor info)"""
+    n = check_square("linalg.inv", A)
+    lu, piv, info = _lu(A)
+    identity = op.Expand(op.CastLike(eye(n, n, A.dtype), A), op.Shape(A))  # type: ignore[arg-type]
+    return _lu_solve(lu, piv, identity), info
+
+
+def _triangular(fn: str, a: Value, b: Value, upper: bool, left: bool, unit: bool) -> Value:
+    check_square(fn, a)
+    check_matrix(fn, b, "B")
+    if b.dtype is not a.dtype:
+        raise TypeError(
+            f"{fn}: the triangular matrix and B must have one dtype, got {a.dtype} and {b.dtype} (torch raises too)"
+        )
+    if left:
+        return substitute(a, b, upper, unit)
+    return tr(substitute(tr(a), tr(b), not upper, unit))
+
+
+@aten_op("aten::linalg_solve_triangular")
+def aten_linalg_solve_triangular(
+    self: TFloat,
+    B: TFloat,
+    *,
+    upper: bool,
+    left: bool = True,
+    unitriangular: bool = False,
+) -> TFloat:
+    """linalg_solve_triangular(Tensor self, Tensor B, *, bool upper, bool left=True, bool unitriangular=False) -> Tensor"""
+    return _triangular("linalg.solve_triangular", self, B, upper, left, unitriangular)
+
+
+@aten_op("aten::triangular_solve")
+def aten_triangular_solve(
+    self: TFloat,
+    A: TFloat,
+    upper: bool = True,
+    transpose: bool = False,
+    unitriangular: bool = False,
+) -> tuple[TFloat, TFloat]:
+    """triangular_solve(Tensor self, Tensor A, bool upper=True, bool transpose=False, bool unitriangular=False) -> (Tensor solution, Tensor cloned_coefficient)"""
+    a = tr(A) if transpose else A
+    x = _triangular("triangular_solve", a, self, upper != transpose, True, unitriangular)
+    # the coefficient comes back broadcast to the batch shape of the solution
+    coefficient = op.Expand(A, op.Concat(op.Shape(x, end=-2), op.Shape(A, start=-2), axis=0))
+    return x, coefficient

@@ -159,3 +159,22 @@ def test_dynamic_shapes():
     torch.testing.assert_close(run_dynamic(L.aten_matmul, x, y), A.matmul.default(x, y))
     c = make((4,), seed=5)
     torch.testing.assert_close(run_dynamic(lambda *a: L.aten_baddbmm(*a, beta=0.5), c, x, y), A.baddbmm.default(c, x, y, beta=0.5))
+
+
+# -- regression (issue 13): empty inner / outer dimensions -------------------------------------
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, BF16, torch.float64], ids=str)
+def test_addmm_empty_inner_dim_scales_self(dtype):
+    # onnxruntime's Gemm returns C, not beta * C, when K == 0
+    x = make((5, 10), dtype, 1)
+    check(L.aten_addmm, A.addmm.default, x, make((5, 0), dtype, 2), make((0, 10), dtype, 3), beta=0.2, alpha=0.6)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.float64, torch.int64], ids=str)
+def test_mv_empty_dims(dtype):
+    # onnxruntime's matrix-vector MatMul returns stale memory for K == 0 and fails for M == 0
+    L.aten_mv(make((4, 3), dtype, 1), make((3,), dtype, 2))  # leaves non-zero memory behind
+    check(L.aten_mv, A.mv.default, make((4, 0), dtype, 3), make((0,), dtype, 4))
+    check(L.aten_mv, A.mv.default, make((0, 3), dtype, 5), make((3,), dtype, 6))
+    check(L.aten_matmul, A.matmul.default, make((2, 4, 0), dtype, 7), make((0,), dtype, 8))
+    check(L.aten_addmv, A.addmv.default, make((4,), dtype, 9), make((4, 0), dtype, 3), make((0,), dtype, 4), beta=2)
+    check(L.aten_addmv, A.addmv.default, make((0,), dtype, 9), make((0, 3), dtype, 5), make((3,), dtype, 6), beta=2)

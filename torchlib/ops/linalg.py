@@ -29,7 +29,12 @@ def _product(a: Value, b: Value) -> Value:
     if a.dtype is not b.dtype:
         raise TypeError(f"matrix products need operands of one dtype, got {a.dtype} and {b.dtype} (torch raises too)")
     compute = _MATMUL_DTYPE.get(a.dtype, a.dtype)
-    return op.MatMul(cast_to(a, compute), cast_to(b, compute))
+    a, b = cast_to(a, compute), cast_to(b, compute)
+    if b.rank == 1 and a.rank is not None and a.rank >= 2:
+        # onnxruntime's matrix-vector MatMul returns stale memory when the inner dimension is 0
+        # and fails when the matrix has 0 rows: multiply by a one-column matrix instead
+        return op.Squeeze(op.MatMul(a, op.Unsqueeze(b, [1])), [-1])
+    return op.MatMul(a, b)
 
 
 def _matmul(a: Value, b: Value) -> Value:
@@ -113,7 +118,12 @@ def _addmm(self: Value, mat1: Value, mat2: Value, beta: float, alpha: float) -> 
     a, b = cast_to(mat1, compute), cast_to(mat2, compute)
     if beta == 0:
         return cast_to(op.Gemm(a, b, alpha=alpha), dtype)
-    return cast_to(op.Gemm(a, b, cast_to(self, compute), alpha=alpha, beta=beta), dtype)
+    c = cast_to(self, compute)
+    inner = mat1.shape[1] if mat1.shape is not None else None
+    if not (isinstance(inner, int) and inner > 0) and beta != 1:
+        # onnxruntime's Gemm returns C unscaled (not beta * C) when the inner dimension is 0
+        c, beta = op.Mul(c, beta), 1
+    return cast_to(op.Gemm(a, b, c, alpha=alpha, beta=beta), dtype)
 
 
 @aten_op("aten::addmm")

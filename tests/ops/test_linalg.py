@@ -178,3 +178,13 @@ def test_mv_empty_dims(dtype):
     check(L.aten_matmul, A.matmul.default, make((2, 4, 0), dtype, 7), make((0,), dtype, 8))
     check(L.aten_addmv, A.addmv.default, make((4,), dtype, 9), make((4, 0), dtype, 3), make((0,), dtype, 4), beta=2)
     check(L.aten_addmv, A.addmv.default, make((0,), dtype, 9), make((0, 3), dtype, 5), make((3,), dtype, 6), beta=2)
+
+
+def test_float64_alpha_survives_onnxruntime_fusion():
+    # onnxruntime's MatMulScaleFusion folds a scalar Mul after MatMul into a float32 alpha
+    from torchlib.testing import run_traced
+
+    a, b, c = make((4, 6, 6), torch.float64, 1), make((4, 6, 5), torch.float64, 2), make((4, 5, 6), torch.float64, 3)
+    expected = torch.baddbmm(a, b, c, beta=0.3, alpha=0.7)
+    got = run_traced(lambda *t: L.aten_baddbmm(*t, beta=0.3, alpha=0.7), a, b, c)
+    torch.testing.assert_close(got, expected, rtol=1e-13, atol=1e-13)

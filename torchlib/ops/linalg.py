@@ -13,6 +13,7 @@ from __future__ import annotations
 from graph_builder import op, types
 from graph_builder.ir import Value
 from graph_builder.types import DType, TReal, TRealOrBool
+from torchlib.ops._kernels import scale
 from torchlib.promotion import cast_to, elementwise
 from torchlib.registry import aten_op
 
@@ -46,7 +47,7 @@ def _add_scaled(self: Value, product: Value, beta: float, alpha: float, dtype: D
     beta == 0 self is ignored (NaN and inf included), as in torch; the product already has the
     broadcast result shape."""
     if alpha != 1:
-        product = op.Mul(product, alpha)
+        product = scale(product, alpha)
     if beta != 0:
         self = cast_to(self, product.dtype)
         product = op.Add(self if beta == 1 else op.Mul(self, beta), product)

@@ -23,13 +23,15 @@ _MATMUL_DTYPE = {types.BFLOAT16: types.FLOAT, types.INT8: types.INT32, types.UIN
 _GEMM_DTYPE = {types.FLOAT: types.FLOAT, types.FLOAT16: types.FLOAT16, types.BFLOAT16: types.FLOAT}
 
 
-def _product(a: Value, b: Value) -> Value:
-    """MatMul in a dtype onnxruntime has a kernel for (the result stays in that dtype)."""
+def _product(a: Value, b: Value, then_add: bool = False) -> Value:
+    """MatMul in a dtype onnxruntime has a kernel for (the result stays in that dtype). With
+    then_add (a sum follows) float16 computes in float32 too, so that the product and the sum
+    round once, as in torch."""
     if a.dtype.is_bool or b.dtype.is_bool:
         raise TypeError("matrix products are not implemented for bool tensors (torch raises too)")
     if a.dtype is not b.dtype:
         raise TypeError(f"matrix products need operands of one dtype, got {a.dtype} and {b.dtype} (torch raises too)")
-    compute = _MATMUL_DTYPE.get(a.dtype, a.dtype)
+    compute = types.FLOAT if then_add and a.dtype is types.FLOAT16 else _MATMUL_DTYPE.get(a.dtype, a.dtype)
     a, b = cast_to(a, compute), cast_to(b, compute)
     if b.rank == 1 and a.rank is not None and a.rank >= 2:
         # onnxruntime's matrix-vector MatMul returns stale memory when the inner dimension is 0
@@ -115,7 +117,7 @@ def _addmm(self: Value, mat1: Value, mat2: Value, beta: float, alpha: float) -> 
     dtype = mat1.dtype
     compute = _GEMM_DTYPE.get(dtype)
     if compute is None or self.dtype is not dtype:
-        return _add_scaled(self, _product(mat1, mat2), beta, alpha, dtype)
+        return _add_scaled(self, _product(mat1, mat2, then_add=True), beta, alpha, dtype)
     a, b = cast_to(mat1, compute), cast_to(mat2, compute)
     if beta == 0:
         return cast_to(op.Gemm(a, b, alpha=alpha), dtype)
@@ -145,7 +147,7 @@ def aten_addmm_dtype(
 def aten_baddbmm(self: TReal, batch1: TReal, batch2: TReal, *, beta: float = 1, alpha: float = 1) -> TReal:
     """baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor"""
     _check_rank("baddbmm", batch1=(batch1, 3), batch2=(batch2, 3))
-    return _add_scaled(self, _product(batch1, batch2), beta, alpha, batch1.dtype)
+    return _add_scaled(self, _product(batch1, batch2, then_add=True), beta, alpha, batch1.dtype)
 
 
 @aten_op("aten::baddbmm.dtype")
@@ -154,7 +156,7 @@ def aten_baddbmm_dtype(
 ) -> TReal:
     """baddbmm.dtype(Tensor self, Tensor batch1, Tensor batch2, ScalarType out_dtype, *, Scalar beta=1, Scalar alpha=1) -> Tensor"""
     _check_rank("baddbmm", batch1=(batch1, 3), batch2=(batch2, 3))
-    product = _product(cast_to(batch1, out_dtype), cast_to(batch2, out_dtype))
+    product = _product(cast_to(batch1, out_dtype), cast_to(batch2, out_dtype), then_add=True)
     return _add_scaled(self, product, beta, alpha, out_dtype)
 
 
@@ -162,7 +164,7 @@ def aten_baddbmm_dtype(
 def aten_addmv(self: TReal, mat: TReal, vec: TReal, *, beta: float = 1, alpha: float = 1) -> TReal:
     """addmv(Tensor self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor"""
     _check_rank("addmv", mat=(mat, 2), vec=(vec, 1))
-    return _add_scaled(self, _product(mat, vec), beta, alpha, mat.dtype)
+    return _add_scaled(self, _product(mat, vec, then_add=True), beta, alpha, mat.dtype)
 
 
 @aten_op("aten::linear")
@@ -181,7 +183,7 @@ def aten_linear(input: TReal, weight: TReal, bias: TReal | None = None) -> TReal
         weight = op.Transpose(weight, perm=[1, 0])
     if bias is None:
         return _matmul(input, weight)
-    return _add_scaled(bias, _product(input, weight), 1, 1, input.dtype)
+    return _add_scaled(bias, _product(input, weight, then_add=True), 1, 1, input.dtype)
 
 
 @aten_op("aten::t")

@@ -10,9 +10,7 @@ ENTRIES = [
     Entry('aten_addmm', opinfo=['addmm', ('addmm', 'decomposed')]),  # addmm
     Entry('aten_addmm_dtype', reason='the out_dtype overload addmm.dtype has no CPU kernel in torch 2.13 (CUDA only), so there is no torch output to compare with'),
     Entry('aten_addmv', opinfo=['addmv']),  # addmv
-    Entry('aten_baddbmm', opinfo=['baddbmm'], xfail=[
-        XFail('output differs from torch beyond the tolerance (greatest absolute difference 0.00113)', dtypes=[torch.float16], samples=[2], mode='eager'),
-    ]),  # baddbmm
+    Entry('aten_baddbmm', opinfo=['baddbmm']),  # baddbmm
     Entry('aten_baddbmm_dtype', reason='the out_dtype overload baddbmm.dtype has no CPU kernel in torch 2.13 (CUDA only), so there is no torch output to compare with'),
     Entry('aten_bmm', opinfo=[('bmm', 'triton_optimized'), 'bmm']),  # bmm
     Entry('aten_bmm_dtype', reason='the out_dtype overload bmm.dtype has no CPU kernel in torch 2.13 (CUDA only), so there is no torch output to compare with'),

@@ -52,3 +52,9 @@ def test_dropout_bfloat16_in_training_keeps_dtype_and_scale():
     y = dropout.aten_dropout(torch.ones(1000, dtype=torch.bfloat16), 0.5, True)
     assert y.dtype == torch.bfloat16
     assert set(y.unique().tolist()) <= {0.0, 2.0}
+
+
+@pytest.mark.parametrize("train", [True, False, None])
+def test_native_dropout_of_empty_input_gives_mask_of_input_dtype(train):
+    x = torch.zeros(0, 4)
+    check_function(dropout.aten_native_dropout, (x, 0.5, train), expected=torch.ops.aten.native_dropout(x, 0.5, train))

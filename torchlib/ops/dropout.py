@@ -35,7 +35,11 @@ def aten_dropout(input: TFloat, p: float, train: bool) -> TFloat:
 
 @aten_op("aten::native_dropout")
 def aten_native_dropout(input: TFloat, p: float, train: bool | None) -> tuple[TFloat, TFloat]:
-    """native_dropout(Tensor input, float p, bool? train) -> (Tensor, Tensor)"""
+    """native_dropout(Tensor input, float p, bool? train) -> (Tensor, Tensor)
+
+    torch returns an input of no elements with a mask of the input's dtype (not bool)."""
+    if input.is_static and 0 in input.shape:  # type: ignore[operator]
+        return op.Identity(input), op.Identity(input)
     if train is False or p == 0:
         return input, op.Expand(True, op.Shape(input))
     return _training_dropout(input, p)

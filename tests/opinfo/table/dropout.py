@@ -4,7 +4,19 @@ from __future__ import annotations
 
 import torch
 
-from torchlib.conformance.spec import Entry, XFail
+from collections.abc import Iterator
+from typing import Any
+
+from torchlib.conformance.spec import Entry, XFail, sample_input
+
+
+def native_dropout_samples(dtype: torch.dtype) -> Iterator[Any]:
+    """Inference, training with p in (0, 1) (random: shapes and dtypes compared) and p = 1."""
+    torch.manual_seed(0)
+    for shape in ((5, 5), (3,), (), (0, 4)):
+        x = torch.randn(shape).to(dtype)
+        for p, train in ((0.3, False), (0.3, None), (0.0, True), (0.4, True), (1.0, True)):
+            yield sample_input(x, p, train)
 
 ENTRIES = [
     Entry('aten_alpha_dropout', opinfo=['nn.functional.alpha_dropout'], compare='shape', xfail=[
@@ -30,5 +42,5 @@ ENTRIES = [
         XFail('ValueError: aten::feature_dropout in training mode (whole-channel masks) is not exported; export in eval mode', dtypes=[torch.float64], samples=[2, 4, 8, 10, 12], opinfo='nn.functional.dropout2d'),
         XFail('ValueError: aten::feature_dropout in training mode (whole-channel masks) is not exported; export in eval mode', dtypes=[torch.float64], samples=[2, 4, 8, 10, 12], opinfo='nn.functional.dropout3d'),
     ]),  # feature_dropout CIA
-    Entry('aten_native_dropout', reason='on CPU aten::dropout decomposes to bernoulli and mul (native_dropout is its fused CUDA path), so no OpInfo sample reaches it; tests/ops/test_dropout.py checks it'),  # native_dropout: no OpInfo sample calls it
+    Entry('aten_native_dropout', samples=native_dropout_samples, dtypes=[torch.float32, torch.float16, torch.bfloat16, torch.float64], compare='shape'),  # native_dropout: no OpInfo sample calls it (on CPU aten::dropout decomposes to bernoulli and mul)
 ]

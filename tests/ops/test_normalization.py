@@ -201,3 +201,12 @@ def test_group_norm_empty_dims(shape):
 def test_batch_norm_empty_1d_input(training):
     x = torch.zeros(0)
     check(N.aten_batch_norm, A.batch_norm.default, x, None, None, torch.zeros(0), torch.ones(0), training, 0.1, 1e-5, False)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64], ids=str)
+def test_layer_and_rms_norm_over_empty_dims(dtype):
+    # onnxruntime's LayerNormalization / RMSNormalization refuse a normalized size of 0; torch gives mean 0, rstd NaN
+    x = make((3, 0), dtype)
+    check(N.aten_native_layer_norm, A.native_layer_norm.default, x, [0], None, None, 1e-5)
+    check(N.aten_native_layer_norm, A.native_layer_norm.default, make((2, 3, 0), dtype), [3, 0], None, None, 1e-5)
+    check(N.aten_rms_norm, A.rms_norm.default, x, [0])

@@ -255,6 +255,10 @@ def _layer_norm(
     axis = _normalized_axis(input, normalized_shape)
     dtype = _compute_dtype(input)
     stats = _stats_dtype(input, weight, bias)
+    if any(isinstance(d, int) and d == 0 for d in normalized_shape):  # nothing to normalize (onnxruntime refuses it): mean 0, rstd NaN as in torch
+        shape = op.Concat(op.Shape(input, end=axis), np.ones(input.rank - axis, np.int64), axis=0)
+        return (op.Identity(input), op.ConstantOfShape(shape, value=np.zeros(1, stats.numpy)),
+                op.ConstantOfShape(shape, value=np.full(1, np.nan, stats.numpy)))
     x = cast_to(input, dtype)
     if dtype is types.DOUBLE:
         axes = list(range(axis, input.rank))
@@ -295,6 +299,8 @@ def aten_rms_norm(
 
     One ONNX RMSNormalization (opset 23), statistics in float32 (float64 for float64 input)."""
     axis = _normalized_axis(input, normalized_shape)
+    if any(isinstance(d, int) and d == 0 for d in normalized_shape):  # nothing to normalize (onnxruntime refuses it)
+        return op.Identity(input)
     dtype = _compute_dtype(input)
     scale = _param(weight, normalized_shape, 1, dtype)
     stash = types.DOUBLE if dtype is types.DOUBLE else types.FLOAT

@@ -92,8 +92,6 @@ class OpSignature:
         self.min_inputs = n_min
         self.max_inputs = None if self.variadic_input else len(self.inputs)
         self.subgraph_outputs = _SUBGRAPH_OUTPUTS.get(self.name) if self.domain == "" else None
-        # Cast / CastLike: a Python value cast is made directly in the target dtype
-        self.casts = self.domain == "" and self.name in ("Cast", "CastLike")
 
     def allowed_str(self, type_str: str) -> str:
         allowed = self.allowed.get(type_str)
@@ -339,25 +337,6 @@ def python_constant(value: Any, dtype: DType, sig: OpSignature | None = None, in
     return array
 
 
-def _constant_for_cast(sig: OpSignature, inputs: list[Any], attrs: dict[str, Any]) -> Any:
-    """The Python value cast by op.Cast(value, to=T) / op.CastLike(value, like) as a constant of
-    the target dtype, at full precision: `op.CastLike(1 / 3, x_f64)` is the double nearest 1/3,
-    not the float32 one widened. A value the target dtype cannot hold (-1 for UINT8, NaN for an
-    integer type) stays a Python value and takes the cast's own conversion."""
-    value = inputs[0]
-    if sig.name == "CastLike":
-        target = dtype_of(inputs[1]) if len(inputs) > 1 else None
-    else:
-        to = attrs.get("to")
-        target = types.from_onnx(to) if isinstance(to, int) else None
-    if target is None or target.numpy is None:
-        return value
-    try:
-        return python_constant(value, target, sig, 0)
-    except OpError:
-        return value
-
-
 def dtype_of(x: Any) -> DType | None:
     """The dtype of a typed input (Value, numpy array or scalar, torch tensor), None for Python values."""
     if isinstance(x, Value):
@@ -450,6 +429,32 @@ def numpy_to_torch(array: np.ndarray) -> Any:
     return torch.from_numpy(array)
 
 
+_PYTHON_TYPES = (int, float, bool, list, tuple)
+_CASTS = ("Cast", "CastLike")
+
+
+def _constant_for_cast(sig: Any, inputs: list[Any], attrs: dict[str, Any]) -> Any:
+    """The Python value cast by op.Cast(value, to=T) / op.CastLike(value, like) as a constant of
+    the target dtype, at full precision: `op.CastLike(1 / 3, x_f64)` is the double nearest 1/3,
+    not the float32 one widened. A value the target dtype cannot hold (-1 for UINT8, NaN for an
+    integer type) stays a Python value and takes the cast's own conversion."""
+    value = inputs[0]
+    if sig.name == "CastLike":
+        like = inputs[1] if len(inputs) > 1 else None
+        if like is None:
+            return value
+        target = like.dtype if isinstance(like, Value) else types.from_numpy(as_array(like).dtype)
+    else:
+        to = attrs.get("to")
+        target = types.from_onnx(to) if isinstance(to, int) else None
+    if target is None or target.numpy is None:
+        return value
+    try:
+        return python_constant(value, target, sig, 0)
+    except OpError:
+        return value
+
+
 class OpFunction:
     """A callable ONNX operator of one opset: `op.Add(a, b)`."""
 
@@ -466,7 +471,7 @@ class OpFunction:
         only_python = evaluator is _evaluator.EAGER and all(
             x is None or type(x) in (int, float, bool, list, tuple) for x in inputs
         )
-        if sig.casts and inputs and type(inputs[0]) in (int, float, bool, list, tuple):
+        if inputs and type(inputs[0]) in _PYTHON_TYPES and sig.name in _CASTS and not sig.domain:
             inputs[0] = _constant_for_cast(sig, inputs, attrs)
         inputs, _ = sig.resolve_types(inputs)
         n = sig.output_count(attrs, inputs, n_outputs) if n_outputs is None and sig.variadic_output else (

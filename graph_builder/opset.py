@@ -430,24 +430,17 @@ def numpy_to_torch(array: np.ndarray) -> Any:
 
 
 _PYTHON_TYPES = (int, float, bool, list, tuple)
-_CASTS = ("Cast", "CastLike")
 
 
-def _constant_for_cast(sig: Any, inputs: list[Any], attrs: dict[str, Any]) -> Any:
-    """The Python value cast by op.Cast(value, to=T) / op.CastLike(value, like) as a constant of
-    the target dtype, at full precision: `op.CastLike(1 / 3, x_f64)` is the double nearest 1/3,
-    not the float32 one widened. A value the target dtype cannot hold (-1 for UINT8, NaN for an
-    integer type) stays a Python value and takes the cast's own conversion."""
-    value = inputs[0]
-    if sig.name == "CastLike":
-        like = inputs[1] if len(inputs) > 1 else None
-        if like is None:
-            return value
-        target = like.dtype if isinstance(like, Value) else types.from_numpy(as_array(like).dtype)
-    else:
-        to = attrs.get("to")
-        target = types.from_onnx(to) if isinstance(to, int) else None
-    if target is None or target.numpy is None:
+def _python_like(sig: Any, value: Any, like: Any) -> Any:
+    """The Python value of op.CastLike(value, like) as a constant of like's dtype, at full
+    precision: `op.CastLike(1 / 3, x_f64)` is the double nearest 1/3, not the float32 one
+    widened. A value that dtype cannot hold (-1 for UINT8, NaN for an integer type), or a `like`
+    that is a Python value too, is left to the cast's own conversion."""
+    if like is None or type(like) in _PYTHON_TYPES:
+        return value
+    target = like.dtype if isinstance(like, Value) else types.from_numpy(as_array(like).dtype)
+    if target.numpy is None:
         return value
     try:
         return python_constant(value, target, sig, 0)
@@ -466,13 +459,13 @@ class OpFunction:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         sig = self.signature
         inputs, attrs, n_outputs = sig.bind(args, kwargs)
+        if sig.name == "CastLike" and len(inputs) == 2 and type(inputs[0]) in _PYTHON_TYPES and not sig.domain:
+            inputs[0] = _python_like(sig, inputs[0], inputs[1])
         evaluator = _evaluator.current_evaluator()
         # eagerly, an op given only Python values returns Values (as an op given Values does)
         only_python = evaluator is _evaluator.EAGER and all(
             x is None or type(x) in (int, float, bool, list, tuple) for x in inputs
         )
-        if inputs and type(inputs[0]) in _PYTHON_TYPES and sig.name in _CASTS and not sig.domain:
-            inputs[0] = _constant_for_cast(sig, inputs, attrs)
         inputs, _ = sig.resolve_types(inputs)
         n = sig.output_count(attrs, inputs, n_outputs) if n_outputs is None and sig.variadic_output else (
             sig.n_required_outputs if n_outputs is None else n_outputs)

@@ -57,6 +57,25 @@ def _eager_kind(inputs: list[Any]) -> str:
     return kind
 
 
+_PYTHON_TYPES = (int, float, bool, list, tuple)
+
+
+def _python_like(sig: Any, value: Any, like: Any) -> Any:
+    """The Python value of op.CastLike(value, like) as a constant of like's dtype, at full
+    precision: `op.CastLike(1 / 3, x_f64)` is the double nearest 1/3, not the float32 one
+    widened. A value that dtype cannot hold (-1 for UINT8, NaN for an integer type), or a `like`
+    that is a Python value too, is left to the cast's own conversion."""
+    if like is None or type(like) in _PYTHON_TYPES:
+        return value
+    target = like.dtype if isinstance(like, Value) else types.from_numpy(as_array(like).dtype)
+    if target.numpy is None:
+        return value
+    try:
+        return python_constant(value, target, sig, 0)
+    except OpError:
+        return value
+
+
 class OpFunction:
     """A callable ONNX operator of one opset: `op.Add(a, b)`."""
 
@@ -68,6 +87,8 @@ class OpFunction:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         sig = self.signature
         inputs, attrs, n_outputs = sig.bind(args, kwargs)
+        if sig.name == "CastLike" and len(inputs) == 2 and type(inputs[0]) in _PYTHON_TYPES and not sig.domain:
+            inputs[0] = _python_like(sig, inputs[0], inputs[1])
         evaluator = _evaluator.current_evaluator()
         kind = _eager_kind(inputs) if evaluator is _evaluator.EAGER else None
         inputs, _ = sig.resolve_types(inputs)

@@ -247,3 +247,22 @@ def test_repr_and_docs() -> None:
     assert repr(dynamic_op.Add) == "<ONNX op ai.onnx::Add-14>"
     assert "element-wise binary addition" in (dynamic_op.Add.__doc__ or "")
     assert "element-wise binary addition" in (op.Add.__doc__ or "")
+
+
+
+def test_castlike_of_a_python_value_keeps_full_precision() -> None:
+    # regression (issue 13): the Python float became a FLOAT constant before the cast to DOUBLE
+    import onnxruntime as ort
+
+    from graph_builder.opset import as_array
+
+    assert as_array(op.CastLike(1 / 1.5, np.zeros(2, np.float64))).item() == 1 / 1.5
+    assert as_array(op.CastLike(0.1, np.zeros(1, np.float16))).item() == np.float16(0.1)
+    assert as_array(op.CastLike(-1, np.zeros(1, np.uint8))).item() == 255  # what the cast itself gives
+    g = GraphBuilder()
+    x = g.input("x", graph_builder.DOUBLE, [2])
+    with g:
+        g.output(op.Add(x, op.CastLike(0.1, x)), "y")
+    session = ort.InferenceSession(g.to_model().SerializeToString(), providers=["CPUExecutionProvider"])
+    (y,) = session.run(None, {"x": np.zeros(2, np.float64)})
+    assert y.tolist() == [0.1, 0.1]

@@ -37,3 +37,24 @@ def test_feature_dropout_in_training_is_refused_clearly():
 def test_contiguous_is_free():
     x = torch.randn(2, 3)
     check_function(shape.aten_contiguous, (x,), expected=x)
+
+
+# -- regression (issue 13): p = 1 in training, bfloat16 ------------------------------------------
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.float64, torch.bfloat16], ids=str)
+def test_dropout_p1_in_training_gives_input_times_zero(dtype):
+    # onnxruntime refuses ratio 1; torch returns input * 0 and an all-False mask
+    x = torch.tensor([[1.0, float("inf")], [float("nan"), -2.0]], dtype=dtype)
+    check_function(dropout.aten_dropout, (x, 1.0, True), expected=torch.ops.aten.dropout(x, 1.0, True))
+    check_function(dropout.aten_native_dropout, (x, 1.0, True), expected=torch.ops.aten.native_dropout(x, 1.0, True))
+
+
+def test_dropout_bfloat16_in_training_keeps_dtype_and_scale():
+    y = dropout.aten_dropout(torch.ones(1000, dtype=torch.bfloat16), 0.5, True)
+    assert y.dtype == torch.bfloat16
+    assert set(y.unique().tolist()) <= {0.0, 2.0}
+
+
+@pytest.mark.parametrize("train", [True, False, None])
+def test_native_dropout_of_empty_input_gives_mask_of_input_dtype(train):
+    x = torch.zeros(0, 4)
+    check_function(dropout.aten_native_dropout, (x, 0.5, train), expected=torch.ops.aten.native_dropout(x, 0.5, train))

@@ -309,3 +309,23 @@ def test_select_scatter(dtype, dim, index):
     check_function(I.aten_select_scatter, (x, src, dim, index), expected=torch.select_scatter(x, src, dim, index))
     torch.testing.assert_close(run_dynamic(I.aten_select_scatter, x, src, dim, index),
                                torch.select_scatter(x, src, dim, index))
+
+
+# -- regression (issue 13): NaN in scatter_reduce amax/amin, float64 scalar values --------------
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.float64], ids=str)
+@pytest.mark.parametrize("reduce", ["amax", "amin"])
+@pytest.mark.parametrize("include_self", [True, False])
+def test_scatter_reduce_extrema_propagate_nan(dtype, reduce, include_self):
+    nan = float("nan")
+    self = torch.tensor([1.0, nan, 3.0, 4.0], dtype=dtype)
+    src = torch.tensor([5.0, nan, 0.0, 2.0, 1.0, 7.0], dtype=dtype)
+    index = torch.tensor([0, 0, 2, 2, 1, 1])
+    expected = torch.ops.aten.scatter_reduce.two(self, 0, index, src, reduce, include_self=include_self)
+    check_function(I.aten_scatter_reduce, (self, 0, index, src, reduce), {"include_self": include_self}, expected=expected)
+
+
+def test_scatter_value_float64_keeps_full_precision():
+    # op.CastLike(<python float>, x) made a float32 constant: 0.1 became 0.10000000149011612
+    x, index = torch.zeros(3, dtype=torch.float64), torch.tensor([0, 2])
+    expected = torch.ops.aten.scatter.value(x, 0, index, 0.1)
+    check_function(I.aten_scatter_value, (x, 0, index, 0.1), expected=expected, rtol=0, atol=0)

@@ -159,3 +159,41 @@ def test_dynamic_shapes():
     torch.testing.assert_close(run_dynamic(L.aten_matmul, x, y), A.matmul.default(x, y))
     c = make((4,), seed=5)
     torch.testing.assert_close(run_dynamic(lambda *a: L.aten_baddbmm(*a, beta=0.5), c, x, y), A.baddbmm.default(c, x, y, beta=0.5))
+
+
+# -- regression (issue 13): empty inner / outer dimensions -------------------------------------
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, BF16, torch.float64], ids=str)
+def test_addmm_empty_inner_dim_scales_self(dtype):
+    # onnxruntime's Gemm returns C, not beta * C, when K == 0
+    x = make((5, 10), dtype, 1)
+    check(L.aten_addmm, A.addmm.default, x, make((5, 0), dtype, 2), make((0, 10), dtype, 3), beta=0.2, alpha=0.6)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.float64, torch.int64], ids=str)
+def test_mv_empty_dims(dtype):
+    # onnxruntime's matrix-vector MatMul returns stale memory for K == 0 and fails for M == 0
+    L.aten_mv(make((4, 3), dtype, 1), make((3,), dtype, 2))  # leaves non-zero memory behind
+    check(L.aten_mv, A.mv.default, make((4, 0), dtype, 3), make((0,), dtype, 4))
+    check(L.aten_mv, A.mv.default, make((0, 3), dtype, 5), make((3,), dtype, 6))
+    check(L.aten_matmul, A.matmul.default, make((2, 4, 0), dtype, 7), make((0,), dtype, 8))
+    check(L.aten_addmv, A.addmv.default, make((4,), dtype, 9), make((4, 0), dtype, 3), make((0,), dtype, 4), beta=2)
+    check(L.aten_addmv, A.addmv.default, make((0,), dtype, 9), make((0, 3), dtype, 5), make((3,), dtype, 6), beta=2)
+
+
+def test_float64_alpha_survives_onnxruntime_fusion():
+    # onnxruntime's MatMulScaleFusion folds a scalar Mul after MatMul into a float32 alpha
+    from torchlib.testing import run_traced
+
+    a, b, c = make((4, 6, 6), torch.float64, 1), make((4, 6, 5), torch.float64, 2), make((4, 5, 6), torch.float64, 3)
+    expected = torch.baddbmm(a, b, c, beta=0.3, alpha=0.7)
+    got = run_traced(lambda *t: L.aten_baddbmm(*t, beta=0.3, alpha=0.7), a, b, c)
+    torch.testing.assert_close(got, expected, rtol=1e-13, atol=1e-13)
+
+
+def test_float16_baddbmm_rounds_once():
+    # the float16 product was rounded before beta * self was added: 0.034 off a float64 reference, torch 0.029
+    a, b, c = make((2, 4, 5), torch.float16, 4) * 40, make((2, 4, 6), torch.float16, 5) * 4, make((2, 6, 5), torch.float16, 6) * 4
+    reference = torch.baddbmm(a.double(), b.double(), c.double(), beta=0.5, alpha=1.5)
+    ours = (L.aten_baddbmm(a, b, c, beta=0.5, alpha=1.5).double() - reference).abs().max()
+    theirs = (torch.baddbmm(a, b, c, beta=0.5, alpha=1.5).double() - reference).abs().max()
+    assert ours <= theirs

@@ -3,6 +3,7 @@ torchlib.testing.check_traced_bfloat16), with static and dynamic shapes."""
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import pytest
@@ -181,3 +182,31 @@ def test_dynamic_shapes():
     close(run_dynamic(lambda t: N.aten_rms_norm(t, [sym_size(t, 3)]), x), A.rms_norm.default(x, [5]))
     close(run_dynamic(lambda t, bias: N.aten_native_group_norm(t, None, bias, sym_size(t, 0), 3, 20, 3, 1e-5), x, b),
           A.native_group_norm.default(x, None, b, 2, 3, 20, 3, 1e-5))
+
+
+# -- regression (issue 13): empty batch / empty groups ------------------------------------------
+@pytest.mark.parametrize("shape", [(0, 4, 3), (0, 4), (2, 4, 0), (2, 4, 3, 0), (3, 4, 2, 2)], ids=str)
+def test_group_norm_empty_dims(shape):
+    # batch 0 made Reshape(x, [0, group, -1]) fail; HxW 0 gave rstd 1/sqrt(eps) where torch gives NaN
+    x, w, b = make(shape, seed=1), make((4,), seed=2), make((4,), seed=3)
+    hxw = math.prod(shape[2:])
+    check(N.aten_native_group_norm, A.native_group_norm.default, x, w, b, shape[0], 4, hxw, 2, 1e-5)
+    check(N.aten_group_norm, A.group_norm.default, x, 2, w, b)
+    out = run_dynamic(N.aten_native_group_norm, x, w, b, shape[0], 4, hxw, 2, 1e-5)
+    for got, want in zip(out, A.native_group_norm.default(x, w, b, shape[0], 4, hxw, 2, 1e-5)):
+        torch.testing.assert_close(got, want, equal_nan=True)
+
+
+@pytest.mark.parametrize("training", [False, True])
+def test_batch_norm_empty_1d_input(training):
+    x = torch.zeros(0)
+    check(N.aten_batch_norm, A.batch_norm.default, x, None, None, torch.zeros(0), torch.ones(0), training, 0.1, 1e-5, False)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64], ids=str)
+def test_layer_and_rms_norm_over_empty_dims(dtype):
+    # onnxruntime's LayerNormalization / RMSNormalization refuse a normalized size of 0; torch gives mean 0, rstd NaN
+    x = make((3, 0), dtype)
+    check(N.aten_native_layer_norm, A.native_layer_norm.default, x, [0], None, None, 1e-5)
+    check(N.aten_native_layer_norm, A.native_layer_norm.default, make((2, 3, 0), dtype), [3, 0], None, None, 1e-5)
+    check(N.aten_rms_norm, A.rms_norm.default, x, [0])

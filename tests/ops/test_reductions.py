@@ -186,7 +186,6 @@ def test_argmax_scalar():
     check(R.aten_argmin, A.argmin.default, x, -1)
 
 
-@pytest.mark.xfail(strict=True, reason="known gap: onnxruntime's ReduceMax/ArgMax skip NaN, torch propagates it")
 def test_max_propagates_nan():
     x = torch.tensor([[1.0, float("nan"), 3.0]])
     check(R.aten_max_dim, A.max.dim, x, 1)
@@ -335,3 +334,36 @@ def test_dynamic_shapes():
         torch.testing.assert_close(run_dynamic(fn, x), expected)
     empty = make((0, 3), torch.float32)
     torch.testing.assert_close(run_dynamic(lambda t: R.aten_mean_dim(t, [0]), empty), A.mean.dim(empty, [0]), equal_nan=True)
+
+
+# -- regression (issue 13): dtype=bool, NaN propagation, float64 constants ---------------------
+@pytest.mark.parametrize("dtype", [torch.float32, torch.int64, torch.bool], ids=str)
+def test_sum_prod_dtype_bool(dtype):
+    x = torch.tensor([[0, 2, 1], [0, 0, 0]]).to(dtype)
+    check(R.aten_sum, A.sum.default, x, dtype=torch.bool)
+    check(R.aten_sum_dim_IntList, A.sum.dim_IntList, x, [1], dtype=torch.bool)
+    check(R.aten_prod, A.prod.default, x, dtype=torch.bool)
+    check(R.aten_prod_dim_int, A.prod.dim_int, x, 0, True, dtype=torch.bool)
+
+
+@pytest.mark.parametrize("dtype", FLOATS, ids=str)
+def test_extrema_propagate_nan(dtype):
+    nan = math.nan
+    x = torch.tensor([[1.0, nan, 3.0], [4.0, 5.0, nan], [1.0, 2.0, 3.0]], dtype=dtype)
+    check(R.aten_amax, A.amax.default, x, [1])
+    check(R.aten_amin, A.amin.default, x, [0], True)
+    check(R.aten_amax, A.amax.default, x)
+    check(R.aten_max, A.max.default, x)
+    check(R.aten_min, A.min.default, x)
+    check(R.aten_max_dim, A.max.dim, x, 1)
+    check(R.aten_min_dim, A.min.dim, x, 0, True)
+    check(R.aten_argmax, A.argmax.default, x)
+    check(R.aten_argmin, A.argmin.default, x, 1)
+
+
+def test_vector_norm_float64_order_is_exact():
+    # 1 / 1.5 was a float32 constant: 0.6666667 instead of 0.6666666666666666
+    x = torch.tensor([1.0, 2.0, 3.0], dtype=torch.float64)
+    expected = torch.linalg.vector_norm(x, 1.5)
+    for result in (R.aten_linalg_vector_norm(x, 1.5),):
+        torch.testing.assert_close(result, expected, rtol=1e-15, atol=0)

@@ -44,3 +44,74 @@ def test_lstm_with_projections_is_refused_clearly():
     hx = [torch.zeros(1, 2, 3), torch.zeros(1, 2, 7)]
     with pytest.raises(ValueError, match="proj_size"):
         rnn.aten_lstm(torch.randn(4, 2, 5), hx, params, True, 1, 0.0, False, False, False)
+
+
+# -- regression (issue 13): dtypes without a kernel, empty batches, training dropout -------------
+def _run_dynamic_input(fn, x, *rest):
+    """fn(x, *rest) traced with x's dims symbolic (every other tensor a static graph input)."""
+    from graph_builder import GraphBuilder, types
+    from graph_builder.opset import as_array
+    from torchlib.testing import run_model
+
+    g = GraphBuilder()
+    feeds = {}
+
+    def graph_input(t, dynamic):
+        if isinstance(t, torch.Tensor):
+            name = f"input_{len(feeds)}"
+            feeds[name] = as_array(t)
+            return g.input(name, types.from_torch(t.dtype), [f"{name}_d{i}" for i in range(t.dim())] if dynamic else list(t.shape))
+        if isinstance(t, (list, tuple)):
+            return type(t)(graph_input(u, dynamic) for u in t)
+        return t
+
+    args = [graph_input(x, True)] + [graph_input(a, False) for a in rest]
+    with g:
+        result = fn(*args)
+    names = [g.output(r, f"output_{i}").name for i, r in enumerate(result)]
+    return run_model(g.to_model(), feeds, names)
+
+
+@pytest.mark.parametrize("mode", list(ATEN))
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float16, torch.bfloat16], ids=str)
+def test_recurrent_without_onnxruntime_kernel(mode, dtype):
+    # onnxruntime's LSTM/GRU/RNN have no double kernel: float64 composes the cell equations
+    aten, fn = ATEN[mode]
+    x, hx, params = make(mode, 2, True, True, True, dtype=dtype)
+    args = (x, hx, params, True, 2, 0.0, False, True, True)
+    if dtype == torch.float64:
+        expected, tol = tuple(aten(*args)), {"atol": 1e-12, "rtol": 1e-10}
+        check_function(fn, args, expected=expected, **tol)
+        for got, want in zip(_run_dynamic_input(fn, *args), expected):  # a Scan over the sequence
+            torch.testing.assert_close(got, want, **tol)
+    else:  # torch computes the half dtypes in float32 on CPU too; compare with that, rounded
+        wide = (x.float(), [h.float() for h in hx] if mode == "LSTM" else hx.float(), [p.float() for p in params])
+        expected = tuple(e.to(dtype) for e in aten(*wide, *args[3:]))
+        for got, want in zip(fn(*args), expected):
+            torch.testing.assert_close(got, want, atol=2e-2, rtol=2e-2)
+
+
+@pytest.mark.parametrize("mode", list(ATEN))
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64], ids=str)
+def test_recurrent_empty_batch_does_not_abort(mode, dtype):
+    # onnxruntime's kernels abort the process (SIGABRT) on a batch of 0
+    aten, fn = ATEN[mode]
+    x, hx, params = make(mode, 2, True, False, True, dtype=dtype)
+    hx0 = [h[:, :0] for h in hx] if mode == "LSTM" else hx[:, :0]
+    args = (x[:, :0], hx0, params, True, 2, 0.0, False, True, False)
+    expected = tuple(aten(*args))
+    check_function(fn, args, expected=expected)
+    for got, want in zip(_run_dynamic_input(fn, *args), expected):
+        torch.testing.assert_close(got, want)
+    # a dynamic sequence that turns out empty (torch raises) must not abort either
+    _run_dynamic_input(fn, x[:0], hx, *args[2:])
+    with pytest.raises(ValueError, match="sequence length"):
+        fn(x[:0], hx, *args[2:])
+
+
+@pytest.mark.parametrize("mode", list(ATEN))
+def test_recurrent_training_dropout_is_refused(mode):
+    aten, fn = ATEN[mode]
+    x, hx, params = make(mode, 2, False, False, True)
+    with pytest.raises(ValueError, match="training"):
+        fn(x, hx, params, True, 2, 0.5, True, False, False)

@@ -165,3 +165,16 @@ def test_nanmedian_all_nan_values() -> None:
     x = torch.full((2, 3), float("nan"))
     torch.testing.assert_close(S.aten_nanmedian(x), torch.nanmedian(x), equal_nan=True)
     torch.testing.assert_close(S.aten_nanmedian_dim(x, 1)[0], torch.nanmedian(x, 1).values, equal_nan=True)
+
+
+# -- regression (issue 13): NaN ---------------------------------------------------------------------
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, BF16, torch.float64], ids=str)
+def test_median_and_kthvalue_with_nan(dtype: torch.dtype) -> None:
+    # torch.median propagates NaN (at the first NaN's index); kthvalue orders NaN above +inf
+    nan, inf = math.nan, math.inf
+    x = torch.tensor([[nan, 1.0, inf, -inf, nan, 2.0, inf, 1.0], [3.0, 2.0, 1.0, nan, 0.0, 5.0, 6.0, inf],
+                      [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0]], dtype=dtype)  # fmt: skip
+    check(S.aten_median, A.median.default, x)
+    check(S.aten_median_dim, A.median.dim, x, 1, True)
+    for k in (1, 3, 7):
+        check(S.aten_kthvalue, A.kthvalue.default, x[1:], k)

@@ -39,8 +39,8 @@ def with_ties(shape: tuple[int, ...], dtype: torch.dtype, seed: int = 0) -> torc
     return torch.randint(0 if dtype == torch.uint8 else -2, 3, shape, generator=g).to(dtype)
 
 
-def check(fn: Any, aten: Any, *args: Any, **kwargs: Any) -> None:
-    expected = aten(*args, **kwargs)
+def check(fn: Any, aten: Any, *args: Any, expected: Any = None, **kwargs: Any) -> None:
+    expected = aten(*args, **kwargs) if expected is None else expected
     if any(isinstance(a, torch.Tensor) and a.dtype == BF16 for a in args):
         check_traced_bfloat16(fn, args, kwargs, expected=expected)
     else:
@@ -102,7 +102,6 @@ def test_sort_infinities():
     check(S.aten_sort, A.sort.default, x, -1, True)
 
 
-@pytest.mark.xfail(strict=True, reason="known gap: torch sorts NaN above every number, onnxruntime's TopK does not")
 def test_sort_nan():
     check(S.aten_sort, A.sort.default, torch.tensor([3.0, float("nan"), 1.0, 2.0]))
 
@@ -114,3 +113,41 @@ def test_dynamic_shapes():
     # k as a SymInt computed in the graph: the size of dim 0
     expected = A.topk.default(x, 3)
     torch.testing.assert_close(run_dynamic(lambda t: S.aten_topk(t, sym_size(t, 0)), x), expected)
+
+
+# -- regression (issue 13 / 10): NaN order, ties ----------------------------------------------------
+NAN_ROWS = [[math.nan, 1.0, math.inf, -math.inf, math.nan, 2.0, math.inf, 1.0],
+            [3.0, 2.0, 1.0, math.nan, 0.0, math.nan, math.nan, math.inf]]  # fmt: skip
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, BF16, torch.float64], ids=str)
+@pytest.mark.parametrize("descending", [False, True])
+def test_sort_orders_nan_like_torch(dtype, descending):
+    # NaN after +inf ascending, before it descending, ties in index order (torch's stable sort)
+    x = torch.tensor(NAN_ROWS, dtype=dtype)
+    expected = A.sort.stable(x, stable=True, descending=descending)
+    check(S.aten_sort_stable, A.sort.stable, x, stable=True, descending=descending)
+    check(S.aten_sort, A.sort.default, x, -1, descending, expected=expected)
+    check(S.aten_argsort, A.argsort.default, x, 1, descending, expected=expected[1])
+    torch.testing.assert_close(run_dynamic(lambda v: S.aten_sort(v, -1, descending), x), tuple(expected), equal_nan=True)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, BF16, torch.float64], ids=str)
+def test_topk_values_with_nan(dtype):
+    # NaN is the largest value; torch.topk's order among equal values is its partial sort's
+    x = torch.tensor(NAN_ROWS, dtype=dtype)
+    for largest in (True, False):
+        got, want = S.aten_topk(x, 3, -1, largest), A.topk.default(x, 3, -1, largest)
+        torch.testing.assert_close(got[0], want[0], equal_nan=True)
+        torch.testing.assert_close(x.gather(-1, got[1]), want[0], equal_nan=True)  # indices point at those values
+
+
+@pytest.mark.parametrize("dtype", [torch.int64, torch.int32, torch.bool, torch.float16, BF16], ids=str)
+def test_sort_ties_in_index_order(dtype):
+    # many equal values: the stable order (what torch gives with stable=True)
+    x = torch.randint(0, 3, (3, 700), generator=torch.Generator().manual_seed(0)).to(dtype)
+    for descending in (False, True):
+        expected = A.sort.stable(x, stable=True, descending=descending)
+        check(S.aten_sort_stable, A.sort.stable, x, stable=True, descending=descending)
+        check(S.aten_argsort_stable, A.argsort.stable, x, stable=True, descending=descending)
+        check(S.aten_sort, A.sort.default, x, -1, descending, expected=expected)

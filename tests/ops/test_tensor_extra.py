@@ -218,3 +218,11 @@ def test_im2col(dtype: torch.dtype, shape: Any, kernel: Any, dilation: Any, padd
 ])  # fmt: skip
 def test_col2im(dtype: torch.dtype, shape: Any, out: Any, kernel: Any, dilation: Any, padding: Any, stride: Any) -> None:
     check(T.aten_col2im, A.col2im, make(shape, dtype), out, kernel, dilation, padding, stride)
+
+
+def test_index_fill_float64_keeps_full_precision():
+    # regression (issue 13): the Python float became a float32 constant before reaching float64
+    from torchlib.ops import tensor_extra
+    x, index = torch.zeros(2, 3, dtype=torch.float64), torch.tensor([0, 2])
+    expected = torch.ops.aten.index_fill.int_Scalar(x, 1, index, 0.1)
+    check_function(tensor_extra.aten_index_fill_int_Scalar, (x, 1, index, 0.1), expected=expected, rtol=0, atol=0)

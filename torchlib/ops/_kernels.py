@@ -5,6 +5,7 @@ output dtype for every input dtype torch accepts. Shared by every ops module."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -108,3 +109,19 @@ def full_of(shape: Any, value: Any, dtype: DType) -> Value:
     if dtype is BFLOAT16:  # no bfloat16 Expand kernel
         return op.Cast(full_of(shape, value, FLOAT), to=dtype.onnx)
     return op.Expand(op.Cast(value, to=dtype.onnx), shape)
+
+
+def scale(x: Value, factor: Any) -> Value:
+    """x * factor for a Python number factor. A float64 x gets the factor as a constant of more
+    than one element: onnxruntime's MatMulScaleFusion folds a one-element factor next to a MatMul
+    into FusedMatMul's float32 `alpha` attribute, which rounds a float64 factor to float32."""
+    if x.dtype is not DOUBLE or x.shape is None:
+        return op.Mul(x, factor)
+    last = x.shape[-1] if x.rank else None
+    if isinstance(last, int) and last >= 2:
+        return op.Mul(x, np.full((last,), factor, np.float64))
+    if x.is_static and math.prod(x.shape) >= 2:  # type: ignore[arg-type]
+        return op.Mul(x, np.full(x.shape, factor, np.float64))  # type: ignore[arg-type]
+    if not x.is_static:
+        return op.Mul(x, op.Expand(np.array(factor, np.float64), op.Shape(x)))
+    return op.Mul(x, factor)

@@ -3,13 +3,25 @@
 from __future__ import annotations
 
 from graph_builder import op
-from graph_builder.types import TFloat
+from graph_builder.types import BFLOAT16, BOOL, FLOAT, TFloat
+from torchlib.ops._kernels import NUMERIC, full_of, run_supported
 from torchlib.registry import aten_op
 
 
 def _training_dropout(input: TFloat, p: float) -> tuple[TFloat, TFloat]:
+    """ONNX Dropout in training mode. p == 1 drops everything: torch returns input * 0 (NaN for
+    NaN and inf) and an all-False mask, where onnxruntime refuses the ratio. bfloat16 draws its
+    mask in float32 (onnxruntime has no bfloat16 Dropout kernel)."""
     if not input.dtype.is_floating:
         raise TypeError(f"dropout in training mode needs a floating-point input, got {input.dtype}")
+    if not 0 <= p <= 1:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    shape = op.Shape(input)
+    if p == 1:
+        return run_supported(op.Mul, NUMERIC, input, 0), full_of(shape, False, BOOL)
+    if input.dtype is BFLOAT16:
+        output, mask = op.Dropout(op.Cast(input, to=FLOAT.onnx), p, True, _outputs=2)
+        return op.Cast(output, to=BFLOAT16.onnx), mask
     return op.Dropout(input, p, True, _outputs=2)
 
 
@@ -23,7 +35,11 @@ def aten_dropout(input: TFloat, p: float, train: bool) -> TFloat:
 
 @aten_op("aten::native_dropout")
 def aten_native_dropout(input: TFloat, p: float, train: bool | None) -> tuple[TFloat, TFloat]:
-    """native_dropout(Tensor input, float p, bool? train) -> (Tensor, Tensor)"""
+    """native_dropout(Tensor input, float p, bool? train) -> (Tensor, Tensor)
+
+    torch returns an input of no elements with a mask of the input's dtype (not bool)."""
+    if input.is_static and 0 in input.shape:  # type: ignore[operator]
+        return op.Identity(input), op.Identity(input)
     if train is False or p == 0:
         return input, op.Expand(True, op.Shape(input))
     return _training_dropout(input, p)

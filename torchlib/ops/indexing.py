@@ -5,6 +5,8 @@ take_along_dim.
 
 from __future__ import annotations
 
+import math
+
 from collections.abc import Sequence
 from typing import Any
 
@@ -346,7 +348,17 @@ def aten_scatter_reduce(self: TTensor, dim: int, index: TTensor, src: TTensor, r
     if not include_self:  # the reduction's identity where src lands, so self does not count there
         identity = {"sum": 0, "prod": 1, "amax": _extreme(self.dtype, False), "amin": _extreme(self.dtype, True)}
         x = _scatter(self, dim, index, identity[reduce], "none")
-    return _scatter(x, dim, index, src, _REDUCE_ONNX[reduce])
+    result = _scatter(x, dim, index, src, _REDUCE_ONNX[reduce])
+    if reduce in ("amax", "amin") and self.dtype.is_floating:
+        # onnxruntime's max/min drop NaN; torch propagates it from src (and from self when included)
+        nan_in = _scatter(_fill(0, cast_to(self, types.FLOAT), shape_of(self)), dim, index,
+                          op.Cast(op.IsNaN(src), to=types.FLOAT.onnx), "add")
+        nan = op.Greater(nan_in, np.array(0, np.float32))
+        if include_self:
+            nan = op.Or(nan, op.IsNaN(self))
+        wide = cast_to(result, types.FLOAT) if result.dtype is types.BFLOAT16 else result  # no bfloat16 Where
+        result = cast_to(op.Where(nan, op.CastLike(math.nan, wide), wide), self.dtype)
+    return result
 
 
 def _scatter_mean(self: Value, dim: int, index: Value, src: Value, include_self: bool) -> Value:

@@ -14,6 +14,7 @@ updated running statistics as outputs, which is how torch.export hands training 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -170,7 +171,11 @@ def aten_batch_norm(
     input: TFloat, weight: TFloat | None, bias: TFloat | None, running_mean: TFloat | None,
     running_var: TFloat | None, training: bool, momentum: float, eps: float, cudnn_enabled: bool,
 ) -> TFloat:
-    """batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool training, float momentum, float eps, bool cudnn_enabled) -> Tensor"""
+    """batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool training, float momentum, float eps, bool cudnn_enabled) -> Tensor
+
+    torch returns an input of no elements as it is, whatever its rank (a 1-D one included)."""
+    if input.rank == 1 and input.shape == (0,):
+        return op.Identity(input)
     if not training:
         return _bn_inference(input, weight, bias, running_mean, running_var, eps)[0]
     return _bn_training(input, weight, bias, eps, running_mean, running_var)[0]
@@ -250,6 +255,10 @@ def _layer_norm(
     axis = _normalized_axis(input, normalized_shape)
     dtype = _compute_dtype(input)
     stats = _stats_dtype(input, weight, bias)
+    if any(isinstance(d, int) and d == 0 for d in normalized_shape):  # nothing to normalize (onnxruntime refuses it): mean 0, rstd NaN as in torch
+        shape = op.Concat(op.Shape(input, end=axis), np.ones(input.rank - axis, np.int64), axis=0)
+        return (op.Identity(input), op.ConstantOfShape(shape, value=np.zeros(1, stats.numpy)),
+                op.ConstantOfShape(shape, value=np.full(1, np.nan, stats.numpy)))
     x = cast_to(input, dtype)
     if dtype is types.DOUBLE:
         axes = list(range(axis, input.rank))
@@ -290,6 +299,8 @@ def aten_rms_norm(
 
     One ONNX RMSNormalization (opset 23), statistics in float32 (float64 for float64 input)."""
     axis = _normalized_axis(input, normalized_shape)
+    if any(isinstance(d, int) and d == 0 for d in normalized_shape):  # nothing to normalize (onnxruntime refuses it)
+        return op.Identity(input)
     dtype = _compute_dtype(input)
     scale = _param(weight, normalized_shape, 1, dtype)
     stash = types.DOUBLE if dtype is types.DOUBLE else types.FLOAT
@@ -343,17 +354,32 @@ def _group_norm(
     dtype = _compute_dtype(input)
     stats = _stats_dtype(input, weight, bias)
     x = cast_to(input, dtype)
-    grouped = op.Reshape(x, np.array([0, group, -1], np.int64))
+    # (N, group, C / group * HxW), spelled out (Reshape cannot infer a -1 when N is 0, and with
+    # allowzero a 0 is a size, not "copy this dimension")
+    sizes = input.shape[1:] if input.shape is not None else [None]
+    if all(isinstance(d, int) for d in sizes):
+        per_group: Any = math.prod(int(d) for d in sizes) // group
+        grouped_shape = op.Concat(op.Shape(x, start=0, end=1), np.array([group, per_group], np.int64), axis=0)
+    else:
+        per_group = op.Div(op.ReduceProd(op.Shape(x, start=1), keepdims=1), np.array([group], np.int64))
+        grouped_shape = op.Concat(op.Shape(x, start=0, end=1), np.array([group], np.int64), per_group, axis=0)
+    grouped = op.Reshape(x, grouped_shape, allowzero=1)
     mean = op.ReduceMean(grouped, [2], keepdims=1)
     centered = op.Sub(grouped, mean)
-    rstd = op.Reciprocal(op.Sqrt(op.Add(op.ReduceMean(op.Mul(centered, centered), [2], keepdims=1), eps)))
-    y = op.Reshape(op.Mul(centered, rstd), op.Shape(x))
+    squares = op.Mul(centered, centered)
+    if isinstance(per_group, int) and per_group > 0:
+        var = op.ReduceMean(squares, [2], keepdims=1)
+    else:  # a group of no elements: the variance is 0 / 0 = NaN, as in torch (ReduceMean gives 0)
+        count = per_group if isinstance(per_group, int) else op.Cast(per_group, to=dtype.onnx)
+        var = op.Div(op.ReduceSum(squares, [2], keepdims=1), op.CastLike(count, squares))
+    rstd = op.Reciprocal(op.Sqrt(op.Add(var, eps)))
+    y = op.Reshape(op.Mul(centered, rstd), op.Shape(x), allowzero=1)
     if weight is not None:
         y = op.Mul(y, _per_channel(weight, dtype, input.rank))
     if bias is not None:
         y = op.Add(y, _per_channel(bias, dtype, input.rank))
-    mean = op.Reshape(mean, np.array([0, group], np.int64))
-    rstd = op.Reshape(rstd, np.array([0, group], np.int64))
+    mean = op.Squeeze(mean, [2])
+    rstd = op.Squeeze(rstd, [2])
     return cast_to(y, input.dtype), cast_to(mean, stats), cast_to(rstd, stats)
 
 

@@ -7,8 +7,8 @@ Conventions shared by every function here:
   `dim=[]` as "reduce nothing"); a 0-d tensor accepts dim 0 and -1 and reduces to a 0-d tensor.
 - float16 and bfloat16 accumulate in float32 and are cast back, as torch's CPU kernels do
   (onnxruntime has no bfloat16 kernels for these ops).
-- Known gap: NaN. onnxruntime's ReduceMax/ReduceMin/ArgMax/ArgMin skip NaN where torch
-  propagates it (`torch.amax([1, nan]) == nan`); we do not add nodes to every graph for that.
+- NaN: onnxruntime's ReduceMax/ReduceMin/ArgMax/ArgMin skip NaN where torch propagates it
+  (`torch.amax([1, nan]) == nan`, `argmax` gives the first NaN): floating inputs get a NaN mask.
 """
 
 from __future__ import annotations
@@ -90,8 +90,8 @@ def _sum_dtype(self: Value, dtype: DType | None) -> DType:
 def _sum(self: Value, dim: int | Sequence[int] | None, keepdim: bool, dtype: DType | None) -> Value:
     out_dtype = _sum_dtype(self, dtype)
     x = cast_to(self, out_dtype)
-    if x.dtype.is_integer and x.dtype is not types.INT32:
-        x = cast_to(x, types.INT64)  # ReduceSum has int32/int64 kernels only
+    if (x.dtype.is_integer or x.dtype.is_bool) and x.dtype is not types.INT32:
+        x = cast_to(x, types.INT64)  # ReduceSum has int32/int64 kernels only (bool: any != 0)
     x = _accumulate(x)
     return cast_to(_reduce(op.ReduceSum, x, _dims(self, dim), keepdim), out_dtype)
 
@@ -132,8 +132,14 @@ def aten_mean_dim(
 
 
 def _extremum(reduce_op: Any, self: Value, dim: int | Sequence[int] | None, keepdim: bool) -> Value:
+    """ReduceMax/ReduceMin, with NaN propagated as torch does (onnxruntime skips NaN)."""
     x = cast_to(self, _ORDER_DTYPE.get(self.dtype, self.dtype))
-    return cast_to(_reduce(reduce_op, x, _dims(self, dim), keepdim), self.dtype)
+    axes = _dims(self, dim)
+    result = _reduce(reduce_op, x, axes, keepdim)
+    if x.dtype.is_floating:
+        has_nan = _reduce(op.ReduceMax, op.Cast(op.IsNaN(x), to=types.UINT8.onnx), axes, keepdim)
+        result = op.Where(op.Cast(has_nan, to=types.BOOL.onnx), op.CastLike(math.nan, result), result)
+    return cast_to(result, self.dtype)
 
 
 @aten_op("aten::amax")
@@ -183,16 +189,27 @@ def aten_min_other(self: TRealOrBool, other: TRealOrBool) -> TRealOrBool:
 
 
 def _arg(arg_op: Any, self: Value, dim: int | None, keepdim: bool) -> Value:
-    """ArgMax/ArgMin along one dim (first index on ties, as torch); dim=None flattens."""
+    """ArgMax/ArgMin along one dim (first index on ties, as torch); dim=None flattens. A NaN
+    is the extremum, as in torch: the index of the first NaN wins (onnxruntime skips NaN)."""
     x = cast_to(self, _ORDER_DTYPE.get(self.dtype, self.dtype))
     if dim is None or self.rank == 0:
         _dims(self, dim)  # validates dim for 0-d tensors
-        flat = arg_op(op.Reshape(x, [-1]), axis=0, keepdims=0)
+        flat = _arg_nan(arg_op, op.Reshape(x, [-1]), 0, False)
         if keepdim and self.rank:
             return op.Reshape(flat, [1] * self.rank)
         return flat
     (axis,) = _dims(self, dim)
-    return arg_op(x, axis=axis, keepdims=int(keepdim))
+    return _arg_nan(arg_op, x, axis, keepdim)
+
+
+def _arg_nan(arg_op: Any, x: Value, axis: int, keepdim: bool) -> Value:
+    index = arg_op(x, axis=axis, keepdims=int(keepdim))
+    if not x.dtype.is_floating:
+        return index
+    nan = op.Cast(op.IsNaN(x), to=types.UINT8.onnx)
+    first_nan = op.ArgMax(nan, axis=axis, keepdims=int(keepdim))
+    has_nan = op.Cast(op.ReduceMax(nan, [axis], keepdims=int(keepdim)), to=types.BOOL.onnx)
+    return op.Where(has_nan, first_nan, index)
 
 
 @aten_op("aten::max.dim")
@@ -276,8 +293,8 @@ def _product_input(self: Value, dtype: DType | None) -> tuple[Value, DType]:
     for (float32/float64/int32/int64); returns (that tensor, the result dtype)."""
     out_dtype = _sum_dtype(self, dtype)
     x = cast_to(self, out_dtype)
-    if x.dtype.is_integer and x.dtype is not types.INT32:
-        x = cast_to(x, types.INT64)
+    if (x.dtype.is_integer or x.dtype.is_bool) and x.dtype is not types.INT32:
+        x = cast_to(x, types.INT64)  # bool: the product of 0/1 cast back is all()
     return _accumulate(x), out_dtype
 
 

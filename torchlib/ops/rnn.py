@@ -2,19 +2,34 @@
 
 torch orders the gates of its weights (i, f, g, o) for LSTM and (r, z, n) for GRU; ONNX wants
 (i, o, f, c) and (z, r, h). GRU's `linear_before_reset=1` is torch's formula for the new gate.
+
+onnxruntime's LSTM/GRU/RNN kernels are float32 only (float16 too for some): float64 computes
+the cell equations with MatMul/Sigmoid/Tanh in float64, unrolled over a static sequence length
+and as a `Scan` over a dynamic one; bfloat16 runs the float32 kernel. The kernels abort the
+process on an empty batch or sequence: a static empty batch gives the empty result without them
+(torch refuses an empty sequence, and so do we), and a dynamic one is padded to one row that is
+sliced off again.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
-from graph_builder import op
+import numpy as np
+
+from graph_builder import op, types
+from graph_builder.evaluator import current_evaluator
 from graph_builder.ir import Value
 from graph_builder.types import TFloat
+from torchlib.promotion import cast_to
 from torchlib.registry import aten_op
 
 _GATE_ORDER = {"LSTM": (0, 3, 1, 2), "GRU": (1, 0, 2), "RNN": (0,)}
+_GATES = {"LSTM": 4, "GRU": 3, "RNN": 1}
+# dtypes onnxruntime's LSTM/GRU/RNN kernels take, and where the others compute
+_KERNEL_DTYPES = (types.FLOAT,)
+_VIA_FLOAT = (types.BFLOAT16, types.FLOAT16)
 
 
 def _reorder(w: Value, onnx_op: str) -> Value:
@@ -32,55 +47,198 @@ def _recurrent(
     params: Sequence[Value],
     has_biases: bool,
     num_layers: int,
+    dropout: float,
+    train: bool,
     bidirectional: bool,
     batch_first: bool,
     activation: str | None = None,
 ) -> tuple[Any, ...]:
+    name = f"aten::{onnx_op.lower()}"
     directions = 2 if bidirectional else 1
     per_direction = len(params) // (num_layers * directions)
     if per_direction != (4 if has_biases else 2):
         raise ValueError(
-            f"aten::{onnx_op.lower()} with projections (proj_size > 0) has no ONNX counterpart: "
+            f"{name} with projections (proj_size > 0) has no ONNX counterpart: "
             f"expected {4 if has_biases else 2} weights per layer and direction, got {per_direction}"
         )
+    if train and dropout > 0 and num_layers > 1:
+        raise ValueError(f"{name} in training mode with dropout={dropout} between layers is not exported; export in eval mode")
+    if input.rank != 3:
+        raise ValueError(f"{name}: expected a 3-D input (batched), got rank {input.rank}")
     hidden = params[1].shape[1]  # w_hh: [gates * hidden, hidden]
     x = op.Transpose(input, perm=[1, 0, 2]) if batch_first else input  # [seq, batch, features]
-    attrs: dict[str, Any] = {"hidden_size": hidden, "direction": "bidirectional" if bidirectional else "forward"}
+    seq, batch = x.shape[0], x.shape[1]
+    if seq == 0:
+        raise ValueError(f"{name}: expected sequence length to be larger than 0 (torch raises too)")
+    dtype = input.dtype
+    if batch == 0:  # the kernels abort on an empty batch: the result is empty anyway
+        return _empty_result(onnx_op, x, hx, num_layers * directions, directions * hidden, batch_first)
+    pad = not isinstance(batch, int) or not isinstance(seq, int)
+    if pad:  # a dynamic batch or sequence may be empty: give the kernel at least one row and step
+        x, hx, batch_size = _pad_batch_and_seq(x, hx)
+    if dtype in _VIA_FLOAT:
+        x, hx, params = cast_to(x, types.FLOAT), [cast_to(h, types.FLOAT) for h in hx], [cast_to(p, types.FLOAT) for p in params]
+    layer = _onnx_layer if x.dtype in _KERNEL_DTYPES else _composed_layer
+    last_h, last_c = [], []
+    for index in range(num_layers):
+        start, end = index * directions, (index + 1) * directions
+        h0 = op.Slice(hx[0], [start], [end], [0])
+        c0 = op.Slice(hx[1], [start], [end], [0]) if onnx_op == "LSTM" else None
+        first = start * per_direction
+        layer_params = params[first:first + directions * per_direction]
+        x, h_n, c_n = layer(onnx_op, x, h0, c0, layer_params, has_biases, directions, hidden, activation)
+        last_h.append(h_n)
+        last_c.append(c_n)
+    outputs = [x, op.Concat(*last_h, axis=0) if num_layers > 1 else last_h[0]]
+    if onnx_op == "LSTM":
+        outputs.append(op.Concat(*last_c, axis=0) if num_layers > 1 else last_c[0])
+    if pad:
+        outputs = [op.Slice(outputs[0], [0, 0], op.Concat(*(op.Reshape(s, [1]) for s in batch_size), axis=0), [0, 1])] + \
+            [op.Slice(h, [0], op.Reshape(batch_size[1], [1]), [1]) for h in outputs[1:]]
+    outputs = [cast_to(o, dtype) for o in outputs]
+    if batch_first:
+        outputs[0] = op.Transpose(outputs[0], perm=[1, 0, 2])
+    return tuple(outputs)
+
+
+def _empty_result(onnx_op: str, x: Value, hx: Sequence[Value], layers: int, features: int, batch_first: bool) -> tuple[Any, ...]:
+    """The outputs for a batch of 0: output [seq, 0, directions * hidden], states like h0."""
+    seq = op.Shape(x, start=0, end=1)
+    shape = op.Concat(seq, np.array([0, features], np.int64), axis=0)
+    output = op.Expand(op.CastLike(np.zeros((), np.float32), x), shape) if x.dtype is not types.BFLOAT16 else \
+        cast_to(op.Expand(np.zeros((), np.float32), shape), x.dtype)
+    if batch_first:
+        output = op.Transpose(output, perm=[1, 0, 2])
+    states = [op.Identity(h) for h in hx[: 2 if onnx_op == "LSTM" else 1]]
+    return (output, *states)
+
+
+def _pad_batch_and_seq(x: Value, hx: Sequence[Value]) -> tuple[Value, list[Value], list[Value]]:
+    """x padded with zeros to at least one step and one batch row (hx to one row); returns the
+    padded tensors and the true [seq, batch] sizes (INT64 scalars) to slice the results back to."""
+    sizes = [op.Squeeze(op.Shape(x, start=i, end=i + 1), [0]) for i in (0, 1)]
+    missing = [op.Max(op.Sub(np.array(1, np.int64), s), np.array(0, np.int64)) for s in sizes]
+    zero = np.array([0], np.int64)
+    x_pads = op.Concat(zero, zero, zero, op.Reshape(missing[0], [1]), op.Reshape(missing[1], [1]), zero, axis=0)
+    h_pads = op.Concat(zero, zero, zero, zero, op.Reshape(missing[1], [1]), zero, axis=0)
+    return op.Pad(x, x_pads), [op.Pad(h, h_pads) for h in hx], sizes
+
+
+def _onnx_layer(
+    onnx_op: str, x: Value, h0: Value, c0: Value | None, params: Sequence[Value], has_biases: bool,
+    directions: int, hidden: int, activation: str | None,
+) -> tuple[Value, Value, Value | None]:
+    """One layer (both directions) as one ONNX LSTM/GRU/RNN node."""
+    per_direction = len(params) // directions
+    attrs: dict[str, Any] = {"hidden_size": hidden, "direction": "bidirectional" if directions == 2 else "forward"}
     if onnx_op == "GRU":
         attrs["linear_before_reset"] = 1
     if activation is not None:
         attrs["activations"] = [activation] * directions
-    last_h, last_c = [], []
-    for layer in range(num_layers):
-        ws, rs, bs = [], [], []
-        for d in range(directions):
-            first = (layer * directions + d) * per_direction
-            w_ih, w_hh = params[first], params[first + 1]
-            ws.append(op.Unsqueeze(_reorder(w_ih, onnx_op), [0]))
-            rs.append(op.Unsqueeze(_reorder(w_hh, onnx_op), [0]))
-            if has_biases:
-                b_ih, b_hh = params[first + 2], params[first + 3]
-                bs.append(op.Unsqueeze(op.Concat(_reorder(b_ih, onnx_op), _reorder(b_hh, onnx_op), axis=0), [0]))
-        w = op.Concat(*ws, axis=0)
-        r = op.Concat(*rs, axis=0)
-        b = op.Concat(*bs, axis=0) if has_biases else None
-        start, end = layer * directions, (layer + 1) * directions
-        h0 = op.Slice(hx[0], [start], [end], [0])
-        if onnx_op == "LSTM":
-            c0 = op.Slice(hx[1], [start], [end], [0])
-            y, h_n, c_n = op.LSTM(x, w, r, b, None, h0, c0, _outputs=3, **attrs)
-            last_c.append(c_n)
-        else:
-            y, h_n = getattr(op, onnx_op)(x, w, r, b, None, h0, _outputs=2, **attrs)
-        last_h.append(h_n)
-        # y: [seq, directions, batch, hidden] -> [seq, batch, directions * hidden]
-        x = op.Reshape(op.Transpose(y, perm=[0, 2, 1, 3]), [0, 0, -1])
-    output = op.Transpose(x, perm=[1, 0, 2]) if batch_first else x
-    h_n = op.Concat(*last_h, axis=0) if num_layers > 1 else last_h[0]
+    ws, rs, bs = [], [], []
+    for d in range(directions):
+        w_ih, w_hh = params[d * per_direction], params[d * per_direction + 1]
+        ws.append(op.Unsqueeze(_reorder(w_ih, onnx_op), [0]))
+        rs.append(op.Unsqueeze(_reorder(w_hh, onnx_op), [0]))
+        if has_biases:
+            b_ih, b_hh = params[d * per_direction + 2], params[d * per_direction + 3]
+            bs.append(op.Unsqueeze(op.Concat(_reorder(b_ih, onnx_op), _reorder(b_hh, onnx_op), axis=0), [0]))
+    w = op.Concat(*ws, axis=0)
+    r = op.Concat(*rs, axis=0)
+    b = op.Concat(*bs, axis=0) if has_biases else None
+    c_n = None
     if onnx_op == "LSTM":
-        c_n = op.Concat(*last_c, axis=0) if num_layers > 1 else last_c[0]
-        return output, h_n, c_n
-    return output, h_n
+        y, h_n, c_n = op.LSTM(x, w, r, b, None, h0, c0, _outputs=3, **attrs)
+    else:
+        y, h_n = getattr(op, onnx_op)(x, w, r, b, None, h0, _outputs=2, **attrs)
+    # y: [seq, directions, batch, hidden] -> [seq, batch, directions * hidden]
+    y = op.Transpose(y, perm=[0, 2, 1, 3])
+    y = op.Reshape(y, op.Concat(op.Shape(y, start=0, end=2), np.array([directions * hidden], np.int64), axis=0))
+    return y, h_n, c_n
+
+
+def _cell(onnx_op: str, w_hh_t: Value, b_hh: Value | None, activation: str | None) -> Callable[..., tuple[Value, Value | None]]:
+    """torch's cell equations: (x_t W_ih^T + b_ih, h, c) -> (h', c')."""
+
+    def step(xw: Value, h: Value, c: Value | None) -> tuple[Value, Value | None]:
+        hw = op.MatMul(h, w_hh_t)
+        if b_hh is not None:
+            hw = op.Add(hw, b_hh)
+        if onnx_op == "LSTM":
+            i, f, g, o = op.Split(op.Add(xw, hw), axis=-1, num_outputs=4)
+            c_new = op.Add(op.Mul(op.Sigmoid(f), c), op.Mul(op.Sigmoid(i), op.Tanh(g)))
+            return op.Mul(op.Sigmoid(o), op.Tanh(c_new)), c_new
+        if onnx_op == "GRU":
+            x_r, x_z, x_n = op.Split(xw, axis=-1, num_outputs=3)
+            h_r, h_z, h_n = op.Split(hw, axis=-1, num_outputs=3)
+            r = op.Sigmoid(op.Add(x_r, h_r))
+            z = op.Sigmoid(op.Add(x_z, h_z))
+            n = op.Tanh(op.Add(x_n, op.Mul(r, h_n)))
+            return op.Add(n, op.Mul(z, op.Sub(h, n))), None  # (1 - z) * n + z * h
+        pre = op.Add(xw, hw)
+        return (op.Tanh(pre) if activation == "Tanh" else op.Relu(pre)), None
+
+    return step
+
+
+def _composed_layer(
+    onnx_op: str, x: Value, h0: Value, c0: Value | None, params: Sequence[Value], has_biases: bool,
+    directions: int, hidden: int, activation: str | None,
+) -> tuple[Value, Value, Value | None]:
+    """One layer from the cell equations, for dtypes the kernels lack (float64)."""
+    per_direction = len(params) // directions
+    ys, hs, cs = [], [], []
+    for d in range(directions):
+        w_ih, w_hh = params[d * per_direction], params[d * per_direction + 1]
+        xw = op.MatMul(x, op.Transpose(w_ih, perm=[1, 0]))  # [seq, batch, gates * hidden], every step at once
+        b_hh = None
+        if has_biases:
+            xw = op.Add(xw, params[d * per_direction + 2])
+            b_hh = params[d * per_direction + 3]
+        step = _cell(onnx_op, op.Transpose(w_hh, perm=[1, 0]), b_hh, activation)
+        h = op.Squeeze(op.Slice(h0, [d], [d + 1], [0]), [0])
+        c = op.Squeeze(op.Slice(c0, [d], [d + 1], [0]), [0]) if c0 is not None else None
+        y, h, c = _run_steps(step, xw, h, c, reverse=d == 1)
+        ys.append(y)
+        hs.append(op.Unsqueeze(h, [0]))
+        if c is not None:
+            cs.append(op.Unsqueeze(c, [0]))
+    y = op.Concat(*ys, axis=-1) if directions == 2 else ys[0]
+    h_n = op.Concat(*hs, axis=0) if directions == 2 else hs[0]
+    c_n = (op.Concat(*cs, axis=0) if directions == 2 else cs[0]) if cs else None
+    return y, h_n, c_n
+
+
+def _run_steps(step: Callable[..., tuple[Value, Value | None]], xw: Value, h: Value, c: Value | None,
+               reverse: bool) -> tuple[Value, Value, Value | None]:
+    """Apply step over the sequence (dim 0 of xw): unrolled when its length is static, else a
+    Scan. Returns (every h stacked [seq, batch, hidden], last h, last c)."""
+    seq = xw.shape[0] if xw.shape is not None else None
+    if isinstance(seq, int):
+        outputs: list[Value] = [None] * seq  # type: ignore[list-item]
+        for t in (reversed(range(seq)) if reverse else range(seq)):
+            h, c = step(op.Gather(xw, np.array(t, np.int64), axis=0), h, c)
+            outputs[t] = op.Unsqueeze(h, [0])
+        return op.Concat(*outputs, axis=0), h, c
+    builder = current_evaluator()
+    body = builder.subgraph("rnn_step")  # type: ignore[attr-defined]
+    h_in = body.input("h", h.dtype, list(h.shape or [None, None]))
+    c_in = body.input("c", c.dtype, list(c.shape or [None, None])) if c is not None else None
+    x_in = body.input("x_t", xw.dtype, list((xw.shape or [None, None, None])[1:]))
+    with body:
+        h_out, c_out = step(x_in, h_in, c_in)
+        body.output(op.Identity(h_out))
+        if c_out is not None:
+            body.output(op.Identity(c_out))
+        body.output(op.Identity(h_out))
+    states = [h] if c is None else [h, c]
+    results = op.Scan(*states, xw, body=body, num_scan_inputs=1,
+                      scan_input_directions=[int(reverse)], scan_output_directions=[int(reverse)])
+    if c is None:
+        h_last, ys = results
+        return ys, h_last, None
+    h_last, c_last, ys = results
+    return ys, h_last, c_last
 
 
 @aten_op("aten::lstm.input")
@@ -96,7 +254,7 @@ def aten_lstm(
     batch_first: bool,
 ) -> tuple[TFloat, TFloat, TFloat]:
     """lstm.input(Tensor input, Tensor[] hx, Tensor[] params, bool has_biases, int num_layers, float dropout, bool train, bool bidirectional, bool batch_first) -> (Tensor, Tensor, Tensor)"""
-    return _recurrent("LSTM", input, hx, params, has_biases, num_layers, bidirectional, batch_first)  # type: ignore[return-value]
+    return _recurrent("LSTM", input, hx, params, has_biases, num_layers, dropout, train, bidirectional, batch_first)  # type: ignore[return-value]
 
 
 @aten_op("aten::gru.input")
@@ -112,7 +270,7 @@ def aten_gru(
     batch_first: bool,
 ) -> tuple[TFloat, TFloat]:
     """gru.input(Tensor input, Tensor hx, Tensor[] params, bool has_biases, int num_layers, float dropout, bool train, bool bidirectional, bool batch_first) -> (Tensor, Tensor)"""
-    return _recurrent("GRU", input, [hx], params, has_biases, num_layers, bidirectional, batch_first)  # type: ignore[return-value]
+    return _recurrent("GRU", input, [hx], params, has_biases, num_layers, dropout, train, bidirectional, batch_first)  # type: ignore[return-value]
 
 
 @aten_op("aten::rnn_tanh.input")
@@ -128,7 +286,7 @@ def aten_rnn_tanh(
     batch_first: bool,
 ) -> tuple[TFloat, TFloat]:
     """rnn_tanh.input(Tensor input, Tensor hx, Tensor[] params, bool has_biases, int num_layers, float dropout, bool train, bool bidirectional, bool batch_first) -> (Tensor, Tensor)"""
-    return _recurrent("RNN", input, [hx], params, has_biases, num_layers, bidirectional, batch_first, "Tanh")  # type: ignore[return-value]
+    return _recurrent("RNN", input, [hx], params, has_biases, num_layers, dropout, train, bidirectional, batch_first, "Tanh")  # type: ignore[return-value]
 
 
 @aten_op("aten::rnn_relu.input")
@@ -144,4 +302,4 @@ def aten_rnn_relu(
     batch_first: bool,
 ) -> tuple[TFloat, TFloat]:
     """rnn_relu.input(Tensor input, Tensor hx, Tensor[] params, bool has_biases, int num_layers, float dropout, bool train, bool bidirectional, bool batch_first) -> (Tensor, Tensor)"""
-    return _recurrent("RNN", input, [hx], params, has_biases, num_layers, bidirectional, batch_first, "Relu")  # type: ignore[return-value]
+    return _recurrent("RNN", input, [hx], params, has_biases, num_layers, dropout, train, bidirectional, batch_first, "Relu")  # type: ignore[return-value]

@@ -11,6 +11,8 @@ as torch does; kthvalue/median give the first among equal values, torch's choice
 
 from __future__ import annotations
 
+import math
+
 from collections.abc import Sequence
 from typing import Any
 
@@ -177,11 +179,24 @@ def _lower_median_k(x: Value, axis: int) -> Any:
     return op.Add(op.Div(op.Sub(n, 1), 2), 1)
 
 
+def _median(self: Value, axis: int, keepdim: bool) -> tuple[Value, Value]:
+    """The lower median along axis; NaN (at the first NaN's index) where the values hold a NaN,
+    as in torch (use nanmedian to skip them)."""
+    values, indices = _kth(self, _lower_median_k(self, axis), axis, keepdim)
+    if not self.dtype.is_floating:
+        return values, indices
+    nan = op.Cast(op.IsNaN(self), to=types.UINT8.onnx)
+    has_nan = op.Cast(op.ReduceMax(nan, [axis], keepdims=int(keepdim)), to=types.BOOL.onnx)
+    first_nan = op.ArgMax(nan, axis=axis, keepdims=int(keepdim))
+    wide = cast_to(values, types.FLOAT) if values.dtype is types.BFLOAT16 else values  # no bfloat16 Where
+    values = cast_to(op.Where(has_nan, op.CastLike(math.nan, wide), wide), values.dtype)
+    return values, op.Where(has_nan, first_nan, indices)
+
+
 @aten_op("aten::median")
 def aten_median(self: TReal) -> TReal:
     """median(Tensor self) -> Tensor"""
-    flat = op.Reshape(self, [-1])
-    return _kth(flat, _lower_median_k(flat, 0), 0, False)[0]
+    return _median(op.Reshape(self, [-1]), 0, False)[0]
 
 
 @aten_op("aten::median.dim")
@@ -190,7 +205,7 @@ def aten_median_dim(self: TReal, dim: int, keepdim: bool = False) -> tuple[TReal
     axis = _scan_axis(self, dim)
     if self.rank == 0:
         return _kth(self, 1, dim, keepdim)
-    return _kth(self, _lower_median_k(self, axis), axis, keepdim)
+    return _median(self, axis, keepdim)
 
 
 @aten_op("aten::msort")

@@ -2,9 +2,12 @@
 
 Ties: ONNX TopK puts the lower index first among equal values, for largest and smallest alike,
 so sort and argsort match torch's stable sort (`stable=True`) and `stable=False` gets the
-same order. torch.topk makes no promise about the order of indices of equal values, so for
-inputs with ties its indices may differ from ours while the values agree.
-NaN: torch orders NaN above every number; onnxruntime's TopK does not (known gap).
+same order. torch's `stable=False` sort (std::sort, an introsort) and its topk/kthvalue
+(std::partial_sort / std::nth_element) leave the order of equal values to the algorithm's
+pivots: for inputs with ties their indices may differ from ours (the stable order) while the
+values agree; no composition of ONNX ops reproduces libstdc++'s pivot choices.
+NaN: torch orders NaN above every number (last ascending, first descending): a first stable
+pass orders by "is NaN", a second by the value with NaN read as +inf.
 bool and bfloat16 (no TopK kernel in onnxruntime) are sorted as uint8 and float32, exactly.
 """
 
@@ -49,8 +52,19 @@ def _topk(self: Value, k: Any, dim: int, largest: bool, sorted: bool) -> tuple[V
     else:
         k = np.array([k], np.int64)
     x = cast_to(self, _TOPK_DTYPE.get(self.dtype, self.dtype))
-    values, indices = op.TopK(x, k, axis=axis, largest=int(largest), sorted=int(sorted))
-    return cast_to(values, self.dtype), indices
+    if not x.dtype.is_floating:
+        values, indices = op.TopK(x, k, axis=axis, largest=int(largest), sorted=int(sorted))
+        return cast_to(values, self.dtype), indices
+    # torch orders NaN above +inf. Two stable passes (TopK keeps the lower index first among
+    # equal keys): order by "is NaN" first, then by the value with NaN read as +inf; a stable
+    # second pass keeps the NaNs after (largest: before) the infinities, in index order.
+    nan = op.IsNaN(x)
+    n = op.Shape(x, start=axis, end=axis + 1)
+    _, by_nan = op.TopK(op.Cast(nan, to=types.UINT8.onnx), n, axis=axis, largest=int(largest), sorted=1)
+    key = op.GatherElements(op.Where(nan, op.CastLike(np.inf, x), x), by_nan, axis=axis)
+    _, order = op.TopK(key, k, axis=axis, largest=int(largest), sorted=int(sorted))
+    indices = op.GatherElements(by_nan, order, axis=axis)
+    return cast_to(op.GatherElements(x, indices, axis=axis), self.dtype), indices
 
 
 def _sort(self: Value, dim: int, descending: bool) -> tuple[Value, Value]:

@@ -4,7 +4,19 @@ from __future__ import annotations
 
 import torch
 
-from torchlib.conformance.spec import Entry, XFail
+from collections.abc import Iterator
+from typing import Any
+
+from torchlib.conformance.spec import Entry, XFail, sample_input
+
+
+def native_dropout_samples(dtype: torch.dtype) -> Iterator[Any]:
+    """Inference, training with p in (0, 1) (random: shapes and dtypes compared) and p = 1."""
+    torch.manual_seed(0)
+    for shape in ((5, 5), (3,), (), (0, 4)):
+        x = torch.randn(shape).to(dtype)
+        for p, train in ((0.3, False), (0.3, None), (0.0, True), (0.4, True), (1.0, True)):
+            yield sample_input(x, p, train)
 
 ENTRIES = [
     Entry('aten_alpha_dropout', opinfo=['nn.functional.alpha_dropout'], compare='shape', xfail=[
@@ -13,21 +25,7 @@ ENTRIES = [
         XFail('ValueError: aten::alpha_dropout in training mode is not exported; export in eval mode', dtypes=[torch.float32], samples=[2, 4, 8, 10, 14, 16]),
         XFail('ValueError: aten::alpha_dropout in training mode is not exported; export in eval mode', dtypes=[torch.float64], samples=[2, 4, 8, 10, 14, 16]),
     ]),  # alpha_dropout (CompositeImplicit)
-    Entry('aten_dropout', opinfo=['nn.functional.dropout'], compare='shape', xfail=[
-        XFail('onnxruntime has no Dropout-22 kernel for this dtype (NOT_IMPLEMENTED)', dtypes=[torch.bfloat16], samples=[2, 4, 8, 10, 14, 16, 18]),
-        XFail("onnxruntime failed to run op.Dropout(FLOAT16[5, 5], FLOAT[], BOOL[]) with attributes {}: Non-zero status code returned while running Dropout node. Name:'Dropout' Status Message: /onnxruntime_src/onnxruntime/core/provi...", dtypes=[torch.float16], samples=[4], mode='eager'),
-        XFail("Non-zero status code returned while running Dropout node. Name:'node_output_0' Status Message: /onnxruntime_src/onnxruntime/core/providers/cpu/nn/dropout_op.h:42 float onnxruntime::{anonymous}::GetRatioOrDefault(const...", dtypes=[torch.float16], samples=[4, 10, 16], mode='traced'),
-        XFail("onnxruntime failed to run op.Dropout(FLOAT16[5], FLOAT[], BOOL[]) with attributes {}: Non-zero status code returned while running Dropout node. Name:'Dropout' Status Message: /onnxruntime_src/onnxruntime/core/provider...", dtypes=[torch.float16], samples=[10], mode='eager'),
-        XFail("onnxruntime failed to run op.Dropout(FLOAT16[], FLOAT[], BOOL[]) with attributes {}: Non-zero status code returned while running Dropout node. Name:'Dropout' Status Message: /onnxruntime_src/onnxruntime/core/providers...", dtypes=[torch.float16], samples=[16], mode='eager'),
-        XFail("onnxruntime failed to run op.Dropout(FLOAT[5, 5], FLOAT[], BOOL[]) with attributes {}: Non-zero status code returned while running Dropout node. Name:'Dropout' Status Message: /onnxruntime_src/onnxruntime/core/provide...", dtypes=[torch.float32], samples=[4], mode='eager'),
-        XFail("Non-zero status code returned while running Dropout node. Name:'node_output_0' Status Message: /onnxruntime_src/onnxruntime/core/providers/cpu/nn/dropout_op.h:42 float onnxruntime::{anonymous}::GetRatioOrDefault(const...", dtypes=[torch.float32], samples=[4, 10, 16], mode='traced'),
-        XFail("onnxruntime failed to run op.Dropout(FLOAT[5], FLOAT[], BOOL[]) with attributes {}: Non-zero status code returned while running Dropout node. Name:'Dropout' Status Message: /onnxruntime_src/onnxruntime/core/providers/...", dtypes=[torch.float32], samples=[10], mode='eager'),
-        XFail("onnxruntime failed to run op.Dropout(FLOAT[], FLOAT[], BOOL[]) with attributes {}: Non-zero status code returned while running Dropout node. Name:'Dropout' Status Message: /onnxruntime_src/onnxruntime/core/providers/c...", dtypes=[torch.float32], samples=[16], mode='eager'),
-        XFail("onnxruntime failed to run op.Dropout(DOUBLE[5, 5], FLOAT[], BOOL[]) with attributes {}: Non-zero status code returned while running Dropout node. Name:'Dropout' Status Message: /onnxruntime_src/onnxruntime/core/provid...", dtypes=[torch.float64], samples=[4], mode='eager'),
-        XFail("Non-zero status code returned while running Dropout node. Name:'node_output_0' Status Message: /onnxruntime_src/onnxruntime/core/providers/cpu/nn/dropout_op.h:42 float onnxruntime::{anonymous}::GetRatioOrDefault(const...", dtypes=[torch.float64], samples=[4, 10, 16], mode='traced'),
-        XFail("onnxruntime failed to run op.Dropout(DOUBLE[5], FLOAT[], BOOL[]) with attributes {}: Non-zero status code returned while running Dropout node. Name:'Dropout' Status Message: /onnxruntime_src/onnxruntime/core/providers...", dtypes=[torch.float64], samples=[10], mode='eager'),
-        XFail("onnxruntime failed to run op.Dropout(DOUBLE[], FLOAT[], BOOL[]) with attributes {}: Non-zero status code returned while running Dropout node. Name:'Dropout' Status Message: /onnxruntime_src/onnxruntime/core/providers/...", dtypes=[torch.float64], samples=[16], mode='eager'),
-    ]),  # dropout (CompositeImplicit)
+    Entry('aten_dropout', opinfo=['nn.functional.dropout'], compare='shape'),  # dropout (CompositeImplicit)
     Entry('aten_feature_alpha_dropout', opinfo=[('nn.functional.feature_alpha_dropout', 'with_train'), ('nn.functional.feature_alpha_dropout', 'without_train')], compare='shape', xfail=[
         XFail('ValueError: aten::feature_alpha_dropout in training mode is not exported; export in eval mode', dtypes=[torch.bfloat16], samples=[1, 2, 4, 5], opinfo='nn.functional.feature_alpha_dropout.with_train'),
         XFail('ValueError: aten::feature_alpha_dropout in training mode is not exported; export in eval mode', dtypes=[torch.float16], samples=[1, 2, 4, 5], opinfo='nn.functional.feature_alpha_dropout.with_train'),
@@ -44,5 +42,5 @@ ENTRIES = [
         XFail('ValueError: aten::feature_dropout in training mode (whole-channel masks) is not exported; export in eval mode', dtypes=[torch.float64], samples=[2, 4, 8, 10, 12], opinfo='nn.functional.dropout2d'),
         XFail('ValueError: aten::feature_dropout in training mode (whole-channel masks) is not exported; export in eval mode', dtypes=[torch.float64], samples=[2, 4, 8, 10, 12], opinfo='nn.functional.dropout3d'),
     ]),  # feature_dropout CIA
-    Entry('aten_native_dropout', reason='on CPU aten::dropout decomposes to bernoulli and mul (native_dropout is its fused CUDA path), so no OpInfo sample reaches it; tests/ops/test_dropout.py checks it'),  # native_dropout: no OpInfo sample calls it
+    Entry('aten_native_dropout', samples=native_dropout_samples, dtypes=[torch.float32, torch.float16, torch.bfloat16, torch.float64], compare='shape'),  # native_dropout: no OpInfo sample calls it (on CPU aten::dropout decomposes to bernoulli and mul)
 ]

@@ -7,16 +7,10 @@ import torch
 from torchlib.conformance.spec import Entry, XFail
 
 ENTRIES = [
-    Entry('aten_addmm', opinfo=['addmm', ('addmm', 'decomposed')], xfail=[
-        XFail('with an empty inner dimension (mat1 [5, 0] @ mat2 [0, 10]) the result is not beta * input (every element off, up to 7.2)', dtypes=[torch.bfloat16], samples=[4, 5], opinfo='addmm'),
-        XFail('with an empty inner dimension (mat1 [5, 0] @ mat2 [0, 10]) the result is not beta * input (every element off, up to 7.2)', dtypes=[torch.float16], samples=[4, 5], opinfo='addmm'),
-        XFail('with an empty inner dimension (mat1 [5, 0] @ mat2 [0, 10]) the result is not beta * input (every element off, up to 7.2)', dtypes=[torch.float32], samples=[4, 5], opinfo='addmm'),
-    ]),  # addmm
+    Entry('aten_addmm', opinfo=['addmm', ('addmm', 'decomposed')]),  # addmm
     Entry('aten_addmm_dtype', reason='the out_dtype overload addmm.dtype has no CPU kernel in torch 2.13 (CUDA only), so there is no torch output to compare with'),
     Entry('aten_addmv', opinfo=['addmv']),  # addmv
-    Entry('aten_baddbmm', opinfo=['baddbmm'], xfail=[
-        XFail('output differs from torch beyond the tolerance (greatest absolute difference 0.00113)', dtypes=[torch.float16], samples=[2], mode='eager'),
-    ]),  # baddbmm
+    Entry('aten_baddbmm', opinfo=['baddbmm']),  # baddbmm
     Entry('aten_baddbmm_dtype', reason='the out_dtype overload baddbmm.dtype has no CPU kernel in torch 2.13 (CUDA only), so there is no torch output to compare with'),
     Entry('aten_bmm', opinfo=[('bmm', 'triton_optimized'), 'bmm']),  # bmm
     Entry('aten_bmm_dtype', reason='the out_dtype overload bmm.dtype has no CPU kernel in torch 2.13 (CUDA only), so there is no torch output to compare with'),

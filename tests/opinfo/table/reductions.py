@@ -23,9 +23,7 @@ ENTRIES = [
     Entry('aten_argmin', opinfo=['argmin']),  # argmin
     Entry('aten_cumprod', opinfo=['cumprod']),  # cumprod
     Entry('aten_cumsum', opinfo=['cumsum']),  # cumsum
-    Entry('aten_linalg_vector_norm', opinfo=['norm', 'linalg.norm'], xfail=[
-        XFail('output differs from torch beyond the tolerance', dtypes=[torch.float64], samples=[37], opinfo='norm'),
-    ]),  # linalg_vector_norm
+    Entry('aten_linalg_vector_norm', opinfo=['norm', 'linalg.norm']),  # linalg_vector_norm
     Entry('aten_logsumexp', opinfo=['logsumexp']),  # logsumexp
     Entry('aten_max', opinfo=[('max', 'reduction_no_dim')]),  # max
     Entry('aten_max_dim', opinfo=[('max', 'reduction_with_dim')]),  # max.dim
@@ -40,9 +38,7 @@ ENTRIES = [
     Entry('aten_norm_ScalarOpt_dim_dtype', samples=h.norms('ScalarOpt_dim_dtype'), dtypes=FLOATS),
     Entry('aten_norm_ScalarOpt_dtype', samples=h.norms('ScalarOpt_dtype'), dtypes=FLOATS),
     Entry('aten_prod', opinfo=['prod']),  # prod
-    Entry('aten_prod_dim_int', opinfo=['prod'], xfail=[
-        XFail("op.ReduceProd: input 0 ('data') has dtype BOOL, but T allows {BFLOAT16, DOUBLE, FLOAT, FLOAT16, INT32, INT64, UINT32, UINT64}", dtypes=[torch.bool], samples=[19, 29]),
-    ]),  # prod.dim_int
+    Entry('aten_prod_dim_int', opinfo=['prod']),  # prod.dim_int
     Entry('aten_std', opinfo=['std', ('std', 'unbiased')]),  # std (CompositeImplicit)
     Entry('aten_std_correction', opinfo=['std', ('std', 'unbiased')]),  # std.correction
     Entry('aten_std_dim', opinfo=['std', ('std', 'unbiased')]),  # std.dim (CompositeImplicit)

@@ -6,22 +6,23 @@ import torch
 
 from torchlib.conformance.spec import Entry, XFail
 
+# torch's stable=False sort is std::sort (an introsort): its order among equal values follows its
+# pivot choices. This returns the stable order, torch's with stable=True.
+UNSTABLE_TIES = ("the indices of equal values follow std::sort's pivots in torch (stable=False); this returns the stable order, "
+                 "torch's with stable=True (sample 0 sorts 8000 values with many ties; the values agree)")
+UNSTABLE_SAMPLES = [XFail(UNSTABLE_TIES, dtypes=[dtype], samples=[0]) for dtype in (torch.bfloat16, torch.bool, torch.float16)]
+
+TOPK_TIES = ("the indices of equal values: torch.topk orders ties as std::partial_sort / std::nth_element leave them "
+             "(pivot-dependent); this returns them in index order (the values agree, and every index points at its value)")
+
 ENTRIES = [
-    Entry('aten_argsort', opinfo=['argsort'], xfail=[
-        XFail('indices of equal values come out in another order than torch (sample 0 sorts 8000 values with many ties; the values agree)', dtypes=[torch.bfloat16], samples=[0]),
-        XFail('indices of equal values come out in another order than torch (sample 0 sorts 8000 values with many ties; the values agree)', dtypes=[torch.bool], samples=[0]),
-        XFail('indices of equal values come out in another order than torch (sample 0 sorts 8000 values with many ties; the values agree)', dtypes=[torch.float16], samples=[0]),
-    ]),  # argsort (CompositeImplicit)
+    Entry('aten_argsort', opinfo=['argsort'], xfail=UNSTABLE_SAMPLES),  # argsort (CompositeImplicit)
     Entry('aten_argsort_stable', opinfo=['argsort']),  # argsort.stable (CompositeImplicit)
-    Entry('aten_sort', opinfo=['sort'], xfail=[
-        XFail('indices of equal values come out in another order than torch (sample 0 sorts 8000 values with many ties; the values agree)', dtypes=[torch.bfloat16], samples=[0]),
-        XFail('indices of equal values come out in another order than torch (sample 0 sorts 8000 values with many ties; the values agree)', dtypes=[torch.bool], samples=[0]),
-        XFail('indices of equal values come out in another order than torch (sample 0 sorts 8000 values with many ties; the values agree)', dtypes=[torch.float16], samples=[0]),
-    ]),  # sort
+    Entry('aten_sort', opinfo=['sort'], xfail=UNSTABLE_SAMPLES),  # sort
     Entry('aten_sort_stable', opinfo=['sort']),  # sort.stable
     Entry('aten_topk', opinfo=['topk'], xfail=[
-        XFail('output[1] (indices) differs where values tie: torch and onnxruntime TopK break ties differently (the values agree)', dtypes=[torch.bfloat16], samples=[*range(1, 7)]),
-        XFail('output[1] (indices) differs where values tie: torch and onnxruntime TopK break ties differently (the values agree)', dtypes=[torch.int32], samples=[*range(0, 7)]),
-        XFail('output[1] (indices) differs where values tie: torch and onnxruntime TopK break ties differently (the values agree)', dtypes=[torch.int64], samples=[*range(0, 7)]),
+        XFail(TOPK_TIES, dtypes=[torch.bfloat16], samples=[*range(1, 7)]),
+        XFail(TOPK_TIES, dtypes=[torch.int32], samples=[*range(0, 7)]),
+        XFail(TOPK_TIES, dtypes=[torch.int64], samples=[*range(0, 7)]),
     ]),  # topk
 ]

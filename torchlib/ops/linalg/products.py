@@ -13,6 +13,7 @@ from __future__ import annotations
 from graph_builder import op, types
 from graph_builder.ir import Value
 from graph_builder.types import DType, TReal, TRealOrBool
+from torchlib.ops._kernels import scale
 from torchlib.promotion import cast_to, elementwise
 from torchlib.registry import aten_op
 
@@ -22,14 +23,21 @@ _MATMUL_DTYPE = {types.BFLOAT16: types.FLOAT, types.INT8: types.INT32, types.UIN
 _GEMM_DTYPE = {types.FLOAT: types.FLOAT, types.FLOAT16: types.FLOAT16, types.BFLOAT16: types.FLOAT}
 
 
-def _product(a: Value, b: Value) -> Value:
-    """MatMul in a dtype onnxruntime has a kernel for (the result stays in that dtype)."""
+def _product(a: Value, b: Value, then_add: bool = False) -> Value:
+    """MatMul in a dtype onnxruntime has a kernel for (the result stays in that dtype). With
+    then_add (a sum follows) float16 computes in float32 too, so that the product and the sum
+    round once, as in torch."""
     if a.dtype.is_bool or b.dtype.is_bool:
         raise TypeError("matrix products are not implemented for bool tensors (torch raises too)")
     if a.dtype is not b.dtype:
         raise TypeError(f"matrix products need operands of one dtype, got {a.dtype} and {b.dtype} (torch raises too)")
-    compute = _MATMUL_DTYPE.get(a.dtype, a.dtype)
-    return op.MatMul(cast_to(a, compute), cast_to(b, compute))
+    compute = types.FLOAT if then_add and a.dtype is types.FLOAT16 else _MATMUL_DTYPE.get(a.dtype, a.dtype)
+    a, b = cast_to(a, compute), cast_to(b, compute)
+    if b.rank == 1 and a.rank is not None and a.rank >= 2:
+        # onnxruntime's matrix-vector MatMul returns stale memory when the inner dimension is 0
+        # and fails when the matrix has 0 rows: multiply by a one-column matrix instead
+        return op.Squeeze(op.MatMul(a, op.Unsqueeze(b, [1])), [-1])
+    return op.MatMul(a, b)
 
 
 def _matmul(a: Value, b: Value) -> Value:
@@ -41,7 +49,7 @@ def _add_scaled(self: Value, product: Value, beta: float, alpha: float, dtype: D
     beta == 0 self is ignored (NaN and inf included), as in torch; the product already has the
     broadcast result shape."""
     if alpha != 1:
-        product = op.Mul(product, alpha)
+        product = scale(product, alpha)
     if beta != 0:
         self = cast_to(self, product.dtype)
         product = op.Add(self if beta == 1 else op.Mul(self, beta), product)
@@ -109,11 +117,16 @@ def _addmm(self: Value, mat1: Value, mat2: Value, beta: float, alpha: float) -> 
     dtype = mat1.dtype
     compute = _GEMM_DTYPE.get(dtype)
     if compute is None or self.dtype is not dtype:
-        return _add_scaled(self, _product(mat1, mat2), beta, alpha, dtype)
+        return _add_scaled(self, _product(mat1, mat2, then_add=True), beta, alpha, dtype)
     a, b = cast_to(mat1, compute), cast_to(mat2, compute)
     if beta == 0:
         return cast_to(op.Gemm(a, b, alpha=alpha), dtype)
-    return cast_to(op.Gemm(a, b, cast_to(self, compute), alpha=alpha, beta=beta), dtype)
+    c = cast_to(self, compute)
+    inner = mat1.shape[1] if mat1.shape is not None else None
+    if not (isinstance(inner, int) and inner > 0) and beta != 1:
+        # onnxruntime's Gemm returns C unscaled (not beta * C) when the inner dimension is 0
+        c, beta = op.Mul(c, beta), 1
+    return cast_to(op.Gemm(a, b, c, alpha=alpha, beta=beta), dtype)
 
 
 @aten_op("aten::addmm")
@@ -134,7 +147,7 @@ def aten_addmm_dtype(
 def aten_baddbmm(self: TReal, batch1: TReal, batch2: TReal, *, beta: float = 1, alpha: float = 1) -> TReal:
     """baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor"""
     _check_rank("baddbmm", batch1=(batch1, 3), batch2=(batch2, 3))
-    return _add_scaled(self, _product(batch1, batch2), beta, alpha, batch1.dtype)
+    return _add_scaled(self, _product(batch1, batch2, then_add=True), beta, alpha, batch1.dtype)
 
 
 @aten_op("aten::baddbmm.dtype")
@@ -143,7 +156,7 @@ def aten_baddbmm_dtype(
 ) -> TReal:
     """baddbmm.dtype(Tensor self, Tensor batch1, Tensor batch2, ScalarType out_dtype, *, Scalar beta=1, Scalar alpha=1) -> Tensor"""
     _check_rank("baddbmm", batch1=(batch1, 3), batch2=(batch2, 3))
-    product = _product(cast_to(batch1, out_dtype), cast_to(batch2, out_dtype))
+    product = _product(cast_to(batch1, out_dtype), cast_to(batch2, out_dtype), then_add=True)
     return _add_scaled(self, product, beta, alpha, out_dtype)
 
 
@@ -151,7 +164,7 @@ def aten_baddbmm_dtype(
 def aten_addmv(self: TReal, mat: TReal, vec: TReal, *, beta: float = 1, alpha: float = 1) -> TReal:
     """addmv(Tensor self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor"""
     _check_rank("addmv", mat=(mat, 2), vec=(vec, 1))
-    return _add_scaled(self, _product(mat, vec), beta, alpha, mat.dtype)
+    return _add_scaled(self, _product(mat, vec, then_add=True), beta, alpha, mat.dtype)
 
 
 @aten_op("aten::linear")
@@ -170,7 +183,7 @@ def aten_linear(input: TReal, weight: TReal, bias: TReal | None = None) -> TReal
         weight = op.Transpose(weight, perm=[1, 0])
     if bias is None:
         return _matmul(input, weight)
-    return _add_scaled(bias, _product(input, weight), 1, 1, input.dtype)
+    return _add_scaled(bias, _product(input, weight, then_add=True), 1, 1, input.dtype)
 
 
 @aten_op("aten::t")

@@ -35,6 +35,7 @@ from torchlib.conformance.spec import COMPLEX_DTYPES, DEFAULT_TOL, MODES, REAL_D
 
 PASSED, XFAIL, FAILED, XPASS, SKIPPED = "passed", "xfail", "failed", "xpass", "skipped"
 SEED = 0
+OWN_SAMPLES = "own samples"  # the source label of an entry's samples= (never adapted: already in the function's signature)
 TABLE_PATH = Path(__file__).resolve().parents[2] / "tests" / "opinfo" / "table"
 
 
@@ -166,7 +167,7 @@ class Harness:
             for ref in entry.opinfo_refs:
                 if ref not in self.op_db:
                     problems.append(f"{key}: no OpInfo named {ref[0]!r} with variant {ref[1]!r} in op_db")
-            if entry.opinfo and entry.dtypes is not None:
+            if entry.samples is None and entry.dtypes is not None:
                 problems.append(f"{key}: dtypes is for entries with samples of their own; skip an OpInfo dtype with Skip(reason, dtypes=...)")
         return problems
 
@@ -188,6 +189,75 @@ class Harness:
     def untested(self) -> dict[str, str]:
         """Functions whose entry says why they are not run."""
         return {k: e.reason for k, e in self.entries.items() if k in self.functions and not e.opinfo and e.samples is None}
+
+    # -- coverage: which cells get samples, by routing alone ---------------------------------
+    def coverage(self, jobs: Sequence[tuple[str, torch.dtype]] | None = None) -> dict[tuple[str, torch.dtype], str]:
+        """For each (function, dtype) cell: where its first runnable sample comes from (the
+        OpInfo, "own samples", or "skipped: <reason>" for a Skip rule covering the whole
+        dtype), or "" when no sample reaches it. Routing only: torch runs each OpInfo sample
+        (under the dispatch recorder, or make_fx for the pre-dispatch route), onnxruntime
+        never runs. Samples are scanned per (OpInfo, dtype, route) until every cell waiting
+        on them has one, so functions sharing an OpInfo share the scan."""
+        jobs = self.jobs() if jobs is None else jobs
+        found: dict[tuple[str, torch.dtype], str] = {}
+        waiting: dict[tuple[tuple[str, str], torch.dtype, str], list[str]] = {}
+        for key, dtype in jobs:
+            entry = self.entries[key]
+            found[(key, dtype)] = ""
+            whole = next((r for r in entry.skip if r.dtypes and dtype in r.dtypes and r.samples is None and r.when is None and r.opinfo is None), None)
+            if whole is not None:
+                found[(key, dtype)] = f"skipped: {whole.reason}"
+                continue
+            if entry.samples is not None and dtype in (entry.dtypes or ()):
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    samples = entry.samples(dtype)
+                    if any(not any(r.matches(dtype, i, s, OWN_SAMPLES) for r in entry.skip) for i, s in enumerate(samples)):
+                        found[(key, dtype)] = OWN_SAMPLES
+                        continue
+            for ref in entry.opinfo_refs:
+                if dtype in self.op_db[ref].supported_dtypes("cpu"):
+                    waiting.setdefault((ref, dtype, self.route(key)), []).append(key)
+        for (ref, dtype, route), keys in waiting.items():
+            pending = [k for k in keys if not found[(k, dtype)]]
+            if pending:
+                for key, label in self._scan_routes(ref, dtype, route, pending).items():
+                    found[(key, dtype)] = label
+        return found
+
+    def _scan_routes(self, ref: tuple[str, str], dtype: torch.dtype, route: str, keys: list[str]) -> dict[str, str]:
+        info = self.op_db[ref]
+        label = ref[0] + (f".{ref[1]}" if ref[1] else "")
+        pending = set(keys)
+        reached: dict[str, str] = {}
+        torch.manual_seed(SEED)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            samples = info.sample_inputs("cpu", dtype, requires_grad=False)
+            try:
+                for index, sample in enumerate(samples):
+                    if not pending:
+                        break
+                    calls = _routed_calls(info.op, sample, route)
+                    if calls is None:
+                        continue  # torch rejects the sample
+                    for key in sorted(pending):
+                        entry = self.entries[key]
+                        if any(r.matches(dtype, index, sample, label) for r in entry.skip):
+                            continue
+                        if route == "public":
+                            the_call: Any = entry.adapter(sample) if entry.adapter else sample
+                        else:
+                            wanted = frozenset(entry.aten or self.functions[key].aten_names)
+                            the_call = next((c for name, c in calls if name in wanted), None)
+                            if the_call is not None and entry.adapter is not None:
+                                the_call = entry.adapter(the_call)
+                        if the_call is not None and not isinstance(the_call, Skip):
+                            reached[key] = label
+                            pending.discard(key)
+            finally:
+                _close(samples)
+        return reached
 
     # -- planning -----------------------------------------------------------------------------
     def select(self, ops: Iterable[str] | None = None) -> list[str]:
@@ -213,9 +283,7 @@ class Harness:
         if entry is None:
             return []
         harness_dtypes = COMPLEX_DTYPES if self.functions[key].complex else REAL_DTYPES
-        if entry.samples is not None:
-            return [d for d in harness_dtypes if d in (entry.dtypes or ())]
-        supported: set[torch.dtype] = set()
+        supported: set[torch.dtype] = set(entry.dtypes or ()) if entry.samples is not None else set()
         for ref in entry.opinfo_refs:
             if ref in self.op_db:
                 supported |= set(self.op_db[ref].supported_dtypes("cpu"))
@@ -235,18 +303,19 @@ class Harness:
         implicit = all(_is_composite_implicit(n) for n in self.functions[key].aten_names)
         return "pre_dispatch" if implicit else "aten"
 
-    def sources(self, key: str, dtype: torch.dtype) -> list[tuple[str, Callable[[], Iterable[Any]], Callable[..., Any]]]:
-        """(label, make samples, torch reference) per OpInfo supporting dtype, and own samples."""
+    def sources(self, key: str, dtype: torch.dtype) -> list[tuple[str, Callable[[], Iterable[Any]], Callable[..., Any], str]]:
+        """(label, make samples, torch reference, route) per OpInfo supporting dtype, and own
+        samples (route "public": called as they are)."""
         entry = self.entries[key]
         sources = []
         for ref in entry.opinfo_refs:
             info = self.op_db[ref]
             if dtype in info.supported_dtypes("cpu"):
                 label = ref[0] + (f".{ref[1]}" if ref[1] else "")
-                sources.append((label, functools.partial(info.sample_inputs, "cpu", dtype, requires_grad=False), info.op))
-        if entry.samples is not None:
+                sources.append((label, functools.partial(info.sample_inputs, "cpu", dtype, requires_grad=False), info.op, self.route(key)))
+        if entry.samples is not None and dtype in (entry.dtypes or ()):
             reference = entry.reference or _aten_reference(self.functions[key].aten_names[0])
-            sources.append(("own samples", functools.partial(entry.samples, dtype), reference))
+            sources.append((OWN_SAMPLES, functools.partial(entry.samples, dtype), reference, "public"))
         return sources
 
     def run(self, key: str, dtype: torch.dtype, max_samples: int | None = None) -> JobResult:
@@ -257,13 +326,12 @@ class Harness:
         result = JobResult(key, dtype_name(dtype), [])
         entry = self.entries[key]
         fn = self.functions[key].function
-        route = self.route(key)
         overloads = frozenset(entry.aten or self.functions[key].aten_names)
         sources = self.sources(key, dtype)
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                for label, make, reference in sources:
+                for label, make, reference, route in sources:
                     torch.manual_seed(SEED)
                     found = 0
                     samples = make()
@@ -295,6 +363,20 @@ def _close(samples: Any) -> None:
     close = getattr(inner, "close", None)
     if close is not None:
         close()
+
+
+def _routed_calls(op: Callable[..., Any], sample: Any, route: str) -> list[tuple[str, Call]] | None:
+    """The ATen calls the sample makes on the route (empty for "public"), or None when torch
+    rejects the sample."""
+    try:
+        if route == "pre_dispatch":
+            return [(name, c) for name, c, _ in _pre_dispatch_calls(op, sample)]
+        recorder = _RecordCalls() if route == "aten" else contextlib.nullcontext()
+        with recorder:
+            op(sample.input, *sample.args, **sample.kwargs)
+        return recorder.calls if route == "aten" else []
+    except Exception:
+        return None
 
 
 def _is_composite_implicit(name: str) -> bool:
@@ -359,10 +441,31 @@ class _Capture(TorchDispatchMode):
         return out
 
 
-def _capture_pre_dispatch(op: Callable[..., Any], sample: Any, wanted: frozenset[str]) -> tuple[Call, Any] | None:
+class _RecordCalls(TorchDispatchMode):
+    """Records every top-level ATen call (overload name, arguments) in call order: routing
+    only, for the coverage check (the adapters look at the arguments, nothing runs them)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.calls: list[tuple[str, Call]] = []
+
+    def __torch_dispatch__(self, func: Any, types: Any, args: tuple = (), kwargs: dict | None = None) -> Any:
+        kwargs = kwargs or {}
+        self.calls.append((_overload_name(func), Call(args, kwargs)))
+        return func(*args, **kwargs)
+
+
+def _capture_pre_dispatch(op: Callable[..., Any], sample: Any, wanted: frozenset[str] | None) -> tuple[Call, Any] | None:
     """The first call to one of `wanted` in the pre-dispatch graph of the sample (where
     CompositeImplicitAutograd ops such as conv2d or softmax.int are not decomposed yet, as in
     torch.export), with its concrete arguments and output."""
+    calls = _pre_dispatch_calls(op, sample, wanted)
+    return (calls[0][1], calls[0][2]) if calls else None
+
+
+def _pre_dispatch_calls(op: Callable[..., Any], sample: Any, wanted: frozenset[str] | None = None) -> list[tuple[str, Call, Any]]:
+    """The calls (overload name, arguments, output) of the sample's pre-dispatch graph: the
+    first call to one of `wanted`, or (wanted None) every call, in graph order."""
     from torch.fx import Interpreter
     from torch.fx.experimental.proxy_tensor import make_fx
     from torch.utils._pytree import tree_flatten, tree_unflatten
@@ -383,20 +486,23 @@ def _capture_pre_dispatch(op: Callable[..., Any], sample: Any, wanted: frozenset
         graph = make_fx(call_op, pre_dispatch=True)(*tensors)
     finally:
         gc.enable()
-    hit: list[tuple[Call, Any]] = []
+    hits: list[tuple[str, Call, Any]] = []
 
     class Recorder(Interpreter):
         def run_node(self, n: Any) -> Any:
-            if hit or n.op != "call_function" or not hasattr(n.target, "_schema") or _overload_name(n.target) not in wanted:
+            if n.op != "call_function" or not hasattr(n.target, "_schema"):
+                return super().run_node(n)
+            name = _overload_name(n.target)
+            if wanted is not None and (hits or name not in wanted):
                 return super().run_node(n)
             args, kwargs = self.fetch_args_kwargs_from_env(n)
             the_call = Call(_snapshot(tuple(args)), _snapshot(dict(kwargs)))
             result = super().run_node(n)
-            hit.append((the_call, _snapshot(result)))
+            hits.append((name, the_call, _snapshot(result) if wanted is not None else None))
             return result
 
     Recorder(graph).run(*tensors)
-    return hit[0] if hit else None
+    return hits
 
 
 # -- one sample -------------------------------------------------------------------------------
@@ -432,7 +538,8 @@ def run_sample(fn: Callable[..., Any], entry: Entry, dtype: torch.dtype, index: 
             if entry.adapter is not None:
                 the_call = entry.adapter(the_call)
         else:
-            the_call = entry.adapter(sample) if entry.adapter else Call((sample.input, *sample.args), dict(sample.kwargs))
+            own = source == OWN_SAMPLES
+            the_call = entry.adapter(sample) if entry.adapter and not own else Call((sample.input, *sample.args), dict(sample.kwargs))
     except Exception as e:
         return SampleResult(index, description, FAILED, f"the adapter failed: {_error_text(e)}",
                             {m: (FAILED, "the adapter failed") for m in MODES})

@@ -145,8 +145,10 @@ class Entry:
               "aten"/"pre_dispatch": Call -> Call | Skip | None (e.g. convolution's arguments
               onto _convolution's); route "public": SampleInput -> Call | Skip | None.
     output:   maps the function's result onto what torch returns (e.g. lambda r: r[0]).
-    samples:  for a function without an OpInfo: dtype -> iterable of SampleInput (route
-              "public"), checked against `reference` (default: torch.ops.aten.<first overload>).
+    samples:  samples of its own: dtype -> iterable of SampleInput, called as they are (route
+              "public") and checked against `reference` (default: torch.ops.aten.<first
+              overload>). For a function no OpInfo reaches, or in addition to its OpInfos for
+              the dtypes they leave without a sample. The adapter is not applied to them.
     dtypes:   the dtypes of `samples` (required with it; OpInfo entries run every dtype the
               OpInfo supports among the harness dtypes, skip one with Skip(reason, dtypes=...)).
     tol:      {dtype under test: (rtol, atol)} overriding DEFAULT_TOL.

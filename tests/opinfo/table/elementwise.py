@@ -7,6 +7,7 @@ import torch
 from torchlib.conformance.spec import Entry, XFail, call
 
 from . import _helpers as h
+from . import _own_samples as own
 from ._helpers import scalar_arg
 
 ENTRIES = [
@@ -16,7 +17,8 @@ ENTRIES = [
     ]),  # acos
     Entry('aten_acosh', opinfo=['acosh']),  # acosh
     Entry('aten_add', opinfo=['add']),  # add.Tensor
-    Entry('aten_add_scalar', opinfo=['add', 'nn.functional.margin_ranking_loss'], aten=['aten::add.Tensor', 'aten::add.Scalar'], adapter=scalar_arg(1)),
+    Entry('aten_add_scalar', opinfo=['add', 'nn.functional.margin_ranking_loss'], aten=['aten::add.Tensor', 'aten::add.Scalar'], adapter=scalar_arg(1),
+          samples=own.tensor_scalar_alpha, dtypes=[torch.bool]),  # no OpInfo sample adds a Python bool
     Entry('aten_addcdiv', opinfo=['addcdiv']),  # addcdiv
     Entry('aten_addcmul', opinfo=['addcmul']),  # addcmul
     Entry('aten_asin', opinfo=['asin']),  # asin
@@ -54,21 +56,24 @@ ENTRIES = [
     Entry('aten_neg', opinfo=['neg']),  # neg
     Entry('aten_pow', opinfo=['pow']),  # pow.Tensor_Tensor
     Entry('aten_pow_scalar', samples=h.scalar_and_tensor, dtypes=[torch.float32, torch.float64, torch.int64, torch.int32]),
-    Entry('aten_pow_tensor_scalar', opinfo=['pow', 'nn.functional.gaussian_nll_loss'], aten=['aten::pow.Tensor_Tensor', 'aten::pow.Tensor_Scalar'], adapter=scalar_arg(1)),
+    Entry('aten_pow_tensor_scalar', opinfo=['pow', 'nn.functional.gaussian_nll_loss'], aten=['aten::pow.Tensor_Tensor', 'aten::pow.Tensor_Scalar'], adapter=scalar_arg(1),
+          samples=own.tensor_int_exponent, dtypes=[torch.int64, torch.int32]),  # no OpInfo sample raises an int tensor to a Python int
     Entry('aten_reciprocal', opinfo=['reciprocal']),  # reciprocal
     Entry('aten_remainder', opinfo=['remainder']),  # remainder.Tensor, remainder.Scalar, remainder.Scalar_Tensor
     Entry('aten_round', opinfo=['round']),  # round
     Entry('aten_round_decimals', opinfo=[('round', 'decimals_0'), ('round', 'decimals_3'), ('round', 'decimals_neg_3')]),  # round.decimals
     Entry('aten_rsqrt', opinfo=['rsqrt']),  # rsqrt
     Entry('aten_rsub', opinfo=['rsub']),  # rsub.Tensor
-    Entry('aten_rsub_scalar', opinfo=['rsub', 'signal.windows.bartlett'], aten=['aten::rsub.Tensor', 'aten::rsub.Scalar'], adapter=scalar_arg(1)),
+    Entry('aten_rsub_scalar', opinfo=['rsub', 'signal.windows.bartlett'], aten=['aten::rsub.Tensor', 'aten::rsub.Scalar'], adapter=scalar_arg(1),
+          samples=own.tensor_scalar_alpha, dtypes=[torch.float16, torch.bfloat16, torch.int64, torch.int32]),  # OpInfo samples with a Python scalar are float32/float64 only
     Entry('aten_sign', opinfo=['sign']),  # sign
     Entry('aten_sin', opinfo=['sin']),  # sin
     Entry('aten_sinh', opinfo=['sinh']),  # sinh
     Entry('aten_sqrt', opinfo=['sqrt']),  # sqrt
     Entry('aten_square', opinfo=['square']),  # square (CompositeImplicit)
     Entry('aten_sub', opinfo=['sub']),  # sub.Tensor
-    Entry('aten_sub_scalar', opinfo=['sub', 'nanquantile'], aten=['aten::sub.Tensor', 'aten::sub.Scalar'], adapter=scalar_arg(1)),
+    Entry('aten_sub_scalar', opinfo=['sub', 'nanquantile'], aten=['aten::sub.Tensor', 'aten::sub.Scalar'], adapter=scalar_arg(1),
+          samples=own.tensor_scalar_alpha, dtypes=[torch.float16, torch.bfloat16, torch.int64, torch.int32]),  # OpInfo samples with a Python scalar are float32/float64 only
     Entry('aten_tan', opinfo=['tan']),  # tan
     Entry('aten_tanh', opinfo=['tanh']),  # tanh
     Entry('aten_trunc', opinfo=['trunc']),  # trunc

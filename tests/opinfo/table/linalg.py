@@ -6,25 +6,27 @@ import torch
 
 from torchlib.conformance.spec import Entry, XFail
 
+from . import _own_samples as own
+
 ENTRIES = [
     Entry('aten_addmm', opinfo=['addmm', ('addmm', 'decomposed')], xfail=[
         XFail('with an empty inner dimension (mat1 [5, 0] @ mat2 [0, 10]) the result is not beta * input (every element off, up to 7.2)', dtypes=[torch.bfloat16], samples=[4, 5], opinfo='addmm'),
         XFail('with an empty inner dimension (mat1 [5, 0] @ mat2 [0, 10]) the result is not beta * input (every element off, up to 7.2)', dtypes=[torch.float16], samples=[4, 5], opinfo='addmm'),
         XFail('with an empty inner dimension (mat1 [5, 0] @ mat2 [0, 10]) the result is not beta * input (every element off, up to 7.2)', dtypes=[torch.float32], samples=[4, 5], opinfo='addmm'),
     ]),  # addmm
-    Entry('aten_addmm_dtype', reason='the out_dtype overload addmm.dtype has no CPU kernel in torch 2.13 (CUDA only), so there is no torch output to compare with'),
+    Entry('aten_addmm_dtype', samples=own.addmm_dtype, dtypes=own.OUT_DTYPE_INPUTS, reference=own.addmm_dtype_reference),  # addmm.dtype is CUDA-only in torch: compared with addmm in out_dtype
     Entry('aten_addmv', opinfo=['addmv']),  # addmv
     Entry('aten_baddbmm', opinfo=['baddbmm'], xfail=[
         XFail('output differs from torch beyond the tolerance (greatest absolute difference 0.00113)', dtypes=[torch.float16], samples=[2], mode='eager'),
     ]),  # baddbmm
-    Entry('aten_baddbmm_dtype', reason='the out_dtype overload baddbmm.dtype has no CPU kernel in torch 2.13 (CUDA only), so there is no torch output to compare with'),
+    Entry('aten_baddbmm_dtype', samples=own.baddbmm_dtype, dtypes=own.OUT_DTYPE_INPUTS, reference=own.baddbmm_dtype_reference),  # CUDA-only in torch
     Entry('aten_bmm', opinfo=[('bmm', 'triton_optimized'), 'bmm']),  # bmm
-    Entry('aten_bmm_dtype', reason='the out_dtype overload bmm.dtype has no CPU kernel in torch 2.13 (CUDA only), so there is no torch output to compare with'),
+    Entry('aten_bmm_dtype', samples=own.bmm_dtype, dtypes=own.OUT_DTYPE_INPUTS, reference=own.bmm_dtype_reference),  # CUDA-only in torch
     Entry('aten_dot', opinfo=['dot']),  # dot
     Entry('aten_linear', opinfo=['nn.functional.linear']),  # linear (CompositeImplicit)
     Entry('aten_matmul', opinfo=['matmul']),  # matmul (CompositeImplicit)
     Entry('aten_mm', opinfo=['mm']),  # mm
-    Entry('aten_mm_dtype', reason='the out_dtype overload mm.dtype has no CPU kernel in torch 2.13 (CUDA only), so there is no torch output to compare with'),
+    Entry('aten_mm_dtype', samples=own.mm_dtype, dtypes=own.OUT_DTYPE_INPUTS, reference=own.mm_dtype_reference),  # CUDA-only in torch
     Entry('aten_mv', opinfo=['mv']),  # mv
     Entry('aten_outer', opinfo=['outer']),  # outer (CompositeImplicit)
     Entry('aten_t', opinfo=['t']),  # t

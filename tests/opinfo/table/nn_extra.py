@@ -6,6 +6,8 @@ import torch
 
 from torchlib.conformance.spec import Entry, XFail
 
+from . import _own_samples as own
+
 _HALF = ("torch's half-precision kernel computes the sampling coordinates and weights in {}; this computes in float32 "
          "(bilinear and bicubic values differ beyond the tolerance, nearest picks a neighbouring pixel)")
 
@@ -24,7 +26,7 @@ ENTRIES = [
         XFail("torch runs instance_norm as batch_norm on a reshaped input, rounding intermediates to the half dtype; one element differs by 1.5e-3 from this float32 computation", dtypes=[torch.float16], samples=[0, 1]),
         XFail("torch runs instance_norm as batch_norm on a reshaped input, rounding intermediates to the half dtype; one element differs by 2.4e-2 from this float32 computation", dtypes=[torch.bfloat16], samples=[4, 5]),
     ]),  # CompositeImplicit
-    Entry('aten_native_channel_shuffle', reason='F.channel_shuffle records aten::channel_shuffle; native_channel_shuffle (CompositeImplicit) is reached only by direct calls, so no OpInfo sample calls it; tests/ops/test_nn_extra.py checks it'),
+    Entry('aten_native_channel_shuffle', samples=own.native_channel_shuffle, dtypes=own.ALL),  # F.channel_shuffle records aten::channel_shuffle, so no OpInfo sample calls it
     Entry('aten_pairwise_distance', opinfo=['nn.functional.pairwise_distance']),  # CompositeImplicit
     Entry('aten_pixel_shuffle', opinfo=['nn.functional.pixel_shuffle']),
     Entry('aten_pixel_unshuffle', opinfo=['nn.functional.pixel_unshuffle']),

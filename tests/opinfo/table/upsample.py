@@ -6,9 +6,11 @@ import torch
 
 from torchlib.conformance.spec import Entry, XFail
 
+from . import _own_samples as own
+
 ENTRIES = [
-    Entry('aten__upsample_bicubic2d_aa', reason='no OpInfo reaches it: op_db has antialiased samples only for bilinear (_upsample_bilinear2d_aa)'),
-    Entry('aten__upsample_bicubic2d_aa_vec', reason='no OpInfo reaches it: op_db has antialiased samples only for bilinear (_upsample_bilinear2d_aa)'),
+    Entry('aten__upsample_bicubic2d_aa', samples=own.bicubic_aa, dtypes=[torch.float32, torch.float64]),  # op_db has antialiased samples only for bilinear; torch has no float16/bfloat16 CPU kernel
+    Entry('aten__upsample_bicubic2d_aa_vec', samples=own.bicubic_aa_vec, dtypes=[torch.float32, torch.float64]),
     Entry('aten__upsample_bilinear2d_aa', opinfo=['_upsample_bilinear2d_aa'], xfail=[
         XFail('output differs from torch beyond the tolerance (greatest absolute difference 2.12e-05)', dtypes=[torch.float32], samples=[2]),
     ]),  # _upsample_bilinear2d_aa

@@ -430,6 +430,7 @@ class _Capture(TorchDispatchMode):
         super().__init__()
         self.wanted = wanted
         self.hit: tuple[Call, Any] | None = None
+        self.name = ""  # the overload of the hit
 
     def __torch_dispatch__(self, func: Any, types: Any, args: tuple = (), kwargs: dict | None = None) -> Any:
         kwargs = kwargs or {}
@@ -437,7 +438,7 @@ class _Capture(TorchDispatchMode):
             return func(*args, **kwargs)
         call_ = Call(_snapshot(args), _snapshot(kwargs))
         out = func(*args, **kwargs)
-        self.hit = (call_, _snapshot(out))
+        self.hit, self.name = (call_, _snapshot(out)), _overload_name(func)
         return out
 
 

@@ -46,7 +46,7 @@ def test_an_abort_is_counted_not_fatal(harness, monkeypatch):
 
     calls = []
 
-    def aborting(h, key, name, the_call, reference, dtype):
+    def aborting(h, key, name, the_call, reference, dtype, tol=None):
         calls.append(name)
         if name == "nan_inf":
             os.abort()

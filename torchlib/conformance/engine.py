@@ -31,7 +31,7 @@ import numpy as np
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from torchlib.conformance.spec import COMPLEX_DTYPES, DEFAULT_TOL, MODES, REAL_DTYPES, Call, Entry, Skip, dtype_name
+from torchlib.conformance.spec import COMPLEX_DTYPES, DEFAULT_TOL, MODES, REAL_DTYPES, Call, Entry, Skip, TorchLessAccurate, dtype_name, opinfo_tolerances
 
 PASSED, XFAIL, FAILED, XPASS, SKIPPED = "passed", "xfail", "failed", "xpass", "skipped"
 SEED = 0
@@ -318,6 +318,19 @@ class Harness:
             sources.append((OWN_SAMPLES, functools.partial(entry.samples, dtype), reference, "public"))
         return sources
 
+    def tolerance(self, key: str, dtype: torch.dtype, source: str) -> tuple[float, float] | None:
+        """(rtol, atol) for the samples of one source: the entry's tol, else the OpInfo's own
+        tolerance overrides for dtype (spec.opinfo_tolerances), else None (DEFAULT_TOL by the
+        output's dtype)."""
+        entry = self.entries[key]
+        if dtype in entry.tol:
+            return entry.tol[dtype]
+        name, _, variant = source.partition(".")
+        for ref in entry.opinfo_refs:  # "name.variant" splits ambiguously ("nn.functional.x")
+            if ref[0] + (f".{ref[1]}" if ref[1] else "") == source:
+                return _opinfo_tolerances(self.op_db[ref]).get(dtype)
+        return None
+
     def run(self, key: str, dtype: torch.dtype, max_samples: int | None = None) -> JobResult:
         """Every sample of the function and dtype (at most max_samples per source), eagerly and
         traced. With route "aten" a source is scanned for samples whose ATen call is one of
@@ -332,6 +345,7 @@ class Harness:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 for label, make, reference, route in sources:
+                    tol = self.tolerance(key, dtype, label)
                     torch.manual_seed(SEED)
                     found = 0
                     samples = make()
@@ -339,7 +353,7 @@ class Harness:
                         for index, sample in enumerate(samples):
                             if max_samples is not None and (found >= max_samples or index >= SCAN_FACTOR * max_samples):
                                 break
-                            outcome = run_sample(fn, entry, dtype, index, sample, reference, label, route, overloads)
+                            outcome = run_sample(fn, entry, dtype, index, sample, reference, label, route, overloads, tol, self.functions[key].aten_names[0])
                             if outcome is None:
                                 result.elsewhere += 1
                                 continue
@@ -377,6 +391,15 @@ def _routed_calls(op: Callable[..., Any], sample: Any, route: str) -> list[tuple
         return recorder.calls if route == "aten" else []
     except Exception:
         return None
+
+
+@functools.cache
+def _opinfo_tolerances_cached(name: str, variant: str) -> dict[torch.dtype, tuple[float, float]]:
+    return opinfo_tolerances(load_op_db()[(name, variant)])
+
+
+def _opinfo_tolerances(info: Any) -> dict[torch.dtype, tuple[float, float]]:
+    return _opinfo_tolerances_cached(info.name, info.variant_test_name)
 
 
 def _is_composite_implicit(name: str) -> bool:
@@ -456,17 +479,11 @@ class _RecordCalls(TorchDispatchMode):
         return func(*args, **kwargs)
 
 
-def _capture_pre_dispatch(op: Callable[..., Any], sample: Any, wanted: frozenset[str] | None) -> tuple[Call, Any] | None:
-    """The first call to one of `wanted` in the pre-dispatch graph of the sample (where
-    CompositeImplicitAutograd ops such as conv2d or softmax.int are not decomposed yet, as in
-    torch.export), with its concrete arguments and output."""
-    calls = _pre_dispatch_calls(op, sample, wanted)
-    return (calls[0][1], calls[0][2]) if calls else None
-
-
 def _pre_dispatch_calls(op: Callable[..., Any], sample: Any, wanted: frozenset[str] | None = None) -> list[tuple[str, Call, Any]]:
-    """The calls (overload name, arguments, output) of the sample's pre-dispatch graph: the
-    first call to one of `wanted`, or (wanted None) every call, in graph order."""
+    """The calls (overload name, arguments, output) of the sample's pre-dispatch graph (where
+    CompositeImplicitAutograd ops such as conv2d or softmax.int are not decomposed yet, as in
+    torch.export): the first call to one of `wanted` with its output, or (wanted None) every
+    call, in graph order."""
     from torch.fx import Interpreter
     from torch.fx.experimental.proxy_tensor import make_fx
     from torch.utils._pytree import tree_flatten, tree_unflatten
@@ -509,9 +526,12 @@ def _pre_dispatch_calls(op: Callable[..., Any], sample: Any, wanted: frozenset[s
 # -- one sample -------------------------------------------------------------------------------
 def run_sample(fn: Callable[..., Any], entry: Entry, dtype: torch.dtype, index: int, sample: Any,
                reference: Callable[..., Any], source: str = "", route: str = "public",
-               overloads: frozenset[str] = frozenset()) -> SampleResult | None:
+               overloads: frozenset[str] = frozenset(), tol: tuple[float, float] | None = None,
+               overload: str = "") -> SampleResult | None:
     """Run one sample eagerly and traced against torch and classify it with the entry's rules.
-    None when (route "aten") the sample makes no call to the function's overloads."""
+    None when (route "aten") the sample makes no call to the function's overloads. tol: the
+    (rtol, atol) of floating outputs (None: DEFAULT_TOL by dtype); overload: the function's
+    ATen overload, torch's float64 arbiter for adapted calls (TorchLessAccurate)."""
     description = (f"[{source} #{index}] " if source else "") + describe(sample)
     for rule in entry.skip:
         if rule.matches(dtype, index, sample, source):
@@ -525,11 +545,13 @@ def run_sample(fn: Callable[..., Any], entry: Entry, dtype: torch.dtype, index: 
             return None
         return SampleResult(index, description, SKIPPED, f"torch rejects this sample: {_error_text(e)}")
     hit = capture.hit if route == "aten" else None
+    hit_name = capture.name if route == "aten" else ""
     if route == "pre_dispatch":
         try:
-            hit = _capture_pre_dispatch(reference, sample, overloads)
+            hits = _pre_dispatch_calls(reference, sample, overloads)
         except Exception as e:
             return SampleResult(index, description, SKIPPED, f"torch's pre-dispatch tracing fails on this sample: {_error_text(e, 300)}")
+        hit, hit_name = ((hits[0][1], hits[0][2]), hits[0][0]) if hits else (None, "")
     try:
         if route in ("aten", "pre_dispatch"):
             if hit is None:
@@ -548,15 +570,23 @@ def run_sample(fn: Callable[..., Any], entry: Entry, dtype: torch.dtype, index: 
         return None
     if isinstance(the_call, Skip):
         return SampleResult(index, description, SKIPPED, the_call.reason)
-    tol = entry.tol.get(dtype)
-    errors = {
+    if tol is None and dtype in entry.tol:
+        tol = entry.tol[dtype]
+    attempts = {
         "eager": _attempt(lambda: _eager(fn, the_call), entry, expected, tol),
         "traced": _attempt(lambda: _traced(fn, the_call), entry, expected, tol),
     }
+    if route == "public":
+        arbiter = functools.partial(reference, *_upcast((sample.input, *sample.args)), **_upcast(dict(sample.kwargs))) if isinstance(the_call, Call) and not entry.adapter or source == OWN_SAMPLES else None
+    else:
+        aten = _aten_reference(overload if entry.adapter is not None or not hit_name else hit_name)
+        arbiter = functools.partial(aten, *_upcast(the_call.args), **_upcast(the_call.kwargs))
     modes: dict[str, tuple[str, str]] = {}
-    for mode, error in errors.items():
+    for mode, (error, actual) in attempts.items():
         xfail = next((x for x in entry.xfail if x.matches(dtype, index, sample, mode, source)), None)
-        if xfail is None:
+        if isinstance(xfail, TorchLessAccurate):
+            modes[mode] = (PASSED, "") if error is None else _arbitrate(actual, expected, arbiter, entry, error)
+        elif xfail is None:
             modes[mode] = (PASSED, "") if error is None else (FAILED, error)
         else:
             modes[mode] = (XPASS, xfail.reason) if error is None else (XFAIL, xfail.reason)
@@ -579,15 +609,68 @@ def _traced(fn: Callable[..., Any], the_call: Call) -> Any:
     return run_model(model, feeds, structure)  # one onnxruntime session for this sample
 
 
-def _attempt(run: Callable[[], Any], entry: Entry, expected: Any, tol: tuple[float, float] | None) -> str | None:
+def _attempt(run: Callable[[], Any], entry: Entry, expected: Any, tol: tuple[float, float] | None) -> tuple[str | None, Any]:
+    """(the error or None, our output or None)."""
+    actual = None
     try:
         actual = run()
         if entry.output is not None:
             actual = entry.output(actual)
         compare(actual, expected, tol=tol, shape_only=entry.compare == "shape")
     except Exception as e:
-        return _error_text(e)
-    return None
+        return _error_text(e), actual
+    return None, actual
+
+
+# -- torch less accurate than us: both errors against torch's float64 computation ----------------
+def _upcast(x: Any) -> Any:
+    """Floating tensors (and floating dtype arguments) below float64 as float64."""
+    if isinstance(x, torch.Tensor):
+        return x.to(torch.float64) if x.is_floating_point() and x.dtype != torch.float64 else x
+    if isinstance(x, torch.dtype):
+        return torch.float64 if x.is_floating_point else x
+    if isinstance(x, (list, tuple)):
+        return type(x)(_upcast(v) for v in x) if not hasattr(x, "_fields") else tuple(_upcast(v) for v in x)
+    if isinstance(x, dict):
+        return {k: _upcast(v) for k, v in x.items()}
+    return x
+
+
+def _largest_error(actual: Any, exact: Any) -> float:
+    """The largest absolute difference between floating outputs (inf where one side is NaN or
+    infinite and the other is not)."""
+    if isinstance(exact, torch.Tensor) and isinstance(actual, (torch.Tensor, np.ndarray)):
+        if isinstance(actual, np.ndarray):
+            from graph_builder.opset import numpy_to_torch
+
+            actual = numpy_to_torch(actual)
+        if not exact.is_floating_point() or actual.shape != exact.shape:
+            return 0.0 if torch.equal(actual.to(exact.dtype), exact) else math.inf
+        a, e = actual.to(torch.float64), exact.to(torch.float64)
+        same = (a == e) | (a.isnan() & e.isnan())
+        diff = torch.where(same, torch.zeros_like(a), (a - e).abs().nan_to_num(math.inf, math.inf, math.inf))
+        return float(diff.max()) if diff.numel() else 0.0
+    if isinstance(exact, (list, tuple)) and isinstance(actual, (list, tuple)):
+        return max((_largest_error(a, e) for a, e in zip(actual, exact)), default=0.0)
+    return 0.0
+
+
+def _arbitrate(actual: Any, expected: Any, arbiter: Callable[[], Any] | None, entry: Entry, error: str) -> tuple[str, str]:
+    """(XFAIL, both errors) when our output is at least as close to torch's float64 result as
+    torch's own; else (FAILED, why)."""
+    if arbiter is None or actual is None:
+        return FAILED, f"{error}\n(TorchLessAccurate: no float64 arbiter for this sample)"
+    try:
+        exact = arbiter()
+        if entry.output is not None and not isinstance(expected, (list, tuple)) and isinstance(exact, (list, tuple)):
+            exact = entry.output(exact)
+    except Exception as e:
+        return FAILED, f"{error}\n(TorchLessAccurate: torch's float64 computation failed: {_error_text(e, 200)})"
+    ours, torchs = _largest_error(actual, exact), _largest_error(expected, exact)
+    numbers = f"largest error against torch in float64: torch {torchs:.3g}, ours {ours:.3g}"
+    if ours <= torchs:
+        return XFAIL, f"torch is less accurate than we are ({numbers})"
+    return FAILED, f"{error}\nwe are less accurate than torch ({numbers})"
 
 
 # -- comparison -------------------------------------------------------------------------------

@@ -53,10 +53,10 @@ class Finding:
 
 
 # -- base calls: what the harness routes to the function ---------------------------------------
-def base_calls(harness: Harness, key: str, dtype: torch.dtype, limit: int) -> Iterator[tuple[Call, Callable[..., Any], str]]:
+def base_calls(harness: Harness, key: str, dtype: torch.dtype, limit: int) -> Iterator[tuple[Call, Callable[..., Any], str, Any]]:
     """The first `limit` calls of the cell (in the function's signature), the torch function
     that computes the expected output of any such call, and the reason of the table's
-    expected failure for the sample ("" when it is expected to pass)."""
+    expected failure for the sample ("" when it is expected to pass), and its tolerance."""
     entry = harness.entries[key]
     names = harness.functions[key].aten_names
     overloads = frozenset(entry.aten or names)
@@ -74,7 +74,7 @@ def base_calls(harness: Harness, key: str, dtype: torch.dtype, limit: int) -> It
                 if got is not None:
                     found += 1
                     known = next((x.reason for x in entry.xfail if x.matches(dtype, index, sample, "eager", label)), "")
-                    yield (*got, known)
+                    yield (*got, known, harness.tolerance(key, dtype, label))
         finally:
             _close(samples)
 
@@ -237,26 +237,28 @@ def transforms(reference: Callable[..., Any]) -> list[tuple[str, Callable[[Call]
 
 
 # -- one cell, in the current process -----------------------------------------------------------
-def cell_inputs(harness: Harness, key: str, dtype: torch.dtype, limit: int) -> list[tuple[str, Call, Callable[..., Any], str]]:
-    """(transform name, call, torch function, the table's expected failure of the base call)
-    for every edge input of the cell, in order."""
+def cell_inputs(harness: Harness, key: str, dtype: torch.dtype, limit: int) -> list[tuple[str, Call, Callable[..., Any], str, Any]]:
+    """(transform name, call, torch function, the table's expected failure of the base call,
+    tolerance) for every edge input of the cell, in order."""
     inputs = []
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        for base, reference, known in base_calls(harness, key, dtype, limit):
+        for base, reference, known, tol in base_calls(harness, key, dtype, limit):
             for name, transform in transforms(reference):
                 try:
                     changed = transform(base)
                 except Exception:
                     changed = None
                 if changed is not None:
-                    inputs.append((name, changed, reference, known))
+                    inputs.append((name, changed, reference, known, tol))
     return inputs
 
 
-def run_input(harness: Harness, key: str, name: str, the_call: Call, reference: Callable[..., Any], dtype: torch.dtype) -> tuple[str, str]:
+def run_input(harness: Harness, key: str, name: str, the_call: Call, reference: Callable[..., Any], dtype: torch.dtype,
+              tol: tuple[float, float] | None = None) -> tuple[str, str]:
     """(outcome, message) of one edge input: the function eagerly against torch."""
     entry = harness.entries[key]
+    tol = tol or entry.tol.get(dtype)
     fn = harness.functions[key].function
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -271,7 +273,7 @@ def run_input(harness: Harness, key: str, name: str, the_call: Call, reference: 
         except Exception as e:
             return "error", _error_text(e, 300)
         try:
-            compare(actual, expected, tol=entry.tol.get(dtype), shape_only=entry.compare == "shape")
+            compare(actual, expected, tol=tol, shape_only=entry.compare == "shape")
         except Exception as e:
             return "mismatch", _error_text(e, 300)
     return "ok", ""
@@ -293,12 +295,12 @@ def _child(harness: Harness, key: str, dtype: torch.dtype, limit: int, start: in
         inputs = cell_inputs(harness, key, dtype, limit)
         out.write(json.dumps({"count": len(inputs)}) + "\n")
         out.flush()
-        for i, (name, the_call, reference, known) in enumerate(inputs):
+        for i, (name, the_call, reference, known, tol) in enumerate(inputs):
             if i < start:
                 continue
             out.write(json.dumps({"start": i, "transform": name, "call": _describe_call(the_call)}) + "\n")
             out.flush()
-            outcome, message = run_input(harness, key, name, the_call, reference, dtype)
+            outcome, message = run_input(harness, key, name, the_call, reference, dtype, tol)
             if known and outcome in ("mismatch", "error"):
                 outcome, message = "known", f"the table expects this sample to fail: {known}"
             out.write(json.dumps({"index": i, "outcome": outcome, "message": message}) + "\n")

@@ -14,7 +14,7 @@ import onnx
 import onnxruntime as ort
 
 from graph_builder import ir, types
-from graph_builder.opset import DEFAULT_OPSET, OpError, OpSignature, as_array, numpy_to_torch, torch_to_numpy
+from graph_builder.opset import DEFAULT_OPSET, OpError, OpSignature, numpy_to_torch, torch_to_numpy
 
 
 class Evaluator(Protocol):
@@ -202,10 +202,6 @@ def _describe_call(sig: OpSignature, arrays: list[np.ndarray | None], attrs: dic
 
 
 EAGER = EagerEvaluator()
-
-
-def to_numpy(x: Any) -> np.ndarray:
-    return as_array(x)
 
 
 def current_opset() -> int:

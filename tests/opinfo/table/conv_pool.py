@@ -4,32 +4,32 @@ from __future__ import annotations
 
 import torch
 
-from torchlib.conformance.spec import Entry, XFail, call
+from torchlib.conformance.spec import Entry, TorchLessAccurate, XFail, call
 
 from . import _helpers as h
 
 ENTRIES = [
     Entry('aten__adaptive_avg_pool2d', opinfo=['nn.functional.adaptive_avg_pool2d']),  # _adaptive_avg_pool2d
     Entry('aten__adaptive_avg_pool3d', opinfo=['nn.functional.adaptive_avg_pool3d'], xfail=[
-        XFail('output differs from torch beyond the tolerance (greatest absolute difference 0.0195)', dtypes=[torch.bfloat16], samples=[1, 6]),
-        XFail('output differs from torch beyond the tolerance (greatest absolute difference 0.00244)', dtypes=[torch.float16], samples=[1, 6, 7, 10, 11]),
+        TorchLessAccurate(dtypes=[torch.bfloat16], samples=[1, 6]),
+        TorchLessAccurate(dtypes=[torch.float16], samples=[1, 6, 7, 10, 11]),
     ]),  # _adaptive_avg_pool3d
     Entry('aten__convolution', opinfo=['nn.functional.conv1d', 'nn.functional.conv2d', 'nn.functional.conv_transpose2d'], aten=['aten::convolution'], adapter=lambda c: call(*c.args, False, False, True, True), xfail=[
-        XFail('output differs from torch beyond the tolerance (greatest absolute difference 0.75)', dtypes=[torch.bfloat16], samples=[*range(0, 12)], opinfo='nn.functional.conv_transpose2d'),
-        XFail('output differs from torch beyond the tolerance (greatest absolute difference 0.082)', dtypes=[torch.float16], samples=[*range(0, 12)], opinfo='nn.functional.conv_transpose2d'),
+        TorchLessAccurate(dtypes=[torch.bfloat16], samples=[*range(0, 12)], opinfo='nn.functional.conv_transpose2d'),
+        TorchLessAccurate(dtypes=[torch.float16], samples=[*range(0, 12)], opinfo='nn.functional.conv_transpose2d'),
     ]),
     Entry('aten__convolution_deprecated', opinfo=['nn.functional.conv1d', 'nn.functional.conv2d', 'nn.functional.conv_transpose2d'], route='aten', aten=['aten::convolution'], adapter=lambda c: call(*c.args, False, False, True), xfail=[
-        XFail('output differs from torch beyond the tolerance (greatest absolute difference 0.75)', dtypes=[torch.bfloat16], samples=[*range(0, 12)], opinfo='nn.functional.conv_transpose2d'),
-        XFail('output differs from torch beyond the tolerance (greatest absolute difference 0.082)', dtypes=[torch.float16], samples=[*range(0, 12)], opinfo='nn.functional.conv_transpose2d'),
+        TorchLessAccurate(dtypes=[torch.bfloat16], samples=[*range(0, 12)], opinfo='nn.functional.conv_transpose2d'),
+        TorchLessAccurate(dtypes=[torch.float16], samples=[*range(0, 12)], opinfo='nn.functional.conv_transpose2d'),
     ]),
     Entry('aten__convolution_mode', opinfo=['nn.functional.conv1d', 'nn.functional.conv2d', 'nn.functional.conv3d'], aten=['aten::conv1d.padding', 'aten::conv2d.padding', 'aten::conv3d.padding'], adapter=h.conv_padding_mode, xfail=[
-        XFail('output differs from torch beyond the tolerance (greatest absolute difference 4.58e-05)', dtypes=[torch.float32], samples=[12, 13], opinfo='nn.functional.conv3d'),
+        TorchLessAccurate(dtypes=[torch.float32], samples=[12, 13], opinfo='nn.functional.conv3d'),
     ]),
     Entry('aten_adaptive_avg_pool1d', opinfo=['nn.functional.adaptive_avg_pool1d']),  # adaptive_avg_pool1d (CompositeImplicit)
     Entry('aten_adaptive_avg_pool2d', opinfo=['nn.functional.adaptive_avg_pool2d']),  # adaptive_avg_pool2d (CompositeImplicit)
     Entry('aten_adaptive_avg_pool3d', opinfo=['nn.functional.adaptive_avg_pool3d'], xfail=[
-        XFail('output differs from torch beyond the tolerance (greatest absolute difference 0.0195)', dtypes=[torch.bfloat16], samples=[1, 6]),
-        XFail('output differs from torch beyond the tolerance (greatest absolute difference 0.00244)', dtypes=[torch.float16], samples=[1, 6, 7, 10, 11]),
+        TorchLessAccurate(dtypes=[torch.bfloat16], samples=[1, 6]),
+        TorchLessAccurate(dtypes=[torch.float16], samples=[1, 6, 7, 10, 11]),
     ]),  # adaptive_avg_pool3d (CompositeImplicit)
     Entry('aten_adaptive_max_pool1d', opinfo=['nn.functional.adaptive_max_pool1d']),  # adaptive_max_pool1d (CompositeImplicit)
     Entry('aten_adaptive_max_pool2d', opinfo=['nn.functional.adaptive_max_pool2d']),  # adaptive_max_pool2d
@@ -43,22 +43,22 @@ ENTRIES = [
     Entry('aten_conv2d_padding', opinfo=['nn.functional.conv2d']),  # conv2d.padding (CompositeImplicit)
     Entry('aten_conv3d', opinfo=['nn.functional.conv3d']),  # conv3d (CompositeImplicit)
     Entry('aten_conv3d_padding', opinfo=['nn.functional.conv3d'], xfail=[
-        XFail('output differs from torch beyond the tolerance (greatest absolute difference 4.58e-05)', dtypes=[torch.float32], samples=[12, 13]),
+        TorchLessAccurate(dtypes=[torch.float32], samples=[12, 13]),
     ]),  # conv3d.padding (CompositeImplicit)
     Entry('aten_conv_transpose1d', opinfo=['nn.functional.conv_transpose1d'], xfail=[
-        XFail('output differs from torch beyond the tolerance (greatest absolute difference 0.312)', dtypes=[torch.bfloat16], samples=[0, 1, 8, 9]),
-        XFail('output differs from torch beyond the tolerance (greatest absolute difference 0.0391)', dtypes=[torch.float16], samples=[8, 9]),
+        TorchLessAccurate(dtypes=[torch.bfloat16], samples=[0, 1, 8, 9]),
+        TorchLessAccurate(dtypes=[torch.float16], samples=[8, 9]),
     ]),  # conv_transpose1d (CompositeImplicit)
     Entry('aten_conv_transpose2d', opinfo=['nn.functional.conv_transpose2d'], xfail=[
-        XFail('output differs from torch beyond the tolerance (greatest absolute difference 0.082)', dtypes=[torch.float16]),
-        XFail('output differs from torch beyond the tolerance (greatest absolute difference 0.75)', dtypes=[torch.bfloat16]),
+        TorchLessAccurate(dtypes=[torch.float16]),
+        TorchLessAccurate(dtypes=[torch.bfloat16]),
     ]),  # conv_transpose2d.input (CompositeImplicit)
     Entry('aten_conv_transpose3d', opinfo=['nn.functional.conv_transpose3d'], xfail=[
-        XFail('output differs from torch beyond the tolerance (greatest absolute difference 0.5)', dtypes=[torch.float16]),
-        XFail('output differs from torch beyond the tolerance (greatest absolute difference 8)', dtypes=[torch.bfloat16]),
+        TorchLessAccurate(dtypes=[torch.float16]),
+        TorchLessAccurate(dtypes=[torch.bfloat16]),
     ]),  # conv_transpose3d.input (CompositeImplicit)
     Entry('aten_convolution', opinfo=['nn.functional.conv2d', 'nn.functional.conv3d'], xfail=[
-        XFail('output differs from torch beyond the tolerance (greatest absolute difference 4.58e-05)', dtypes=[torch.float32], samples=[12, 13], opinfo='nn.functional.conv3d'),
+        TorchLessAccurate(dtypes=[torch.float32], samples=[12, 13], opinfo='nn.functional.conv3d'),
     ]),  # convolution
     Entry('aten_max_pool1d', opinfo=['nn.functional.max_pool1d']),  # max_pool1d (CompositeImplicit)
     Entry('aten_max_pool1d_with_indices', opinfo=['nn.functional.max_pool1d']),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import torch
 
-from torchlib.conformance.spec import Entry, XFail
+from torchlib.conformance.spec import Entry, TorchLessAccurate, XFail
 
 ENTRIES = [
     Entry('aten_arange', opinfo=['arange']),  # arange
@@ -16,20 +16,20 @@ ENTRIES = [
     Entry('aten_full', opinfo=['full']),  # full
     Entry('aten_full_like', opinfo=['full_like']),  # full_like
     Entry('aten_linspace', opinfo=['linspace'], xfail=[
-        XFail('output differs from torch beyond the tolerance (greatest absolute difference 0.0127)', dtypes=[torch.bfloat16], samples=[32]),
-        XFail('output differs from torch beyond the tolerance (greatest absolute difference 0.00244)', dtypes=[torch.float16], samples=[32]),
+        TorchLessAccurate(dtypes=[torch.bfloat16], samples=[32]),
+        TorchLessAccurate(dtypes=[torch.float16], samples=[32]),
     ]),  # linspace
     Entry('aten_linspace_scalar_tensor', opinfo=[('linspace', 'tensor_overload')], xfail=[
-        XFail('output differs from torch beyond the tolerance (greatest absolute difference 0.0127)', dtypes=[torch.bfloat16], samples=[98]),
-        XFail('output differs from torch beyond the tolerance (greatest absolute difference 0.00244)', dtypes=[torch.float16], samples=[98]),
+        TorchLessAccurate(dtypes=[torch.bfloat16], samples=[98]),
+        TorchLessAccurate(dtypes=[torch.float16], samples=[98]),
     ]),  # linspace.Scalar_Tensor
     Entry('aten_linspace_tensor_scalar', opinfo=[('linspace', 'tensor_overload')], xfail=[
-        XFail('output differs from torch beyond the tolerance (greatest absolute difference 0.0127)', dtypes=[torch.bfloat16], samples=[97]),
-        XFail('output differs from torch beyond the tolerance (greatest absolute difference 0.00244)', dtypes=[torch.float16], samples=[97]),
+        TorchLessAccurate(dtypes=[torch.bfloat16], samples=[97]),
+        TorchLessAccurate(dtypes=[torch.float16], samples=[97]),
     ]),  # linspace.Tensor_Scalar
     Entry('aten_linspace_tensor_tensor', opinfo=[('linspace', 'tensor_overload')], xfail=[
-        XFail('output differs from torch beyond the tolerance (greatest absolute difference 0.0127)', dtypes=[torch.bfloat16], samples=[96]),
-        XFail('output differs from torch beyond the tolerance (greatest absolute difference 0.00244)', dtypes=[torch.float16], samples=[96]),
+        TorchLessAccurate(dtypes=[torch.bfloat16], samples=[96]),
+        TorchLessAccurate(dtypes=[torch.float16], samples=[96]),
     ]),  # linspace.Tensor_Tensor
     Entry('aten_new_empty', opinfo=['new_empty'], compare='shape'),  # new_empty
     Entry('aten_new_full', opinfo=['new_full']),  # new_full

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import torch
 
-from torchlib.conformance.spec import Entry, XFail
+from torchlib.conformance.spec import Entry, TorchLessAccurate, XFail
 
 from . import _own_samples as own
 
@@ -12,10 +12,10 @@ ENTRIES = [
     Entry('aten__upsample_bicubic2d_aa', samples=own.bicubic_aa, dtypes=[torch.float32, torch.float64]),  # op_db has antialiased samples only for bilinear; torch has no float16/bfloat16 CPU kernel
     Entry('aten__upsample_bicubic2d_aa_vec', samples=own.bicubic_aa_vec, dtypes=[torch.float32, torch.float64]),
     Entry('aten__upsample_bilinear2d_aa', opinfo=['_upsample_bilinear2d_aa'], xfail=[
-        XFail('output differs from torch beyond the tolerance (greatest absolute difference 2.12e-05)', dtypes=[torch.float32], samples=[2]),
+        TorchLessAccurate(dtypes=[torch.float32], samples=[2]),
     ]),  # _upsample_bilinear2d_aa
     Entry('aten__upsample_bilinear2d_aa_vec', opinfo=['_upsample_bilinear2d_aa'], xfail=[
-        XFail('output differs from torch beyond the tolerance (greatest absolute difference 2.12e-05)', dtypes=[torch.float32], samples=[2]),
+        TorchLessAccurate(dtypes=[torch.float32], samples=[2]),
     ]),  # _upsample_bilinear2d_aa.vec (CompositeImplicit)
     Entry('aten__upsample_nearest_exact1d', opinfo=[('nn.functional.interpolate', 'nearest-exact')]),  # _upsample_nearest_exact1d
     Entry('aten__upsample_nearest_exact1d_vec', opinfo=[('nn.functional.interpolate', v) for v in ('nearest', 'nearest-exact', 'linear', 'bilinear', 'bicubic', 'trilinear')] + ['nn.functional.upsample_bilinear', 'nn.functional.upsample_nearest']),
@@ -24,22 +24,22 @@ ENTRIES = [
     Entry('aten__upsample_nearest_exact3d', opinfo=[('nn.functional.interpolate', 'nearest-exact')]),  # _upsample_nearest_exact3d
     Entry('aten__upsample_nearest_exact3d_vec', opinfo=[('nn.functional.interpolate', v) for v in ('nearest', 'nearest-exact', 'linear', 'bilinear', 'bicubic', 'trilinear')] + ['nn.functional.upsample_bilinear', 'nn.functional.upsample_nearest']),
     Entry('aten_upsample_bicubic2d', opinfo=[('nn.functional.interpolate', 'bicubic')], xfail=[
-        XFail('output differs from torch beyond the tolerance (greatest absolute difference 0.0195)', dtypes=[torch.bfloat16], samples=[4, 6]),
-        XFail('output differs from torch beyond the tolerance (greatest absolute difference 0.00244)', dtypes=[torch.float16], samples=[3, 4, 6, 12, 20]),
-        XFail('output differs from torch beyond the tolerance (greatest absolute difference 1.12e-05)', dtypes=[torch.float32], samples=[12, 20]),
+        TorchLessAccurate(dtypes=[torch.bfloat16], samples=[4, 6]),
+        TorchLessAccurate(dtypes=[torch.float16], samples=[3, 4, 6, 12, 20]),
+        TorchLessAccurate(dtypes=[torch.float32], samples=[12, 20]),
     ]),  # upsample_bicubic2d
     Entry('aten_upsample_bicubic2d_vec', opinfo=[('nn.functional.interpolate', v) for v in ('nearest', 'nearest-exact', 'linear', 'bilinear', 'bicubic', 'trilinear')] + ['nn.functional.upsample_bilinear', 'nn.functional.upsample_nearest'], xfail=[
-        XFail('output differs from torch beyond the tolerance (greatest absolute difference 0.0195)', dtypes=[torch.bfloat16], samples=[4, 6]),
-        XFail('output differs from torch beyond the tolerance (greatest absolute difference 0.00244)', dtypes=[torch.float16], samples=[3, 4, 6, 12, 20]),
-        XFail('output differs from torch beyond the tolerance (greatest absolute difference 1.12e-05)', dtypes=[torch.float32], samples=[12, 20]),
+        TorchLessAccurate(dtypes=[torch.bfloat16], samples=[4, 6]),
+        TorchLessAccurate(dtypes=[torch.float16], samples=[3, 4, 6, 12, 20]),
+        TorchLessAccurate(dtypes=[torch.float32], samples=[12, 20]),
     ]),
     Entry('aten_upsample_bilinear2d', opinfo=[('nn.functional.interpolate', 'bilinear'), 'nn.functional.upsample_bilinear']),  # upsample_bilinear2d
     Entry('aten_upsample_bilinear2d_vec', opinfo=[('nn.functional.interpolate', v) for v in ('nearest', 'nearest-exact', 'linear', 'bilinear', 'bicubic', 'trilinear')] + ['nn.functional.upsample_bilinear', 'nn.functional.upsample_nearest']),
     Entry('aten_upsample_linear1d', opinfo=[('nn.functional.interpolate', 'linear')], xfail=[
-        XFail('output differs from torch beyond the tolerance (greatest absolute difference 0.0022)', dtypes=[torch.float16], samples=[7, 8, 13, 14]),
+        TorchLessAccurate(dtypes=[torch.float16], samples=[7, 8, 13, 14]),
     ]),  # upsample_linear1d
     Entry('aten_upsample_linear1d_vec', opinfo=[('nn.functional.interpolate', v) for v in ('nearest', 'nearest-exact', 'linear', 'bilinear', 'bicubic', 'trilinear')] + ['nn.functional.upsample_bilinear', 'nn.functional.upsample_nearest'], xfail=[
-        XFail('output differs from torch beyond the tolerance (greatest absolute difference 0.0022)', dtypes=[torch.float16], samples=[7, 8, 13, 14]),
+        TorchLessAccurate(dtypes=[torch.float16], samples=[7, 8, 13, 14]),
     ]),
     Entry('aten_upsample_nearest1d', opinfo=[('nn.functional.interpolate', 'nearest'), 'nn.functional.upsample_nearest']),  # upsample_nearest1d
     Entry('aten_upsample_nearest1d_vec', opinfo=[('nn.functional.interpolate', v) for v in ('nearest', 'nearest-exact', 'linear', 'bilinear', 'bicubic', 'trilinear')] + ['nn.functional.upsample_bilinear', 'nn.functional.upsample_nearest']),
@@ -48,11 +48,11 @@ ENTRIES = [
     Entry('aten_upsample_nearest3d', opinfo=[('nn.functional.interpolate', 'nearest'), 'nn.functional.upsample_nearest']),  # upsample_nearest3d
     Entry('aten_upsample_nearest3d_vec', opinfo=[('nn.functional.interpolate', v) for v in ('nearest', 'nearest-exact', 'linear', 'bilinear', 'bicubic', 'trilinear')] + ['nn.functional.upsample_bilinear', 'nn.functional.upsample_nearest']),
     Entry('aten_upsample_trilinear3d', opinfo=[('nn.functional.interpolate', 'trilinear')], xfail=[
-        XFail('output differs from torch beyond the tolerance (greatest absolute difference 0.0273)', dtypes=[torch.bfloat16], samples=[3, 4, 6, 9, 12, 14, 17, 20, 22]),
-        XFail('output differs from torch beyond the tolerance (greatest absolute difference 0.00342)', dtypes=[torch.float16], samples=[3, 4, 6, 9, 11, 12, 14, 17, 19, 20, 22]),
+        TorchLessAccurate(dtypes=[torch.bfloat16], samples=[3, 4, 6, 9, 12, 14, 17, 20, 22]),
+        TorchLessAccurate(dtypes=[torch.float16], samples=[3, 4, 6, 9, 11, 12, 14, 17, 19, 20, 22]),
     ]),  # upsample_trilinear3d
     Entry('aten_upsample_trilinear3d_vec', opinfo=[('nn.functional.interpolate', v) for v in ('nearest', 'nearest-exact', 'linear', 'bilinear', 'bicubic', 'trilinear')] + ['nn.functional.upsample_bilinear', 'nn.functional.upsample_nearest'], xfail=[
-        XFail('output differs from torch beyond the tolerance (greatest absolute difference 0.0273)', dtypes=[torch.bfloat16], samples=[3, 4, 6, 9, 12, 14, 17, 20, 22]),
-        XFail('output differs from torch beyond the tolerance (greatest absolute difference 0.00342)', dtypes=[torch.float16], samples=[3, 4, 6, 9, 11, 12, 14, 17, 19, 20, 22]),
+        TorchLessAccurate(dtypes=[torch.bfloat16], samples=[3, 4, 6, 9, 12, 14, 17, 20, 22]),
+        TorchLessAccurate(dtypes=[torch.float16], samples=[3, 4, 6, 9, 11, 12, 14, 17, 19, 20, 22]),
     ]),
 ]

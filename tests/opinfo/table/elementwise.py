@@ -13,7 +13,7 @@ from ._helpers import scalar_arg
 ENTRIES = [
     Entry('aten_abs', opinfo=['abs']),  # abs
     Entry('aten_acos', opinfo=['acos'], xfail=[
-        XFail('output differs from torch beyond the tolerance (greatest absolute difference 2.89e-07)', dtypes=[torch.float64], samples=[0]),
+        XFail('float64 computed in float32: onnxruntime has no double Acos kernel, so _kernels computes it in float32 (off by up to 2.89e-07; issue 13 item 6)', dtypes=[torch.float64], samples=[0]),
     ]),  # acos
     Entry('aten_acosh', opinfo=['acosh']),  # acosh
     Entry('aten_add', opinfo=['add']),  # add.Tensor
@@ -25,7 +25,7 @@ ENTRIES = [
     Entry('aten_asinh', opinfo=['asinh']),  # asinh
     Entry('aten_atan', opinfo=['atan']),  # atan
     Entry('aten_atan2', opinfo=['atan2'], xfail=[
-        XFail('output differs from torch beyond the tolerance (greatest absolute difference 1.97e-07)', dtypes=[torch.float64], samples=[5]),
+        XFail('float64 computed in float32: onnxruntime has no double Atan kernel, so _kernels computes atan2 in float32 (off by up to 1.97e-07; issue 13 item 6)', dtypes=[torch.float64], samples=[5]),
     ]),  # atan2
     Entry('aten_atanh', opinfo=['atanh']),  # atanh
     Entry('aten_ceil', opinfo=['ceil']),  # ceil

@@ -190,6 +190,25 @@ class Harness:
         """Functions whose entry says why they are not run."""
         return {k: e.reason for k, e in self.entries.items() if k in self.functions and not e.opinfo and e.samples is None}
 
+    def figures(self) -> dict[str, int]:
+        """Counts of the table, for READMEs to quote (`python -m torchlib conformance --figures`)."""
+        entries = [e for k, e in self.entries.items() if k in self.functions]
+        xfails = [(e.function, x) for e in entries for x in e.xfail if not isinstance(x, TorchLessAccurate)]
+        arbiters = [(e.function, x) for e in entries for x in e.xfail if isinstance(x, TorchLessAccurate)]
+        return {
+            "registered functions": len(self.functions),
+            "entries": len(entries),
+            "run by OpInfo samples": sum(1 for e in entries if e.opinfo),
+            "run by samples of their own only": sum(1 for e in entries if e.samples is not None and not e.opinfo),
+            "not run (reason only)": len(self.untested()),
+            "function x dtype cells": len(self.jobs()),
+            "XFail rules": len(xfails),
+            "functions with XFails": len({f for f, _ in xfails}),
+            "TorchLessAccurate rules": len(arbiters),
+            "functions with TorchLessAccurate": len({f for f, _ in arbiters}),
+            "entries with tol=": sum(1 for e in entries if e.tol),
+        }
+
     # -- coverage: which cells get samples, by routing alone ---------------------------------
     def coverage(self, jobs: Sequence[tuple[str, torch.dtype]] | None = None) -> dict[tuple[str, torch.dtype], str]:
         """For each (function, dtype) cell: where its first runnable sample comes from (the

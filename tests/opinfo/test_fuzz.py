@@ -5,9 +5,17 @@ from __future__ import annotations
 import pytest
 import torch
 
-from graph_builder import op
 from torchlib.conformance.engine import Harness
-from torchlib.conformance.fuzz import Finding, FuzzReport, fuzz, fuzz_cell, negative_dims, noncontiguous, run_input, transforms
+from torchlib.conformance.fuzz import (
+    Finding,
+    FuzzReport,
+    fuzz,
+    fuzz_cell,
+    negative_dims,
+    noncontiguous,
+    run_input,
+    transforms,
+)
 from torchlib.conformance.spec import Call
 
 

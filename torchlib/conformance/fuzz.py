@@ -34,7 +34,16 @@ from typing import Any
 import torch
 
 from torchlib.conformance.engine import (
-    OWN_SAMPLES, SEED, Harness, _aten_reference, _Capture, _close, _error_text, _pre_dispatch_calls, compare, describe,
+    OWN_SAMPLES,
+    SEED,
+    Harness,
+    _aten_reference,
+    _Capture,
+    _close,
+    _error_text,
+    _pre_dispatch_calls,
+    compare,
+    describe,
 )  # fmt: skip
 from torchlib.conformance.spec import Call, Skip, dtype_name
 
@@ -447,4 +456,4 @@ def fuzz(harness: Harness, jobs: Sequence[tuple[str, torch.dtype]], limit: int =
     return FuzzReport(findings, functions, done, time.monotonic() - start, stopped)
 
 
-__all__ = ["Finding", "FuzzReport", "base_calls", "cell_inputs", "fuzz", "fuzz_cell", "run_input", "describe"]
+__all__ = ["Finding", "FuzzReport", "base_calls", "cell_inputs", "describe", "fuzz", "fuzz_cell", "run_input"]

@@ -46,7 +46,10 @@ TOLERANCE_SOURCES = ("TestCommon", "TestDecomp", "TestInductorOpInfo", "TestUnar
 def opinfo_tolerances(info: Any) -> dict[torch.dtype, tuple[float, float]]:
     """{dtype: (rtol, atol)}: the largest tolerance an OpInfo declares for CPU (or every
     device) on the tests of TOLERANCE_SOURCES, never below DEFAULT_TOL."""
-    from torch.testing._internal.common_device_type import precisionOverride, toleranceOverride
+    from torch.testing._internal.common_device_type import (
+        precisionOverride,
+        toleranceOverride,
+    )
 
     found: dict[torch.dtype, tuple[float, float]] = {}
     for decorate in getattr(info, "decorators", ()):

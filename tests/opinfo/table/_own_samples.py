@@ -12,17 +12,10 @@ import torch
 
 from torchlib.conformance.spec import sample_input
 
+from ._helpers import _values
+
 FLOATS = [torch.float32, torch.float16, torch.bfloat16, torch.float64]
 ALL = [*FLOATS, torch.int64, torch.int32, torch.bool]
-
-
-def _values(dtype: torch.dtype, shape: tuple[int, ...], seed: int = 0) -> torch.Tensor:
-    torch.manual_seed(seed)
-    if dtype == torch.bool:
-        return torch.rand(shape) > 0.5
-    if dtype.is_floating_point:
-        return torch.randn(shape).to(dtype)
-    return torch.randint(-5, 6, shape, dtype=dtype)
 
 
 # -- .Scalar overloads: (self, other, alpha) -------------------------------------------------------

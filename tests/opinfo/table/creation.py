@@ -17,23 +17,15 @@ ENTRIES = [
     Entry('aten_full_like', opinfo=['full_like']),  # full_like
     Entry('aten_linspace', opinfo=['linspace'], xfail=[
         TorchLessAccurate(dtypes=[torch.bfloat16, torch.float16]),
-        TorchLessAccurate(dtypes=[torch.bfloat16], samples=[32]),
-        TorchLessAccurate(dtypes=[torch.float16], samples=[32]),
     ]),  # linspace
     Entry('aten_linspace_scalar_tensor', opinfo=[('linspace', 'tensor_overload')], xfail=[
         TorchLessAccurate(dtypes=[torch.bfloat16, torch.float16]),
-        TorchLessAccurate(dtypes=[torch.bfloat16], samples=[98]),
-        TorchLessAccurate(dtypes=[torch.float16], samples=[98]),
     ]),  # linspace.Scalar_Tensor
     Entry('aten_linspace_tensor_scalar', opinfo=[('linspace', 'tensor_overload')], xfail=[
         TorchLessAccurate(dtypes=[torch.bfloat16, torch.float16]),
-        TorchLessAccurate(dtypes=[torch.bfloat16], samples=[97]),
-        TorchLessAccurate(dtypes=[torch.float16], samples=[97]),
     ]),  # linspace.Tensor_Scalar
     Entry('aten_linspace_tensor_tensor', opinfo=[('linspace', 'tensor_overload')], xfail=[
         TorchLessAccurate(dtypes=[torch.bfloat16, torch.float16]),
-        TorchLessAccurate(dtypes=[torch.bfloat16], samples=[96]),
-        TorchLessAccurate(dtypes=[torch.float16], samples=[96]),
     ]),  # linspace.Tensor_Tensor
     Entry('aten_new_empty', opinfo=['new_empty'], compare='shape'),  # new_empty
     Entry('aten_new_full', opinfo=['new_full']),  # new_full

@@ -14,7 +14,7 @@ import onnx
 import onnxruntime as ort
 
 from graph_builder import ir, types
-from graph_builder.arrays import as_array, numpy_to_torch, torch_to_numpy
+from graph_builder.arrays import numpy_to_torch, torch_to_numpy
 from graph_builder.schema import DEFAULT_OPSET, OpError, OpSignature
 
 
@@ -205,10 +205,6 @@ def _describe_call(sig: OpSignature, arrays: list[np.ndarray | None], attrs: dic
 
 
 EAGER = EagerEvaluator()
-
-
-def to_numpy(x: Any) -> np.ndarray:
-    return as_array(x)
 
 
 def current_opset() -> int:

@@ -98,31 +98,6 @@ def _matmul(ins: list[Value | None], attrs: dict[str, Any]) -> Result:
     return [(ins[0].dtype, (*batch, a[-2], b[-1]))]  # type: ignore[union-attr]
 
 
-def _reshape(ins: list[Value | None], attrs: dict[str, Any]) -> Result:
-    x, shape = ins[0], ins[1]
-    if shape is None or shape.const_value is None or x is None or x.shape is None:
-        return None
-    target = [int(d) for d in shape.const_value.reshape(-1)]
-    allowzero = attrs.get("allowzero", 0)
-    dims: list[Dim] = []
-    for i, d in enumerate(target):
-        if d == 0 and not allowzero:
-            if i >= len(x.shape):
-                return None
-            dims.append(x.shape[i])
-        else:
-            dims.append(d)
-    if -1 in dims:
-        known = [d for d in dims if d != -1]
-        if x.is_static and all(isinstance(d, int) for d in known):
-            total = int(np.prod(x.shape, dtype=np.int64))  # type: ignore[arg-type]
-            rest = int(np.prod(known, dtype=np.int64))  # type: ignore[arg-type]
-            dims[dims.index(-1)] = total // rest if rest else 0
-        else:
-            dims[dims.index(-1)] = None
-    return [(x.dtype, tuple(dims))]
-
-
 def _transpose(ins: list[Value | None], attrs: dict[str, Any]) -> Result:
     x = ins[0]
     if x is None or x.shape is None:

@@ -26,10 +26,8 @@ F = TypeVar("F", bound=Callable[..., Any])
 DEFAULT = "default"
 INT_TO_FLOAT = "int_to_float"
 ALWAYS_BOOL = "always_bool"
-COMPLEX_TO_FLOAT = "complex_to_float"
 BOOL_TO_LONG = "bool_to_long"
 
-_CATEGORY = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}
 DEFAULT_FLOAT = types.FLOAT
 
 

@@ -190,3 +190,28 @@ def test_report_flags_functions_no_sample_reaches():
     assert not empty.ok and "no sample of its OpInfos reaches it" in to_markdown(empty)
     empty.max_samples = 4  # a bounded run may just not have scanned far enough
     assert empty.ok
+
+
+def test_torch_less_accurate_is_checked_against_float64():
+    from torchlib.conformance.spec import TorchLessAccurate
+
+    x = SampleInput(torch.tensor([0.1, -0.3, 0.7], dtype=torch.float16))
+    lossy = lambda t: -(t + 1000) + 1000  # noqa: E731 - float16 rounds t + 1000 to a multiple of 0.5
+    rule = [TorchLessAccurate(dtypes=[torch.float16])]
+    better = run_sample(good_neg, Entry("good_neg", opinfo=["neg"], xfail=rule), torch.float16, 0, x, lossy)
+    assert better.outcome == XFAIL and "torch is less accurate" in better.message and "ours 0" in better.message
+    worse = run_sample(wrong_neg, Entry("wrong_neg", opinfo=["neg"], xfail=rule), torch.float16, 0, x, lossy)
+    assert worse.outcome == FAILED and "we are less accurate than torch" in worse.message
+    plain = run_sample(good_neg, Entry("good_neg", opinfo=["neg"], xfail=rule), torch.float16, 0, x, torch.neg)
+    assert plain.outcome == PASSED
+
+
+def test_tolerances_are_torchs_own():
+    from torchlib.conformance.engine import load_op_db
+    from torchlib.conformance.spec import DEFAULT_TOL, opinfo_tolerances
+
+    assert DEFAULT_TOL[torch.float16] == (1e-3, 1e-5) and DEFAULT_TOL[torch.bfloat16] == (1.6e-2, 1e-5)
+    assert opinfo_tolerances(load_op_db()[("nn.functional.conv2d", "")])[torch.float16] == (1e-3, 5e-3)
+    assert opinfo_tolerances(load_op_db()[("abs", "")]) == {}
+    with pytest.raises(ValueError, match="tol_reason"):
+        Entry("aten_x", opinfo=["abs"], tol={torch.float16: (1e-2, 1e-2)})

@@ -118,6 +118,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     p.add_argument("--ort-logs", action="store_true", help="keep onnxruntime's own error logging on stderr")
     p.add_argument("--timings", action="store_true", help="print the slowest function x dtype cells")
+    p.add_argument("--figures", action="store_true", help="print the table's figures (functions, cells, XFail rules) and exit without running")
+    p.add_argument("--coverage", action="store_true", help="check by routing alone (torch only, no onnxruntime) that every selected cell gets a sample, and exit")
     return p
 
 
@@ -143,6 +145,16 @@ def main(argv: list[str] | None = None) -> int:
     except KeyError as e:
         print(f"conformance: {e.args[0]}", file=sys.stderr)
         return 2
+    if args.figures:
+        for name, value in harness.figures().items():
+            print(f"{value:6d}  {name}")
+        return 0
+    if args.coverage:
+        empty = [f"{k} {dtype_name(d)}" for (k, d), source in harness.coverage(jobs).items() if not source]
+        print(f"coverage: {len(jobs) - len(empty)} of {len(jobs)} function x dtype cells get samples")
+        for line in empty:
+            print(f"no sample reaches {line}: name other OpInfos or give samples of its own")
+        return 1 if empty else 0
     with _quiet_stderr(enabled=not args.ort_logs) as stderr:  # onnxruntime logs the errors it raises
         progress = Progress(len(jobs), enabled=not args.no_progress, stream=stderr)
         results = list(run_jobs(harness, jobs, args.max_samples, args.jobs, progress))
@@ -164,6 +176,7 @@ def main(argv: list[str] | None = None) -> int:
         missing=[k for k in harness.missing() if k in selected],
         seconds=time.perf_counter() - start,
         max_samples=args.max_samples,
+        figures=harness.figures(),
     )
     markdown = to_markdown(report)
     if args.quiet:

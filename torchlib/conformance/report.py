@@ -27,6 +27,7 @@ class Report:
     missing: list[str] = dataclasses.field(default_factory=list)  # functions without an entry
     seconds: float = 0.0
     max_samples: int | None = None
+    figures: dict[str, int] = dataclasses.field(default_factory=dict)  # Harness.figures()
 
     def cell(self, function: str, dtype: str) -> JobResult | None:
         return self._cells.get((function, dtype))
@@ -48,18 +49,16 @@ class Report:
         return not self.problems and not self.unreached() and all(r.ok for r in self.results)
 
     def unreached(self) -> list[str]:
-        """Functions run on every sample whose OpInfos never reach them (route "aten" or
-        "pre_dispatch" found no call to their overloads): a gap in the table."""
+        """Cells ("function dtype") run on every sample that got none (route "aten" or
+        "pre_dispatch" found no call to their overloads): a gap in the table. A bounded run
+        (max_samples) checks this by routing alone (`--coverage`, test_every_cell_gets_samples)."""
         if self.max_samples is not None:
             return []
-        by_function: dict[str, list[JobResult]] = {}
-        for r in self.results:
-            by_function.setdefault(r.function, []).append(r)
-        return [f for f, rs in by_function.items() if not any(r.samples or r.error for r in rs)]
+        return [f"{r.function} {r.dtype}" for r in self.results if not r.samples and not r.error]
 
     def problem_lines(self) -> list[str]:
         lines = list(self.problems)
-        lines += [f"{f}: no sample of its OpInfos reaches it; name other OpInfos or give samples of its own" for f in self.unreached()]
+        lines += [f"{c}: no sample of its OpInfos reaches it; name other OpInfos or give samples of its own" for c in self.unreached()]
         for r in self.results:
             lines += r.problems()
         return lines
@@ -77,6 +76,10 @@ class Report:
             parts.append(f"{t['job errors']} cells could not make their samples")
         if self.problems:
             parts.append(f"{len(self.problems)} table problems")
+        if self.figures:
+            f = self.figures
+            parts.append(f"table: {f['XFail rules']} XFail rules on {f['functions with XFails']} functions, "
+                         f"{f['TorchLessAccurate rules']} TorchLessAccurate rules on {f['functions with TorchLessAccurate']}")
         scope = "all samples" if self.max_samples is None else f"at most {self.max_samples} samples per OpInfo and dtype"
         parts.append(f"{scope}, {self.seconds:.0f} s")
         return "; ".join(parts)

@@ -59,6 +59,15 @@ def run_supported(fn: Callable[..., Any], supported: frozenset[DType], *args: An
     return op.Cast(result, to=dtype.onnx) if result.dtype is target else result
 
 
+def nearest_supported(dtype: DType, has_kernel: Callable[[DType], bool]) -> DType:
+    """dtype when onnxruntime has a kernel for it, else the nearest wider dtype that holds every
+    value and has one; dtype itself when there is none (the kernel then names the missing
+    dtype). has_kernel: e.g. MIN_MAX.__contains__."""
+    if has_kernel(dtype):
+        return dtype
+    return next((d for d in _WIDER.get(dtype, ()) if has_kernel(d)), dtype)
+
+
 def kernel(onnx_op: Callable[..., Any], supported: frozenset[DType]) -> Callable[..., Any]:
     """onnx_op as a function that computes in a supported dtype (see run_supported)."""
 

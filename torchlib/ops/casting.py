@@ -13,13 +13,13 @@ from graph_builder import op
 from graph_builder.ir import Value
 from graph_builder.types import DType, TTensor
 from torchlib.ops.shape import aten_expand_as
+from torchlib.promotion import cast_to
 from torchlib.registry import aten_op
 
 
-def _cast(x: Value, dtype: DType | None) -> Value:
-    if dtype is None or dtype is x.dtype:
-        return op.Identity(x)
-    return op.Cast(x, to=dtype.onnx)
+def _copy(x: Value, dtype: DType | None) -> Value:
+    """A new Value (a copy is never its input): x cast to dtype, or its Identity."""
+    return op.Identity(x) if dtype is None or dtype is x.dtype else cast_to(x, dtype)
 
 
 @aten_op("aten::_to_copy")
@@ -34,7 +34,7 @@ def aten__to_copy(
     memory_format: Any = None,
 ) -> TTensor:
     """_to_copy(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, bool non_blocking=False, MemoryFormat? memory_format=None) -> Tensor"""
-    return _cast(self, dtype)
+    return _copy(self, dtype)
 
 
 @aten_op("aten::to.dtype")
@@ -42,7 +42,7 @@ def aten_to_dtype(
     self: TTensor, dtype: DType, non_blocking: bool = False, copy: bool = False, memory_format: Any = None
 ) -> TTensor:
     """to.dtype(Tensor(a) self, ScalarType dtype, bool non_blocking=False, bool copy=False, MemoryFormat? memory_format=None) -> Tensor(a)"""
-    return _cast(self, dtype)
+    return _copy(self, dtype)
 
 
 @aten_op("aten::to.dtype_layout")
@@ -58,7 +58,7 @@ def aten_to_dtype_layout(
     memory_format: Any = None,
 ) -> TTensor:
     """to.dtype_layout(Tensor(a) self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, bool non_blocking=False, bool copy=False, MemoryFormat? memory_format=None) -> Tensor(a)"""
-    return _cast(self, dtype)
+    return _copy(self, dtype)
 
 
 @aten_op("aten::to.device")
@@ -71,7 +71,7 @@ def aten_to_device(
     memory_format: Any = None,
 ) -> TTensor:
     """to.device(Tensor(a) self, Device device, ScalarType dtype, bool non_blocking=False, bool copy=False, MemoryFormat? memory_format=None) -> Tensor(a)"""
-    return _cast(self, dtype)
+    return _copy(self, dtype)
 
 
 @aten_op("aten::to.other")
@@ -79,7 +79,7 @@ def aten_to_other(
     self: TTensor, other: TTensor, non_blocking: bool = False, copy: bool = False, memory_format: Any = None
 ) -> TTensor:
     """to.other(Tensor(a) self, Tensor other, bool non_blocking=False, bool copy=False, MemoryFormat? memory_format=None) -> Tensor(a)"""
-    return _cast(self, other.dtype)
+    return _copy(self, other.dtype)
 
 
 @aten_op("aten::copy")
@@ -88,13 +88,13 @@ def aten_copy(self: TTensor, src: TTensor, non_blocking: bool = False) -> TTenso
 
     The functional form of `self.copy_(src)`: `src` cast to self's dtype and broadcast to
     self's shape."""
-    return aten_expand_as(_cast(src, self.dtype), self)
+    return aten_expand_as(cast_to(src, self.dtype), self)
 
 
 @aten_op("aten::type_as")
 def aten_type_as(self: TTensor, other: TTensor) -> TTensor:
     """type_as(Tensor self, Tensor other) -> Tensor"""
-    return _cast(self, other.dtype)
+    return _copy(self, other.dtype)
 
 
 @aten_op("aten::lift_fresh")

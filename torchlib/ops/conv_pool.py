@@ -26,6 +26,7 @@ import numpy as np
 from graph_builder import op, types
 from graph_builder.ir import Value
 from graph_builder.types import TFloat, TReal
+from torchlib.promotion import cast_to
 from torchlib.registry import aten_op
 
 _END = 2**63 - 1  # Slice end meaning "to the end of the axis"
@@ -65,12 +66,6 @@ def _batched(x: Value, n: int) -> tuple[Value, bool]:
 
 def _unbatched(y: Value, squeeze: bool) -> Value:
     return op.Squeeze(y, [0]) if squeeze else y
-
-
-def _cast(x: Value | None, dtype: types.DType) -> Value | None:
-    if x is None or x.dtype is dtype:
-        return x
-    return op.Cast(x, to=dtype.onnx)
 
 
 # -- im2col: every window of a pooling or convolution as a trailing axis -----------------------
@@ -171,12 +166,12 @@ def _conv(
     dilation: list[int], groups: int,
 ) -> Value:  # fmt: skip
     compute = _conv_dtype(input.dtype)
-    x, w, b = _cast(input, compute), _cast(weight, compute), _cast(bias, compute)
+    x, w, b = cast_to(input, compute), cast_to(weight, compute), cast_to(bias, compute)
     if compute in (types.FLOAT, types.FLOAT16):
         y = op.Conv(x, w, b, strides=stride, pads=begin + end, dilations=dilation, group=groups)
     else:
         y = _conv_as_matmul(x, w, b, stride, begin, end, dilation, groups)  # type: ignore[arg-type]
-    return _cast(y, input.dtype)  # type: ignore[return-value]
+    return cast_to(y, input.dtype)  # type: ignore[return-value]
 
 
 def _conv_transpose(
@@ -184,7 +179,7 @@ def _conv_transpose(
     output_padding: list[int], groups: int,
 ) -> Value:  # fmt: skip
     compute = _conv_dtype(input.dtype)
-    x, w, b = _cast(input, compute), _cast(weight, compute), _cast(bias, compute)
+    x, w, b = cast_to(input, compute), cast_to(weight, compute), cast_to(bias, compute)
     if all(o < s for o, s in zip(output_padding, stride)):
         end, extra = padding, output_padding
     else:
@@ -197,7 +192,7 @@ def _conv_transpose(
         y = op.ConvTranspose(x, w, b, pads=padding + end, output_padding=extra, **attrs)
     else:
         y = _conv_transpose_as_matmul(x, w, b, stride, padding, dilation, output_padding, groups)  # type: ignore[arg-type]
-    return _cast(y, input.dtype)  # type: ignore[return-value]
+    return cast_to(y, input.dtype)  # type: ignore[return-value]
 
 
 def _convolution(
@@ -393,14 +388,14 @@ def _max_pool(
     pads = _ints(padding, n, "padding")
     x, squeeze = _batched(self, n)
     dtype = x.dtype
-    x = _cast(x, _MAX_POOL_COMPUTE.get(dtype, dtype))
+    x = cast_to(x, _MAX_POOL_COMPUTE.get(dtype, dtype))
     attrs = dict(kernel_shape=kernel, strides=strides, pads=pads + pads, dilations=_ints(dilation, n, "dilation"),
                  ceil_mode=int(ceil_mode))  # fmt: skip
     if not with_indices:
-        return _unbatched(_cast(op.MaxPool(x, **attrs), dtype), squeeze)  # type: ignore[arg-type]
+        return _unbatched(cast_to(op.MaxPool(x, **attrs), dtype), squeeze)  # type: ignore[arg-type]
     y, flat = op.MaxPool(x, **attrs, _outputs=2)
     indices = op.Mod(flat, _plane_size(x, n))  # ONNX counts over N*C*H*W, torch inside each plane
-    return _unbatched(_cast(y, dtype), squeeze), _unbatched(indices, squeeze)  # type: ignore[arg-type]
+    return _unbatched(cast_to(y, dtype), squeeze), _unbatched(indices, squeeze)  # type: ignore[arg-type]
 
 
 @aten_op("aten::max_pool1d")
@@ -504,13 +499,13 @@ def _avg_pool(
     x, squeeze = _batched(self, n)
     dtype = x.dtype
     if dtype in (types.FLOAT, types.FLOAT16, types.BFLOAT16) and divisor_override is None:
-        y = op.AveragePool(_cast(x, types.FLOAT16 if dtype is types.FLOAT16 else types.FLOAT), kernel_shape=kernel,
+        y = op.AveragePool(cast_to(x, types.FLOAT16 if dtype is types.FLOAT16 else types.FLOAT), kernel_shape=kernel,
                            strides=strides, pads=pads + pads, ceil_mode=int(ceil_mode),
                            count_include_pad=int(count_include_pad))  # fmt: skip
     else:
         compute = dtype if dtype in (types.DOUBLE, types.INT64) else types.FLOAT
-        y = _avg_pool_by_sum(_cast(x, compute), kernel, strides, pads, ceil_mode, count_include_pad, divisor_override)  # type: ignore[arg-type]
-    return _unbatched(_cast(y, dtype), squeeze)  # type: ignore[arg-type]
+        y = _avg_pool_by_sum(cast_to(x, compute), kernel, strides, pads, ceil_mode, count_include_pad, divisor_override)  # type: ignore[arg-type]
+    return _unbatched(cast_to(y, dtype), squeeze)  # type: ignore[arg-type]
 
 
 @aten_op("aten::avg_pool1d")
@@ -561,20 +556,20 @@ def _output_sizes(self: Value, output_size: Any, n: int) -> list[int]:
 def _adaptive_avg_pool(self: Value, output_size: Any, n: int) -> Value:
     out = _output_sizes(self, output_size, n)
     dtype = self.dtype
-    x = _cast(self, types.FLOAT if dtype in (types.BFLOAT16, types.FLOAT16) else dtype)  # sums in float32
+    x = cast_to(self, types.FLOAT if dtype in (types.BFLOAT16, types.FLOAT16) else dtype)  # sums in float32
     assert x is not None
     rank = x.rank
     if any(d == 0 for d in x.shape[: rank - n]):  # type: ignore[index]
         # empty: nothing to average (and onnxruntime's fused Transpose+MatMul rejects empty inputs)
-        return _cast(op.Reshape(x, [0] * (rank - n) + out), dtype)  # type: ignore[return-value]
+        return cast_to(op.Reshape(x, [0] * (rank - n) + out), dtype)  # type: ignore[return-value]
     if all(o == 1 for o in out):
         if rank == n + 2 and x.dtype is types.FLOAT:
-            return _cast(op.GlobalAveragePool(x), dtype)  # type: ignore[return-value]
-        return _cast(op.ReduceMean(x, list(range(rank - n, rank)), keepdims=1), dtype)  # type: ignore[return-value]
+            return cast_to(op.GlobalAveragePool(x), dtype)  # type: ignore[return-value]
+        return cast_to(op.ReduceMean(x, list(range(rank - n, rank)), keepdims=1), dtype)  # type: ignore[return-value]
     sizes = _spatial_sizes(x, n, f"adaptive_avg_pool{n}d to {out}")
     if rank == n + 2 and x.dtype is types.FLOAT and all(s % o == 0 for s, o in zip(sizes, out)):
         kernel = [s // o for s, o in zip(sizes, out)]
-        return _cast(op.AveragePool(x, kernel_shape=kernel, strides=kernel), dtype)  # type: ignore[return-value]
+        return cast_to(op.AveragePool(x, kernel_shape=kernel, strides=kernel), dtype)  # type: ignore[return-value]
     # Averaging over a box is separable: one (in, out) averaging matrix per spatial axis.
     y = x
     for i in range(n):
@@ -588,7 +583,7 @@ def _adaptive_avg_pool(self: Value, output_size: Any, n: int) -> Value:
             perm = list(range(rank))
             perm[axis], perm[-1] = perm[-1], perm[axis]
             y = op.Transpose(op.MatMul(op.Transpose(y, perm=perm), matrix), perm=perm)
-    return _cast(y, dtype)  # type: ignore[return-value]
+    return cast_to(y, dtype)  # type: ignore[return-value]
 
 
 def _adaptive_max_pool(self: Value, output_size: Any, n: int) -> tuple[Value, Value]:
@@ -597,7 +592,7 @@ def _adaptive_max_pool(self: Value, output_size: Any, n: int) -> tuple[Value, Va
     out = _output_sizes(self, output_size, n)
     sizes = _spatial_sizes(self, n, f"adaptive_max_pool{n}d")
     dtype = self.dtype
-    y = _cast(self, types.FLOAT if dtype is types.BFLOAT16 else dtype)
+    y = cast_to(self, types.FLOAT if dtype is types.BFLOAT16 else dtype)
     assert y is not None
     rank = y.rank
     index: Value | None = None
@@ -618,7 +613,7 @@ def _adaptive_max_pool(self: Value, output_size: Any, n: int) -> tuple[Value, Va
         index = position
         plane_stride *= sizes[i]
     assert index is not None
-    return _cast(y, dtype), index  # type: ignore[return-value]
+    return cast_to(y, dtype), index  # type: ignore[return-value]
 
 
 @aten_op("aten::adaptive_avg_pool1d")

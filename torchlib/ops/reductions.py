@@ -22,14 +22,11 @@ import numpy as np
 from graph_builder import op, types
 from graph_builder.ir import Value
 from graph_builder.types import DType, TBool, TFloat, TInt, TReal, TRealOrBool
-from torchlib.ops._kernels import MIN_MAX, run_supported
+from torchlib.ops._kernels import MIN_MAX, nearest_supported, run_supported
 from torchlib.promotion import cast_to, elementwise
 from torchlib.registry import aten_op
 
 _REDUCED_FLOATS = (types.FLOAT16, types.BFLOAT16)
-# dtypes onnxruntime's ReduceMax/ReduceMin/ArgMax/ArgMin/Where lack, and what to compute in instead
-_ORDER_DTYPE = {types.BFLOAT16: types.FLOAT, types.INT16: types.INT32, types.BOOL: types.UINT8,
-                types.UINT16: types.INT32, types.UINT32: types.INT64}  # fmt: skip
 
 
 def _dims(self: Value, dim: int | Sequence[int] | None) -> list[int]:
@@ -133,7 +130,7 @@ def aten_mean_dim(
 
 def _extremum(reduce_op: Any, self: Value, dim: int | Sequence[int] | None, keepdim: bool) -> Value:
     """ReduceMax/ReduceMin, with NaN propagated as torch does (onnxruntime skips NaN)."""
-    x = cast_to(self, _ORDER_DTYPE.get(self.dtype, self.dtype))
+    x = cast_to(self, nearest_supported(self.dtype, MIN_MAX.__contains__))  # ReduceMax/Min, ArgMax/Min, Where
     axes = _dims(self, dim)
     result = _reduce(reduce_op, x, axes, keepdim)
     if x.dtype.is_floating:
@@ -191,7 +188,7 @@ def aten_min_other(self: TRealOrBool, other: TRealOrBool) -> TRealOrBool:
 def _arg(arg_op: Any, self: Value, dim: int | None, keepdim: bool) -> Value:
     """ArgMax/ArgMin along one dim (first index on ties, as torch); dim=None flattens. A NaN
     is the extremum, as in torch: the index of the first NaN wins (onnxruntime skips NaN)."""
-    x = cast_to(self, _ORDER_DTYPE.get(self.dtype, self.dtype))
+    x = cast_to(self, nearest_supported(self.dtype, MIN_MAX.__contains__))  # ReduceMax/Min, ArgMax/Min, Where
     if dim is None or self.rank == 0:
         _dims(self, dim)  # validates dim for 0-d tensors
         flat = _arg_nan(arg_op, op.Reshape(x, [-1]), 0, False)

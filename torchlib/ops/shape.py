@@ -17,23 +17,21 @@ from graph_builder.ir import Value
 from graph_builder.types import DType, TTensor
 from torchlib.ops import symbolic as sym
 from torchlib.ops._helpers import as_shape, dim_size, normalize_dim
+from torchlib.ops._kernels import nearest_supported
 from torchlib.promotion import cast_to, promote_all
 from torchlib.registry import aten_op
 
 INT64_MAX = 2**63 - 1
 INT64_MIN = -(2**63)
 
-# Substitutes that hold every value exactly, for dtypes onnxruntime has no CPU kernel for.
-_WIDER = {types.BFLOAT16: types.FLOAT, types.FLOAT16: types.FLOAT, types.INT8: types.INT32,
-          types.INT16: types.INT32, types.UINT8: types.INT32, types.BOOL: types.UINT8}  # fmt: skip
 NO_BF16 = frozenset({types.BFLOAT16})
 NO_SMALL_INT = frozenset({types.BFLOAT16, types.INT8, types.INT16, types.UINT8})
 _NO_PAD = frozenset({types.BFLOAT16, types.INT16})
 
 
 def cast_for_kernel(x: Value, missing: frozenset[DType]) -> Value:
-    """x, cast to a wider dtype when onnxruntime lacks a kernel for x.dtype (those in `missing`)."""
-    return op.Cast(x, to=_WIDER[x.dtype].onnx) if x.dtype in missing else x
+    """x, cast to the nearest wider dtype when onnxruntime lacks a kernel for x.dtype (those in `missing`)."""
+    return cast_to(x, nearest_supported(x.dtype, lambda d: d not in missing))
 
 
 def shape_of(x: Value, start: int = 0, end: int | None = None) -> list[int] | Value:

@@ -20,11 +20,10 @@ import numpy as np
 from graph_builder import op, types
 from graph_builder.ir import Value
 from graph_builder.types import TInt, TRealOrBool
+from torchlib.ops._kernels import NUMERIC, nearest_supported
 from torchlib.promotion import cast_to
 from torchlib.registry import aten_op
 
-_TOPK_DTYPE = {types.BOOL: types.UINT8, types.BFLOAT16: types.FLOAT, types.UINT16: types.INT32,
-               types.UINT32: types.INT64}  # fmt: skip
 
 
 def _axis(self: Value, dim: int) -> int:
@@ -51,7 +50,7 @@ def _topk(self: Value, k: Any, dim: int, largest: bool, sorted: bool) -> tuple[V
         k = op.Reshape(cast_to(k, types.INT64), [1])
     else:
         k = np.array([k], np.int64)
-    x = cast_to(self, _TOPK_DTYPE.get(self.dtype, self.dtype))
+    x = cast_to(self, nearest_supported(self.dtype, NUMERIC.__contains__))  # TopK's kernels
     if not x.dtype.is_floating:
         values, indices = op.TopK(x, k, axis=axis, largest=int(largest), sorted=int(sorted))
         return cast_to(values, self.dtype), indices

@@ -22,6 +22,7 @@ from graph_builder import op, types
 from graph_builder.ir import Value
 from graph_builder.types import TTensor
 from torchlib.ops._helpers import dim_size
+from torchlib.promotion import cast_to
 from torchlib.registry import aten_op
 
 SymValue = Any  # a Python int / float / bool, or an INT64 / DOUBLE / BOOL scalar Value
@@ -31,10 +32,10 @@ def _is_float(x: Any) -> bool:
     return isinstance(x, float) or isinstance(x, Value) and x.dtype.is_floating
 
 
-def _cast(x: Any, dtype: types.DType) -> Any:
-    """A Value of dtype; Python scalars stay Python (the op namespace types them)."""
+def _typed(x: Any, dtype: types.DType) -> Any:
+    """A Value cast to dtype; a Python scalar converted to float or int (the op namespace types it)."""
     if isinstance(x, Value):
-        return x if x.dtype is dtype else op.Cast(x, to=dtype.onnx)
+        return cast_to(x, dtype)
     return float(x) if dtype.is_floating else int(x)
 
 
@@ -45,7 +46,7 @@ def _binary(py: Callable[[Any, Any], Any], onnx_fn: Callable[[Any, Any], Any], a
     if not isinstance(a, Value) and not isinstance(b, Value):
         return py(a, b)
     dtype = types.DOUBLE if to_float or _is_float(a) or _is_float(b) else types.INT64
-    return onnx_fn(_cast(a, dtype), _cast(b, dtype))
+    return onnx_fn(_typed(a, dtype), _typed(b, dtype))
 
 
 def _floor_div(a: Any, b: Any) -> Value:
@@ -122,7 +123,7 @@ def aten__local_scalar_dense(self: TTensor) -> SymValue:
     scalar = op.Reshape(self, np.zeros(0, dtype=np.int64))
     if self.dtype is types.BOOL:
         return scalar
-    return _cast(scalar, types.DOUBLE if self.dtype.is_floating else types.INT64)
+    return cast_to(scalar, types.DOUBLE if self.dtype.is_floating else types.INT64)
 
 
 @aten_op("aten::_assert_scalar")
@@ -268,7 +269,7 @@ def _to_int(x: SymValue, onnx_round: Callable[[Value], Value], py_round: Callabl
     if not isinstance(x, Value):
         return py_round(x)
     if not x.dtype.is_floating:
-        return _cast(x, types.INT64)
+        return _typed(x, types.INT64)
     return op.Cast(onnx_round(x), to=types.INT64.onnx)
 
 
@@ -291,7 +292,7 @@ def math_trunc(x: SymValue) -> SymValue:
 
 
 def _sqrt(x: SymValue) -> SymValue:
-    return op.Sqrt(_cast(x, types.DOUBLE)) if isinstance(x, Value) else math.sqrt(x)
+    return op.Sqrt(_typed(x, types.DOUBLE)) if isinstance(x, Value) else math.sqrt(x)
 
 
 @aten_op("math::sqrt")
@@ -321,7 +322,7 @@ def torch_sym_min(a: SymValue, b: SymValue) -> SymValue:
 @aten_op("torch::sym_float")
 def torch_sym_float(a: SymValue) -> SymValue:
     """sym_float(SymInt a) -> SymFloat"""
-    return _cast(a, types.DOUBLE)
+    return _typed(a, types.DOUBLE)
 
 
 @aten_op("torch::sym_int")
@@ -333,7 +334,7 @@ def torch_sym_int(a: SymValue) -> SymValue:
 @aten_op("torch::sym_not")
 def torch_sym_not(a: SymValue) -> SymValue:
     """sym_not(SymBool a) -> SymBool"""
-    return op.Not(_cast(a, types.BOOL)) if isinstance(a, Value) else not a
+    return op.Not(_typed(a, types.BOOL)) if isinstance(a, Value) else not a
 
 
 @aten_op("torch::sym_ite")
@@ -342,4 +343,4 @@ def torch_sym_ite(b: SymValue, t: SymValue, f: SymValue) -> SymValue:
     if not isinstance(b, Value):
         return t if b else f
     dtype = types.DOUBLE if _is_float(t) or _is_float(f) else types.INT64
-    return op.Where(_cast(b, types.BOOL), _cast(t, dtype), _cast(f, dtype))
+    return op.Where(_typed(b, types.BOOL), _typed(t, dtype), _typed(f, dtype))

@@ -43,6 +43,7 @@ from graph_builder import op, types
 from graph_builder.ir import Value
 from graph_builder.types import TReal
 from torchlib.ops._helpers import as_shape
+from torchlib.promotion import cast_to
 from torchlib.registry import aten_op
 
 _CUBIC_A = -0.75  # torch's bicubic coefficient; its antialiased bicubic uses -0.5 (PIL's)
@@ -194,10 +195,10 @@ def _upsample(
         # exact: double (Resize has no double kernel) and antialiasing (Resize's filter differs
         # from torch's in the last float32 digits, and has no align_corners)
         compute = types.DOUBLE if dtype is types.DOUBLE else types.FLOAT
-        y = _interpolate_exactly(_cast(x, compute), sizes, out, scale_list, mode, align_corners)  # type: ignore[arg-type]
+        y = _interpolate_exactly(cast_to(x, compute), sizes, out, scale_list, mode, align_corners)  # type: ignore[arg-type]
         return _cast_back(y, dtype)
     native = dtype in (types.FLOAT, types.FLOAT16) or (dtype is types.UINT8 and mode.startswith("nearest"))
-    y = _cast(x, dtype if native else types.FLOAT)
+    y = cast_to(x, dtype if native else types.FLOAT)
     attrs = _attributes(mode, align_corners)
     axes = list(range(x.rank - n, x.rank))
     if all(s is not None for s in scale_list):
@@ -205,10 +206,6 @@ def _upsample(
     else:
         y = op.Resize(y, None, None, as_shape(output_size), axes=axes, **attrs)  # type: ignore[arg-type]
     return _cast_back(y, dtype)
-
-
-def _cast(x: Value, dtype: types.DType) -> Value:
-    return x if x.dtype is dtype else op.Cast(x, to=dtype.onnx)
 
 
 def _cast_back(y: Value, dtype: types.DType) -> Value:

@@ -103,8 +103,8 @@ OPERATOR = operator
 MATH = math
 
 
-def _values(dtype: torch.dtype, shape: tuple[int, ...]) -> torch.Tensor:
-    torch.manual_seed(0)
+def _values(dtype: torch.dtype, shape: tuple[int, ...], seed: int = 0) -> torch.Tensor:
+    torch.manual_seed(seed)
     if dtype == torch.bool:
         return torch.rand(shape) > 0.5
     if dtype.is_floating_point:

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import torch
 
-from torchlib.conformance.spec import Entry
+from torchlib.conformance.spec import Entry, TorchLessAccurate, XFail
 
 from . import _helpers as h
 
 ENTRIES = [
-    Entry('aten__log_softmax', opinfo=[('log_softmax', 'with_dtype'), 'log_softmax']),  # _log_softmax
+    Entry('aten__log_softmax', opinfo=[('log_softmax', 'with_dtype'), 'log_softmax'], xfail=[TorchLessAccurate(dtypes=[torch.bfloat16, torch.float16])]),  # _log_softmax
     Entry('aten__softmax', opinfo=[('softmax', 'with_dtype'), 'softmax']),  # _softmax
     Entry('aten_celu', opinfo=['nn.functional.celu']),  # celu
     Entry('aten_clamp', opinfo=['clamp', 'nn.functional.hardtanh', 'corrcoef']),
@@ -19,7 +19,9 @@ ENTRIES = [
     Entry('aten_clamp_min_tensor', opinfo=['clamp_min']),  # clamp_min.Tensor
     Entry('aten_clamp_tensor', opinfo=['clamp']),  # clamp.Tensor
     Entry('aten_elu', opinfo=['nn.functional.elu']),  # elu
-    Entry('aten_gelu', opinfo=['nn.functional.gelu']),  # gelu
+    Entry('aten_gelu', opinfo=['nn.functional.gelu'], xfail=[
+        XFail('float64 computed in float32: the exact gelu needs Erf, which onnxruntime has no double kernel for, so _kernels computes it in float32 (off by up to 1.63e-07; issue 13 item 6)', dtypes=[torch.float64], samples=[1, 3, 5, 7]),
+    ]),  # gelu
     Entry('aten_glu', opinfo=['nn.functional.glu']),  # glu
     Entry('aten_hardsigmoid', opinfo=['nn.functional.hardsigmoid']),  # hardsigmoid
     Entry('aten_hardswish', opinfo=['nn.functional.hardswish']),  # hardswish
@@ -27,7 +29,7 @@ ENTRIES = [
     Entry('aten_leaky_relu', opinfo=['nn.functional.leaky_relu']),  # leaky_relu
     Entry('aten_log_sigmoid', opinfo=['nn.functional.logsigmoid']),
     Entry('aten_log_sigmoid_forward', opinfo=['nn.functional.multilabel_soft_margin_loss', 'nn.functional.logsigmoid']),  # log_sigmoid_forward
-    Entry('aten_log_softmax', opinfo=['log_softmax', ('log_softmax', 'with_dtype')]),  # log_softmax.int (CompositeImplicit)
+    Entry('aten_log_softmax', opinfo=['log_softmax', ('log_softmax', 'with_dtype')], xfail=[TorchLessAccurate(dtypes=[torch.bfloat16, torch.float16])]),  # log_softmax.int (CompositeImplicit)
     Entry('aten_mish', opinfo=['nn.functional.mish']),  # mish
     Entry('aten_relu', opinfo=['nn.functional.relu']),  # relu
     Entry('aten_relu6', opinfo=['nn.functional.relu6']),  # relu6 (CompositeImplicit)

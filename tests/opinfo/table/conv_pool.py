@@ -4,32 +4,34 @@ from __future__ import annotations
 
 import torch
 
-from torchlib.conformance.spec import Entry, XFail, call
+from torchlib.conformance.spec import Entry, TorchLessAccurate, call
 
 from . import _helpers as h
 
 ENTRIES = [
     Entry('aten__adaptive_avg_pool2d', opinfo=['nn.functional.adaptive_avg_pool2d']),  # _adaptive_avg_pool2d
     Entry('aten__adaptive_avg_pool3d', opinfo=['nn.functional.adaptive_avg_pool3d'], xfail=[
-        XFail("torch rounds intermediate results to bfloat16 where this computes in float32 and rounds once: against a float64 reference of the same inputs (|y| up to 7.09) torch's greatest error is 0.0396, this function's 0.0156 (0.0312 apart)", dtypes=[torch.bfloat16], samples=[1, 6]),
-        XFail("torch rounds intermediate results to float16 where this computes in float32 and rounds once: against a float64 reference of the same inputs (|y| up to 7.09) torch's greatest error is 0.00431, this function's 0.00195 (0.00391 apart)", dtypes=[torch.float16], samples=[1, 6, 7, 10, 11]),
+        TorchLessAccurate(dtypes=[torch.bfloat16, torch.float16]),
+        TorchLessAccurate(dtypes=[torch.bfloat16], samples=[1, 6]),
+        TorchLessAccurate(dtypes=[torch.float16], samples=[1, 6, 7, 10, 11]),
     ]),  # _adaptive_avg_pool3d
     Entry('aten__convolution', opinfo=['nn.functional.conv1d', 'nn.functional.conv2d', 'nn.functional.conv_transpose2d'], aten=['aten::convolution'], adapter=lambda c: call(*c.args, False, False, True, True), xfail=[
-        XFail("torch rounds intermediate results to bfloat16 where this computes in float32 and rounds once: against a float64 reference of the same inputs (|y| up to 362) torch's greatest error is 1.78, this function's 0.496 (1.5 apart)", dtypes=[torch.bfloat16], samples=[*range(0, 12)], opinfo='nn.functional.conv_transpose2d'),
-        XFail("torch rounds intermediate results to float16 where this computes in float32 and rounds once: against a float64 reference of the same inputs (|y| up to 363) torch's greatest error is 0.19, this function's 0.0966 (0.25 apart)", dtypes=[torch.float16], samples=[*range(0, 12)], opinfo='nn.functional.conv_transpose2d'),
+        TorchLessAccurate(dtypes=[torch.bfloat16], samples=[*range(0, 12)], opinfo='nn.functional.conv_transpose2d'),
+        TorchLessAccurate(dtypes=[torch.float16], samples=[*range(0, 12)], opinfo='nn.functional.conv_transpose2d'),
     ]),
     Entry('aten__convolution_deprecated', opinfo=['nn.functional.conv1d', 'nn.functional.conv2d', 'nn.functional.conv_transpose2d'], route='aten', aten=['aten::convolution'], adapter=lambda c: call(*c.args, False, False, True), xfail=[
-        XFail("torch rounds intermediate results to bfloat16 where this computes in float32 and rounds once: against a float64 reference of the same inputs (|y| up to 362) torch's greatest error is 1.78, this function's 0.496 (1.5 apart)", dtypes=[torch.bfloat16], samples=[*range(0, 12)], opinfo='nn.functional.conv_transpose2d'),
-        XFail("torch rounds intermediate results to float16 where this computes in float32 and rounds once: against a float64 reference of the same inputs (|y| up to 363) torch's greatest error is 0.19, this function's 0.0966 (0.25 apart)", dtypes=[torch.float16], samples=[*range(0, 12)], opinfo='nn.functional.conv_transpose2d'),
+        TorchLessAccurate(dtypes=[torch.bfloat16], samples=[*range(0, 12)], opinfo='nn.functional.conv_transpose2d'),
+        TorchLessAccurate(dtypes=[torch.float16], samples=[*range(0, 12)], opinfo='nn.functional.conv_transpose2d'),
     ]),
     Entry('aten__convolution_mode', opinfo=['nn.functional.conv1d', 'nn.functional.conv2d', 'nn.functional.conv3d'], aten=['aten::conv1d.padding', 'aten::conv2d.padding', 'aten::conv3d.padding'], adapter=h.conv_padding_mode, xfail=[
-        XFail("both compute in float32, in another order; against a float64 reference of the same inputs (|y| up to 443) torch's greatest error is 6.62e-05, this function's 4.16e-05: float32 rounding either way, 6.1e-05 apart", dtypes=[torch.float32], samples=[12, 13], opinfo='nn.functional.conv3d'),
+        TorchLessAccurate(dtypes=[torch.float32], samples=[12, 13], opinfo='nn.functional.conv3d'),
     ]),
     Entry('aten_adaptive_avg_pool1d', opinfo=['nn.functional.adaptive_avg_pool1d']),  # adaptive_avg_pool1d (CompositeImplicit)
     Entry('aten_adaptive_avg_pool2d', opinfo=['nn.functional.adaptive_avg_pool2d']),  # adaptive_avg_pool2d (CompositeImplicit)
     Entry('aten_adaptive_avg_pool3d', opinfo=['nn.functional.adaptive_avg_pool3d'], xfail=[
-        XFail("torch rounds intermediate results to bfloat16 where this computes in float32 and rounds once: against a float64 reference of the same inputs (|y| up to 7.09) torch's greatest error is 0.0396, this function's 0.0156 (0.0312 apart)", dtypes=[torch.bfloat16], samples=[1, 6]),
-        XFail("torch rounds intermediate results to float16 where this computes in float32 and rounds once: against a float64 reference of the same inputs (|y| up to 7.09) torch's greatest error is 0.00431, this function's 0.00195 (0.00391 apart)", dtypes=[torch.float16], samples=[1, 6, 7, 10, 11]),
+        TorchLessAccurate(dtypes=[torch.bfloat16, torch.float16]),
+        TorchLessAccurate(dtypes=[torch.bfloat16], samples=[1, 6]),
+        TorchLessAccurate(dtypes=[torch.float16], samples=[1, 6, 7, 10, 11]),
     ]),  # adaptive_avg_pool3d (CompositeImplicit)
     Entry('aten_adaptive_max_pool1d', opinfo=['nn.functional.adaptive_max_pool1d']),  # adaptive_max_pool1d (CompositeImplicit)
     Entry('aten_adaptive_max_pool2d', opinfo=['nn.functional.adaptive_max_pool2d']),  # adaptive_max_pool2d
@@ -43,22 +45,23 @@ ENTRIES = [
     Entry('aten_conv2d_padding', opinfo=['nn.functional.conv2d']),  # conv2d.padding (CompositeImplicit)
     Entry('aten_conv3d', opinfo=['nn.functional.conv3d']),  # conv3d (CompositeImplicit)
     Entry('aten_conv3d_padding', opinfo=['nn.functional.conv3d'], xfail=[
-        XFail("both compute in float32, in another order; against a float64 reference of the same inputs (|y| up to 443) torch's greatest error is 6.62e-05, this function's 4.16e-05: float32 rounding either way, 6.1e-05 apart", dtypes=[torch.float32], samples=[12, 13]),
+        TorchLessAccurate(dtypes=[torch.float32], samples=[12, 13]),
     ]),  # conv3d.padding (CompositeImplicit)
     Entry('aten_conv_transpose1d', opinfo=['nn.functional.conv_transpose1d'], xfail=[
-        XFail("torch rounds intermediate results to bfloat16 where this computes in float32 and rounds once: against a float64 reference of the same inputs (|y| up to 158) torch's greatest error is 0.48, this function's 0.48 (0.5 apart)", dtypes=[torch.bfloat16], samples=[0, 1, 8, 9]),
-        XFail("torch rounds intermediate results to float16 where this computes in float32 and rounds once: against a float64 reference of the same inputs (|y| up to 158) torch's greatest error is 0.0424, this function's 0.0281 (0.0625 apart)", dtypes=[torch.float16], samples=[8, 9]),
+        TorchLessAccurate(dtypes=[torch.bfloat16]),
+        TorchLessAccurate(dtypes=[torch.bfloat16], samples=[0, 1, 8, 9]),
+        TorchLessAccurate(dtypes=[torch.float16], samples=[8, 9]),
     ]),  # conv_transpose1d (CompositeImplicit)
     Entry('aten_conv_transpose2d', opinfo=['nn.functional.conv_transpose2d'], xfail=[
-        XFail("torch rounds intermediate results to float16 where this computes in float32 and rounds once: against a float64 reference of the same inputs (|y| up to 363) torch's greatest error is 0.19, this function's 0.0966 (0.25 apart)", dtypes=[torch.float16]),
-        XFail("torch rounds intermediate results to bfloat16 where this computes in float32 and rounds once: against a float64 reference of the same inputs (|y| up to 362) torch's greatest error is 1.78, this function's 0.496 (1.5 apart)", dtypes=[torch.bfloat16]),
+        TorchLessAccurate(dtypes=[torch.float16]),
+        TorchLessAccurate(dtypes=[torch.bfloat16]),
     ]),  # conv_transpose2d.input (CompositeImplicit)
     Entry('aten_conv_transpose3d', opinfo=['nn.functional.conv_transpose3d'], xfail=[
-        XFail("torch rounds intermediate results to float16 where this computes in float32 and rounds once: against a float64 reference of the same inputs (|y| up to 889) torch's greatest error is 1.05, this function's 0.244 (1 apart)", dtypes=[torch.float16]),
-        XFail("torch rounds intermediate results to bfloat16 where this computes in float32 and rounds once: against a float64 reference of the same inputs (|y| up to 889) torch's greatest error is 7.54, this function's 1.96 (8 apart)", dtypes=[torch.bfloat16]),
+        TorchLessAccurate(dtypes=[torch.float16]),
+        TorchLessAccurate(dtypes=[torch.bfloat16]),
     ]),  # conv_transpose3d.input (CompositeImplicit)
     Entry('aten_convolution', opinfo=['nn.functional.conv2d', 'nn.functional.conv3d'], xfail=[
-        XFail("both compute in float32, in another order; against a float64 reference of the same inputs (|y| up to 443) torch's greatest error is 6.62e-05, this function's 4.16e-05: float32 rounding either way, 6.1e-05 apart", dtypes=[torch.float32], samples=[12, 13], opinfo='nn.functional.conv3d'),
+        TorchLessAccurate(dtypes=[torch.float32], samples=[12, 13], opinfo='nn.functional.conv3d'),
     ]),  # convolution
     Entry('aten_max_pool1d', opinfo=['nn.functional.max_pool1d']),  # max_pool1d (CompositeImplicit)
     Entry('aten_max_pool1d_with_indices', opinfo=['nn.functional.max_pool1d']),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import torch
 
-from torchlib.conformance.spec import Entry, XFail
+from torchlib.conformance.spec import Entry, TorchLessAccurate
 
 ENTRIES = [
     Entry('aten_arange', opinfo=['arange']),  # arange
@@ -16,20 +16,16 @@ ENTRIES = [
     Entry('aten_full', opinfo=['full']),  # full
     Entry('aten_full_like', opinfo=['full_like']),  # full_like
     Entry('aten_linspace', opinfo=['linspace'], xfail=[
-        XFail("torch rounds intermediate results to bfloat16 where this computes in float32 and rounds once: against a float64 reference of the same inputs (|y| up to 4.3) torch's greatest error is 0.0182, this function's 0.0125 (0.0195 apart)", dtypes=[torch.bfloat16], samples=[32]),
-        XFail("torch rounds intermediate results to float16 where this computes in float32 and rounds once: against a float64 reference of the same inputs (|y| up to 4.3) torch's greatest error is 0.00261, this function's 0.00187 (0.00244 apart)", dtypes=[torch.float16], samples=[32]),
+        TorchLessAccurate(dtypes=[torch.bfloat16, torch.float16]),
     ]),  # linspace
     Entry('aten_linspace_scalar_tensor', opinfo=[('linspace', 'tensor_overload')], xfail=[
-        XFail("torch rounds intermediate results to bfloat16 where this computes in float32 and rounds once: against a float64 reference of the same inputs (|y| up to 4.3) torch's greatest error is 0.0182, this function's 0.0125 (0.0195 apart)", dtypes=[torch.bfloat16], samples=[98]),
-        XFail("torch rounds intermediate results to float16 where this computes in float32 and rounds once: against a float64 reference of the same inputs (|y| up to 4.3) torch's greatest error is 0.00261, this function's 0.00187 (0.00244 apart)", dtypes=[torch.float16], samples=[98]),
+        TorchLessAccurate(dtypes=[torch.bfloat16, torch.float16]),
     ]),  # linspace.Scalar_Tensor
     Entry('aten_linspace_tensor_scalar', opinfo=[('linspace', 'tensor_overload')], xfail=[
-        XFail("torch rounds intermediate results to bfloat16 where this computes in float32 and rounds once: against a float64 reference of the same inputs (|y| up to 4.3) torch's greatest error is 0.0182, this function's 0.0125 (0.0195 apart)", dtypes=[torch.bfloat16], samples=[97]),
-        XFail("torch rounds intermediate results to float16 where this computes in float32 and rounds once: against a float64 reference of the same inputs (|y| up to 4.3) torch's greatest error is 0.00261, this function's 0.00187 (0.00244 apart)", dtypes=[torch.float16], samples=[97]),
+        TorchLessAccurate(dtypes=[torch.bfloat16, torch.float16]),
     ]),  # linspace.Tensor_Scalar
     Entry('aten_linspace_tensor_tensor', opinfo=[('linspace', 'tensor_overload')], xfail=[
-        XFail("torch rounds intermediate results to bfloat16 where this computes in float32 and rounds once: against a float64 reference of the same inputs (|y| up to 4.3) torch's greatest error is 0.0182, this function's 0.0125 (0.0195 apart)", dtypes=[torch.bfloat16], samples=[96]),
-        XFail("torch rounds intermediate results to float16 where this computes in float32 and rounds once: against a float64 reference of the same inputs (|y| up to 4.3) torch's greatest error is 0.00261, this function's 0.00187 (0.00244 apart)", dtypes=[torch.float16], samples=[96]),
+        TorchLessAccurate(dtypes=[torch.bfloat16, torch.float16]),
     ]),  # linspace.Tensor_Tensor
     Entry('aten_new_empty', opinfo=['new_empty'], compare='shape'),  # new_empty
     Entry('aten_new_full', opinfo=['new_full']),  # new_full

@@ -4,23 +4,29 @@ from __future__ import annotations
 
 import torch
 
-from torchlib.conformance.spec import Entry, XFail, call
+from torchlib.conformance.spec import Entry, TorchLessAccurate, XFail, call
 
 from . import _helpers as h
+from . import _own_samples as own
 from ._helpers import scalar_arg
 
 ENTRIES = [
     Entry('aten_abs', opinfo=['abs']),  # abs
-    Entry('aten_acos', opinfo=['acos']),  # acos
+    Entry('aten_acos', opinfo=['acos'], xfail=[
+        XFail('float64 computed in float32: onnxruntime has no double Acos kernel, so _kernels computes it in float32 (off by up to 2.89e-07; issue 13 item 6)', dtypes=[torch.float64], samples=[0]),
+    ]),  # acos
     Entry('aten_acosh', opinfo=['acosh']),  # acosh
-    Entry('aten_add', opinfo=['add']),  # add.Tensor
-    Entry('aten_add_scalar', opinfo=['add', 'nn.functional.margin_ranking_loss'], aten=['aten::add.Tensor', 'aten::add.Scalar'], adapter=scalar_arg(1)),
+    Entry('aten_add', opinfo=['add'], xfail=[TorchLessAccurate(dtypes=[torch.float16])]),  # add.Tensor
+    Entry('aten_add_scalar', opinfo=['add', 'nn.functional.margin_ranking_loss'], aten=['aten::add.Tensor', 'aten::add.Scalar'], adapter=scalar_arg(1),
+          samples=own.tensor_scalar_alpha, dtypes=[torch.bool]),  # no OpInfo sample adds a Python bool
     Entry('aten_addcdiv', opinfo=['addcdiv']),  # addcdiv
     Entry('aten_addcmul', opinfo=['addcmul']),  # addcmul
     Entry('aten_asin', opinfo=['asin']),  # asin
     Entry('aten_asinh', opinfo=['asinh']),  # asinh
     Entry('aten_atan', opinfo=['atan']),  # atan
-    Entry('aten_atan2', opinfo=['atan2']),  # atan2
+    Entry('aten_atan2', opinfo=['atan2'], xfail=[
+        XFail('float64 computed in float32: onnxruntime has no double Atan kernel, so _kernels computes atan2 in float32 (off by up to 1.97e-07; issue 13 item 6)', dtypes=[torch.float64], samples=[5]),
+    ]),  # atan2
     Entry('aten_atanh', opinfo=['atanh']),  # atanh
     Entry('aten_ceil', opinfo=['ceil']),  # ceil
     Entry('aten_clone', opinfo=['clone']),  # clone
@@ -28,8 +34,8 @@ ENTRIES = [
     Entry('aten_cosh', opinfo=['cosh']),  # cosh
     Entry('aten_div', opinfo=[('div', 'no_rounding_mode')]),  # div.Tensor, div.Scalar
     Entry('aten_div_mode', opinfo=[('div', 'trunc_rounding'), ('div', 'floor_rounding')], xfail=[
-        XFail("torch rounds the quotient to bfloat16 before truncating it (a quotient just below an integer rounds up to it), so its result is off by 1 from the exact truncated quotient; this truncates the float32 quotient: exact on these samples (|y| up to 139)", dtypes=[torch.bfloat16], samples=[*range(4, 8)], opinfo='div.trunc_rounding'),
-        XFail("torch rounds the quotient to float16 before truncating it (a quotient just below an integer rounds up to it), so its result is off by 1 from the exact truncated quotient; this truncates the float32 quotient: exact on these samples (|y| up to 138)", dtypes=[torch.float16], samples=[6, 7], opinfo='div.trunc_rounding'),
+        TorchLessAccurate(dtypes=[torch.bfloat16], samples=[*range(4, 8)], opinfo='div.trunc_rounding'),
+        TorchLessAccurate(dtypes=[torch.float16], samples=[6, 7], opinfo='div.trunc_rounding'),
     ]),  # div.Tensor_mode, div.Scalar_mode
     Entry('aten_erf', opinfo=['erf']),  # erf
     Entry('aten_exp', opinfo=['exp']),  # exp
@@ -50,21 +56,24 @@ ENTRIES = [
     Entry('aten_neg', opinfo=['neg']),  # neg
     Entry('aten_pow', opinfo=['pow']),  # pow.Tensor_Tensor
     Entry('aten_pow_scalar', samples=h.scalar_and_tensor, dtypes=[torch.float32, torch.float64, torch.int64, torch.int32]),
-    Entry('aten_pow_tensor_scalar', opinfo=['pow', 'nn.functional.gaussian_nll_loss'], aten=['aten::pow.Tensor_Tensor', 'aten::pow.Tensor_Scalar'], adapter=scalar_arg(1)),
+    Entry('aten_pow_tensor_scalar', opinfo=['pow', 'nn.functional.gaussian_nll_loss'], aten=['aten::pow.Tensor_Tensor', 'aten::pow.Tensor_Scalar'], adapter=scalar_arg(1),
+          samples=own.tensor_int_exponent, dtypes=[torch.int64, torch.int32]),  # no OpInfo sample raises an int tensor to a Python int
     Entry('aten_reciprocal', opinfo=['reciprocal']),  # reciprocal
     Entry('aten_remainder', opinfo=['remainder']),  # remainder.Tensor, remainder.Scalar, remainder.Scalar_Tensor
     Entry('aten_round', opinfo=['round']),  # round
     Entry('aten_round_decimals', opinfo=[('round', 'decimals_0'), ('round', 'decimals_3'), ('round', 'decimals_neg_3')]),  # round.decimals
     Entry('aten_rsqrt', opinfo=['rsqrt']),  # rsqrt
     Entry('aten_rsub', opinfo=['rsub']),  # rsub.Tensor
-    Entry('aten_rsub_scalar', opinfo=['rsub', 'signal.windows.bartlett'], aten=['aten::rsub.Tensor', 'aten::rsub.Scalar'], adapter=scalar_arg(1)),
+    Entry('aten_rsub_scalar', opinfo=['rsub', 'signal.windows.bartlett'], aten=['aten::rsub.Tensor', 'aten::rsub.Scalar'], adapter=scalar_arg(1),
+          samples=own.tensor_scalar_alpha, dtypes=[torch.float16, torch.bfloat16, torch.int64, torch.int32]),  # OpInfo samples with a Python scalar are float32/float64 only
     Entry('aten_sign', opinfo=['sign']),  # sign
     Entry('aten_sin', opinfo=['sin']),  # sin
     Entry('aten_sinh', opinfo=['sinh']),  # sinh
     Entry('aten_sqrt', opinfo=['sqrt']),  # sqrt
     Entry('aten_square', opinfo=['square']),  # square (CompositeImplicit)
     Entry('aten_sub', opinfo=['sub']),  # sub.Tensor
-    Entry('aten_sub_scalar', opinfo=['sub', 'nanquantile'], aten=['aten::sub.Tensor', 'aten::sub.Scalar'], adapter=scalar_arg(1)),
+    Entry('aten_sub_scalar', opinfo=['sub', 'nanquantile'], aten=['aten::sub.Tensor', 'aten::sub.Scalar'], adapter=scalar_arg(1),
+          samples=own.tensor_scalar_alpha, dtypes=[torch.float16, torch.bfloat16, torch.int64, torch.int32]),  # OpInfo samples with a Python scalar are float32/float64 only
     Entry('aten_tan', opinfo=['tan']),  # tan
     Entry('aten_tanh', opinfo=['tanh']),  # tanh
     Entry('aten_trunc', opinfo=['trunc']),  # trunc

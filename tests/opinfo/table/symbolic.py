@@ -10,16 +10,19 @@ import torch
 from torchlib.conformance.spec import Entry, XFail
 
 from . import _helpers as h
+from . import _own_samples as own
+
+_NO_OUTPUT = XFail('returns nothing: the traced graph has no output, and onnxruntime refuses to load a graph without outputs (SaveInitializedTensors); in an export the node simply leaves no trace', mode='traced')
 
 ENTRIES = [
     Entry('aten__local_scalar_dense', samples=h.one_element, dtypes=[torch.float32, torch.float64, torch.int64, torch.int32, torch.bool],
           reference=lambda x: x.item()),
-    Entry('aten_assert_async', reason='an assertion: returns nothing, so there is no output to compare'),
-    Entry('aten_assert_async_msg', reason='an assertion: returns nothing, so there is no output to compare'),
-    Entry('aten_assert_scalar', reason='an assertion: returns nothing, so there is no output to compare'),
-    Entry('aten_assert_tensor_metadata', reason='an assertion: returns nothing, so there is no output to compare'),
-    Entry('aten_sym_constrain_range', reason='a range constraint for torch.export: returns nothing, so there is no output to compare'),
-    Entry('aten_sym_constrain_range_for_size', reason='a range constraint for torch.export: returns nothing, so there is no output to compare'),
+    Entry('aten_assert_async', samples=own.assert_true, dtypes=[torch.float32, torch.int64, torch.bool], xfail=[_NO_OUTPUT]),  # returns nothing on a true condition, like torch
+    Entry('aten_assert_async_msg', samples=own.assert_true_msg, dtypes=[torch.float32, torch.int64, torch.bool], xfail=[_NO_OUTPUT]),
+    Entry('aten_assert_scalar', samples=own.assert_scalar, dtypes=[torch.bool], reference=h.on_python(torch.ops.aten._assert_scalar), xfail=[_NO_OUTPUT]),
+    Entry('aten_assert_tensor_metadata', samples=own.assert_tensor_metadata, dtypes=own.ALL, xfail=[_NO_OUTPUT]),
+    Entry('aten_sym_constrain_range', samples=own.constrain_range, dtypes=[torch.int64], reference=h.on_python(torch.ops.aten.sym_constrain_range), xfail=[_NO_OUTPUT]),
+    Entry('aten_sym_constrain_range_for_size', samples=own.constrain_range, dtypes=[torch.int64], reference=h.on_python(torch.ops.aten.sym_constrain_range_for_size), xfail=[_NO_OUTPUT]),
     Entry('aten_sym_numel', samples=h.tensors, dtypes=[torch.float32, torch.int64], reference=lambda x: x.numel(), xfail=[
         XFail('with static input shapes aten_sym_numel returns a Python int (right for an exported graph), which torchlib.testing.trace cannot make a graph output', dtypes=[torch.float32, torch.int64], mode='traced'),
     ]),

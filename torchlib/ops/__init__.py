@@ -23,3 +23,4 @@ from torchlib.ops import special  # noqa: F401
 from torchlib.ops import tensor_extra  # noqa: F401
 from torchlib.ops import scans  # noqa: F401
 from torchlib.ops import random  # noqa: F401
+from torchlib.ops import unique  # noqa: F401

@@ -6,6 +6,7 @@ from __future__ import annotations
 from . import activations, attention, casting, comparison, conv_pool, creation, dropout, elementwise, indexing, linalg, normalization, reductions, rnn, shape, sort_topk, special, symbolic, upsample
 from . import scans, tensor_extra  # noqa: E402
 from . import losses, nn_extra, random  # noqa: E402
+from . import unique  # noqa: E402
 
 ENTRIES = [
     *activations.ENTRIES,
@@ -31,4 +32,5 @@ ENTRIES = [
     *losses.ENTRIES,
     *nn_extra.ENTRIES,
     *random.ENTRIES,
+    *unique.ENTRIES,
 ]

@@ -24,3 +24,4 @@ from torchlib.ops import tensor_extra  # noqa: F401
 from torchlib.ops import scans  # noqa: F401
 from torchlib.ops import random  # noqa: F401
 from torchlib.ops import unique  # noqa: F401
+from torchlib.ops import distance  # noqa: F401

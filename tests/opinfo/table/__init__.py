@@ -7,6 +7,7 @@ from . import activations, attention, casting, comparison, conv_pool, creation, 
 from . import scans, tensor_extra  # noqa: E402
 from . import losses, nn_extra, random  # noqa: E402
 from . import unique  # noqa: E402
+from . import distance  # noqa: E402
 
 ENTRIES = [
     *activations.ENTRIES,
@@ -33,4 +34,5 @@ ENTRIES = [
     *nn_extra.ENTRIES,
     *random.ENTRIES,
     *unique.ENTRIES,
+    *distance.ENTRIES,
 ]

@@ -8,6 +8,7 @@ from . import scans, tensor_extra  # noqa: E402
 from . import losses, nn_extra, random  # noqa: E402
 from . import unique  # noqa: E402
 from . import distance  # noqa: E402
+from . import tensor_meta  # noqa: E402
 
 ENTRIES = [
     *activations.ENTRIES,
@@ -35,4 +36,5 @@ ENTRIES = [
     *random.ENTRIES,
     *unique.ENTRIES,
     *distance.ENTRIES,
+    *tensor_meta.ENTRIES,
 ]

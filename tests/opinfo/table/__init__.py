@@ -9,6 +9,7 @@ from . import losses, nn_extra, random  # noqa: E402
 from . import unique  # noqa: E402
 from . import distance  # noqa: E402
 from . import tensor_meta  # noqa: E402
+from . import histogram  # noqa: E402
 
 ENTRIES = [
     *activations.ENTRIES,
@@ -37,4 +38,5 @@ ENTRIES = [
     *unique.ENTRIES,
     *distance.ENTRIES,
     *tensor_meta.ENTRIES,
+    *histogram.ENTRIES,
 ]

@@ -44,7 +44,7 @@ def aten_sym_storage_offset(self: TTensor) -> SymValue:
 
 
 @aten_op("aten::sym_is_contiguous")
-def aten_sym_is_contiguous(self: TTensor, memory_format: Any = None) -> SymValue:
+def aten_sym_is_contiguous(self: TTensor, memory_format: Any = "contiguous_format") -> SymValue:
     """sym_is_contiguous(Tensor self, MemoryFormat memory_format=contiguous_format) -> SymBool"""
     if memory_format not in (None, "contiguous_format") and str(memory_format) != "torch.contiguous_format":
         raise ValueError(f"aten::sym_is_contiguous: only the contiguous format is known in ONNX (row-major "

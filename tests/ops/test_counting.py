@@ -1,0 +1,68 @@
+"""torchlib/ops/histogram.py, distance.py and tensor_meta.py against torch, eagerly and traced."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from torchlib.ops import distance as D
+from torchlib.ops import histogram as H
+from torchlib.ops import tensor_meta as T
+from torchlib.testing import check_function
+
+A = torch.ops.aten
+
+
+@pytest.mark.parametrize("weights", [None, torch.tensor([0.5, -1.0, 2.0, 3.0]), torch.tensor([1, 2, 3, 4])])
+@pytest.mark.parametrize("minlength", [0, 9])
+def test_bincount(weights: torch.Tensor | None, minlength: int) -> None:
+    x = torch.tensor([0, 3, 1, 1])
+    check_function(H.aten_bincount, (x, weights, minlength), expected=torch.bincount(x, weights, minlength))
+
+
+def test_bincount_empty() -> None:
+    x = torch.zeros(0, dtype=torch.int64)
+    check_function(H.aten_bincount, (x, None, 2), expected=torch.bincount(x, None, 2))
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.float16])
+@pytest.mark.parametrize("bins,low,high", [(10, 0, 0), (7, -2, 2.5), (1, -1, 1)])
+def test_histc(dtype: torch.dtype, bins: int, low: float, high: float) -> None:
+    x = (torch.randn(300, generator=torch.Generator().manual_seed(0)) * 3).to(dtype)
+    x[5] = float("nan") if (low, high) != (0, 0) else x[5]
+    check_function(H.aten_histc, (x, bins, low, high), expected=torch.histc(x, bins, low, high))
+
+
+def test_histc_constant_data() -> None:
+    x = torch.tensor([2.0, 2.0])
+    check_function(H.aten_histc, (x, 3), expected=torch.histc(x, 3))
+
+
+@pytest.mark.parametrize("p", [2.0, 1.0, 0.0, 3.5, float("inf")])
+def test_pdist_and_dist(p: float) -> None:
+    x = torch.randn(5, 3, dtype=torch.float64, generator=torch.Generator().manual_seed(1))
+    check_function(D.aten__pdist_forward, (x, p), expected=A._pdist_forward(x, p))
+    check_function(D.aten_dist, (x, x.flip(0), p), expected=torch.dist(x, x.flip(0), p))
+
+
+def test_dist_int_promotes() -> None:
+    a, b = torch.tensor([1, 2]), torch.tensor([1.0, 4.0])
+    check_function(D.aten_dist, (a, b), expected=torch.dist(a, b))
+
+
+def test_metadata() -> None:
+    x = torch.ones(2, 3, 5)
+    assert [T.aten_sym_stride_int(x, d) for d in (0, 1, 2, -1)] == list(x.stride()) + [1]
+    assert T.aten_sym_storage_offset(x) == 0 and T.aten_sym_is_contiguous(x) is True
+    with pytest.raises(ValueError, match="contiguous format"):
+        T.aten_sym_is_contiguous(x, torch.channels_last)
+
+
+@pytest.mark.parametrize("x", [torch.tensor([2.5]), torch.tensor([[7]]), torch.tensor(True)])
+def test_local_scalar_dense(x: torch.Tensor) -> None:
+    check_function(T.aten__local_scalar_dense, (x,), expected=torch.tensor(x.item(), dtype=x.dtype))
+
+
+def test_copy_casts_and_broadcasts() -> None:
+    self, src = torch.zeros(2, 3, dtype=torch.int32), torch.tensor([[1.5], [-2.75]], dtype=torch.float64)
+    check_function(T.aten_copy, (self, src), expected=A.copy(self, src))

@@ -27,11 +27,14 @@ import time
 import warnings
 from typing import Any
 
+import os
+import sys
+
 import torch
 from torch.utils import _pytree as pytree
 
-import torchlib
-from torchlib.exporter.export import CaptureError, UnsupportedOpsError
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # this checkout's torchlib
+import torchlib  # noqa: E402
 
 DTYPES = {"float32": torch.float32, "int64": torch.int64, "bool": torch.bool, "float16": torch.float16,
           "float64": torch.float64, "int32": torch.int32}  # fmt: skip
@@ -102,11 +105,12 @@ def run_sample(opinfo: Any, sample: Any, dtype: torch.dtype) -> tuple[str, str]:
         with warnings.catch_warnings(), contextlib.redirect_stderr(sink), contextlib.redirect_stdout(sink):
             warnings.simplefilter("ignore")
             result = torchlib.export(model, _clone(inputs))
-    except CaptureError as e:
-        return "not_capturable", str(e).splitlines()[0][:200] if str(e) else "CaptureError"
-    except UnsupportedOpsError as e:
-        return "unsupported", " ".join(dict.fromkeys(re.findall(r"aten::[\w.]+", str(e)))) or str(e).splitlines()[0]
-    except Exception as e:
+    except Exception as e:  # torchlib's CaptureError / UnsupportedOpsError, by name (their module may move)
+        kinds = {c.__name__ for c in type(e).__mro__}
+        if "CaptureError" in kinds:
+            return "not_capturable", str(e).splitlines()[0][:200] if str(e) else "CaptureError"
+        if "UnsupportedOpsError" in kinds:
+            return "unsupported", " ".join(dict.fromkeys(re.findall(r"aten::[\w.]+", str(e)))) or str(e).splitlines()[0]
         return "error", f"export: {type(e).__name__}: {str(e).splitlines()[0][:200] if str(e) else ''}"
     try:
         got = _tensors(result(*_clone(inputs)))

@@ -27,3 +27,4 @@ from torchlib.ops import unique  # noqa: F401
 from torchlib.ops import distance  # noqa: F401
 from torchlib.ops import tensor_meta  # noqa: F401
 from torchlib.ops import histogram  # noqa: F401
+from torchlib.ops import backward  # noqa: F401

@@ -10,6 +10,7 @@ from . import unique  # noqa: E402
 from . import distance  # noqa: E402
 from . import tensor_meta  # noqa: E402
 from . import histogram  # noqa: E402
+from . import backward  # noqa: E402
 
 ENTRIES = [
     *activations.ENTRIES,
@@ -39,4 +40,5 @@ ENTRIES = [
     *distance.ENTRIES,
     *tensor_meta.ENTRIES,
     *histogram.ENTRIES,
+    *backward.ENTRIES,
 ]

@@ -28,3 +28,4 @@ from torchlib.ops import distance  # noqa: F401
 from torchlib.ops import tensor_meta  # noqa: F401
 from torchlib.ops import histogram  # noqa: F401
 from torchlib.ops import backward  # noqa: F401
+from torchlib.ops import view_copy  # noqa: F401

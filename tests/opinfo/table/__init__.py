@@ -11,6 +11,7 @@ from . import distance  # noqa: E402
 from . import tensor_meta  # noqa: E402
 from . import histogram  # noqa: E402
 from . import backward  # noqa: E402
+from . import view_copy  # noqa: E402
 
 ENTRIES = [
     *activations.ENTRIES,
@@ -41,4 +42,5 @@ ENTRIES = [
     *tensor_meta.ENTRIES,
     *histogram.ENTRIES,
     *backward.ENTRIES,
+    *view_copy.ENTRIES,
 ]

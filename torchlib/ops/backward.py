@@ -116,3 +116,31 @@ def aten_embedding_dense_backward(
     zeros = op.ConstantOfShape(op.Concat(rows, width, axis=0), value=np.zeros(1, dtype.numpy))
     scatter_index = op.Expand(op.Unsqueeze(index, [1]), op.Shape(grad))
     return cast_to(op.ScatterElements(zeros, scatter_index, grad, axis=0, reduction="add"), grad_output.dtype)
+
+
+@aten_op("aten::native_layer_norm_backward")
+def aten_native_layer_norm_backward(
+    grad_out: TFloat, input: TFloat, normalized_shape: Sequence[Any], mean: TFloat, rstd: TFloat,
+    weight: TFloat | None, bias: TFloat | None, output_mask: Sequence[bool],
+) -> tuple[TFloat | None, TFloat | None, TFloat | None]:  # fmt: skip
+    """native_layer_norm_backward(Tensor grad_out, Tensor input, SymInt[] normalized_shape, Tensor mean, Tensor rstd, Tensor? weight, Tensor? bias, bool[3] output_mask) -> (Tensor, Tensor, Tensor)"""
+    dtype = types.DOUBLE if input.dtype is types.DOUBLE else types.FLOAT  # torch's opmath
+    rank, k = input.rank, len(normalized_shape)
+    inner = op.Constant(value=np.arange(rank - k, rank, dtype=np.int64))
+    outer = op.Constant(value=np.arange(0, rank - k, dtype=np.int64))
+    x, dy = cast_to(input, dtype), cast_to(grad_out, dtype)
+    x_hat = op.Mul(op.Sub(x, cast_to(mean, dtype)), cast_to(rstd, dtype))
+    grad_input = grad_weight = grad_bias = None
+    if output_mask[0]:
+        g = dy if weight is None else op.Mul(dy, cast_to(weight, dtype))
+        n = op.Cast(op.ReduceProd(op.Shape(input, start=rank - k), keepdims=1), to=dtype.onnx)
+        sum_g = op.ReduceSum(g, inner, keepdims=1)
+        sum_gx = op.ReduceSum(op.Mul(g, x_hat), inner, keepdims=1)
+        # dx = rstd / N * (N * g - sum(g) - x_hat * sum(g * x_hat))
+        inside = op.Sub(op.Sub(op.Mul(g, n), sum_g), op.Mul(x_hat, sum_gx))
+        grad_input = cast_to(op.Mul(op.Div(cast_to(rstd, dtype), n), inside), input.dtype)
+    if output_mask[1] and weight is not None:
+        grad_weight = cast_to(op.ReduceSum(op.Mul(dy, x_hat), outer, keepdims=0, noop_with_empty_axes=1), weight.dtype)
+    if output_mask[2] and bias is not None:
+        grad_bias = cast_to(op.ReduceSum(dy, outer, keepdims=0, noop_with_empty_axes=1), bias.dtype)
+    return grad_input, grad_weight, grad_bias

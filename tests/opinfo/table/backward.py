@@ -55,6 +55,17 @@ def _embedding(dtype: torch.dtype) -> Iterator[Any]:
     yield sample_input(torch.randn(0, 4).to(dtype), torch.zeros(0, dtype=torch.int64), 3, -1, False)  # empty
 
 
+def _layer_norm(dtype: torch.dtype) -> Iterator[Any]:
+    for shape, normalized in [((2, 3, 4, 5), [4, 5]), ((3, 6), [6]), ((4,), [4]), ((0, 3), [3])]:
+        x = torch.randn(shape, generator=_gen(0)).to(dtype)
+        w = torch.randn(normalized, generator=_gen(1)).to(dtype)
+        b = torch.randn(normalized, generator=_gen(2)).to(dtype)
+        _, mean, rstd = A.native_layer_norm(x, normalized, w, b, 1e-5)
+        g = torch.randn(shape, generator=_gen(3)).to(dtype)
+        yield sample_input(g, x, normalized, mean, rstd, w, b, [True, True, True])
+    yield sample_input(g, x, normalized, mean, rstd, w, b, [True, False, True])
+
+
 _FLOATS = [torch.float32, torch.float64, torch.float16, torch.bfloat16]
 
 ENTRIES = [
@@ -62,5 +73,7 @@ ENTRIES = [
     Entry('aten_max_pool3d_with_indices_backward', samples=_max_pool3d, dtypes=_FLOATS),  # max_pool3d_with_indices_backward
     Entry('aten__adaptive_avg_pool2d_backward', samples=_adaptive2d, dtypes=_FLOATS),  # _adaptive_avg_pool2d_backward
     Entry('aten__adaptive_avg_pool3d_backward', samples=_adaptive3d, dtypes=_FLOATS),  # _adaptive_avg_pool3d_backward
+    Entry('aten_native_layer_norm_backward', samples=_layer_norm, dtypes=_FLOATS,
+          tol={torch.float16: (2e-3, 2e-3), torch.bfloat16: (1.6e-2, 1.6e-2)}),  # native_layer_norm_backward
     Entry('aten_embedding_dense_backward', samples=_embedding, dtypes=_FLOATS),  # embedding_dense_backward
 ]

@@ -33,3 +33,11 @@ def test_embedding_dense_backward(padding_idx: int, scale: bool) -> None:
     idx, g = torch.tensor([[1, 3, 1], [0, 3, 3]]), torch.randn(2, 3, 4)
     check_function(B.aten_embedding_dense_backward, (g, idx, 5, padding_idx, scale),
                    expected=A.embedding_dense_backward(g, idx, 5, padding_idx, scale))  # fmt: skip
+
+
+def test_native_layer_norm_backward() -> None:
+    x, w, b = torch.randn(2, 3, 4, dtype=torch.float64), torch.randn(4, dtype=torch.float64), torch.randn(4, dtype=torch.float64)
+    _, mean, rstd = A.native_layer_norm(x, [4], w, b, 1e-5)
+    g = torch.randn(2, 3, 4, dtype=torch.float64)
+    check_function(B.aten_native_layer_norm_backward, (g, x, [4], mean, rstd, w, b, [True, True, True]),
+                   expected=A.native_layer_norm_backward(g, x, [4], mean, rstd, w, b, [True, True, True]))  # fmt: skip

@@ -66,3 +66,13 @@ def test_local_scalar_dense(x: torch.Tensor) -> None:
 def test_copy_casts_and_broadcasts() -> None:
     self, src = torch.zeros(2, 3, dtype=torch.int32), torch.tensor([[1.5], [-2.75]], dtype=torch.float64)
     check_function(T.aten_copy, (self, src), expected=A.copy(self, src))
+
+
+def test_addbmm_and_diff() -> None:
+    from torchlib.ops import batch_sums as S
+
+    m, b1, b2 = torch.randn(3, 4, dtype=torch.float64), torch.randn(5, 3, 2, dtype=torch.float64), torch.randn(5, 2, 4, dtype=torch.float64)
+    check_function(S.aten_addbmm, (m, b1, b2), {"beta": 0.5, "alpha": 2}, expected=torch.addbmm(m, b1, b2, beta=0.5, alpha=2))
+    x = torch.tensor([[1, 5, 2], [3, -3, 0]])
+    check_function(S.aten_diff, (x, 2, 1, torch.tensor([[0], [1]])), expected=torch.diff(x, 2, 1, torch.tensor([[0], [1]])))
+    check_function(S.aten_diff, (x, 0, 0, None, x), expected=torch.diff(x, 0, 0, None, x))  # n=0: self, append ignored

@@ -29,3 +29,4 @@ from torchlib.ops import tensor_meta  # noqa: F401
 from torchlib.ops import histogram  # noqa: F401
 from torchlib.ops import backward  # noqa: F401
 from torchlib.ops import view_copy  # noqa: F401
+from torchlib.ops import batch_sums  # noqa: F401

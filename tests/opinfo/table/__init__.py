@@ -12,6 +12,7 @@ from . import tensor_meta  # noqa: E402
 from . import histogram  # noqa: E402
 from . import backward  # noqa: E402
 from . import view_copy  # noqa: E402
+from . import batch_sums  # noqa: E402
 
 ENTRIES = [
     *activations.ENTRIES,
@@ -43,4 +44,5 @@ ENTRIES = [
     *histogram.ENTRIES,
     *backward.ENTRIES,
     *view_copy.ENTRIES,
+    *batch_sums.ENTRIES,
 ]

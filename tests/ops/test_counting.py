@@ -76,3 +76,17 @@ def test_addbmm_and_diff() -> None:
     x = torch.tensor([[1, 5, 2], [3, -3, 0]])
     check_function(S.aten_diff, (x, 2, 1, torch.tensor([[0], [1]])), expected=torch.diff(x, 2, 1, torch.tensor([[0], [1]])))
     check_function(S.aten_diff, (x, 0, 0, None, x), expected=torch.diff(x, 0, 0, None, x))  # n=0: self, append ignored
+
+
+@pytest.mark.parametrize("reduce", ["prod", "mean", "amax", "amin"])
+@pytest.mark.parametrize("include_self", [True, False])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.int64])
+def test_index_reduce(reduce: str, include_self: bool, dtype: torch.dtype) -> None:
+    from torchlib.ops import batch_sums as S
+
+    x, src = torch.tensor([[7.0, -7], [2, 3], [1, 1]]).to(dtype), torch.tensor([[2.0, 5], [0, -4], [3, 3]]).to(dtype)
+    if dtype.is_floating_point:  # NaN propagates through amax / amin as in torch
+        src[0, 0] = float("nan")
+    idx = torch.tensor([1, 1, 0])
+    check_function(S.aten_index_reduce, (x, 0, idx, src, reduce), {"include_self": include_self},
+                   expected=x.index_reduce(0, idx, src, reduce, include_self=include_self))  # fmt: skip

@@ -1,4 +1,4 @@
-"""Sums over a batch or along a dim: addbmm (the sum of a batch of matrix products, added to
+"""Sums and reductions over a batch or along a dim: index_reduce (prod, mean, amax, amin), addbmm (the sum of a batch of matrix products, added to
 self as addmm does) and diff (n-th forward differences along a dim, with prepend/append)."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import numpy as np
 
 from graph_builder import op, types
 from graph_builder.ir import Value
-from graph_builder.types import TReal, TRealOrBool
+from graph_builder.types import TInt, TReal, TRealOrBool
 from torchlib.ops._helpers import normalize_dim
 from torchlib.ops.elementwise import aten_sub
 from torchlib.ops.linalg import aten_addmm
@@ -79,3 +79,55 @@ def aten_diff(
     for _ in range(n):
         x = _difference(x, axis)
     return x
+
+
+def _expanded_index(index: Value, source: Value, axis: int) -> Value:
+    """A 1-D index along axis, broadcast to source's shape (for ScatterElements)."""
+    shape = [1] * source.rank
+    shape[axis] = -1
+    return op.Expand(op.Reshape(cast_to(index, types.INT64), shape), op.Shape(source))
+
+
+_IDENTITY = {"prod": 1, "amax": -np.inf, "amin": np.inf}
+
+
+@aten_op("aten::index_reduce")
+def aten_index_reduce(
+    self: TReal, dim: int, index: TInt, source: TReal, reduce: str, *, include_self: bool = True
+) -> TReal:
+    """index_reduce(Tensor self, int dim, Tensor index, Tensor source, str reduce, *, bool include_self=True) -> Tensor"""
+    if reduce not in ("prod", "mean", "amax", "amin"):
+        raise ValueError(f"aten::index_reduce: reduce must be prod, mean, amax or amin, got {reduce!r}")
+    dtype, scalar = self.dtype, self.rank == 0
+    # computed in float64 for ints (exact below 2^53), float32 for the half types
+    wide = types.DOUBLE if dtype in (types.DOUBLE, types.INT64, types.INT32, types.INT16, types.INT8, types.UINT8) else types.FLOAT
+    self, source = cast_to(self, wide), cast_to(source, wide)
+    if scalar:
+        self, source = op.Reshape(self, [1]), op.Reshape(source, [1])
+    result = _index_reduce(self, dim, index, source, reduce, include_self, integer=not dtype.is_floating)
+    return cast_to(op.Reshape(result, []) if scalar else result, dtype)
+
+
+def _index_reduce(self: Value, dim: int, index: Value, source: Value, reduce: str, include_self: bool,
+                  integer: bool) -> Value:  # fmt: skip
+    axis = normalize_dim(dim, self.rank)
+    idx = _expanded_index(index, source, axis)
+    ones = op.ConstantOfShape(op.Shape(source), value=np.ones(1, self.dtype.numpy))
+    zeros = op.ConstantOfShape(op.Shape(self), value=np.zeros(1, self.dtype.numpy))
+    hits = op.ScatterElements(zeros, idx, ones, axis=axis, reduction="add")
+    touched = op.Greater(hits, op.CastLike(0, hits))
+    if reduce == "mean":
+        start = self if include_self else op.Where(touched, op.CastLike(0, self), self)
+        total = op.ScatterElements(start, idx, source, axis=axis, reduction="add")
+        count = op.Add(hits, op.CastLike(1 if include_self else 0, hits))
+        mean = op.Div(total, count)
+        return op.Where(touched, op.Floor(mean) if integer else mean, self)  # ints: floor division
+    start = self if include_self else op.Where(touched, op.CastLike(float(_IDENTITY[reduce]), self), self)
+    onnx_reduction = {"prod": "mul", "amax": "max", "amin": "min"}[reduce]
+    result = op.ScatterElements(start, idx, source, axis=axis, reduction=onnx_reduction)
+    if reduce == "prod":
+        return result
+    # onnxruntime's max/min skip NaN; torch's amax/amin propagate it
+    nan_hits = op.ScatterElements(zeros, idx, cast_to(op.IsNaN(source), self.dtype), axis=axis, reduction="add")
+    has_nan = op.Or(op.Greater(nan_hits, op.CastLike(0, nan_hits)), op.IsNaN(start))
+    return op.Where(has_nan, op.CastLike(float("nan"), result), result)

@@ -90,3 +90,20 @@ def test_index_reduce(reduce: str, include_self: bool, dtype: torch.dtype) -> No
     idx = torch.tensor([1, 1, 0])
     check_function(S.aten_index_reduce, (x, 0, idx, src, reduce), {"include_self": include_self},
                    expected=x.index_reduce(0, idx, src, reduce, include_self=include_self))  # fmt: skip
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bool, torch.int8])
+def test_put_accumulate_duplicates_and_negative(dtype: torch.dtype) -> None:
+    from torchlib.ops import scatter_extra as X
+
+    x, idx = torch.zeros(2, 3, dtype=dtype), torch.tensor([0, -1, 0, 4])
+    src = torch.tensor([100, 2, 100, 1]).to(dtype)
+    check_function(X.aten_put, (x, idx, src, True), expected=x.put(idx, src, True))
+
+
+def test_index_copy() -> None:
+    from torchlib.ops import scatter_extra as X
+
+    x, idx, src = torch.zeros(4, 3), torch.tensor([3, 0]), torch.randn(4, 2)
+    check_function(X.aten_index_copy, (x, 1, torch.tensor([2, 0]), src), expected=x.index_copy(1, torch.tensor([2, 0]), src))
+    check_function(X.aten_index_copy, (x, 0, idx, torch.ones(2, 3)), expected=x.index_copy(0, idx, torch.ones(2, 3)))

@@ -30,3 +30,4 @@ from torchlib.ops import histogram  # noqa: F401
 from torchlib.ops import backward  # noqa: F401
 from torchlib.ops import view_copy  # noqa: F401
 from torchlib.ops import batch_sums  # noqa: F401
+from torchlib.ops import scatter_extra  # noqa: F401

@@ -13,6 +13,7 @@ from . import histogram  # noqa: E402
 from . import backward  # noqa: E402
 from . import view_copy  # noqa: E402
 from . import batch_sums  # noqa: E402
+from . import scatter_extra  # noqa: E402
 
 ENTRIES = [
     *activations.ENTRIES,
@@ -45,4 +46,5 @@ ENTRIES = [
     *backward.ENTRIES,
     *view_copy.ENTRIES,
     *batch_sums.ENTRIES,
+    *scatter_extra.ENTRIES,
 ]

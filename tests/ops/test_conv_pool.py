@@ -1,6 +1,5 @@
 import pytest
 import torch
-import torch.nn.functional as F
 
 from graph_builder import GraphBuilder, op, types
 from torchlib.ops import conv_pool as cp

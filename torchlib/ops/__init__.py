@@ -30,3 +30,11 @@ from torchlib.ops import complex_shape  # noqa: F401
 from torchlib.ops import fft  # noqa: F401
 from torchlib.ops import spectral  # noqa: F401
 from torchlib.ops import effects  # noqa: F401
+from torchlib.ops import unique  # noqa: F401
+from torchlib.ops import distance  # noqa: F401
+from torchlib.ops import tensor_meta  # noqa: F401
+from torchlib.ops import histogram  # noqa: F401
+from torchlib.ops import backward  # noqa: F401
+from torchlib.ops import view_copy  # noqa: F401
+from torchlib.ops import batch_sums  # noqa: F401
+from torchlib.ops import scatter_extra  # noqa: F401

@@ -238,3 +238,29 @@ def aten_exponential(self: TFloat, lambd: float = 1.0, *, generator: Any = None)
     u = _uniform(op.Shape(self), wide)
     sample = op.Div(op.Neg(op.Log(op.Sub(like(1.0, u), u))), like(lambd, u))
     return sample if wide is self.dtype else op.Cast(sample, to=self.dtype.onnx)
+
+
+def _randperm(n: Any, dtype: DType | None) -> Value:
+    """A random permutation of 0..n-1: the order that sorts n float64 uniform samples."""
+    if isinstance(n, int) and n < 0:
+        raise ValueError(f"aten::randperm: n must be non-negative, got {n}")
+    size = op.Reshape(op.Cast(n, to=INT64.onnx) if isinstance(n, Value) else np.array(n, np.int64), [1])
+    _, order = op.TopK(_uniform(size, DOUBLE), size, axis=0, largest=0, sorted=1)
+    return order if (dtype or INT64) is INT64 else op.Cast(order, to=(dtype or INT64).onnx)
+
+
+@aten_op("aten::randperm")
+def aten_randperm(
+    n: int, *, dtype: DType | None = INT64, layout: Any = None, device: Any = None, pin_memory: bool | None = None
+) -> TReal:
+    """randperm(SymInt n, *, ScalarType? dtype=long, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor"""
+    return _randperm(n, dtype)
+
+
+@aten_op("aten::randperm.generator")
+def aten_randperm_generator(
+    n: int, *, generator: Any, dtype: DType | None = INT64, layout: Any = None, device: Any = None,
+    pin_memory: bool | None = None,
+) -> TReal:  # fmt: skip
+    """randperm.generator(SymInt n, *, Generator? generator, ScalarType? dtype=long, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor"""
+    return _randperm(n, dtype)  # ONNX has no generator state: the stream differs from torch's anyway

@@ -9,6 +9,14 @@ from . import losses, nn_extra, random  # noqa: E402
 from . import control_flow, quantized  # noqa: E402
 from . import complex, fft  # noqa: E402
 from . import effects, linalg_decompositions  # noqa: E402
+from . import unique  # noqa: E402
+from . import distance  # noqa: E402
+from . import tensor_meta  # noqa: E402
+from . import histogram  # noqa: E402
+from . import backward  # noqa: E402
+from . import view_copy  # noqa: E402
+from . import batch_sums  # noqa: E402
+from . import scatter_extra  # noqa: E402
 
 ENTRIES = [
     *activations.ENTRIES,
@@ -40,4 +48,12 @@ ENTRIES = [
     *quantized.ENTRIES,
     *complex.ENTRIES,
     *fft.ENTRIES,
+    *unique.ENTRIES,
+    *distance.ENTRIES,
+    *tensor_meta.ENTRIES,
+    *histogram.ENTRIES,
+    *backward.ENTRIES,
+    *view_copy.ENTRIES,
+    *batch_sums.ENTRIES,
+    *scatter_extra.ENTRIES,
 ]

@@ -69,4 +69,9 @@ ENTRIES = [
     Entry('aten_randn', opinfo=['randn'], compare='shape'),
     Entry('aten_randn_like', opinfo=['randn_like'], compare='shape'),
     Entry('aten_uniform', samples=uniform, dtypes=FLOATS, compare='shape'),
+    Entry('aten_randperm', samples=lambda dtype: iter([sample_input(5, dtype=dtype), sample_input(0, dtype=dtype),
+                                                        sample_input(1, dtype=dtype)]),
+          dtypes=[torch.int64, torch.int32, torch.float32], compare='shape'),  # randperm
+    Entry('aten_randperm_generator', samples=lambda dtype: iter([sample_input(7, generator=None, dtype=dtype)]),
+          dtypes=[torch.int64], compare='shape'),  # randperm.generator
 ]

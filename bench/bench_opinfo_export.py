@@ -1,0 +1,207 @@
+"""OpInfo end to end: every OpInfo of torch's op_db, wrapped in a tiny nn.Module, through
+torchlib.export and onnxruntime, compared with torch.
+
+    python bench/bench_opinfo_export.py                                # float32, int64, bool
+    python bench/bench_opinfo_export.py --dtypes float32 --limit 50    # quick check
+    python bench/bench_opinfo_export.py --ops add,sort --verbose       # a few OpInfos
+    python bench/bench_opinfo_export.py --budget 1800 --json out.json  # stop after 30 min
+
+For each OpInfo and dtype (among those the OpInfo supports), the first `--samples` samples
+(default 2) are exported: the sample's tensors are the module's inputs, every other argument is
+a constant. An OpInfo passes for a dtype when all its samples pass. torch.export failures are
+counted apart ("not capturable"); the pass rate is over the capturable OpInfos. Failures are
+grouped by reason: "unsupported op" (an ATen op without a torchlib function), "error" (the
+export or onnxruntime raised), "mismatch" (the outputs differ from torch's).
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import contextlib
+import io
+import itertools
+import json
+import re
+import time
+import warnings
+from typing import Any
+
+import os
+import sys
+
+import torch
+from torch.utils import _pytree as pytree
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # this checkout's torchlib
+import torchlib  # noqa: E402
+
+DTYPES = {"float32": torch.float32, "int64": torch.int64, "bool": torch.bool, "float16": torch.float16,
+          "float64": torch.float64, "int32": torch.int32}  # fmt: skip
+_RANDOM_OPS = {"RandomUniform", "RandomUniformLike", "RandomNormal", "RandomNormalLike", "Bernoulli", "Multinomial"}
+TOL = {torch.float16: (1e-2, 1e-2), torch.bfloat16: (2e-2, 2e-2)}
+
+
+class OpModule(torch.nn.Module):
+    """Calls one OpInfo's op; the sample's tensors are the inputs, everything else a constant."""
+
+    def __init__(self, fn: Any, spec: Any, leaves: list[Any], tensor_positions: list[int]):
+        super().__init__()
+        self.fn, self.spec, self.leaves, self.positions = fn, spec, leaves, tensor_positions
+
+    def forward(self, *tensors: torch.Tensor) -> Any:
+        leaves = list(self.leaves)
+        for i, t in zip(self.positions, tensors):
+            leaves[i] = t
+        inp, args, kwargs = pytree.tree_unflatten(leaves, self.spec)
+        return self.fn(inp, *args, **kwargs)
+
+
+def module_for(opinfo: Any, sample: Any) -> tuple[OpModule, tuple[torch.Tensor, ...]]:
+    leaves, spec = pytree.tree_flatten((sample.input, tuple(sample.args), dict(sample.kwargs)))
+    positions = [i for i, x in enumerate(leaves) if isinstance(x, torch.Tensor)]
+    return OpModule(opinfo.op, spec, leaves, positions), tuple(leaves[i] for i in positions)
+
+
+def _clone(xs: tuple[torch.Tensor, ...]) -> tuple[torch.Tensor, ...]:
+    return tuple(x.clone() for x in xs)
+
+
+def _tensors(out: Any) -> list[torch.Tensor]:
+    return [x for x in pytree.tree_leaves(out) if isinstance(x, torch.Tensor)]
+
+
+def _meta(out: Any) -> list[torch.Tensor]:
+    """Zeros of the outputs' dtypes and shapes (random outputs are compared by these only)."""
+    return [torch.zeros(x.shape, dtype=x.dtype) for x in _tensors(out)]
+
+
+def compare(expected: Any, got: list[torch.Tensor], dtype: torch.dtype) -> str | None:
+    """None when the outputs agree, else what differs."""
+    want = _tensors(expected)
+    if len(want) != len(got):
+        return f"{len(got)} outputs, torch returns {len(want)}"
+    rtol, atol = TOL.get(dtype, (1.3e-6 if dtype == torch.float32 else 1e-7, 1e-5))
+    for i, (w, g) in enumerate(zip(want, got)):
+        try:
+            torch.testing.assert_close(g, w, rtol=rtol, atol=atol, equal_nan=True, check_device=False)
+        except AssertionError as e:
+            return f"output {i}: {str(e).splitlines()[0]}"
+    return None
+
+
+def run_sample(opinfo: Any, sample: Any, dtype: torch.dtype) -> tuple[str, str]:
+    """(outcome, detail): outcome is pass, not_capturable, unsupported, error or mismatch."""
+    model, inputs = module_for(opinfo, sample)
+    try:
+        torch.manual_seed(0)
+        expected = model(*_clone(inputs))
+        torch.manual_seed(1)
+        random = compare(expected, _tensors(model(*_clone(inputs))), dtype) is not None
+    except Exception as e:  # the sample itself fails in torch: not a torchlib outcome
+        return "not_capturable", f"torch eager: {type(e).__name__}"
+    sink = io.StringIO()
+    try:
+        with warnings.catch_warnings(), contextlib.redirect_stderr(sink), contextlib.redirect_stdout(sink):
+            warnings.simplefilter("ignore")
+            result = torchlib.export(model, _clone(inputs))
+    except Exception as e:  # torchlib's CaptureError / UnsupportedOpsError, by name (their module may move)
+        kinds = {c.__name__ for c in type(e).__mro__}
+        if "CaptureError" in kinds:
+            return "not_capturable", str(e).splitlines()[0][:200] if str(e) else "CaptureError"
+        if "UnsupportedOpsError" in kinds:
+            return "unsupported", " ".join(dict.fromkeys(re.findall(r"aten::[\w.]+", str(e)))) or str(e).splitlines()[0]
+        return "error", f"export: {type(e).__name__}: {str(e).splitlines()[0][:200] if str(e) else ''}"
+    try:
+        got = _tensors(result(*_clone(inputs)))
+    except Exception as e:
+        return "error", f"onnxruntime: {type(e).__name__}: {str(e).splitlines()[0][:200] if str(e) else ''}"
+    random = random or any(n.op_type in _RANDOM_OPS or (n.op_type == "Dropout" and len(n.input) == 3)
+                           for n in result.model_proto.graph.node)  # fmt: skip
+    if random:  # torch's random stream is not reproducible in ONNX: compare dtypes and shapes
+        expected, got = _meta(expected), _meta(got)
+    diff = compare(expected, got, dtype)
+    return ("pass", "") if diff is None else ("mismatch", diff[:200])
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--dtypes", default="float32,int64,bool", help=f"comma-separated, of {sorted(DTYPES)}")
+    parser.add_argument("--samples", type=int, default=2, help="samples per OpInfo and dtype")
+    parser.add_argument("--limit", type=int, default=0, help="only the first N OpInfos of op_db (0: all)")
+    parser.add_argument("--ops", default="", help="only these OpInfo names (comma-separated)")
+    parser.add_argument("--budget", type=float, default=0, help="stop starting OpInfos after this many seconds")
+    parser.add_argument("--json", default="", help="write every (opinfo, dtype) outcome to this file")
+    parser.add_argument("--verbose", action="store_true", help="print every OpInfo's outcome")
+    ns = parser.parse_args()
+
+    from torch.testing._internal.common_methods_invocations import op_db
+
+    dtypes = [DTYPES[d] for d in ns.dtypes.split(",") if d]
+    opinfos = [o for o in op_db if not ns.ops or o.name in ns.ops.split(",")]
+    if ns.limit:
+        opinfos = opinfos[: ns.limit]
+    start = time.perf_counter()
+    rows: list[dict[str, Any]] = []
+    stopped_at = None
+    for k, opinfo in enumerate(opinfos):
+        if ns.budget and time.perf_counter() - start > ns.budget:
+            stopped_at = k
+            break
+        supported = opinfo.supported_dtypes("cpu")
+        for dtype in dtypes:
+            if dtype not in supported:
+                continue
+            try:
+                samples = list(itertools.islice(opinfo.sample_inputs("cpu", dtype), ns.samples))
+            except Exception as e:
+                rows.append(dict(op=_name(opinfo), dtype=str(dtype), outcome="not_capturable",
+                                 detail=f"sample_inputs: {type(e).__name__}"))  # fmt: skip
+                continue
+            if not samples:
+                continue
+            outcome, detail = "pass", ""
+            for sample in samples:
+                o, d = run_sample(opinfo, sample, dtype)
+                if o != "pass":  # the first non-pass sample decides
+                    outcome, detail = o, d
+                    break
+            rows.append(dict(op=_name(opinfo), dtype=str(dtype).replace("torch.", ""), outcome=outcome, detail=detail))
+            if ns.verbose:
+                print(f"{_name(opinfo):40s} {rows[-1]['dtype']:8s} {outcome:15s} {detail[:100]}", flush=True)
+    elapsed = time.perf_counter() - start
+    _report(rows, dtypes, len(opinfos), stopped_at, elapsed)
+    if ns.json:
+        with open(ns.json, "w") as f:
+            json.dump(rows, f, indent=1)
+    return 0
+
+
+def _name(opinfo: Any) -> str:
+    return opinfo.name + (f".{opinfo.variant_test_name}" if opinfo.variant_test_name else "")
+
+
+def _report(rows: list[dict[str, Any]], dtypes: list[torch.dtype], total: int, stopped_at: int | None,
+            elapsed: float) -> None:  # fmt: skip
+    ran = total if stopped_at is None else stopped_at
+    print(f"\nOpInfo export bench: {ran} of {total} OpInfos in {elapsed:.0f} s"
+          + (" (time budget reached)" if stopped_at is not None else ""))  # fmt: skip
+    print(f"{'dtype':10s} {'capturable':>10s} {'pass':>6s} {'rate':>7s} {'unsupported':>12s} {'error':>6s} "
+          f"{'mismatch':>9s} {'not capturable':>15s}")  # fmt: skip
+    for dtype in dtypes:
+        name = str(dtype).replace("torch.", "")
+        c = collections.Counter(r["outcome"] for r in rows if r["dtype"] == name)
+        capturable = sum(c.values()) - c["not_capturable"]
+        rate = f"{100 * c['pass'] / capturable:.1f}%" if capturable else "-"
+        print(f"{name:10s} {capturable:10d} {c['pass']:6d} {rate:>7s} {c['unsupported']:12d} {c['error']:6d} "
+              f"{c['mismatch']:9d} {c['not_capturable']:15d}")  # fmt: skip
+    for reason in ("unsupported", "error", "mismatch"):
+        failed = [r for r in rows if r["outcome"] == reason]
+        if failed:
+            print(f"\n{reason} ({len(failed)}):")
+            for r in failed:
+                print(f"  {r['op']:40s} {r['dtype']:8s} {r['detail'][:150]}")
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

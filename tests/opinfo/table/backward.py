@@ -1,0 +1,79 @@
+"""Expectations for torchlib/ops/backward.py (no OpInfo calls these: samples of their own,
+checked against torch.ops.aten)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import torch
+
+from torchlib.conformance.spec import Entry, sample_input
+
+A = torch.ops.aten
+
+
+def _gen(seed: int) -> torch.Generator:
+    return torch.Generator().manual_seed(seed)
+
+
+def _max_pool2d(dtype: torch.dtype) -> Iterator[Any]:
+    for shape, args in [((2, 3, 7, 6), ([3, 2], [2, 2], [1, 0], [1, 1], True)),
+                        ((3, 5, 5), ([2, 2], [1, 1], [0, 0], [2, 1], False)),  # unbatched, dilated, overlapping
+                        ((1, 1, 4, 4), ([2, 2], [2, 2], [0, 0], [1, 1], False))]:  # fmt: skip
+        x = torch.randint(-3, 3, shape, generator=_gen(0)).to(dtype)  # ties: torch's indices decide
+        out, indices = A.max_pool2d_with_indices(x, *args)
+        yield sample_input(torch.randn(out.shape, generator=_gen(1)).to(dtype), x, *args, indices)
+
+
+def _max_pool3d(dtype: torch.dtype) -> Iterator[Any]:
+    x = torch.randn(1, 2, 5, 4, 6, generator=_gen(0)).to(dtype)
+    args = ([2, 2, 3], [2, 1, 2], [1, 0, 1], [1, 1, 1], True)
+    out, indices = A.max_pool3d_with_indices(x, *args)
+    yield sample_input(torch.randn(out.shape, generator=_gen(1)).to(dtype), x, *args, indices)
+
+
+def _adaptive2d(dtype: torch.dtype) -> Iterator[Any]:
+    x = torch.randn(2, 3, 7, 6, generator=_gen(0)).to(dtype)
+    for out in [(3, 4), (7, 6), (1, 1), (5, 4), (9, 8)]:
+        yield sample_input(torch.randn(2, 3, *out, generator=_gen(1)).to(dtype), x)
+    yield sample_input(torch.randn(3, 2, 2, generator=_gen(2)).to(dtype), torch.randn(3, 5, 3).to(dtype))  # unbatched
+
+
+def _adaptive3d(dtype: torch.dtype) -> Iterator[Any]:
+    x = torch.randn(1, 2, 5, 4, 3, generator=_gen(0)).to(dtype)
+    for out in [(2, 3, 2), (1, 1, 1)]:
+        yield sample_input(torch.randn(1, 2, *out, generator=_gen(1)).to(dtype), x)
+
+
+def _embedding(dtype: torch.dtype) -> Iterator[Any]:
+    idx = torch.tensor([[1, 3, 1], [0, 3, 3]])
+    g = torch.randn(2, 3, 4, generator=_gen(0)).to(dtype)
+    for padding_idx in (-1, 3):
+        for scale in (False, True):
+            yield sample_input(g, idx, 5, padding_idx, scale)
+    yield sample_input(torch.randn(0, 4).to(dtype), torch.zeros(0, dtype=torch.int64), 3, -1, False)  # empty
+
+
+def _layer_norm(dtype: torch.dtype) -> Iterator[Any]:
+    for shape, normalized in [((2, 3, 4, 5), [4, 5]), ((3, 6), [6]), ((4,), [4]), ((0, 3), [3])]:
+        x = torch.randn(shape, generator=_gen(0)).to(dtype)
+        w = torch.randn(normalized, generator=_gen(1)).to(dtype)
+        b = torch.randn(normalized, generator=_gen(2)).to(dtype)
+        _, mean, rstd = A.native_layer_norm(x, normalized, w, b, 1e-5)
+        g = torch.randn(shape, generator=_gen(3)).to(dtype)
+        yield sample_input(g, x, normalized, mean, rstd, w, b, [True, True, True])
+    yield sample_input(g, x, normalized, mean, rstd, w, b, [True, False, True])
+
+
+_FLOATS = [torch.float32, torch.float64, torch.float16, torch.bfloat16]
+
+ENTRIES = [
+    Entry('aten_max_pool2d_with_indices_backward', samples=_max_pool2d, dtypes=_FLOATS),  # max_pool2d_with_indices_backward
+    Entry('aten_max_pool3d_with_indices_backward', samples=_max_pool3d, dtypes=_FLOATS),  # max_pool3d_with_indices_backward
+    Entry('aten__adaptive_avg_pool2d_backward', samples=_adaptive2d, dtypes=_FLOATS),  # _adaptive_avg_pool2d_backward
+    Entry('aten__adaptive_avg_pool3d_backward', samples=_adaptive3d, dtypes=_FLOATS),  # _adaptive_avg_pool3d_backward
+    Entry('aten_native_layer_norm_backward', samples=_layer_norm, dtypes=_FLOATS,
+          tol={torch.float16: (2e-3, 2e-3), torch.bfloat16: (1.6e-2, 1.6e-2)}),  # native_layer_norm_backward
+    Entry('aten_embedding_dense_backward', samples=_embedding, dtypes=_FLOATS),  # embedding_dense_backward
+]

@@ -1,0 +1,15 @@
+"""Expectations for torchlib/ops/batch_sums.py."""
+
+from __future__ import annotations
+
+
+import torch
+
+from torchlib.conformance.spec import Entry
+
+ENTRIES = [
+    Entry('aten_index_reduce', opinfo=[('index_reduce', r) for r in ('prod', 'mean', 'amax', 'amin')]),  # index_reduce
+    # float32: torch rounds after each batch element's addmm, we sum the batch in one product (1.4e-5 apart)
+    Entry('aten_addbmm', opinfo=['addbmm'], tol={torch.float32: (2e-5, 2e-5)}),  # addbmm
+    Entry('aten_diff', opinfo=['diff'], route='public'),  # diff (CompositeImplicit)
+]

@@ -1,0 +1,43 @@
+"""torchlib/ops/backward.py against torch, eagerly and traced."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from torchlib.ops import backward as B
+from torchlib.testing import check_function
+
+A = torch.ops.aten
+
+
+def test_max_pool2d_with_indices_backward_ties() -> None:
+    x = torch.randint(-2, 2, (2, 3, 7, 6)).to(torch.float32)  # many ties: torch's indices decide
+    args = ([3, 2], [1, 2], [1, 0], [1, 1], True)  # overlapping windows: gradients add up
+    out, indices = A.max_pool2d_with_indices(x, *args)
+    g = torch.randn(out.shape)
+    check_function(B.aten_max_pool2d_with_indices_backward, (g, x, *args, indices),
+                   expected=A.max_pool2d_with_indices_backward(g, x, *args, indices))  # fmt: skip
+
+
+@pytest.mark.parametrize("out", [(3, 4), (7, 6), (1, 1), (9, 8)])
+def test_adaptive_avg_pool2d_backward(out: tuple[int, int]) -> None:
+    x = torch.randn(2, 3, 7, 6, dtype=torch.float64)
+    g = torch.randn(2, 3, *out, dtype=torch.float64)
+    check_function(B.aten__adaptive_avg_pool2d_backward, (g, x), expected=A._adaptive_avg_pool2d_backward(g, x))
+
+
+@pytest.mark.parametrize("padding_idx", [-1, 3])
+@pytest.mark.parametrize("scale", [False, True])
+def test_embedding_dense_backward(padding_idx: int, scale: bool) -> None:
+    idx, g = torch.tensor([[1, 3, 1], [0, 3, 3]]), torch.randn(2, 3, 4)
+    check_function(B.aten_embedding_dense_backward, (g, idx, 5, padding_idx, scale),
+                   expected=A.embedding_dense_backward(g, idx, 5, padding_idx, scale))  # fmt: skip
+
+
+def test_native_layer_norm_backward() -> None:
+    x, w, b = torch.randn(2, 3, 4, dtype=torch.float64), torch.randn(4, dtype=torch.float64), torch.randn(4, dtype=torch.float64)
+    _, mean, rstd = A.native_layer_norm(x, [4], w, b, 1e-5)
+    g = torch.randn(2, 3, 4, dtype=torch.float64)
+    check_function(B.aten_native_layer_norm_backward, (g, x, [4], mean, rstd, w, b, [True, True, True]),
+                   expected=A.native_layer_norm_backward(g, x, [4], mean, rstd, w, b, [True, True, True]))  # fmt: skip

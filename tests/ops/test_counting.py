@@ -1,0 +1,109 @@
+"""torchlib/ops/histogram.py, distance.py and tensor_meta.py against torch, eagerly and traced."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from torchlib.ops import distance as D
+from torchlib.ops import histogram as H
+from torchlib.ops import tensor_meta as T
+from torchlib.testing import check_function
+
+A = torch.ops.aten
+
+
+@pytest.mark.parametrize("weights", [None, torch.tensor([0.5, -1.0, 2.0, 3.0]), torch.tensor([1, 2, 3, 4])])
+@pytest.mark.parametrize("minlength", [0, 9])
+def test_bincount(weights: torch.Tensor | None, minlength: int) -> None:
+    x = torch.tensor([0, 3, 1, 1])
+    check_function(H.aten_bincount, (x, weights, minlength), expected=torch.bincount(x, weights, minlength))
+
+
+def test_bincount_empty() -> None:
+    x = torch.zeros(0, dtype=torch.int64)
+    check_function(H.aten_bincount, (x, None, 2), expected=torch.bincount(x, None, 2))
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.float16])
+@pytest.mark.parametrize("bins,low,high", [(10, 0, 0), (7, -2, 2.5), (1, -1, 1)])
+def test_histc(dtype: torch.dtype, bins: int, low: float, high: float) -> None:
+    x = (torch.randn(300, generator=torch.Generator().manual_seed(0)) * 3).to(dtype)
+    x[5] = float("nan") if (low, high) != (0, 0) else x[5]
+    check_function(H.aten_histc, (x, bins, low, high), expected=torch.histc(x, bins, low, high))
+
+
+def test_histc_constant_data() -> None:
+    x = torch.tensor([2.0, 2.0])
+    check_function(H.aten_histc, (x, 3), expected=torch.histc(x, 3))
+
+
+@pytest.mark.parametrize("p", [2.0, 1.0, 0.0, 3.5, float("inf")])
+def test_pdist_and_dist(p: float) -> None:
+    x = torch.randn(5, 3, dtype=torch.float64, generator=torch.Generator().manual_seed(1))
+    check_function(D.aten__pdist_forward, (x, p), expected=A._pdist_forward(x, p))
+    check_function(D.aten_dist, (x, x.flip(0), p), expected=torch.dist(x, x.flip(0), p))
+
+
+def test_dist_int_promotes() -> None:
+    a, b = torch.tensor([1, 2]), torch.tensor([1.0, 4.0])
+    check_function(D.aten_dist, (a, b), expected=torch.dist(a, b))
+
+
+def test_metadata() -> None:
+    x = torch.ones(2, 3, 5)
+    assert [T.aten_sym_stride_int(x, d) for d in (0, 1, 2, -1)] == list(x.stride()) + [1]
+    assert T.aten_sym_storage_offset(x) == 0 and T.aten_sym_is_contiguous(x) is True
+    with pytest.raises(ValueError, match="contiguous format"):
+        T.aten_sym_is_contiguous(x, torch.channels_last)
+
+
+@pytest.mark.parametrize("x", [torch.tensor([2.5]), torch.tensor([[7]]), torch.tensor(True)])
+def test_local_scalar_dense(x: torch.Tensor) -> None:
+    check_function(T.aten__local_scalar_dense, (x,), expected=torch.tensor(x.item(), dtype=x.dtype))
+
+
+def test_copy_casts_and_broadcasts() -> None:
+    self, src = torch.zeros(2, 3, dtype=torch.int32), torch.tensor([[1.5], [-2.75]], dtype=torch.float64)
+    check_function(T.aten_copy, (self, src), expected=A.copy(self, src))
+
+
+def test_addbmm_and_diff() -> None:
+    from torchlib.ops import batch_sums as S
+
+    m, b1, b2 = torch.randn(3, 4, dtype=torch.float64), torch.randn(5, 3, 2, dtype=torch.float64), torch.randn(5, 2, 4, dtype=torch.float64)
+    check_function(S.aten_addbmm, (m, b1, b2), {"beta": 0.5, "alpha": 2}, expected=torch.addbmm(m, b1, b2, beta=0.5, alpha=2))
+    x = torch.tensor([[1, 5, 2], [3, -3, 0]])
+    check_function(S.aten_diff, (x, 2, 1, torch.tensor([[0], [1]])), expected=torch.diff(x, 2, 1, torch.tensor([[0], [1]])))
+    check_function(S.aten_diff, (x, 0, 0, None, x), expected=torch.diff(x, 0, 0, None, x))  # n=0: self, append ignored
+
+
+@pytest.mark.parametrize("reduce", ["prod", "mean", "amax", "amin"])
+@pytest.mark.parametrize("include_self", [True, False])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.int64])
+def test_index_reduce(reduce: str, include_self: bool, dtype: torch.dtype) -> None:
+    from torchlib.ops import batch_sums as S
+
+    x, src = torch.tensor([[7.0, -7], [2, 3], [1, 1]]).to(dtype), torch.tensor([[2.0, 5], [0, -4], [3, 3]]).to(dtype)
+    if dtype.is_floating_point:  # NaN propagates through amax / amin as in torch
+        src[0, 0] = float("nan")
+    idx = torch.tensor([1, 1, 0])
+    check_function(S.aten_index_reduce, (x, 0, idx, src, reduce), {"include_self": include_self},
+                   expected=x.index_reduce(0, idx, src, reduce, include_self=include_self))  # fmt: skip
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bool, torch.int8])
+def test_put_accumulate_duplicates_and_negative(dtype: torch.dtype) -> None:
+    from torchlib.ops import scatter_extra as X
+
+    x, idx = torch.zeros(2, 3, dtype=dtype), torch.tensor([0, -1, 0, 4])
+    src = torch.tensor([100, 2, 100, 1]).to(dtype)
+    check_function(X.aten_put, (x, idx, src, True), expected=x.put(idx, src, True))
+
+
+def test_index_copy() -> None:
+    from torchlib.ops import scatter_extra as X
+
+    x, idx, src = torch.zeros(4, 3), torch.tensor([3, 0]), torch.randn(4, 2)
+    check_function(X.aten_index_copy, (x, 1, torch.tensor([2, 0]), src), expected=x.index_copy(1, torch.tensor([2, 0]), src))
+    check_function(X.aten_index_copy, (x, 0, idx, torch.ones(2, 3)), expected=x.index_copy(0, idx, torch.ones(2, 3)))

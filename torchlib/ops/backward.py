@@ -1,0 +1,145 @@
+"""Backward ops tagged core, as they appear in exported training graphs:
+max_pool2d/3d_with_indices_backward, _adaptive_avg_pool2d/3d_backward, embedding_dense_backward.
+
+Gradients are added into zeros with ScatterElements(reduction="add") (the half types add in
+float32, their result rounded once) or, for adaptive average pooling, with one matrix per
+spatial dim: grad_input = sum over the output cells that hold an input element of
+grad / cell size, the cells being [floor(i * in / out), ceil((i + 1) * in / out)) as in torch.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from graph_builder import op, types
+from graph_builder.ir import Value
+from graph_builder.types import TFloat, TInt
+from torchlib.promotion import cast_to
+from torchlib.registry import aten_op
+
+_ADD_DTYPES = (types.FLOAT, types.DOUBLE)  # ScatterElements(add) kernels in onnxruntime
+
+
+def _compute_dtype(dtype: types.DType) -> types.DType:
+    return dtype if dtype in _ADD_DTYPES else types.FLOAT
+
+
+def _max_pool_backward(grad_output: Value, self: Value, indices: Value, spatial: int) -> Value:
+    """grad_output added at the flat (per plane) indices of max pooling."""
+    dtype = _compute_dtype(self.dtype)
+    plane = op.Shape(self, end=-spatial)
+    flat_shape = op.Concat(plane, op.Constant(value=np.array([-1], np.int64)), axis=0)
+    zeros = op.Reshape(op.ConstantOfShape(op.Shape(self), value=np.zeros(1, dtype.numpy)), flat_shape)
+    grad = op.Reshape(cast_to(grad_output, dtype), flat_shape)
+    index = op.Reshape(cast_to(indices, types.INT64), flat_shape)
+    result = op.ScatterElements(zeros, index, grad, axis=-1, reduction="add")
+    return cast_to(op.Reshape(result, op.Shape(self)), self.dtype)
+
+
+@aten_op("aten::max_pool2d_with_indices_backward")
+def aten_max_pool2d_with_indices_backward(
+    grad_output: TFloat, self: TFloat, kernel_size: Sequence[int], stride: Sequence[int], padding: Sequence[int],
+    dilation: Sequence[int], ceil_mode: bool, indices: TInt,
+) -> TFloat:  # fmt: skip
+    """max_pool2d_with_indices_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, int[2] dilation, bool ceil_mode, Tensor indices) -> Tensor"""
+    return _max_pool_backward(grad_output, self, indices, 2)
+
+
+@aten_op("aten::max_pool3d_with_indices_backward")
+def aten_max_pool3d_with_indices_backward(
+    grad_output: TFloat, self: TFloat, kernel_size: Sequence[int], stride: Sequence[int], padding: Sequence[int],
+    dilation: Sequence[int], ceil_mode: bool, indices: TInt,
+) -> TFloat:  # fmt: skip
+    """max_pool3d_with_indices_backward(Tensor grad_output, Tensor self, int[3] kernel_size, int[3] stride, int[3] padding, int[3] dilation, bool ceil_mode, Tensor indices) -> Tensor"""
+    return _max_pool_backward(grad_output, self, indices, 3)
+
+
+def _cells(size_in: int, size_out: int) -> np.ndarray:
+    """[size_out, size_in]: 1 / cell size where input element i is in output cell o."""
+    m = np.zeros((size_out, size_in), np.float64)
+    for o in range(size_out):
+        start, end = (o * size_in) // size_out, -((-(o + 1) * size_in) // size_out)
+        m[o, start:end] = 1.0 / (end - start)
+    return m
+
+
+def _adaptive_avg_backward(grad_output: Value, self: Value, spatial: int, name: str) -> Value:
+    sizes_in, sizes_out = self.shape[-spatial:] if self.shape else None, grad_output.shape[-spatial:] if grad_output.shape else None
+    if sizes_in is None or sizes_out is None or not all(isinstance(s, int) for s in (*sizes_in, *sizes_out)):
+        raise ValueError(f"aten::{name} needs static spatial sizes, got input {self.shape} and grad {grad_output.shape}")
+    dtype = types.DOUBLE if self.dtype is types.DOUBLE else types.FLOAT
+    grad = cast_to(grad_output, dtype)
+    rank = grad_output.rank
+    for k, (n_in, n_out) in enumerate(zip(sizes_in, sizes_out)):
+        axis = rank - spatial + k
+        # move this spatial dim last, multiply by the [out, in] cell matrix, move it back
+        perm = [i for i in range(rank) if i != axis] + [axis]
+        back = list(np.argsort(perm))
+        moved = op.Transpose(grad, perm=perm)
+        grad = op.Transpose(op.MatMul(moved, op.Constant(value=_cells(n_in, n_out).astype(dtype.numpy))), perm=back)
+    return cast_to(grad, self.dtype)
+
+
+@aten_op("aten::_adaptive_avg_pool2d_backward")
+def aten__adaptive_avg_pool2d_backward(grad_output: TFloat, self: TFloat) -> TFloat:
+    """_adaptive_avg_pool2d_backward(Tensor grad_output, Tensor self) -> Tensor"""
+    return _adaptive_avg_backward(grad_output, self, 2, "_adaptive_avg_pool2d_backward")
+
+
+@aten_op("aten::_adaptive_avg_pool3d_backward")
+def aten__adaptive_avg_pool3d_backward(grad_output: TFloat, self: TFloat) -> TFloat:
+    """_adaptive_avg_pool3d_backward(Tensor grad_output, Tensor self) -> Tensor"""
+    return _adaptive_avg_backward(grad_output, self, 3, "_adaptive_avg_pool3d_backward")
+
+
+@aten_op("aten::embedding_dense_backward")
+def aten_embedding_dense_backward(
+    grad_output: TFloat, indices: TInt, num_weights: Any, padding_idx: Any, scale_grad_by_freq: bool
+) -> TFloat:
+    """embedding_dense_backward(Tensor grad_output, Tensor indices, SymInt num_weights, SymInt padding_idx, bool scale_grad_by_freq) -> Tensor"""
+    dtype = _compute_dtype(grad_output.dtype)
+    index = op.Reshape(cast_to(indices, types.INT64), [-1])
+    width = op.Shape(grad_output, start=-1)
+    grad = op.Reshape(cast_to(grad_output, dtype), op.Concat(op.Constant(value=np.array([-1], np.int64)), width, axis=0))
+    rows = op.Reshape(cast_to(num_weights, types.INT64) if isinstance(num_weights, Value) else
+                      op.Constant(value=np.array(num_weights, np.int64)), [1])  # fmt: skip
+    if scale_grad_by_freq:  # each gradient divided by how often its index occurs
+        ones = op.ConstantOfShape(op.Shape(index), value=np.ones(1, dtype.numpy))
+        counts = op.ScatterElements(op.ConstantOfShape(rows, value=np.zeros(1, dtype.numpy)), index, ones, reduction="add")
+        grad = op.Div(grad, op.Unsqueeze(op.Gather(counts, index), [1]))
+    keep = op.Not(op.Equal(index, cast_to(padding_idx, types.INT64) if isinstance(padding_idx, Value) else padding_idx))
+    grad = op.Where(op.Unsqueeze(keep, [1]), grad, op.CastLike(0, grad))  # padding_idx gets no gradient
+    zeros = op.ConstantOfShape(op.Concat(rows, width, axis=0), value=np.zeros(1, dtype.numpy))
+    scatter_index = op.Expand(op.Unsqueeze(index, [1]), op.Shape(grad))
+    return cast_to(op.ScatterElements(zeros, scatter_index, grad, axis=0, reduction="add"), grad_output.dtype)
+
+
+@aten_op("aten::native_layer_norm_backward")
+def aten_native_layer_norm_backward(
+    grad_out: TFloat, input: TFloat, normalized_shape: Sequence[Any], mean: TFloat, rstd: TFloat,
+    weight: TFloat | None, bias: TFloat | None, output_mask: Sequence[bool],
+) -> tuple[TFloat | None, TFloat | None, TFloat | None]:  # fmt: skip
+    """native_layer_norm_backward(Tensor grad_out, Tensor input, SymInt[] normalized_shape, Tensor mean, Tensor rstd, Tensor? weight, Tensor? bias, bool[3] output_mask) -> (Tensor, Tensor, Tensor)"""
+    dtype = types.DOUBLE if input.dtype is types.DOUBLE else types.FLOAT  # torch's opmath
+    rank, k = input.rank, len(normalized_shape)
+    inner = op.Constant(value=np.arange(rank - k, rank, dtype=np.int64))
+    outer = op.Constant(value=np.arange(0, rank - k, dtype=np.int64))
+    x, dy = cast_to(input, dtype), cast_to(grad_out, dtype)
+    x_hat = op.Mul(op.Sub(x, cast_to(mean, dtype)), cast_to(rstd, dtype))
+    grad_input = grad_weight = grad_bias = None
+    if output_mask[0]:
+        g = dy if weight is None else op.Mul(dy, cast_to(weight, dtype))
+        n = op.Cast(op.ReduceProd(op.Shape(input, start=rank - k), keepdims=1), to=dtype.onnx)
+        sum_g = op.ReduceSum(g, inner, keepdims=1)
+        sum_gx = op.ReduceSum(op.Mul(g, x_hat), inner, keepdims=1)
+        # dx = rstd / N * (N * g - sum(g) - x_hat * sum(g * x_hat))
+        inside = op.Sub(op.Sub(op.Mul(g, n), sum_g), op.Mul(x_hat, sum_gx))
+        grad_input = cast_to(op.Mul(op.Div(cast_to(rstd, dtype), n), inside), input.dtype)
+    if output_mask[1] and weight is not None:
+        grad_weight = cast_to(op.ReduceSum(op.Mul(dy, x_hat), outer, keepdims=0, noop_with_empty_axes=1), weight.dtype)
+    if output_mask[2] and bias is not None:
+        grad_bias = cast_to(op.ReduceSum(dy, outer, keepdims=0, noop_with_empty_axes=1), bias.dtype)
+    return grad_input, grad_weight, grad_bias

@@ -1,0 +1,59 @@
+"""Tensor metadata and scalars: sym_stride, sym_storage_offset, sym_is_contiguous, item /
+_local_scalar_dense, copy.
+
+An ONNX tensor has no strides or storage: every value of a graph is a dense row-major tensor
+of its own. So a stride is the product of the later sizes, the storage offset is 0 and every
+tensor is contiguous (what torch reports for the functional tensors of an exported graph, not
+for a view made by hand outside one). A Scalar (item) is a 0-d tensor of the input's dtype.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+
+from graph_builder import op
+from graph_builder.types import TTensor
+from torchlib.ops._helpers import normalize_dim
+from torchlib.ops.symbolic import aten__local_scalar_dense
+from torchlib.registry import aten_op
+
+SymValue = Any  # a Python int / bool, or an INT64 / BOOL scalar Value
+
+
+@aten_op("aten::sym_stride.int")
+def aten_sym_stride_int(self: TTensor, dim: int) -> SymValue:
+    """sym_stride.int(Tensor self, int dim) -> SymInt"""
+    if self.rank is None:
+        raise ValueError("aten::sym_stride.int needs the rank of its input to be known")
+    axis = normalize_dim(dim, self.rank)
+    if not 0 <= axis < max(self.rank, 1):
+        raise IndexError(f"aten::sym_stride.int: dim {dim} is out of range for a tensor of rank {self.rank}")
+    later = self.shape[axis + 1:]
+    if all(isinstance(s, int) for s in later):
+        return math.prod(later)
+    return op.ReduceProd(op.Shape(self, start=axis + 1), keepdims=0)
+
+
+@aten_op("aten::sym_storage_offset")
+def aten_sym_storage_offset(self: TTensor) -> SymValue:
+    """sym_storage_offset(Tensor self) -> SymInt"""
+    return 0  # every graph value is a tensor of its own
+
+
+@aten_op("aten::sym_is_contiguous")
+def aten_sym_is_contiguous(self: TTensor, memory_format: Any = "contiguous_format") -> SymValue:
+    """sym_is_contiguous(Tensor self, MemoryFormat memory_format=contiguous_format) -> SymBool"""
+    if memory_format not in (None, "contiguous_format") and str(memory_format) != "torch.contiguous_format":
+        raise ValueError(f"aten::sym_is_contiguous: only the contiguous format is known in ONNX (row-major "
+                         f"tensors), got memory_format={memory_format}")  # fmt: skip
+    return True
+
+
+@aten_op("aten::item")
+def aten_item(self: TTensor) -> TTensor:
+    """item(Tensor self) -> Scalar
+
+    As `_local_scalar_dense`: the one element as a symbolic value (INT64, DOUBLE or BOOL)."""
+    return aten__local_scalar_dense(self)

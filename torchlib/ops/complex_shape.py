@@ -14,7 +14,8 @@ from typing import Any, Callable
 from graph_builder import op
 from graph_builder.ir import Value
 from graph_builder.types import COMPLEX64, COMPLEX128, DOUBLE, FLOAT, DType, TTensor
-from torchlib.ops import indexing, linalg
+from torchlib.ops import indexing
+from torchlib.ops.linalg import products
 from torchlib.ops import shape as shape_ops
 from torchlib.ops._helpers import normalize_dim
 from torchlib.ops.complex import from_pair, im_part, join, re_part
@@ -264,17 +265,17 @@ def _product(fn: Callable[..., Any], a: Value, b: Value) -> Value:
 @aten_op("aten::matmul", complex=True)
 def aten_matmul_complex(self: TTensor, other: TTensor) -> TTensor:
     """matmul(Tensor self, Tensor other) -> Tensor"""
-    return _product(linalg.aten_matmul, self, other)
+    return _product(products.aten_matmul, self, other)
 
 
 @aten_op("aten::mm", complex=True)
 def aten_mm_complex(self: TTensor, mat2: TTensor) -> TTensor:
     """mm(Tensor self, Tensor mat2) -> Tensor"""
-    return _product(linalg.aten_matmul, self, mat2)
+    return _product(products.aten_matmul, self, mat2)
 
 
 @aten_op("aten::bmm", complex=True)
 def aten_bmm_complex(self: TTensor, mat2: TTensor) -> TTensor:
     """bmm(Tensor self, Tensor mat2) -> Tensor"""
-    return _product(linalg.aten_matmul, self, mat2)
+    return _product(products.aten_matmul, self, mat2)
 

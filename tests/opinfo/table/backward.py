@@ -74,6 +74,9 @@ ENTRIES = [
     Entry('aten__adaptive_avg_pool2d_backward', samples=_adaptive2d, dtypes=_FLOATS),  # _adaptive_avg_pool2d_backward
     Entry('aten__adaptive_avg_pool3d_backward', samples=_adaptive3d, dtypes=_FLOATS),  # _adaptive_avg_pool3d_backward
     Entry('aten_native_layer_norm_backward', samples=_layer_norm, dtypes=_FLOATS,
-          tol={torch.float16: (2e-3, 2e-3), torch.bfloat16: (1.6e-2, 1.6e-2)}),  # native_layer_norm_backward
+          tol={torch.float16: (2e-3, 2e-3), torch.bfloat16: (1.6e-2, 1.6e-2)},
+          tol_reason="half-precision gradients sum products over the normalized dims: torch accumulates them in its "
+                     "own order in float32 and rounds once; ours in float32 in ONNX's order, so the two roundings differ "
+                     "by a few ulps of the half type"),  # native_layer_norm_backward
     Entry('aten_embedding_dense_backward', samples=_embedding, dtypes=_FLOATS),  # embedding_dense_backward
 ]

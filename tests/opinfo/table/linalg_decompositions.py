@@ -6,7 +6,7 @@ from typing import Any
 
 import torch
 
-from torchlib.conformance.spec import Entry, Skip, XFail
+from torchlib.conformance.spec import Entry, Skip, TorchLessAccurate, XFail
 
 
 def _t(x: Any) -> torch.Tensor:
@@ -67,6 +67,7 @@ ENTRIES = [
     Entry('aten_linalg_pinv_atol_rtol_float', opinfo=['linalg.pinv', ('linalg.pinv', 'singular'), ('linalg.pinv', 'hermitian'), 'pinverse']),
     # matrix functions
     Entry('aten_linalg_matrix_exp', opinfo=['matrix_exp'], xfail=[
+        TorchLessAccurate(dtypes=[torch.float16, torch.bfloat16]),  # torch's half kernel overflows to NaN where we compute in float64
         XFail("torch's own float32 result is the inaccurate one: on this 5x5x5 sample (entries up to 9, results up to 9.3e4) it is off from the float64 matrix_exp by up to 0.050 (2.4e-3 relative on small entries); ours, computed in float64 and rounded, is within 5.6e-8 relative of it, so they differ by 0.051",
               dtypes=[torch.float32], samples=[1]),
     ]),

@@ -26,6 +26,8 @@ MAX_SQUARINGS = 1100  # 2^1100 overflows float64: inputs as large as that give i
 @aten_op("aten::linalg_matrix_exp")
 def aten_linalg_matrix_exp(self: TFloat) -> TFloat:
     """linalg_matrix_exp(Tensor self) -> Tensor"""
+    if self.dtype in (types.FLOAT16, types.BFLOAT16):  # torch's CPU kernel takes half types too
+        return op.Cast(aten_linalg_matrix_exp(op.Cast(self, to=types.FLOAT.onnx)), to=self.dtype.onnx)
     n = check_square("linalg.matrix_exp", self, "self")
     if n == 0:
         return self

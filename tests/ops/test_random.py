@@ -163,7 +163,7 @@ def test_uniform_exponential(dtype):
         assert abs(y.double().mean().item() - 0.5) < 0.05
 
 
-@pytest.mark.parametrize("fn,args", [(R.aten_rand, ([64],)), (R.aten_randn, ([64],)), (R.aten_randint, (100, [64]))], ids=str)
+@pytest.mark.parametrize("fn,args", [(R.aten_rand, ([64],)), (R.aten_randn, ([64],)), (R.aten_randint, (100, [64]))], ids=["rand", "randn", "randint"])
 def test_static_shapes_are_not_folded(fn, args):
     """With a static shape every input is a constant: the samples must still be drawn at run time."""
     model, feeds, structure = trace(lambda: fn(*args), ())

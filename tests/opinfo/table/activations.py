@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import torch
 
-from torchlib.conformance.spec import Entry, TorchLessAccurate, XFail
+from torchlib.conformance.spec import Entry, TorchLessAccurate
 
 from . import _helpers as h
 
@@ -20,7 +20,6 @@ ENTRIES = [
     Entry('aten_clamp_tensor', opinfo=['clamp']),  # clamp.Tensor
     Entry('aten_elu', opinfo=['nn.functional.elu']),  # elu
     Entry('aten_gelu', opinfo=['nn.functional.gelu'], xfail=[
-        XFail('float64 computed in float32: the exact gelu needs Erf, which onnxruntime has no double kernel for, so _kernels computes it in float32 (off by up to 1.63e-07; issue 13 item 6)', dtypes=[torch.float64], samples=[1, 3, 5, 7]),
     ]),  # gelu
     Entry('aten_glu', opinfo=['nn.functional.glu']),  # glu
     Entry('aten_hardsigmoid', opinfo=['nn.functional.hardsigmoid']),  # hardsigmoid

@@ -8,7 +8,7 @@ from typing import Any
 
 import torch
 
-from torchlib.conformance.spec import Entry, sample_input
+from torchlib.conformance.spec import Entry, TorchLessAccurate, sample_input
 
 A = torch.ops.aten
 
@@ -71,8 +71,10 @@ _FLOATS = [torch.float32, torch.float64, torch.float16, torch.bfloat16]
 ENTRIES = [
     Entry('aten_max_pool2d_with_indices_backward', samples=_max_pool2d, dtypes=_FLOATS),  # max_pool2d_with_indices_backward
     Entry('aten_max_pool3d_with_indices_backward', samples=_max_pool3d, dtypes=_FLOATS),  # max_pool3d_with_indices_backward
-    Entry('aten__adaptive_avg_pool2d_backward', samples=_adaptive2d, dtypes=_FLOATS),  # _adaptive_avg_pool2d_backward
-    Entry('aten__adaptive_avg_pool3d_backward', samples=_adaptive3d, dtypes=_FLOATS),  # _adaptive_avg_pool3d_backward
+    Entry('aten__adaptive_avg_pool2d_backward', samples=_adaptive2d, dtypes=_FLOATS,
+          xfail=[TorchLessAccurate(dtypes=[torch.float16, torch.bfloat16])]),  # _adaptive_avg_pool2d_backward
+    Entry('aten__adaptive_avg_pool3d_backward', samples=_adaptive3d, dtypes=_FLOATS,
+          xfail=[TorchLessAccurate(dtypes=[torch.float16, torch.bfloat16])]),  # _adaptive_avg_pool3d_backward
     Entry('aten_native_layer_norm_backward', samples=_layer_norm, dtypes=_FLOATS,
           tol={torch.float16: (2e-3, 2e-3), torch.bfloat16: (1.6e-2, 1.6e-2)},
           tol_reason="half-precision gradients sum products over the normalized dims: torch accumulates them in its "

@@ -45,7 +45,5 @@ ENTRIES = [
         XFail('ValueError: aten::feature_dropout in training mode (whole-channel masks) is not exported; export in eval mode', dtypes=[torch.float64], samples=[2, 4, 8, 10, 12], opinfo='nn.functional.dropout3d'),
     ]),  # feature_dropout CIA
     Entry('aten_native_dropout', samples=own.native_dropout, dtypes=own.FLOATS, xfail=[
-        XFail("p=1 in training: onnxruntime's Dropout rejects ratio 1 (dropout_op.h GetRatioOrDefault wants [0, 1)) and has no bfloat16 kernel, where torch returns zeros (issue 13 item 9)", samples=[2]),
-        XFail("an empty input: torch returns the mask in the input's dtype (its numel() == 0 shortcut returns empty_like(input)), every other mask is bool; we return bool always", samples=[3]),
     ]),  # on CPU aten::dropout decomposes to bernoulli and mul, so no OpInfo sample calls native_dropout
 ]

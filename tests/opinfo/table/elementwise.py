@@ -13,7 +13,6 @@ from ._helpers import scalar_arg
 ENTRIES = [
     Entry('aten_abs', opinfo=['abs']),  # abs
     Entry('aten_acos', opinfo=['acos'], xfail=[
-        XFail('float64 computed in float32: onnxruntime has no double Acos kernel, so _kernels computes it in float32 (off by up to 2.89e-07; issue 13 item 6)', dtypes=[torch.float64], samples=[0]),
     ]),  # acos
     Entry('aten_acosh', opinfo=['acosh']),  # acosh
     Entry('aten_add', opinfo=['add'], xfail=[TorchLessAccurate(dtypes=[torch.float16])]),  # add.Tensor

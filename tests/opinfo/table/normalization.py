@@ -20,10 +20,6 @@ ENTRIES = [
     Entry('aten__native_batch_norm_legit_no_training', samples=h.batch_norm_no_update, dtypes=FLOATS),
     Entry('aten_batch_norm', opinfo=['nn.functional.batch_norm', ('nn.functional.batch_norm', 'without_cudnn')], xfail=[
         TorchLessAccurate(dtypes=[torch.bfloat16, torch.float16]),
-        XFail('ValueError: batch norm expects an input of rank >= 2 (N, C, ...), got rank 1', dtypes=[torch.bfloat16], samples=[3, 4]),
-        XFail('ValueError: batch norm expects an input of rank >= 2 (N, C, ...), got rank 1', dtypes=[torch.float16], samples=[3, 4]),
-        XFail('ValueError: batch norm expects an input of rank >= 2 (N, C, ...), got rank 1', dtypes=[torch.float32], samples=[3, 4]),
-        XFail('ValueError: batch norm expects an input of rank >= 2 (N, C, ...), got rank 1', dtypes=[torch.float64], samples=[3, 4]),
     ]),  # batch_norm (CompositeImplicit)
     Entry('aten_group_norm', opinfo=['nn.functional.group_norm'], xfail=[
         XFail("onnxruntime failed to run op.Reshape(FLOAT[0, 2], INT64[3]) with attributes {}: Non-zero status code returned while running Reshape node. Name:'Reshape' Status Message: /onnxruntime_src/onnxruntime/core/providers/cpu/...", dtypes=[torch.bfloat16], samples=[*range(12, 16)], mode='eager'),

@@ -23,6 +23,8 @@ QUICK = {
     "python -m torchlib conformance": ["--ops", "abs", "--dtypes", "float32"],
     "python bench/bench_export.py": ["--repeat", "1", "--models", "mlp"],
     "python bench/bench_graph_builder.py": ["--nodes", "300", "--repeat", "50"],
+    "python bench/bench_latency.py": ["--models", "cnn", "--runs", "10"],
+    "python bench/bench_capture.py": ["--repeat", "1", "--models", "mlp"],
 }
 # Commands not run here: installing (CI does it first) and the test suite itself.
 NOT_RUN = ("pip install", "python -m pytest")

@@ -495,11 +495,11 @@ def test_ops_missing_or_changed_at_the_target_opset_are_refused_clearly() -> Non
         graph_builder.op.GroupNormalization(q, [1.0, 1.0], [0.0, 0.0], num_groups=2)
 
 
-def test_an_output_may_take_the_name_of_a_dropped_value():
+def test_an_output_may_take_the_name_of_an_unused_value():
     g = GraphBuilder()
     x = g.input("x", FLOAT, [2])
     with g:
-        op.Add(x, x)  # "add": never used, so dropped from the model
+        op.Add(x, x)  # "add": never used; the output takes its name, the unused value is renamed
         y = op.Mul(x, x)
     g.output(y, "add")
     model = g.to_model()

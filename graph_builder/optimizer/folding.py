@@ -53,7 +53,7 @@ def constants(builder: GraphBuilder, uses: Uses, budget_bytes: int = 256 << 20) 
     for node in list(uses.graph.nodes):
         if not uses.alive(node) or node.op_type in _NEVER_FOLD or any(True for _ in subgraphs(node)):
             continue
-        results = _static_result(node)
+        results = _static_result(node) or _view_result(node)
         if results is None:
             if not all(v is None or v.const_value is not None for v in node.inputs):
                 continue
@@ -98,6 +98,19 @@ def _static_result(node: Node) -> list[np.ndarray] | None:
     if node.op_type == "CastLike" and x.const_value is not None and node.inputs[1].dtype is not None:
         return [x.const_value.astype(node.inputs[1].dtype.numpy)]
     return None
+
+
+def _view_result(node: Node) -> list[np.ndarray] | None:
+    """A Transpose of a weight or constant as a numpy view of its array: no bytes are copied (they
+    are laid out when the model is written, tensor by tensor), so folding every Linear's weight
+    transpose never holds a second copy of the weights."""
+    if node.op_type != "Transpose" or not node.inputs or node.inputs[0] is None:
+        return None
+    array = node.inputs[0].const_value
+    if not isinstance(array, np.ndarray):
+        return None
+    perm = node.attributes.get("perm")
+    return [np.transpose(array, None if perm is None else list(perm))]
 
 
 def _constant(builder: GraphBuilder, node: Node, old: Value, array: np.ndarray) -> Value:

@@ -225,6 +225,19 @@ def test_model_weights_are_never_written():
         assert torch.equal(v, before[k]), k
 
 
+def test_a_folded_weight_transpose_is_a_view_of_the_model_weight():
+    """Every Linear's weight transpose folds without a second copy of the weights in memory."""
+    model = torch.nn.Sequential(torch.nn.Linear(8, 16, bias=False), torch.nn.ReLU(), torch.nn.Linear(16, 4, bias=False))
+    x = torch.randn(2, 3, 8)
+    result = torchlib.export(model, (x,))
+    assert "Transpose" not in [n.op_type for n in result.graph.nodes]
+    folded = [v.const_value for v in result.graph.initializers.values() if v.const_value.ndim == 2]
+    weights = [model[0].weight.detach().numpy(), model[2].weight.detach().numpy()]
+    assert len(folded) == 2 and all(any(np.shares_memory(f, w) for w in weights) for f in folded)
+    (diff,) = result.verify(x)
+    assert diff.ok()
+
+
 def _rotate_half(x):
     x1, x2 = x[..., : x.shape[-1] // 2], x[..., x.shape[-1] // 2 :]
     return torch.cat((-x2, x1), dim=-1)

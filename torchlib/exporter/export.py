@@ -323,7 +323,9 @@ def _call(g: GraphBuilder, node: Any, registry: Registry, env: dict, renames: di
         return _conform(result, val, renames, _name_of(node.target), diagnostics)
     is_complex = any(isinstance(v, torch.Tensor) and v.is_complex() for v in pytree.tree_leaves((val, [a.meta.get("val") for a in node.all_input_nodes])))
     entry = registry.lookup(target, complex=is_complex)
-    assert entry is not None
+    if entry is None:  # only a complex variant, called on real tensors: torch's decomposition, else unsupported
+        result = _call_decomposed(g, node, registry, env, renames, diagnostics, ctx)
+        return _conform(result, val, renames, _name_of(node.target), diagnostics)
     result = _call_function(g, node, entry, env, renames, diagnostics)
     if written:  # an in-place op returns the tensor it wrote
         ctx.write(written[0], result, env)

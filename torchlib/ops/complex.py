@@ -206,6 +206,12 @@ def aten_real(self: TTensor) -> TTensor:
     return re_part(self)
 
 
+@aten_op("aten::real")
+def aten_real_real(self: TTensor) -> TTensor:
+    """real(Tensor(a) self) -> Tensor(a)"""
+    return op.Identity(self)  # the real part of a real tensor is itself
+
+
 @aten_op("aten::imag", complex=True)
 def aten_imag(self: TTensor) -> TTensor:
     """imag(Tensor(a) self) -> Tensor(a)"""
@@ -449,6 +455,21 @@ def aten__to_copy_complex(self: TTensor, *, dtype: DType | None = None, layout: 
     real = re_part(self)
     return real if real.dtype is dtype else op.Cast(real, to=dtype.onnx)
 
+
+
+@aten_op("aten::to.dtype", complex=True)
+def aten_to_dtype_complex(self: TTensor, dtype: DType, non_blocking: bool = False, copy: bool = False,
+                          memory_format: Any = None) -> TTensor:
+    """to.dtype(Tensor(a) self, ScalarType dtype, bool non_blocking=False, bool copy=False, MemoryFormat? memory_format=None) -> Tensor(a)"""
+    return aten__to_copy_complex(self, dtype=dtype)
+
+
+@aten_op("aten::to.dtype_layout", complex=True)
+def aten_to_dtype_layout_complex(self: TTensor, *, dtype: DType | None = None, layout: Any = None, device: Any = None,
+                                 pin_memory: bool | None = None, non_blocking: bool = False, copy: bool = False,
+                                 memory_format: Any = None) -> TTensor:
+    """to.dtype_layout(Tensor(a) self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, bool non_blocking=False, bool copy=False, MemoryFormat? memory_format=None) -> Tensor(a)"""
+    return aten__to_copy_complex(self, dtype=dtype)
 
 
 # -- creation ----------------------------------------------------------------------------------

@@ -69,6 +69,7 @@ ENTRIES = [
     Entry('aten_complex', opinfo=['complex'], xfail=[NO_COMPLEX32]),
     Entry('aten_polar', opinfo=['polar']),
     Entry('aten_real', opinfo=['real']),
+    Entry('aten_real_real', opinfo=['real']),
     Entry('aten_imag', opinfo=['imag']),
     Entry('aten_conj_physical', opinfo=['conj', 'conj_physical']),  # conj_physical, conj, _conj, _conj_physical
     # torch.conj & co. on real tensors return them without an ATen call: samples of its own
@@ -97,6 +98,8 @@ ENTRIES = [
     Entry('aten_pow_complex', opinfo=['pow'], tol={torch.complex64: (5e-6, 1e-5)}, tol_reason="torch's complex64 pow computes exp(w log z) in float32: 3.2e-6 relative error against complex128 on the OpInfo samples, ours 5.7e-8"),  # pow.Tensor_Tensor, pow.Tensor_Scalar
     Entry('aten_pow_scalar_complex', samples=complex_scalar_and_tensor, dtypes=COMPLEX),
     Entry('aten__to_copy_complex', opinfo=['to']),
+    Entry('aten_to_dtype_complex', opinfo=['to', 'cfloat', 'cdouble']),
+    Entry('aten_to_dtype_layout_complex', opinfo=['to']),
     # creation and selection
     Entry('aten_full_complex', opinfo=['full']),
     Entry('aten_zeros_complex', opinfo=['zeros']),

@@ -1,7 +1,8 @@
 """Formulas that opset 23 has an operator for, as rewrite rules (see pattern.py).
 
 Each rule is exact: it fires only where the fused operator computes the same function (the
-reduction over the last axis, a scalar epsilon, the erf or tanh GELU constants).
+reduction over the last axis, a scalar epsilon, the erf or tanh GELU constants). Two Unsqueezes
+in a row also become one.
 """
 
 from __future__ import annotations
@@ -183,5 +184,31 @@ def _rope_fused(op, x, cos, sin, **_):  # type: ignore[no-untyped-def]
 
 
 ROTARY = [Rule("RotaryEmbedding (rotate-half)", p, _rope_fused, _rope_check) for p in (_rope, _rope_steps)]
-RULES = [*RMS_NORM, *GELU, *GEMM, *ROTARY]
-__all__ = ["GELU", "GEMM", "RMS_NORM", "ROTARY", "RULES", "Var"]
+
+# -- Unsqueeze(Unsqueeze(x, a), b) -> Unsqueeze(x, a + b) ----------------------------------------
+
+
+def _unsqueeze_twice(op, x, inner, outer):  # type: ignore[no-untyped-def]
+    return op.Unsqueeze(op.Unsqueeze(x, inner), outer)
+
+
+def _merged_axes(rank: int, inner: list[int], outer: list[int]) -> list[int]:
+    """The axes of one Unsqueeze doing both: `outer`'s positions in the final rank, and each
+    of `inner`'s positions moved past the axes `outer` inserts before it."""
+    middle, final = rank + len(inner), rank + len(inner) + len(outer)
+    added = sorted(a % final for a in outer)
+    kept = [i for i in range(final) if i not in added]  # final position of each middle dim
+    return sorted(added + [kept[a % middle] for a in inner])
+
+
+def _unsqueeze_check(x: Value, inner: Value, outer: Value) -> bool:
+    return x.rank is not None and ints(inner) is not None and ints(outer) is not None
+
+
+def _unsqueeze_merged(op, x, inner, outer):  # type: ignore[no-untyped-def]
+    return op.Unsqueeze(x, np.array(_merged_axes(x.rank, ints(inner), ints(outer)), np.int64))
+
+
+UNSQUEEZE = [Rule("Unsqueeze pair", _unsqueeze_twice, _unsqueeze_merged, _unsqueeze_check)]
+RULES = [*RMS_NORM, *GELU, *GEMM, *ROTARY, *UNSQUEEZE]
+__all__ = ["GELU", "GEMM", "RMS_NORM", "ROTARY", "RULES", "UNSQUEEZE", "Var"]

@@ -1,0 +1,76 @@
+"""The fused `Attention` operator or its MatMul / Softmax form: whichever onnxruntime runs faster.
+
+onnxruntime's CPU `Attention` kernel is one node, but it takes Q, K and V as [batch, heads,
+sequence, head size] tensors that must be laid out in memory: the Reshape / Transpose that split a
+projection into heads become copies in front of it. The MatMul / Softmax form lets onnxruntime
+fold those transposes and the scale into its `FusedMatMul`. `bench/bench_attention.py` measures
+both, laid out as models emit them (projection -> Reshape -> Transpose -> attention -> Transpose
+-> Reshape), onnxruntime CPU, 1 thread; the rule it supports:
+
+    the MatMul / Softmax form is faster while the scores tensor, batch * heads * q_len * kv_len,
+    has at most UNFUSE_MAX_SCORES elements (all shapes static, float32);
+    the fused kernel is faster above that (it never materializes the scores).
+
+Only exact rewrites: no mask input (a fully masked row gives zeros in `Attention` and NaN in
+Softmax), `is_causal` on a static q_len <= kv_len (every row keeps key 0), no softcap, a single
+output, 4-D float32 inputs with one head count.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from graph_builder import types
+from graph_builder.ir import Value
+from graph_builder.optimizer.pattern import Rule, Var
+
+UNFUSE_MAX_SCORES = 1 << 18  # 262144 scores, e.g. 1 x 16 heads x 128 x 128 (see bench_attention.py)
+
+
+def unfused_attention(op, q, k, v, is_causal: int = 0, scale: float | None = None):  # type: ignore[no-untyped-def]
+    """softmax(q @ k^T * scale [+ causal mask]) @ v for [batch, heads, length, size] inputs, as
+    ONNX's `Attention` defines it (causal keeps the keys up to each query's own position)."""
+    size = q.shape[-1]
+    scale = 1.0 / math.sqrt(size) if scale is None else scale
+    scores = op.Mul(op.MatMul(q, op.Transpose(k, perm=[0, 1, 3, 2])), float(scale))
+    if is_causal:
+        s, t = q.shape[-2], k.shape[-2]
+        mask = np.where(np.tril(np.ones((s, t), dtype=bool)), np.float32(0), np.float32(-np.inf))
+        scores = op.Add(scores, mask)
+    return op.MatMul(op.Softmax(scores, axis=-1), v)
+
+
+def _attention(op, q, k, v):  # type: ignore[no-untyped-def]
+    return op.Attention(q, k, v, is_causal=Var("is_causal", default=0), scale=Var("scale", default=None),
+                        softcap=Var("softcap", default=0.0), q_num_heads=Var("q_heads", default=None),
+                        kv_num_heads=Var("kv_heads", default=None))
+
+
+def _static(x: Value) -> bool:
+    return x.shape is not None and all(type(d) is int for d in x.shape)
+
+
+def unfuse_pays(q: Value, k: Value, v: Value, is_causal: int, scale: float | None, softcap: float,
+                q_heads: int | None, kv_heads: int | None) -> bool:
+    """Whether the MatMul / Softmax form is exact and faster at these (static) shapes."""
+    if softcap or q_heads is not None or kv_heads is not None:
+        return False
+    if any(x.rank != 4 or x.dtype is not types.FLOAT or not _static(x) for x in (q, k, v)):
+        return False
+    b, h, s, d = q.shape  # type: ignore[misc]
+    if k.shape[:2] != (b, h) or v.shape[:3] != k.shape[:3] or k.shape[3] != d:  # type: ignore[index]
+        return False
+    t = k.shape[2]  # type: ignore[index]
+    if is_causal and s > t:
+        return False
+    return b * h * s * t <= UNFUSE_MAX_SCORES
+
+
+def _unfused(op, q, k, v, is_causal, scale, **_):  # type: ignore[no-untyped-def]
+    return unfused_attention(op, q, k, v, is_causal, scale)
+
+
+UNFUSE = [Rule("Attention -> MatMul/Softmax (small shapes)", _attention, _unfused, unfuse_pays)]
+__all__ = ["UNFUSE", "UNFUSE_MAX_SCORES", "unfuse_pays", "unfused_attention"]

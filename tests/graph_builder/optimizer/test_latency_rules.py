@@ -152,3 +152,29 @@ def test_repeated_nodes_on_equal_small_constants_merge():
     g.output(c, "z")
     _, after, _ = _optimized(g, {"x": RNG.standard_normal((2, 3)).astype(np.float32)})
     assert [n.op_type for n in after.graph.node].count("Unsqueeze") == 2
+
+
+@pytest.mark.parametrize("target, index", [([5, 2, 3, 4], [0, 1, 2]), ([0, 0, 3, 4], [-1, 1, 0])])
+def test_a_packed_qkv_select_becomes_a_slice(target, index):
+    """nn.MultiheadAttention's unflatten(-1, (3, E)).unsqueeze(0).transpose(0, -2).squeeze(-2)[i]."""
+    g = GraphBuilder()
+    x = g.input("x", FLOAT, [5, 2, 12])
+    with g, g.metadata(**{ATEN: "aten::select"}):
+        packed = op.Squeeze(op.Transpose(op.Unsqueeze(op.Reshape(x, target), [0]), perm=[3, 1, 2, 0, 4]), [-2])
+        parts = [op.Gather(packed, np.array(i, np.int64), axis=0) for i in index]
+    for i, part in enumerate(parts):
+        g.output(part, f"y{i}")
+    before, after, report = _optimized(g, {"x": RNG.standard_normal((5, 2, 12)).astype(np.float32)})
+    assert [n.op_type for n in after.graph.node] == ["Slice"] * 3
+    assert all(_aten(n) == "aten::select" for n in after.graph.node)
+
+
+def test_a_packed_select_of_another_layout_stays():
+    g = GraphBuilder()
+    x = g.input("x", FLOAT, [5, 2, 12])
+    with g:
+        packed = op.Squeeze(op.Transpose(op.Unsqueeze(op.Reshape(x, [5, 2, 4, 3]), [0]), perm=[3, 1, 2, 0, 4]), [-2])
+        y = op.Gather(packed, np.array(1, np.int64), axis=0)
+    g.output(y, "y")
+    _, after, _ = _optimized(g, {"x": RNG.standard_normal((5, 2, 12)).astype(np.float32)})
+    assert "Gather" in [n.op_type for n in after.graph.node]

@@ -178,3 +178,21 @@ def test_a_packed_select_of_another_layout_stays():
     g.output(y, "y")
     _, after, _ = _optimized(g, {"x": RNG.standard_normal((5, 2, 12)).astype(np.float32)})
     assert "Gather" in [n.op_type for n in after.graph.node]
+
+
+def test_a_small_weight_expanded_over_the_batch_is_folded_but_never_widened():
+    g = GraphBuilder()
+    x = g.input("x", FLOAT, [2, 4, 8])
+    cls = g.initializer("cls", RNG.standard_normal((1, 1, 8)).astype(np.float32))
+    big = g.initializer("big", RNG.standard_normal((1, 64, 256)).astype(np.float32))
+    half = g.initializer("half", RNG.standard_normal((1, 1, 8)).astype(np.float16))
+    with g:
+        y = op.Concat(op.Expand(cls, [2, 1, 8]), x, axis=1)  # 64 floats: folded
+        z = op.Expand(big, [2, 64, 256])  # 128 KB: stays a node
+        w = op.Add(x, op.Cast(half, to=FLOAT.onnx))  # a widening Cast of a weight: stays
+    g.output(y, "y")
+    g.output(z, "z")
+    g.output(w, "w")
+    _, after, _ = _optimized(g, {"x": RNG.standard_normal((2, 4, 8)).astype(np.float32)})
+    assert sorted(n.op_type for n in after.graph.node) == ["Add", "Cast", "Concat", "Expand"]
+    assert {i.name: i.data_type for i in after.graph.initializer}["half"] == 10  # float16 kept

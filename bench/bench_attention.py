@@ -1,6 +1,7 @@
 """Which is faster in onnxruntime (CPU, 1 thread): the fused opset-23 `Attention` operator, or
-the same attention written as MatMul / Softmax / MatMul? The optimizer writes a small `Attention`
-as MatMul / Softmax (graph_builder/optimizer/attention.py) by the rule this measures.
+the same attention written as MatMul / Softmax / MatMul? The optimizer writes a mid-sized
+`Attention` as MatMul / Softmax by the rule this (and whole-model A/B runs for the smallest
+shapes) measured: graph_builder/optimizer/attention.py, docs/optimizer.md.
 
     OMP_NUM_THREADS=1 python bench/bench_attention.py [--runs 300]
 

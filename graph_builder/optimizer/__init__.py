@@ -4,7 +4,7 @@
 
 Passes, in order: fold what depends only on constants and weights (within a memory budget),
 drop identities and Transpose pairs, fold inference BatchNormalization into the Conv / Gemm
-before it, fuse formulas into opset-23 operators (RMSNormalization, Gelu, Gemm), write a small
+before it, fuse formulas into opset-23 operators (RMSNormalization, Gelu, Gemm), write a mid-sized
 `Attention` as MatMul / Softmax (faster in onnxruntime there), merge common subexpressions,
 remove dead nodes, unused optional outputs and unused weights, and give Conv its kernel_shape. It knows
 ONNX, never ATen; new nodes keep the metadata (ATen op, module, source line) of what they replace.

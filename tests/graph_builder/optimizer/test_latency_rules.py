@@ -166,7 +166,7 @@ def test_a_packed_qkv_select_becomes_a_slice(target, index):
         parts = [op.Gather(packed, np.array(i, np.int64), axis=0) for i in index]
     for i, part in enumerate(parts):
         g.output(part, f"y{i}")
-    before, after, report = _optimized(g, {"x": RNG.standard_normal((5, 2, 12)).astype(np.float32)})
+    _, after, _ = _optimized(g, {"x": RNG.standard_normal((5, 2, 12)).astype(np.float32)})
     assert [n.op_type for n in after.graph.node] == ["Slice"] * 3
     assert all(_aten(n) == "aten::select" for n in after.graph.node)
 

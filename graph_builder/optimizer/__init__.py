@@ -4,8 +4,9 @@
 
 Passes, in order: fold what depends only on constants and weights (within a memory budget),
 drop identities and Transpose pairs, fold inference BatchNormalization into the Conv / Gemm
-before it, fuse formulas into opset-23 operators (RMSNormalization, Gelu, Gemm), merge common
-subexpressions, remove dead nodes and unused weights, and give Conv its kernel_shape. It knows
+before it, fuse formulas into opset-23 operators (RMSNormalization, Gelu, Gemm), write a mid-sized
+`Attention` as MatMul / Softmax (faster in onnxruntime there), merge common subexpressions,
+remove dead nodes, unused optional outputs and unused weights, and give Conv its kernel_shape. It knows
 ONNX, never ATen; new nodes keep the metadata (ATen op, module, source line) of what they replace.
 """
 
@@ -14,7 +15,7 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING
 
-from graph_builder.optimizer import cleanup, folding, fusions, pattern
+from graph_builder.optimizer import attention, cleanup, folding, fusions, pattern
 from graph_builder.optimizer.editing import Uses
 from graph_builder.optimizer.pattern import Rule, Var
 
@@ -43,13 +44,15 @@ def optimize(builder: GraphBuilder, rules: list[Rule] | None = None, fold_budget
     run("identities removed", cleanup.identities(uses))
     run("batch norms folded", folding.batch_norms(builder, uses))
     if builder.opset >= 20:
-        chosen = fusions.RULES if rules is None else rules
+        chosen = [*fusions.RULES, *attention.UNFUSE] if rules is None else rules
         if builder.opset < 23:
             chosen = [r for r in chosen if not r.name.startswith("RMSNormalization")]
         run("fused", pattern.rewrite(builder, uses, chosen))
+        run("identities removed", cleanup.identities(uses))  # e.g. the key's Transpose pair after unfusing
     run("constants folded", folding.constants(builder, uses, fold_budget_bytes))
     run("common subexpressions merged", cleanup.common_subexpressions(uses))
     run("dead nodes removed", cleanup.dead_code(uses))
+    run("unused outputs dropped", cleanup.unused_outputs(uses, builder.opset))
     run("unused weights removed", _unused_initializers(uses))
     run("kernel_shape added", cleanup.kernel_shapes(uses))
     report["nodes after"] = len(graph.nodes)

@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
-from graph_builder.ir import Node, _freeze
+from onnx import defs
+
+from graph_builder.ir import Node, Value, _freeze
 from graph_builder.optimizer.editing import Uses, ints, subgraphs
 
 _NONDETERMINISTIC = {"RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUniformLike", "Multinomial",
@@ -20,6 +22,17 @@ def dead_code(uses: Uses) -> int:
     return removed
 
 
+def _input_key(v: Value | None) -> object:
+    """A value by identity, except a small constant (axes, shapes, scalars), by its contents:
+    two Unsqueezes by the same axes made at different places are the same node."""
+    if v is None:
+        return None
+    c = v.const_value
+    if c is not None and c.size <= 16 and not v.is_parameter:
+        return (c.dtype.str, c.shape, c.tobytes())
+    return id(v)
+
+
 def common_subexpressions(uses: Uses) -> int:
     """Merge nodes that compute the same op on the same inputs with the same attributes."""
     seen: dict[tuple, Node] = {}
@@ -27,7 +40,7 @@ def common_subexpressions(uses: Uses) -> int:
     for node in list(uses.graph.nodes):
         if not uses.alive(node) or node.op_type in _NONDETERMINISTIC or any(True for _ in subgraphs(node)):
             continue
-        key = (node.domain, node.op_type, len(node.outputs), tuple(id(v) if v is not None else None for v in node.inputs),
+        key = (node.domain, node.op_type, len(node.outputs), tuple(_input_key(v) for v in node.inputs),
                tuple(sorted((k, _freeze(v)) for k, v in node.attributes.items())))
         first = seen.get(key)
         if first is None:
@@ -117,3 +130,48 @@ def kernel_shapes(uses: Uses) -> int:
                 node.attr_types = {**node.attr_types, "kernel_shape": 7}  # AttributeProto.INTS
                 added += 1
     return added
+
+
+_REQUIRED_OUTPUTS: dict[tuple[str, int], int | None] = {}
+
+
+def _required_outputs(op_type: str, opset: int) -> int | None:
+    """How many leading outputs of `op_type` the spec requires (the rest are optional); None
+    for ops with variadic outputs or no schema."""
+    key = (op_type, opset)
+    if key not in _REQUIRED_OUTPUTS:
+        try:
+            params = defs.get_schema(op_type, opset, "").outputs
+        except defs.SchemaError:
+            _REQUIRED_OUTPUTS[key] = None
+        else:
+            option = defs.OpSchema.FormalParameterOption
+            if any(p.option == option.Variadic for p in params):  # Split: the count is the meaning
+                _REQUIRED_OUTPUTS[key] = None
+            else:
+                required = [i for i, p in enumerate(params) if p.option != option.Optional]
+                _REQUIRED_OUTPUTS[key] = required[-1] + 1 if required else 0
+    return _REQUIRED_OUTPUTS[key]
+
+
+def unused_outputs(uses: Uses, opset: int) -> int:
+    """Drop the trailing optional outputs nothing reads (LayerNormalization's mean and inverse
+    standard deviation, MaxPool's indices, ...): onnxruntime computes and writes every output a
+    node names, so unread statistics cost time."""
+    trimmed = 0
+    for node in uses.graph.nodes:
+        if node.domain not in ("", "ai.onnx") or len(node.outputs) < 2 or not uses.alive(node):
+            continue
+        keep = len(node.outputs)
+        while keep > 1 and uses.count(node.outputs[keep - 1]) == 0:
+            keep -= 1
+        if keep == len(node.outputs):
+            continue
+        required = _required_outputs(node.op_type, opset)
+        if required is None:
+            continue
+        keep = max(keep, required, 1)
+        if keep < len(node.outputs):
+            node.outputs = node.outputs[:keep]
+            trimmed += 1
+    return trimmed

@@ -47,7 +47,8 @@ def _signature(builder: GraphBuilder, node: Node) -> OpSignature | None:
 def constants(builder: GraphBuilder, uses: Uses, budget_bytes: int = 256 << 20) -> int:
     """Replace each node whose inputs are all known (constants, weights, static shapes) by its
     results. A node that reads weights is folded only when its results are no larger than those
-    weights (a reordering, a transpose, a scaling: not a Cast to a wider type), and results count
+    weights (a reordering, a transpose, a scaling: not a Cast to a wider type) or small (at most
+    64 KB, in the weights' dtype: a class token expanded over the batch), and results count
     against `budget_bytes`; the weights they came from are dropped when nothing else reads them."""
     folded = 0
     for node in list(uses.graph.nodes):
@@ -70,7 +71,7 @@ def constants(builder: GraphBuilder, uses: Uses, budget_bytes: int = 256 << 20) 
                 continue
             made = sum(r.nbytes for r in results)
             weights = sum(v.const_value.nbytes for v in node.inputs if v is not None and v.is_parameter)
-            if weights and made > weights:
+            if weights and made > weights and not _small_broadcast(node, results, made):
                 continue  # e.g. a Cast of bfloat16 weights to float32: the model would grow
             budget_bytes -= made
         for old, array in zip(node.outputs, results):
@@ -82,6 +83,16 @@ def constants(builder: GraphBuilder, uses: Uses, budget_bytes: int = 256 << 20) 
             uses.remove(node)
             folded += 1
     return folded
+
+
+SMALL_GROWTH_BYTES = 1 << 16
+
+
+def _small_broadcast(node: Node, results: list[np.ndarray], made: int) -> bool:
+    """A small result in the weights' own dtypes (a class token expanded over the batch): worth
+    a node at run time, and it widens no weight."""
+    dtypes = {v.const_value.dtype for v in node.inputs if v is not None and v.is_parameter}
+    return made <= SMALL_GROWTH_BYTES and all(r.dtype in dtypes for r in results)
 
 
 def _static_result(node: Node) -> list[np.ndarray] | None:

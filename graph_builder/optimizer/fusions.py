@@ -1,7 +1,9 @@
 """Formulas that opset 23 has an operator for, as rewrite rules (see pattern.py).
 
 Each rule is exact: it fires only where the fused operator computes the same function (the
-reduction over the last axis, a scalar epsilon, the erf or tanh GELU constants).
+reduction over the last axis, a scalar epsilon, the erf or tanh GELU constants). Two shape
+chains get shorter too: two Unsqueezes in a row become one, and the select of one part of a
+packed QKV projection (nn.MultiheadAttention) becomes a Slice.
 """
 
 from __future__ import annotations
@@ -183,5 +185,62 @@ def _rope_fused(op, x, cos, sin, **_):  # type: ignore[no-untyped-def]
 
 
 ROTARY = [Rule("RotaryEmbedding (rotate-half)", p, _rope_fused, _rope_check) for p in (_rope, _rope_steps)]
-RULES = [*RMS_NORM, *GELU, *GEMM, *ROTARY]
-__all__ = ["GELU", "GEMM", "RMS_NORM", "ROTARY", "RULES", "Var"]
+
+# -- Unsqueeze(Unsqueeze(x, a), b) -> Unsqueeze(x, a + b) ----------------------------------------
+
+
+def _unsqueeze_twice(op, x, inner, outer):  # type: ignore[no-untyped-def]
+    return op.Unsqueeze(op.Unsqueeze(x, inner), outer)
+
+
+def _merged_axes(rank: int, inner: list[int], outer: list[int]) -> list[int]:
+    """The axes of one Unsqueeze doing both: `outer`'s positions in the final rank, and each
+    of `inner`'s positions moved past the axes `outer` inserts before it."""
+    middle, final = rank + len(inner), rank + len(inner) + len(outer)
+    added = sorted(a % final for a in outer)
+    kept = [i for i in range(final) if i not in added]  # final position of each middle dim
+    return sorted(added + [kept[a % middle] for a in inner])
+
+
+def _unsqueeze_check(x: Value, inner: Value, outer: Value) -> bool:
+    return x.rank is not None and ints(inner) is not None and ints(outer) is not None
+
+
+def _unsqueeze_merged(op, x, inner, outer):  # type: ignore[no-untyped-def]
+    return op.Unsqueeze(x, np.array(_merged_axes(x.rank, ints(inner), ints(outer)), np.int64))
+
+
+UNSQUEEZE = [Rule("Unsqueeze pair", _unsqueeze_twice, _unsqueeze_merged, _unsqueeze_check)]
+
+# -- a packed QKV projection split by unflatten / transpose / select -> Slice ---------------------
+#
+# nn.MultiheadAttention splits its packed in-projection [L, N, 3E] with
+# unflatten(-1, (3, E)).unsqueeze(0).transpose(0, -2).squeeze(-2)[i]: a transposed copy of the
+# whole projection, then a Gather per part. Part i is the last axis' slice [i*E, (i+1)*E).
+
+
+def _packed_part(op, x, shape, unsqueeze_axes, squeeze_axes, index):  # type: ignore[no-untyped-def]
+    moved = op.Transpose(op.Unsqueeze(op.Reshape(x, shape, allowzero=Var("allowzero", default=0)), unsqueeze_axes),
+                         perm=[3, 1, 2, 0, 4])
+    return op.Gather(op.Squeeze(moved, squeeze_axes), index, axis=0)
+
+
+def _packed_check(x: Value, shape: Value, unsqueeze_axes: Value, squeeze_axes: Value, index: Value, allowzero: int) -> bool:
+    target, part = ints(shape), ints(index)
+    if x.rank != 3 or x.shape is None or type(x.shape[-1]) is not int or target is None or part is None:
+        return False
+    if index.rank != 0 or ints(unsqueeze_axes) != [0] or ints(squeeze_axes) not in ([3], [-2]):
+        return False
+    size = x.shape[-1] // 3
+    return len(target) == 4 and target[2:] == [3, size] and x.shape[-1] == 3 * size and -3 <= part[0] < 3 and (
+        target[:2] == [0, 0] and not allowzero or all(t == d for t, d in zip(target[:2], x.shape[:2])))
+
+
+def _packed_slice(op, x, index, **_):  # type: ignore[no-untyped-def]
+    size, part = x.shape[-1] // 3, ints(index)[0] % 3
+    return op.Slice(x, np.array([part * size], np.int64), np.array([(part + 1) * size], np.int64), np.array([-1], np.int64))
+
+
+PACKED_QKV = [Rule("Slice (packed QKV select)", _packed_part, _packed_slice, _packed_check)]
+RULES = [*RMS_NORM, *GELU, *GEMM, *ROTARY, *UNSQUEEZE, *PACKED_QKV]
+__all__ = ["GELU", "GEMM", "PACKED_QKV", "RMS_NORM", "ROTARY", "RULES", "UNSQUEEZE", "Var"]

@@ -34,13 +34,19 @@ if TYPE_CHECKING:
 _COMMUTATIVE = {"Add", "Mul", "Max", "Min", "Sum", "And", "Or", "Equal"}
 
 
+_REQUIRED = object()
+
+
 class Var:
     """A named placeholder: matches any value (the same one wherever the name recurs), or any
-    attribute value when used as an attribute; `constant=True` requires a constant."""
+    attribute value when used as an attribute; `constant=True` requires a constant. As an
+    attribute, `default=` also matches a node without that attribute, bound to the default (the
+    spec's default value, so that the check sees every attribute that changes the result)."""
 
-    def __init__(self, name: str, constant: bool = False):
+    def __init__(self, name: str, constant: bool = False, default: Any = _REQUIRED):
         self.name = name
         self.constant = constant
+        self.default = default
 
     def __repr__(self) -> str:
         return f"Var({self.name!r})"
@@ -150,7 +156,9 @@ def _match_node(p: PatternNode, node: Node, bindings: dict[str, Any], nodes: lis
         have = node.attributes.get(key)
         if isinstance(want, Var):
             if have is None:
-                return
+                if want.default is _REQUIRED:
+                    return
+                have = want.default
             if want.name in bindings and not _same(bindings[want.name], have):
                 return
             bindings = {**bindings, want.name: have}

@@ -353,11 +353,15 @@ def _var_mean(
     self: Value, dim: int | Sequence[int] | None, correction: float | None, keepdim: bool, sqrt: bool = False
 ) -> tuple[Value, Value]:
     """(variance, or its square root with sqrt=True, and the mean), in self's dtype. The divisor
-    is max(count - correction, 0) as in torch, so too few elements give inf or NaN."""
+    is max(count - correction, 0) as in torch, so too few elements give inf or NaN.
+
+    Two passes (mean, then the sum of squared deviations), accumulated in float64 as torch's
+    CPU kernel does for every float dtype, so the squares of values near finfo(float32).max
+    (std of [1e38, -1e38, ...] in float32 or bfloat16) stay finite."""
     if not self.dtype.is_floating:
         raise TypeError(f"var/std support floating point dtypes only, got {self.dtype}")
     correction = 1 if correction is None else correction
-    x = _accumulate(self)
+    x = cast_to(self, types.DOUBLE)
     axes = _dims(self, dim)
     n = _count(x, axes)
     mean = _mean(x, axes, True)

@@ -1,0 +1,66 @@
+"""Values near finfo.max and tiny, where a naive formula overflows and torch does not
+(issue 13, the fuzz pass's `huge` transform: docs/fuzz_findings.md). Each test is a small
+repro compared with torch eagerly."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from torchlib.ops import reductions as R
+
+FLOATS = [torch.float32, torch.float16, torch.bfloat16, torch.float64]
+
+
+def huge(shape: tuple[int, ...], dtype: torch.dtype, seed: int = 0) -> torch.Tensor:
+    """randn with its first elements set to max, -max, tiny, max/3, -tiny (the fuzz transform)."""
+    x = torch.randn(shape, generator=torch.Generator().manual_seed(seed), dtype=torch.float64)
+    info = torch.finfo(dtype)
+    x.view(-1)[:5] = torch.tensor([info.max, -info.max, info.tiny, info.max / 3, -info.tiny], dtype=torch.float64)
+    return x.to(dtype)
+
+
+def same(actual, expected, **tol) -> None:
+    if isinstance(expected, (tuple, list)):
+        for a, e in zip(actual, expected, strict=True):
+            same(a, e, **tol)
+        return
+    torch.testing.assert_close(actual, expected, equal_nan=True, **tol)
+
+
+# -- std / var: two passes accumulated in float64, as torch's CPU kernel ---------------------------
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16])
+def test_std_var_of_huge_values_stay_finite(dtype):
+    x = huge((5, 5, 5), dtype)
+    assert torch.isfinite(torch.std(x))  # the representable result the naive formula overflowed
+    same(R.aten_std(x), torch.std(x))
+    same(R.aten_std_dim(x, [1]), torch.std(x, [1]))
+    same(R.aten_var_correction(x, [0, 2], correction=0), torch.var(x, [0, 2], correction=0))
+    same(R.aten_std_mean_correction(x, [1], correction=1), torch.std_mean(x, [1], correction=1))
+    same(R.aten_var_mean(x[0]), torch.var_mean(x[0]))
+    same(R.aten_std_mean_dim(x, [2], True, True), torch.std_mean(x, [2], True, keepdim=True))
+
+
+def test_std_of_opposite_huge_values_float32():
+    x = torch.tensor([1e38, -1e38, 1e38, -1e38])
+    same(R.aten_std(x), torch.std(x))  # 1.1547e38, not inf
+
+
+# -- elementwise -----------------------------------------------------------------------------------
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_hardswish_overflows_as_torch(dtype):
+    from torchlib.ops.activations import aten_hardswish
+
+    x = torch.cat([huge((5,), dtype), torch.tensor([-3.0, -2.5, 0.0, -0.0, 2.9, 3.0, 7.0], dtype=dtype)])
+    same(aten_hardswish(x), torch.nn.functional.hardswish(x))  # float32 max: inf, as torch's x * 6 / 6
+
+
+def test_acosh_asinh_float64_for_huge_and_tiny_arguments():
+    from torchlib.ops.elementwise import aten_acosh, aten_asinh
+
+    x = torch.cat([huge((5,), torch.float64), torch.tensor([1e308, -1e-300, 0.0, -0.0, 1e-10, -0.3, 1.0, 1.5, 2.0, 2.5,
+                                                            3e8, -3e8, 1e20, float("inf"), -float("inf"), float("nan")],
+                                                           dtype=torch.float64)])
+    same(aten_acosh(x), torch.acosh(x), rtol=4e-16, atol=0)  # acosh(max) = 710.4759, not inf
+    same(aten_asinh(x), torch.asinh(x), rtol=4e-16, atol=0)  # asinh(-1e-300) = -1e-300, not -0
+    assert torch.equal(aten_asinh(x).signbit(), torch.asinh(x).signbit())

@@ -64,3 +64,32 @@ def test_acosh_asinh_float64_for_huge_and_tiny_arguments():
     same(aten_acosh(x), torch.acosh(x), rtol=4e-16, atol=0)  # acosh(max) = 710.4759, not inf
     same(aten_asinh(x), torch.asinh(x), rtol=4e-16, atol=0)  # asinh(-1e-300) = -1e-300, not -0
     assert torch.equal(aten_asinh(x).signbit(), torch.asinh(x).signbit())
+
+
+# -- prod: float64, with the log-domain product where onnxruntime's order lost it --------------------
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_prod_of_huge_and_tiny_factors_is_the_exact_product(dtype):
+    import math
+    from fractions import Fraction
+
+    x = huge((5, 5, 5), dtype, seed=1)
+    exact = float(math.prod(Fraction(v) for v in x.double().flatten().tolist()))  # finite: max * tiny ~ 4
+    got = R.aten_prod(x)  # onnxruntime's order gave NaN (tiny * -tiny = -0, times inf); torch gives inf here
+    assert got.dtype == dtype
+    torch.testing.assert_close(got.double(), torch.tensor(exact, dtype=torch.float64).to(dtype).double(), rtol=1e-12, atol=0)
+    same(R.aten_prod_dim_int(torch.tensor([[0.0, float("inf")], [float("nan"), 1.0], [2.0, -3.0]], dtype=dtype), 1),
+         torch.prod(torch.tensor([[0.0, float("inf")], [float("nan"), 1.0], [2.0, -3.0]], dtype=dtype), 1))
+
+
+# -- batch norm / instance norm: torch's x * alpha + beta form -------------------------------------
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_batch_norm_with_an_overflowing_variance_gives_the_bias(dtype):
+    from torchlib.ops import normalization as N
+    from torchlib.ops.nn_extra import aten_instance_norm
+
+    x = huge((5, 5, 5), dtype)
+    w, b, rm, rv = (torch.rand(5, dtype=dtype, generator=torch.Generator().manual_seed(i)) for i in range(4))
+    expected = torch.ops.aten.native_batch_norm(x, w, b, rm.clone(), rv.clone(), True, 0.5, 0.6)
+    same(N.aten_native_batch_norm(x, w, b, rm, rv, True, 0.5, 0.6), expected)  # invstd 0: the bias, not NaN
+    same(N.aten_batch_norm(x, None, b, rm, rv, True, 0.5, 0.6, True), torch.batch_norm(x, None, b, rm.clone(), rv.clone(), True, 0.5, 0.6, True))
+    same(aten_instance_norm(x, w, b, rm, rv, True, 0.5, 0.6, True), torch.instance_norm(x, w, b, rm.clone(), rv.clone(), True, 0.5, 0.6, True))

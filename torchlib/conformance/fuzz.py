@@ -28,8 +28,14 @@ there. An element is *overflowed* when the exact result is not representable in 
    result is non-finite although every input is finite (torch overflowed itself, so it cannot
    tell the exact value; rerunning in another order is not possible for an arbitrary op).
 On an overflowed element where torch's value is non-finite, any non-finite value of ours is
-accepted (inf, -inf or NaN). The input then counts as "overflow", never as "ok". Nothing else
-is relaxed: inputs holding inf/NaN are never excused (NaN propagation is checked strictly); a
+accepted (inf, -inf or NaN). Where torch's value is non-finite but the float64 result is
+representable (torch overflowed inside its own algorithm: the running mean of its Welford
+statistics, prod's order of products), ours must be non-finite too or match that float64
+result. For float64 such elements are not checked at all (ours may be the exact finite product
+torch missed, and no wider torch result can tell): this is the fuzz pass's one blind spot, on
+float64 cells with huge inputs only; the float32 cell of the same function is checked against
+its float64 recomputation. The input then counts as "overflow", never as "ok", and `--all`
+lists it. Nothing else is relaxed: inputs holding inf/NaN are never excused (NaN propagation is checked strictly); a
 finite value on either side must match; a result that is representable (the std of
 [1e38, -1e38, ...] in float32) must match.
 
@@ -65,7 +71,7 @@ from torchlib.conformance.engine import (
     compare,
     describe,
 )  # fmt: skip
-from torchlib.conformance.spec import Call, Skip, dtype_name
+from torchlib.conformance.spec import DEFAULT_TOL, Call, Skip, dtype_name
 
 COUNTED = ("ok", "overflow", "mismatch", "error", "crash", "timeout")
 _DIM_NAMES = {"dim", "dims", "dim0", "dim1", "dim2", "axis", "start_dim", "end_dim", "source", "destination"}
@@ -353,11 +359,19 @@ def _overflow_excused(the_call: Call, reference: Callable[..., Any], actual: Any
             patched.append(a)
             continue
         w = wide[i] if wide is not None else None
+        torch_lost = ~torch.isfinite(e)
         if e.dtype in _WIDENED and isinstance(w, torch.Tensor) and w.shape == e.shape:
+            w = w.double()
             overflowed = ~torch.isfinite(w) | (w.abs() > torch.finfo(e.dtype).max)
-        else:  # float64, or no wider result: torch's own non-finite result from finite inputs
-            overflowed = ~torch.isfinite(e)
-        excused = overflowed & ~torch.isfinite(e) & ~torch.isfinite(a)
+            # torch overflowed inside its own algorithm (the float64 result is representable):
+            # ours may be non-finite too, or be that float64 result
+            rtol, atol = tol if tol is not None else DEFAULT_TOL.get(e.dtype, (0.0, 0.0))
+            near = (a.double() - w).abs() <= atol + rtol * w.abs()
+            internal = torch_lost & ~overflowed & (~torch.isfinite(a) | near)
+        else:  # float64, or no wider result: torch's non-finite result from finite inputs is no reference
+            overflowed = torch_lost
+            internal = torch_lost
+        excused = (overflowed & torch_lost & ~torch.isfinite(a)) | internal
         any_excused = any_excused or bool(excused.any())
         patched.append(torch.where(excused, e, a))
     if not any_excused:

@@ -108,11 +108,13 @@ def _bn_training(
     centered = op.Sub(x, mean)
     var = op.ReduceMean(op.Mul(centered, centered), axes, keepdims=1)
     invstd = op.Reciprocal(op.Sqrt(op.Add(var, eps)))
-    y = op.Mul(centered, invstd)  # not BatchNormalization: its x * s + (b - mean * s) form cancels
-    if weight is not None:
-        y = op.Mul(y, _per_channel(weight, dtype, input.rank))
+    # torch's CPU kernel: x * alpha + beta with alpha = invstd * weight, beta = bias - mean * alpha
+    # (so a variance that overflows, invstd 0, gives the bias, not (x - mean) * 0 = NaN)
+    alpha = invstd if weight is None else op.Mul(invstd, _per_channel(weight, dtype, input.rank))
+    beta = op.Neg(op.Mul(mean, alpha))
     if bias is not None:
-        y = op.Add(y, _per_channel(bias, dtype, input.rank))
+        beta = op.Add(_per_channel(bias, dtype, input.rank), beta)
+    y = op.Add(op.Mul(x, alpha), beta)
     mean, var, invstd = (op.Squeeze(v, axes) for v in (mean, var, invstd))
     assert input.shape is not None
     sizes = [input.shape[a] for a in axes]

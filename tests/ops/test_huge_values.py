@@ -93,3 +93,15 @@ def test_batch_norm_with_an_overflowing_variance_gives_the_bias(dtype):
     same(N.aten_native_batch_norm(x, w, b, rm, rv, True, 0.5, 0.6), expected)  # invstd 0: the bias, not NaN
     same(N.aten_batch_norm(x, None, b, rm, rv, True, 0.5, 0.6, True), torch.batch_norm(x, None, b, rm.clone(), rv.clone(), True, 0.5, 0.6, True))
     same(aten_instance_norm(x, w, b, rm, rv, True, 0.5, 0.6, True), torch.instance_norm(x, w, b, rm.clone(), rv.clone(), True, 0.5, 0.6, True))
+
+
+# -- avg_pool: window sums in torch's order ----------------------------------------------------------
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_avg_pool_sums_each_window_in_torchs_order(dtype):
+    from torchlib.ops.conv_pool import aten_avg_pool2d, aten_avg_pool3d
+
+    x = huge((1, 3, 9, 9), dtype)  # max + (-max) first, then the small values: not 0
+    same(aten_avg_pool2d(x, [3, 3], [1, 1], [1, 1], True, False, 2), torch.ops.aten.avg_pool2d(x, [3, 3], [1, 1], [1, 1], True, False, 2))
+    same(aten_avg_pool2d(x, [4, 4], [2, 3], [1, 1], True, True, None), torch.ops.aten.avg_pool2d(x, [4, 4], [2, 3], [1, 1], True, True))
+    y = huge((1, 2, 4, 4, 4), dtype)
+    same(aten_avg_pool3d(y, [2, 2, 2], [1, 1, 1], [1, 1, 1], True, False, 2), torch.ops.aten.avg_pool3d(y, [2, 2, 2], [1, 1, 1], [1, 1, 1], True, False, 2))

@@ -105,3 +105,24 @@ def test_avg_pool_sums_each_window_in_torchs_order(dtype):
     same(aten_avg_pool2d(x, [4, 4], [2, 3], [1, 1], True, True, None), torch.ops.aten.avg_pool2d(x, [4, 4], [2, 3], [1, 1], True, True))
     y = huge((1, 2, 4, 4, 4), dtype)
     same(aten_avg_pool3d(y, [2, 2, 2], [1, 1, 1], [1, 1, 1], True, False, 2), torch.ops.aten.avg_pool3d(y, [2, 2, 2], [1, 1, 1], [1, 1, 1], True, False, 2))
+
+
+# -- group norm: float64 statistics, torch's x * alpha + beta output -------------------------------
+def test_group_norm_float64_with_an_overflowing_variance_gives_the_bias():
+    from torchlib.ops import normalization as N
+
+    x = huge((1, 6, 3), torch.float64)
+    w, b = torch.rand(6, dtype=torch.float64), torch.rand(6, dtype=torch.float64)
+    same(N.aten_native_group_norm(x, w, b, 1, 6, 3, 2, 0.5), torch.ops.aten.native_group_norm(x, w, b, 1, 6, 3, 2, 0.5))
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_group_norm_near_max_gives_the_exact_statistics_where_torch_gives_nan(dtype):
+    from torchlib.ops import normalization as N
+
+    x = huge((1, 6, 3), dtype)
+    w, b = torch.rand(6, dtype=dtype), torch.rand(6, dtype=dtype)
+    assert torch.isnan(torch.ops.aten.native_group_norm(x, w, b, 1, 6, 3, 2, 0.5)[1][0, 0])  # torch's float Welford
+    exact = torch.ops.aten.native_group_norm(x.double(), w.double(), b.double(), 1, 6, 3, 2, 0.5)
+    tol = {"rtol": 1.6e-2, "atol": 1e-2} if dtype is torch.bfloat16 else {}
+    same(N.aten_native_group_norm(x, w, b, 1, 6, 3, 2, 0.5), tuple(t.to(dtype) for t in exact), **tol)

@@ -68,8 +68,11 @@ def _hardsigmoid(x: Value) -> Value:
 
 
 def _hardswish(x: Value) -> Value:
+    """torch's kernel: x * min(max(x + 3, 0), 6) / 6 in opmath (float32 for the half types), the
+    product first, so |x| > max/6 overflows to inf in float32/float64 as in torch (onnxruntime's
+    fused HardSwish divides first and stays finite there)."""
     _floating("hardswish", x)
-    return _fused_or_formula(x, op.HardSwish, lambda y: op.Mul(y, _hardsigmoid_formula(y)))
+    return run_supported(lambda y: op.Div(op.Mul(y, op.Clip(op.Add(y, 3.0), 0.0, 6.0)), 6.0), OPMATH, x)
 
 
 def _selu(x: Value) -> Value:

@@ -74,14 +74,20 @@ def _unbatched(y: Value, squeeze: bool) -> Value:
 def _patches(x: Value, kernel: Sequence[int], stride: Sequence[int], dilation: Sequence[int]) -> Value:
     """The windows over the last len(kernel) axes of an already padded x: shape (..., *out, K),
     K = prod(kernel), the kernel offsets in row-major order."""
+    return op.Concat(*(op.Unsqueeze(c, [-1]) for c in _window_columns(x, kernel, stride, dilation)), axis=-1)
+
+
+def _window_columns(x: Value, kernel: Sequence[int], stride: Sequence[int], dilation: Sequence[int]) -> list[Value]:
+    """For each kernel offset in row-major order, the input element it meets in every window:
+    K tensors of shape (..., *out)."""
     n = len(kernel)
     axes = list(range(x.rank - n, x.rank))
     columns = []
     for offsets in itertools.product(*(range(k) for k in kernel)):
         starts = [o * d for o, d in zip(offsets, dilation)]
         ends = [-(k - 1 - o) * d if o < k - 1 else _END for o, k, d in zip(offsets, kernel, dilation)]
-        columns.append(op.Unsqueeze(op.Slice(x, starts, ends, axes, list(stride)), [-1]))
-    return op.Concat(*columns, axis=-1)
+        columns.append(op.Slice(x, starts, ends, axes, list(stride)))
+    return columns
 
 
 def _pad_spatial(x: Value, begin: Sequence[int], end: Sequence[int], value: Any = 0) -> Value:
@@ -476,8 +482,12 @@ def _avg_pool_by_sum(
     ones_dims = [1] * n
     extra = _ceil_overhang(_spatial_sizes(x, n, "avg_pool with ceil_mode"), kernel, strides, pads) if ceil_mode else [0] * n
     padded = _pad_spatial(x, pads, [p + e for p, e in zip(pads, extra)])
-    # window axis by its positive index: onnxruntime ignores axes=[-1] on empty inputs
-    sums = op.ReduceSum(_patches(padded, kernel, strides, ones_dims), [x.rank], keepdims=0)
+    # each window summed in torch's order (row-major offsets, one after the other): with values
+    # near finfo.max, max + (-max) + 1.5 is 1.5 but max + 1.5 + (-max) is 0
+    columns = _window_columns(padded, kernel, strides, ones_dims)
+    sums = columns[0]
+    for column in columns[1:]:
+        sums = op.Add(sums, column)
     if divisor_override is not None:
         return op.Div(sums, divisor_override)
     ones = op.Expand(op.CastLike(1, x), op.Shape(x, start=-n))

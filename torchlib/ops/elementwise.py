@@ -270,16 +270,30 @@ def _cosh(x: Value) -> Value:
 
 
 def _asinh(x: Value) -> Value:
-    if x.dtype is DOUBLE:  # no double Asinh kernel: sign(x) * log(|x| + sqrt(x^2 + 1))
+    if x.dtype is DOUBLE:  # no double Asinh kernel: glibc's three ranges, on |x|, sign restored
         a = op.Abs(x)
-        return op.Mul(op.Sign(x), op.Log(op.Add(a, op.Sqrt(op.Add(op.Mul(a, a), 1.0)))))
+        root = op.Sqrt(op.Add(op.Mul(a, a), 1.0))
+        small = log1p(op.Add(a, op.Div(op.Mul(a, a), op.Add(root, 1.0))))  # |x| <= 2: no cancellation
+        middle = op.Log(op.Add(op.Mul(a, 2.0), op.Div(1.0, op.Add(root, a))))
+        large = op.Add(op.Log(a), _LN2)  # |x| > 2^28: sqrt(x^2 + 1) is |x|, and x^2 overflows near max
+        y = op.Where(op.Greater(a, 2.0**28), large, op.Where(op.Greater(a, 2.0), middle, small))
+        y = op.Where(op.Less(a, 2.0**-28), a, y)  # asinh(x) = x to double precision (and x^2 underflows)
+        return op.Where(op.Less(x, 0.0), op.Neg(y), op.Where(op.Greater(x, 0.0), y, x))  # x: -0.0, NaN
     return run_supported(op.Asinh, FLOAT32_16, x)
 
 
 def _acosh(x: Value) -> Value:
-    if x.dtype is DOUBLE:  # no double Acosh kernel: log(x + sqrt(x^2 - 1))
-        return op.Log(op.Add(x, op.Sqrt(op.Sub(op.Mul(x, x), 1.0))))
+    if x.dtype is DOUBLE:  # no double Acosh kernel: glibc's ranges (x < 1 gives NaN from Sqrt)
+        t = op.Sub(x, 1.0)
+        small = log1p(op.Add(t, op.Sqrt(op.Add(op.Mul(t, 2.0), op.Mul(t, t)))))  # 1 <= x <= 2
+        middle = op.Log(op.Sub(op.Mul(x, 2.0), op.Div(1.0, op.Add(x, op.Sqrt(op.Sub(op.Mul(x, x), 1.0))))))
+        large = op.Add(op.Log(x), _LN2)  # x > 2^28: x^2 overflows near max
+        y = op.Where(op.Greater(x, 2.0**28), large, op.Where(op.Greater(x, 2.0), middle, small))
+        return op.Where(op.Less(x, 1.0), like(math.nan, x), y)
     return run_supported(op.Acosh, FLOAT32_16, x)
+
+
+_LN2 = math.log(2.0)
 
 
 def _atanh(x: Value) -> Value:

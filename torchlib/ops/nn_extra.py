@@ -226,16 +226,21 @@ def aten_instance_norm(
     x, w, b, mean, var = (up(v) for v in (input, weight, bias, running_mean, running_var))
     if use_input_stats:
         axes = op.Constant(value_ints=list(range(2, input.rank)))
-        centered = op.Sub(x, op.ReduceMean(x, axes, keepdims=1))
+        mean = op.ReduceMean(x, axes, keepdims=1)
+        centered = op.Sub(x, mean)
         var = op.ReduceMean(op.Mul(centered, centered), axes, keepdims=1)
     else:
-        centered = op.Sub(x, op.Reshape(mean, channel))
+        mean = op.Reshape(mean, channel)
         var = op.Reshape(var, channel)
-    y = op.Div(centered, op.Sqrt(op.Add(var, like(eps, x))))
+    # torch runs batch_norm: x * alpha + beta, alpha = invstd * weight, beta = bias - mean * alpha
+    # (a variance that overflows, invstd 0, gives the bias, not (x - mean) * 0 = NaN)
+    alpha = op.Reciprocal(op.Sqrt(op.Add(var, like(eps, x))))
     if w is not None:
-        y = op.Mul(y, op.Reshape(w, channel))
+        alpha = op.Mul(alpha, op.Reshape(w, channel))
+    beta = op.Neg(op.Mul(mean, alpha))
     if b is not None:
-        y = op.Add(y, op.Reshape(b, channel))
+        beta = op.Add(op.Reshape(b, channel), beta)
+    y = op.Add(op.Mul(x, alpha), beta)
     return y if wide is input.dtype else op.Cast(y, to=input.dtype.onnx)
 
 

@@ -108,11 +108,13 @@ def _bn_training(
     centered = op.Sub(x, mean)
     var = op.ReduceMean(op.Mul(centered, centered), axes, keepdims=1)
     invstd = op.Reciprocal(op.Sqrt(op.Add(var, eps)))
-    y = op.Mul(centered, invstd)  # not BatchNormalization: its x * s + (b - mean * s) form cancels
-    if weight is not None:
-        y = op.Mul(y, _per_channel(weight, dtype, input.rank))
+    # torch's CPU kernel: x * alpha + beta with alpha = invstd * weight, beta = bias - mean * alpha
+    # (so a variance that overflows, invstd 0, gives the bias, not (x - mean) * 0 = NaN)
+    alpha = invstd if weight is None else op.Mul(invstd, _per_channel(weight, dtype, input.rank))
+    beta = op.Neg(op.Mul(mean, alpha))
     if bias is not None:
-        y = op.Add(y, _per_channel(bias, dtype, input.rank))
+        beta = op.Add(_per_channel(bias, dtype, input.rank), beta)
+    y = op.Add(op.Mul(x, alpha), beta)
     mean, var, invstd = (op.Squeeze(v, axes) for v in (mean, var, invstd))
     assert input.shape is not None
     sizes = [input.shape[a] for a in axes]
@@ -363,23 +365,36 @@ def _group_norm(
     else:
         per_group = op.Div(op.ReduceProd(op.Shape(x, start=1), keepdims=1), np.array([group], np.int64))
         grouped_shape = op.Concat(op.Shape(x, start=0, end=1), np.array([group], np.int64), per_group, axis=0)
-    grouped = op.Reshape(x, grouped_shape, allowzero=1)
+    # statistics in float64 (torch's float Welford statistics overflow to NaN near finfo.max,
+    # where the float64 ones are the exact ones), the output in dtype
+    grouped = cast_to(op.Reshape(x, grouped_shape, allowzero=1), types.DOUBLE)
     mean = op.ReduceMean(grouped, [2], keepdims=1)
     centered = op.Sub(grouped, mean)
     squares = op.Mul(centered, centered)
     if isinstance(per_group, int) and per_group > 0:
         var = op.ReduceMean(squares, [2], keepdims=1)
     else:  # a group of no elements: the variance is 0 / 0 = NaN, as in torch (ReduceMean gives 0)
-        count = per_group if isinstance(per_group, int) else op.Cast(per_group, to=dtype.onnx)
+        count = per_group if isinstance(per_group, int) else op.Cast(per_group, to=types.DOUBLE.onnx)
         var = op.Div(op.ReduceSum(squares, [2], keepdims=1), op.CastLike(count, squares))
     rstd = op.Reciprocal(op.Sqrt(op.Add(var, eps)))
-    y = op.Reshape(op.Mul(centered, rstd), op.Shape(x), allowzero=1)
-    if weight is not None:
-        y = op.Mul(y, _per_channel(weight, dtype, input.rank))
-    if bias is not None:
-        y = op.Add(y, _per_channel(bias, dtype, input.rank))
     mean = op.Squeeze(mean, [2])
     rstd = op.Squeeze(rstd, [2])
+    # torch's form: y = x * alpha + beta per (sample, channel), alpha = rstd * weight and
+    # beta = bias - mean * alpha (a variance that overflows, rstd 0, gives the bias, not NaN)
+    channels = op.Shape(x, start=1, end=2)
+    per_channel_shape = op.Concat(op.Shape(x, start=0, end=1), channels, np.ones(input.rank - 2, np.int64), axis=0)
+
+    def per_channel(v: Value) -> Value:  # (N, group) -> (N, C, 1, ...), each group's value repeated
+        repeated = op.Expand(op.Unsqueeze(v, [2]), op.Concat(op.Shape(v), op.Div(channels, np.array([group], np.int64)), axis=0))
+        return op.Reshape(repeated, per_channel_shape, allowzero=1)
+
+    alpha, shift = per_channel(rstd), per_channel(mean)
+    if weight is not None:
+        alpha = op.Mul(alpha, _per_channel(cast_to(weight, types.DOUBLE), types.DOUBLE, input.rank))
+    beta = op.Neg(op.Mul(shift, alpha))
+    if bias is not None:
+        beta = op.Add(_per_channel(cast_to(bias, types.DOUBLE), types.DOUBLE, input.rank), beta)
+    y = op.Add(op.Mul(x, cast_to(alpha, dtype)), cast_to(beta, dtype))
     return cast_to(y, input.dtype), cast_to(mean, stats), cast_to(rstd, stats)
 
 

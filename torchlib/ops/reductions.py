@@ -295,18 +295,34 @@ def _product_input(self: Value, dtype: DType | None) -> tuple[Value, DType]:
     return _accumulate(x), out_dtype
 
 
+def _product(x: Value, axes: list[int], keepdim: bool) -> Value:
+    """ReduceProd; floats in float64, where a product that is not finite or is 0 from nonzero
+    finite factors (onnxruntime's order underflowed tiny * tiny to 0 before meeting an inf, or
+    overflowed) is taken again as sign * exp(sum(log|x|)), close to the exact product."""
+    if not x.dtype.is_floating:
+        return _reduce(op.ReduceProd, x, axes, keepdim)
+    x = cast_to(x, types.DOUBLE)
+    direct = _reduce(op.ReduceProd, x, axes, keepdim)
+    magnitude = op.Exp(_reduce(op.ReduceSum, op.Log(op.Abs(x)), axes, keepdim))
+    logged = op.Mul(_reduce(op.ReduceProd, op.Sign(x), axes, keepdim), magnitude)
+    # a zero or a NaN factor: the direct product is right (0, or NaN with an inf, or NaN)
+    exact_zero_or_nan = _reduce(op.ReduceMax, op.Cast(op.Or(op.Equal(x, 0.0), op.IsNaN(x)), to=types.DOUBLE.onnx), axes, keepdim)
+    lost = op.And(op.Or(op.Or(op.IsInf(direct), op.IsNaN(direct)), op.Equal(direct, 0.0)), op.Equal(exact_zero_or_nan, 0.0))
+    return op.Where(lost, logged, direct)
+
+
 @aten_op("aten::prod")
 def aten_prod(self: TRealOrBool, *, dtype: DType | None = None) -> TReal:
     """prod(Tensor self, *, ScalarType? dtype=None) -> Tensor"""
     x, out_dtype = _product_input(self, dtype)
-    return cast_to(_reduce(op.ReduceProd, x, _dims(self, None), False), out_dtype)
+    return cast_to(_product(x, _dims(self, None), False), out_dtype)
 
 
 @aten_op("aten::prod.dim_int")
 def aten_prod_dim_int(self: TRealOrBool, dim: int, keepdim: bool = False, *, dtype: DType | None = None) -> TReal:
     """prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor"""
     x, out_dtype = _product_input(self, dtype)
-    return cast_to(_reduce(op.ReduceProd, x, _dims(self, dim), keepdim), out_dtype)
+    return cast_to(_product(x, _dims(self, dim), keepdim), out_dtype)
 
 
 @aten_op("aten::cumsum")
@@ -353,11 +369,15 @@ def _var_mean(
     self: Value, dim: int | Sequence[int] | None, correction: float | None, keepdim: bool, sqrt: bool = False
 ) -> tuple[Value, Value]:
     """(variance, or its square root with sqrt=True, and the mean), in self's dtype. The divisor
-    is max(count - correction, 0) as in torch, so too few elements give inf or NaN."""
+    is max(count - correction, 0) as in torch, so too few elements give inf or NaN.
+
+    Two passes (mean, then the sum of squared deviations), accumulated in float64 as torch's
+    CPU kernel does for every float dtype, so the squares of values near finfo(float32).max
+    (std of [1e38, -1e38, ...] in float32 or bfloat16) stay finite."""
     if not self.dtype.is_floating:
         raise TypeError(f"var/std support floating point dtypes only, got {self.dtype}")
     correction = 1 if correction is None else correction
-    x = _accumulate(self)
+    x = cast_to(self, types.DOUBLE)
     axes = _dims(self, dim)
     n = _count(x, axes)
     mean = _mean(x, axes, True)

@@ -178,3 +178,41 @@ def test_median_and_kthvalue_with_nan(dtype: torch.dtype) -> None:
     check(S.aten_median_dim, A.median.dim, x, 1, True)
     for k in (1, 3, 7):
         check(S.aten_kthvalue, A.kthvalue.default, x[1:], k)
+
+
+# -- NaN as torch treats it (issue 13) ----------------------------------------------------------
+
+
+def test_cummax_cummin_hold_nan_at_the_last_nan_index():
+    nan, inf = float("nan"), float("inf")
+    x = torch.tensor([1.0, nan, 3.0, nan, -inf, inf])
+    check_function(S.aten_cummax, (x, 0), expected=torch.ops.aten.cummax(x, 0))
+    check_function(S.aten_cummin, (x, 0), expected=torch.ops.aten.cummin(x, 0))
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.float16])
+def test_cummax_cummin_propagate_nan_and_inf(dtype):
+    torch.manual_seed(0)
+    x = torch.randn(5, 6, 7, dtype=dtype)
+    u = torch.rand(x.shape)
+    x[u < 0.07] = float("nan")
+    x[(u >= 0.07) & (u < 0.14)] = float("inf")
+    x[(u >= 0.14) & (u < 0.2)] = float("-inf")
+    for dim in (0, 1, -1):
+        check_function(S.aten_cummax, (x, dim), expected=torch.ops.aten.cummax(x, dim))
+        check_function(S.aten_cummin, (x, dim), expected=torch.ops.aten.cummin(x, dim))
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_selections_order_nan_above_every_number(dtype):
+    torch.manual_seed(0)
+    x = torch.rand(6, 7, dtype=dtype)
+    u = torch.rand(x.shape)
+    x[u < 0.1] = float("nan")
+    x[(u >= 0.1) & (u < 0.2)] = float("inf")
+    x[(u >= 0.2) & (u < 0.3)] = float("-inf")
+    check_function(S.aten_msort, (x,), expected=torch.ops.aten.msort(x))
+    for dim in (0, -1):
+        for k in (1, 3, 5):
+            torch.testing.assert_close(S.aten_kthvalue(x, k, dim)[0], torch.ops.aten.kthvalue(x, k, dim)[0], equal_nan=True)
+        torch.testing.assert_close(S.aten_median_dim(x, dim)[0], torch.ops.aten.median.dim(x, dim)[0], equal_nan=True)

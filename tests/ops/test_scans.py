@@ -137,7 +137,6 @@ def test_count_nonzero_dim_IntList(dtype: torch.dtype, dim: list[int]) -> None:
     check(S.aten_count_nonzero_dim_IntList, A.count_nonzero.dim_IntList, make((3, 4), dtype), dim)
 
 
-@pytest.mark.xfail(strict=True, reason="NaN: cummax does not propagate NaN as torch does (see scans.py)")
 def test_cummax_nan() -> None:
     check(S.aten_cummax, A.cummax, torch.tensor([1.0, float("nan"), 3.0]), 0)
 

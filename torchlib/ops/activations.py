@@ -126,6 +126,13 @@ def _clip(x: Value, low: Any, high: Any) -> Value:
     if x.dtype is BOOL:
         raise TypeError("aten::clamp/hardtanh are not defined for bool tensors (torch raises too)")
     low, high = _int_bound(low, x.dtype), _int_bound(high, x.dtype)
+    if x.dtype.is_floating:
+        if any(isinstance(b, float) and math.isnan(b) for b in (low, high)):
+            return op.Expand(op.CastLike(np.nan, x), op.Shape(x))  # torch: a NaN bound gives NaN everywhere
+        # onnxruntime's Clip clamps to the dtype's finite range where a bound is missing: inf
+        # would become the largest finite value
+        low = -math.inf if low is None else low
+        high = math.inf if high is None else high
     return run_supported(lambda y: op.Clip(y, low, high), MIN_MAX, x)
 
 

@@ -3,7 +3,7 @@ import torch
 
 from graph_builder import GraphBuilder, op, types
 from torchlib.ops import conv_pool as cp
-from torchlib.testing import check_function, run_model, run_traced, trace
+from torchlib.testing import check_function, run_model, run_traced, trace, with_nan_inf
 
 
 
@@ -373,16 +373,6 @@ def test_dynamic_shapes(dims):
 # -- NaN and inf propagate as in torch (issue 13) -----------------------------------------------
 
 
-def _nan_inf(x: torch.Tensor, fraction: float = 0.15) -> torch.Tensor:
-    """x with about `fraction` of its elements set to nan, inf and -inf."""
-    x = x.clone()
-    u = torch.rand(x.shape)
-    x[u < fraction / 3] = float("nan")
-    x[(u >= fraction / 3) & (u < 2 * fraction / 3)] = float("inf")
-    x[(u >= 2 * fraction / 3) & (u < fraction)] = float("-inf")
-    return x
-
-
 def test_max_pool_window_with_nan_is_nan_at_its_last_nan():
     x = torch.tensor([[[float("nan"), 1.0, float("nan"), 3.0, 5.0]]])
     args = (x, [3], [1], [0], [1], False)
@@ -393,7 +383,7 @@ def test_max_pool_window_with_nan_is_nan_at_its_last_nan():
 @pytest.mark.parametrize("n", [1, 2, 3])
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.float16])
 def test_max_pool_propagates_nan_and_inf(n, dtype):
-    x = _nan_inf(torch.randn(2, 3, *[7] * n, dtype=dtype))
+    x = with_nan_inf(torch.randn(2, 3, *[7] * n, dtype=dtype))
     for dilation, ceil_mode in [(1, True), (2, False)]:
         args = (x, [3] * n, [2] * n, [1] * n, [dilation] * n, ceil_mode)
         check(getattr(cp, f"aten_max_pool{n}d"), args, expected=getattr(torch.ops.aten, f"max_pool{n}d")(*args), dtype=dtype)
@@ -404,7 +394,7 @@ def test_max_pool_propagates_nan_and_inf(n, dtype):
 @pytest.mark.parametrize("n", [1, 2, 3])
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.float16])
 def test_adaptive_avg_pool_propagates_nan_and_inf_only_to_its_windows(n, dtype):
-    x = _nan_inf(torch.randn(2, 3, *[8] * n, dtype=dtype), 0.05)
+    x = with_nan_inf(torch.randn(2, 3, *[8] * n, dtype=dtype), 0.05)
     for out in ([5, 7, 4][:n], [3] * n, [9] * n):
         expected = getattr(torch.ops.aten, f"adaptive_avg_pool{n}d")(x, out)
         check(getattr(cp, f"aten_adaptive_avg_pool{n}d"), (x, out), expected=expected, dtype=dtype)

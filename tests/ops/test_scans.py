@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from torchlib.ops import scans as S
-from torchlib.testing import check_function, check_traced_bfloat16, run_dynamic
+from torchlib.testing import check_function, check_traced_bfloat16, run_dynamic, with_nan_inf
 
 A = torch.ops.aten
 BF16 = torch.bfloat16
@@ -192,11 +192,7 @@ def test_cummax_cummin_hold_nan_at_the_last_nan_index():
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.float16])
 def test_cummax_cummin_propagate_nan_and_inf(dtype):
     torch.manual_seed(0)
-    x = torch.randn(5, 6, 7, dtype=dtype)
-    u = torch.rand(x.shape)
-    x[u < 0.07] = float("nan")
-    x[(u >= 0.07) & (u < 0.14)] = float("inf")
-    x[(u >= 0.14) & (u < 0.2)] = float("-inf")
+    x = with_nan_inf(torch.randn(5, 6, 7, dtype=dtype), 0.2)
     for dim in (0, 1, -1):
         check_function(S.aten_cummax, (x, dim), expected=torch.ops.aten.cummax(x, dim))
         check_function(S.aten_cummin, (x, dim), expected=torch.ops.aten.cummin(x, dim))
@@ -205,11 +201,7 @@ def test_cummax_cummin_propagate_nan_and_inf(dtype):
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
 def test_selections_order_nan_above_every_number(dtype):
     torch.manual_seed(0)
-    x = torch.rand(6, 7, dtype=dtype)
-    u = torch.rand(x.shape)
-    x[u < 0.1] = float("nan")
-    x[(u >= 0.1) & (u < 0.2)] = float("inf")
-    x[(u >= 0.2) & (u < 0.3)] = float("-inf")
+    x = with_nan_inf(torch.rand(6, 7, dtype=dtype), 0.3)
     check_function(S.aten_msort, (x,), expected=torch.ops.aten.msort(x))
     for dim in (0, -1):
         for k in (1, 3, 5):

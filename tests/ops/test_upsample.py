@@ -3,7 +3,7 @@ import torch
 
 from graph_builder import GraphBuilder, op, types
 from torchlib.ops import upsample as up
-from torchlib.testing import check_function, run_model, run_traced, trace
+from torchlib.testing import check_function, run_model, run_traced, trace, with_nan_inf
 
 TOL = {torch.float32: (1e-5, 1e-5), torch.float64: (1e-7, 1e-7), torch.float16: (1e-3, 2e-3), torch.bfloat16: (2e-2, 2e-2), torch.uint8: (0, 0)}
 
@@ -183,16 +183,6 @@ def test_upsample_dynamic_shapes(dims):
 # -- NaN and inf as torch's kernels give them (issue 13) ----------------------------------------
 
 
-def _nan_inf(x: torch.Tensor, fraction: float = 0.1) -> torch.Tensor:
-    """x with about `fraction` of its elements set to nan, inf and -inf."""
-    x = x.clone()
-    u = torch.rand(x.shape)
-    x[u < fraction / 3] = float("nan")
-    x[(u >= fraction / 3) & (u < 2 * fraction / 3)] = float("inf")
-    x[(u >= 2 * fraction / 3) & (u < fraction)] = float("-inf")
-    return x
-
-
 def test_linear_same_length_reads_a_zero_weighted_tap_as_torch_does():
     # torch's "scale 1" linear reads x[i] twice, weights 1 and 0: inf gives inf*1 + inf*0 = NaN
     x = torch.tensor([[[1.0, float("inf"), 3.0, 4.0]]], dtype=torch.float64)
@@ -209,6 +199,6 @@ def test_exact_interpolation_propagates_nan_and_inf_as_torch(name, n, dtype):
     fn = getattr(up, f"aten_{name}")
     for size, length in [(4, 3), (4, 5), (4, 4), (10, 3)]:
         for align_corners in (False, True):
-            x = _nan_inf(torch.randn(2, 3, *[size] * n, dtype=dtype))
+            x = with_nan_inf(torch.randn(2, 3, *[size] * n, dtype=dtype))
             out = [length, size, length][:n] if n > 1 else [length]
             check(fn, (x, out, align_corners), expected=getattr(torch.ops.aten, name)(x, out, align_corners), dtype=dtype)

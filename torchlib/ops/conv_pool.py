@@ -12,6 +12,11 @@ routes:
 
 Pooling indices follow torch: the flat index inside each (n, c) plane, where ONNX MaxPool counts
 over the whole N*C*H*W tensor.
+
+NaN and inf: onnxruntime's MaxPool skips NaN, torch's max of a window holding one is NaN (at the
+window's last NaN): floating max pooling adds a second MaxPool over a NaN mask (with indices: over
+"position + 1 where NaN") and a Where. Adaptive average pooling sums each window's own elements
+(an averaging matrix would multiply inf by the zeros outside the window).
 """
 
 from __future__ import annotations

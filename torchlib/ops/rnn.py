@@ -9,6 +9,11 @@ and as a `Scan` over a dynamic one; bfloat16 runs the float32 kernel. The kernel
 process on an empty batch or sequence: a static empty batch gives the empty result without them
 (torch refuses an empty sequence, and so do we), and a dynamic one is padded to one row that is
 sliced off again.
+
+NaN: the kernels clamp the activations' inputs with min/max, which turns a NaN finite; torch's
+hidden state is NaN from a NaN input step (or NaN initial hidden state) on. `_nan_as_torch` puts
+those NaN back with a mask per step, batch row and direction. Not covered: NaN in the weights or
+only in the LSTM cell state c0, and NaN that torch creates from inf (inf - inf in a ReLU RNN).
 """
 
 from __future__ import annotations

@@ -413,9 +413,12 @@ def _max_pool(
 def _nan_in_windows(x: Value, y: Value, indices: Value, n: int, attrs: dict[str, Any]) -> tuple[Value, Value]:
     """torch's max pooling of a window holding a NaN: NaN, at the window's last NaN in row-major
     order (its kernel takes `val > max || isnan(val)`). onnxruntime's MaxPool skips NaN: pool
-    the key "flat position + 1 where x is NaN, else 0" (double: exact up to 2**53) and take the
-    NaN and its position where the key's max is positive."""
-    positions = op.Reshape(op.Range(1.0, op.Cast(op.Add(_plane_size(x, n), 1), to=types.DOUBLE.onnx), 1.0), op.Shape(x, start=-n))
+    the key "flat position + 1 where x is NaN, else 0" (float32 when every position is exact in
+    it, else double) and take the NaN and its position where the key's max is positive."""
+    plane = _plane_size(x, n)
+    exact = types.FLOAT if isinstance(plane, int) and plane < 2**24 else types.DOUBLE  # positions exact
+    positions = op.Reshape(op.Range(op.Cast(1, to=exact.onnx), op.Cast(op.Add(plane, 1), to=exact.onnx), op.Cast(1, to=exact.onnx)),
+                           op.Shape(x, start=-n))  # fmt: skip
     key = op.Where(op.IsNaN(x), positions, op.CastLike(0, positions))
     last_nan = op.MaxPool(key, **attrs)
     has_nan = op.Greater(last_nan, op.CastLike(0, last_nan))

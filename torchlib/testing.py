@@ -149,3 +149,14 @@ def check_traced_bfloat16(fn: Any, args: tuple, kwargs: dict[str, Any] | None = 
     flat = list(expected) if isinstance(expected, (list, tuple)) else [expected]
     assert dtypes == [e.dtype for e in flat], f"traced: dtypes {dtypes}, torch gives {[e.dtype for e in flat]}"
     torch.testing.assert_close(traced, widen(expected), rtol=rtol, atol=atol, equal_nan=True, msg=lambda m: f"traced: {m}")
+
+
+def with_nan_inf(x: torch.Tensor, fraction: float = 0.1) -> torch.Tensor:
+    """A copy of x with about `fraction` of its elements set to nan, inf and -inf (a third each),
+    at places drawn from torch's global generator."""
+    x = x.clone()
+    u = torch.rand(x.shape)
+    x[u < fraction / 3] = float("nan")
+    x[(u >= fraction / 3) & (u < 2 * fraction / 3)] = float("inf")
+    x[(u >= 2 * fraction / 3) & (u < fraction)] = float("-inf")
+    return x

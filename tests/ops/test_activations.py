@@ -7,6 +7,7 @@ import torch
 from test_elementwise import ALL_DTYPES, BF16, FLOAT_DTYPES, check, make
 
 from torchlib.ops import activations as act
+from torchlib.testing import check_function
 
 A = torch.ops.aten
 
@@ -163,3 +164,28 @@ def test_clamp_nan_propagates():
     x = torch.tensor([float("nan"), 1.0, -5.0, 5.0])
     check(act.aten_clamp, A.clamp.default, x, -1.0, 1.0)
     check(act.aten_clamp_tensor, A.clamp.Tensor, x, torch.tensor(-1.0), torch.tensor(1.0))
+
+
+# -- NaN and inf as torch gives them (issue 13) -------------------------------------------------
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.float16])
+def test_clamp_with_one_bound_keeps_infinities_and_nan(dtype):
+    nan, inf = float("nan"), float("inf")
+    x = torch.tensor([nan, inf, -inf, 0.25, 1.0], dtype=dtype)
+    for fn, args in [(act.aten_clamp_min, (x, 0.5)), (act.aten_clamp_max, (x, 0.5)), (act.aten_clamp_min, (x, nan)),
+                     (act.aten_clamp_max, (x, nan)), (act.aten_clamp, (x, nan, 0.5)), (act.aten_clamp, (x, 0.0, 0.5))]:  # fmt: skip
+        expected = getattr(torch.ops.aten, fn.__name__[len("aten_"):])(*args)
+        check_function(fn, args, expected=expected)
+
+
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float32])
+def test_log_softmax_rows_with_inf_or_only_minus_inf_are_nan(dtype):
+    nan, inf = float("nan"), float("inf")
+    x = torch.tensor([[nan, inf, -inf, 1.0], [inf, 1.0, 2.0, 3.0], [-inf, 1.0, 2.0, 3.0], [-inf, -inf, -inf, -inf]], dtype=dtype)
+    for dim in (0, 1):
+        check_function(act.aten_log_softmax, (x, dim), expected=torch.ops.aten.log_softmax(x, dim))
+        check_function(act.aten__log_softmax, (x, dim, False), expected=torch.ops.aten._log_softmax(x, dim, False))
+    y = torch.randn(3, 4, 5, dtype=dtype)
+    check_function(act.aten_log_softmax, (y, -1), expected=torch.ops.aten.log_softmax(y, -1))
+    check_function(act.aten_log_softmax, (y[0, 0, 0], 0), expected=torch.ops.aten.log_softmax(y[0, 0, 0], 0))

@@ -3,7 +3,7 @@ import torch
 
 from graph_builder import GraphBuilder, op, types
 from torchlib.ops import conv_pool as cp
-from torchlib.testing import check_function, run_model, run_traced, trace
+from torchlib.testing import check_function, run_model, run_traced, trace, with_nan_inf
 
 
 
@@ -368,3 +368,33 @@ def test_dynamic_shapes(dims):
         (cp.aten_avg_pool2d, ([3, 2], [2, 1], [1, 1], False, False), torch.ops.aten.avg_pool2d),
     ]:
         torch.testing.assert_close(run_dynamic(fn, xd, dims, *args), ref(xd, *args))
+
+
+# -- NaN and inf propagate as in torch (issue 13) -----------------------------------------------
+
+
+def test_max_pool_window_with_nan_is_nan_at_its_last_nan():
+    x = torch.tensor([[[float("nan"), 1.0, float("nan"), 3.0, 5.0]]])
+    args = (x, [3], [1], [0], [1], False)
+    check(cp.aten_max_pool1d_with_indices, args, expected=torch.ops.aten.max_pool1d_with_indices(*args))
+    check(cp.aten_max_pool1d, args, expected=torch.ops.aten.max_pool1d(*args))
+
+
+@pytest.mark.parametrize("n", [1, 2, 3])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.float16])
+def test_max_pool_propagates_nan_and_inf(n, dtype):
+    x = with_nan_inf(torch.randn(2, 3, *[7] * n, dtype=dtype))
+    for dilation, ceil_mode in [(1, True), (2, False)]:
+        args = (x, [3] * n, [2] * n, [1] * n, [dilation] * n, ceil_mode)
+        check(getattr(cp, f"aten_max_pool{n}d"), args, expected=getattr(torch.ops.aten, f"max_pool{n}d")(*args), dtype=dtype)
+        check(getattr(cp, f"aten_max_pool{n}d_with_indices"), args, dtype=dtype,
+              expected=getattr(torch.ops.aten, f"max_pool{n}d_with_indices")(*args))  # fmt: skip
+
+
+@pytest.mark.parametrize("n", [1, 2, 3])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.float16])
+def test_adaptive_avg_pool_propagates_nan_and_inf_only_to_its_windows(n, dtype):
+    x = with_nan_inf(torch.randn(2, 3, *[8] * n, dtype=dtype), 0.05)
+    for out in ([5, 7, 4][:n], [3] * n, [9] * n):
+        expected = getattr(torch.ops.aten, f"adaptive_avg_pool{n}d")(x, out)
+        check(getattr(cp, f"aten_adaptive_avg_pool{n}d"), (x, out), expected=expected, dtype=dtype)

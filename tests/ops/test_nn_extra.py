@@ -7,7 +7,7 @@ import torch
 from test_elementwise import ALL_DTYPES, FLOAT_DTYPES, check, make
 
 from torchlib.ops import nn_extra as N
-from torchlib.testing import run_dynamic
+from torchlib.testing import check_function, run_dynamic
 
 A = torch.ops.aten
 HALF_ATOL = {torch.float16: {"rtol": 4e-3, "atol": 2e-3}, torch.bfloat16: {"rtol": 3e-2, "atol": 2e-2}}
@@ -141,3 +141,13 @@ def test_instance_norm(dtype, shape):
     check(N.aten_instance_norm, A.instance_norm.default, x, w, b, None, None, True, 0.1, 1e-5, False, **tol)
     check(N.aten_instance_norm, A.instance_norm.default, x, None, None, None, None, True, 0.1, 1e-3, False, **tol)
     check(N.aten_instance_norm, A.instance_norm.default, x, w, b, rm, rv, False, 0.1, 1e-5, False, **tol)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("p", [0.0, 1.0, 2.0, 3.0, float("inf")])
+def test_cdist_nan_and_inf_as_torch(dtype: torch.dtype, p: float) -> None:
+    # torch: p=0 gives NaN for a NaN difference, p=inf drops it (std::max from 0)
+    nan, inf = float("nan"), float("inf")
+    a = torch.tensor([[nan, 1.0], [inf, 2.0], [-inf, 0.0], [1.0, 2.0], [nan, nan]], dtype=dtype)
+    b = torch.tensor([[1.0, 1.0], [inf, 2.0], [0.0, 0.0]], dtype=dtype)
+    check_function(N.aten__cdist_forward, (a, b, p, None), expected=torch.ops.aten._cdist_forward(a, b, p, None))

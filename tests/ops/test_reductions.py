@@ -367,3 +367,20 @@ def test_vector_norm_float64_order_is_exact():
     expected = torch.linalg.vector_norm(x, 1.5)
     for result in (R.aten_linalg_vector_norm(x, 1.5),):
         torch.testing.assert_close(result, expected, rtol=1e-15, atol=0)
+
+
+# -- NaN and inf as torch gives them (issue 13) -------------------------------------------------
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.float16])
+def test_var_mean_mean_is_nan_after_an_inf_as_in_torchs_welford(dtype: torch.dtype) -> None:
+    inf, nan = float("inf"), float("nan")
+    x = torch.tensor([[inf, 1.0, 2.0], [1.0, 2.0, inf], [-inf, 1.0, 2.0], [1.0, nan, 2.0], [1.0, 2.0, 3.0]], dtype=dtype)
+    for dims, keepdim in [([1], False), ([1], True), ([0], False), (None, False)]:
+        check_function(R.aten_var_mean_correction, (x, dims), {"correction": 1, "keepdim": keepdim},
+                       expected=torch.ops.aten.var_mean.correction(x, dims, correction=1, keepdim=keepdim))  # fmt: skip
+        check_function(R.aten_std_mean_dim, (x, dims, True, keepdim), expected=torch.ops.aten.std_mean.dim(x, dims, True, keepdim))
+    y = torch.randn(4, 5, 3, dtype=dtype)
+    y[0, 0, 0] = y[1, -1, -1] = y[2, -1, 0] = inf  # several reduced dims: the last element is the last of each
+    check_function(R.aten_var_mean_dim, (y, [0, 2]), expected=torch.ops.aten.var_mean.dim(y, [0, 2]))
+    torch.testing.assert_close(run_dynamic(lambda t: R.aten_var_mean_dim(t, [1]), y), torch.var_mean(y, [1]), equal_nan=True)

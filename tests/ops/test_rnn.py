@@ -115,3 +115,28 @@ def test_recurrent_training_dropout_is_refused(mode):
     x, hx, params = make(mode, 2, False, False, True)
     with pytest.raises(ValueError, match="training"):
         fn(x, hx, params, True, 2, 0.5, True, False, False)
+
+
+# -- NaN as torch propagates it (issue 13) ------------------------------------------------------
+
+
+@pytest.mark.parametrize("name, gates", [("rnn_relu", 1), ("rnn_tanh", 1), ("gru", 3), ("lstm", 4)])
+@pytest.mark.parametrize("bidirectional", [False, True])
+def test_nan_input_makes_the_hidden_state_nan_from_its_step_on(name, gates, bidirectional):
+    # onnxruntime's kernels clamp the activations' inputs with min/max, which turns NaN finite
+    torch.manual_seed(0)
+    nan = float("nan")
+    d = 2 if bidirectional else 1
+    x = torch.randn(5, 3, 3)
+    x[1, 0, 0] = x[3, 2, 1] = nan
+    x[0, 1, 1] = float("inf")
+    h = torch.randn(2 * d, 3, 4)
+    h[0, 1, 2] = nan
+    w = []
+    for layer in range(2):
+        for _ in range(d):
+            w += [torch.randn(gates * 4, 3 if layer == 0 else 4 * d), torch.randn(gates * 4, 4), torch.randn(gates * 4), torch.randn(gates * 4)]
+    hx = [h, torch.randn(2 * d, 3, 4)] if name == "lstm" else h
+    args = (x, hx, w, True, 2, 0.0, False, bidirectional, False)
+    expected = getattr(torch.ops.aten, name).input(*args)
+    check_function(getattr(rnn, f"aten_{name}"), args, expected=expected, atol=1e-4, rtol=1e-4)

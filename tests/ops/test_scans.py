@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from torchlib.ops import scans as S
-from torchlib.testing import check_function, check_traced_bfloat16, run_dynamic
+from torchlib.testing import check_function, check_traced_bfloat16, run_dynamic, with_nan_inf
 
 A = torch.ops.aten
 BF16 = torch.bfloat16
@@ -137,7 +137,6 @@ def test_count_nonzero_dim_IntList(dtype: torch.dtype, dim: list[int]) -> None:
     check(S.aten_count_nonzero_dim_IntList, A.count_nonzero.dim_IntList, make((3, 4), dtype), dim)
 
 
-@pytest.mark.xfail(strict=True, reason="NaN: cummax does not propagate NaN as torch does (see scans.py)")
 def test_cummax_nan() -> None:
     check(S.aten_cummax, A.cummax, torch.tensor([1.0, float("nan"), 3.0]), 0)
 
@@ -178,3 +177,33 @@ def test_median_and_kthvalue_with_nan(dtype: torch.dtype) -> None:
     check(S.aten_median_dim, A.median.dim, x, 1, True)
     for k in (1, 3, 7):
         check(S.aten_kthvalue, A.kthvalue.default, x[1:], k)
+
+
+# -- NaN as torch treats it (issue 13) ----------------------------------------------------------
+
+
+def test_cummax_cummin_hold_nan_at_the_last_nan_index():
+    nan, inf = float("nan"), float("inf")
+    x = torch.tensor([1.0, nan, 3.0, nan, -inf, inf])
+    check_function(S.aten_cummax, (x, 0), expected=torch.ops.aten.cummax(x, 0))
+    check_function(S.aten_cummin, (x, 0), expected=torch.ops.aten.cummin(x, 0))
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.float16])
+def test_cummax_cummin_propagate_nan_and_inf(dtype):
+    torch.manual_seed(0)
+    x = with_nan_inf(torch.randn(5, 6, 7, dtype=dtype), 0.2)
+    for dim in (0, 1, -1):
+        check_function(S.aten_cummax, (x, dim), expected=torch.ops.aten.cummax(x, dim))
+        check_function(S.aten_cummin, (x, dim), expected=torch.ops.aten.cummin(x, dim))
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_selections_order_nan_above_every_number(dtype):
+    torch.manual_seed(0)
+    x = with_nan_inf(torch.rand(6, 7, dtype=dtype), 0.3)
+    check_function(S.aten_msort, (x,), expected=torch.ops.aten.msort(x))
+    for dim in (0, -1):
+        for k in (1, 3, 5):
+            torch.testing.assert_close(S.aten_kthvalue(x, k, dim)[0], torch.ops.aten.kthvalue(x, k, dim)[0], equal_nan=True)
+        torch.testing.assert_close(S.aten_median_dim(x, dim)[0], torch.ops.aten.median.dim(x, dim)[0], equal_nan=True)

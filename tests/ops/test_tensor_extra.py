@@ -226,3 +226,14 @@ def test_index_fill_float64_keeps_full_precision():
     x, index = torch.zeros(2, 3, dtype=torch.float64), torch.tensor([0, 2])
     expected = torch.ops.aten.index_fill.int_Scalar(x, 1, index, 0.1)
     check_function(tensor_extra.aten_index_fill_int_Scalar, (x, 1, index, 0.1), expected=expected, rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.float16])
+@pytest.mark.parametrize("right", [False, True])
+def test_bucketize_nan_goes_past_every_boundary(dtype: torch.dtype, right: bool) -> None:
+    nan, inf = float("nan"), float("inf")
+    boundaries = torch.tensor([-inf, -1.0, 0.0, 2.0, inf], dtype=dtype)
+    x = torch.tensor([nan, inf, -inf, 0.0, 1.0, 2.5], dtype=dtype)
+    check_function(T.aten_bucketize_Tensor, (x, boundaries), {"right": right}, expected=torch.bucketize(x, boundaries, right=right))
+    check_function(T.aten_bucketize_Tensor, (x[0], boundaries), {"right": right}, expected=torch.bucketize(x[0], boundaries, right=right))
+    check_function(T.aten_searchsorted_Tensor, (boundaries, x), {"right": right}, expected=torch.searchsorted(boundaries, x, right=right))

@@ -3,7 +3,7 @@ import torch
 
 from graph_builder import GraphBuilder, op, types
 from torchlib.ops import upsample as up
-from torchlib.testing import check_function, run_model, run_traced, trace
+from torchlib.testing import check_function, run_model, run_traced, trace, with_nan_inf
 
 TOL = {torch.float32: (1e-5, 1e-5), torch.float64: (1e-7, 1e-7), torch.float16: (1e-3, 2e-3), torch.bfloat16: (2e-2, 2e-2), torch.uint8: (0, 0)}
 
@@ -178,3 +178,27 @@ def test_upsample_dynamic_shapes(dims):
     for fn, args in cases:
         ref = getattr(torch.ops.aten, fn.__name__[len("aten_"):-len("_vec")]).vec(x, *args)
         torch.testing.assert_close(run_dynamic(fn, x, dims, *args), ref)
+
+
+# -- NaN and inf as torch's kernels give them (issue 13) ----------------------------------------
+
+
+def test_linear_same_length_reads_a_zero_weighted_tap_as_torch_does():
+    # torch's "scale 1" linear reads x[i] twice, weights 1 and 0: inf gives inf*1 + inf*0 = NaN
+    x = torch.tensor([[[1.0, float("inf"), 3.0, 4.0]]], dtype=torch.float64)
+    check(up.aten_upsample_linear1d, (x, [4], False), expected=torch.ops.aten.upsample_linear1d(x, [4], False), dtype=torch.float64)
+
+
+@pytest.mark.parametrize(("name", "n", "dtype"), [
+    ("upsample_linear1d", 1, torch.float64), ("upsample_bilinear2d", 2, torch.float64),
+    ("upsample_trilinear3d", 3, torch.float64), ("upsample_bicubic2d", 2, torch.float64),
+    ("_upsample_bilinear2d_aa", 2, torch.float64), ("_upsample_bicubic2d_aa", 2, torch.float64),
+    ("_upsample_bilinear2d_aa", 2, torch.float32), ("_upsample_bicubic2d_aa", 2, torch.float32),
+])  # fmt: skip
+def test_exact_interpolation_propagates_nan_and_inf_as_torch(name, n, dtype):
+    fn = getattr(up, f"aten_{name}")
+    for size, length in [(4, 3), (4, 5), (4, 4), (10, 3)]:
+        for align_corners in (False, True):
+            x = with_nan_inf(torch.randn(2, 3, *[size] * n, dtype=dtype))
+            out = [length, size, length][:n] if n > 1 else [length]
+            check(fn, (x, out, align_corners), expected=getattr(torch.ops.aten, name)(x, out, align_corners), dtype=dtype)

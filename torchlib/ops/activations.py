@@ -129,6 +129,13 @@ def _clip(x: Value, low: Any, high: Any) -> Value:
     if x.dtype is BOOL:
         raise TypeError("aten::clamp/hardtanh are not defined for bool tensors (torch raises too)")
     low, high = _int_bound(low, x.dtype), _int_bound(high, x.dtype)
+    if x.dtype.is_floating:
+        if any(isinstance(b, float) and math.isnan(b) for b in (low, high)):
+            return op.Expand(op.CastLike(np.nan, x), op.Shape(x))  # torch: a NaN bound gives NaN everywhere
+        # onnxruntime's Clip clamps to the dtype's finite range where a bound is missing: inf
+        # would become the largest finite value
+        low = -math.inf if low is None else low
+        high = math.inf if high is None else high
     return run_supported(lambda y: op.Clip(y, low, high), MIN_MAX, x)
 
 
@@ -252,6 +259,16 @@ def _softmax(onnx_op: Any, name: str, x: Value, dim: int, dtype: DType | None) -
     return run_supported(lambda y: onnx_op(y, axis=axis), OPMATH, x)
 
 
+def _log_softmax_op(x: Value, axis: int) -> Value:
+    """LogSoftmax as torch computes it, x - max - log(sum(exp(x - max))). onnxruntime's double
+    kernel gives -inf where that gives NaN (a row holding +inf, or only -inf): written out for
+    double; its float kernel agrees with torch."""
+    if x.dtype is not DOUBLE:
+        return op.LogSoftmax(x, axis=axis)
+    shifted = op.Sub(x, op.ReduceMax(x, [axis], keepdims=1))
+    return op.Sub(shifted, op.Log(op.ReduceSum(op.Exp(shifted), [axis], keepdims=1)))
+
+
 def _half_to_float(x: Value, half_to_float: bool) -> DType | None:
     """_softmax's half_to_float: a float16/bfloat16 input gives a float32 result (CUDA only in torch)."""
     if half_to_float and x.dtype in (FLOAT16, BFLOAT16):
@@ -268,7 +285,7 @@ def aten__softmax(self: TFloat, dim: int, half_to_float: bool) -> TFloat:
 @aten_op("aten::_log_softmax")
 def aten__log_softmax(self: TFloat, dim: int, half_to_float: bool) -> TFloat:
     """_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor"""
-    return _softmax(op.LogSoftmax, "_log_softmax", self, dim, _half_to_float(self, half_to_float))
+    return _softmax(_log_softmax_op, "_log_softmax", self, dim, _half_to_float(self, half_to_float))
 
 
 @aten_op("aten::softmax.int")
@@ -280,7 +297,7 @@ def aten_softmax(self: TFloat, dim: int, dtype: DType | None = None) -> TFloat:
 @aten_op("aten::log_softmax.int")
 def aten_log_softmax(self: TFloat, dim: int, dtype: DType | None = None) -> TFloat:
     """log_softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor"""
-    return _softmax(op.LogSoftmax, "log_softmax", self, dim, dtype)
+    return _softmax(_log_softmax_op, "log_softmax", self, dim, dtype)
 
 
 @aten_op("aten::clamp")

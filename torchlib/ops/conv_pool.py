@@ -12,6 +12,11 @@ routes:
 
 Pooling indices follow torch: the flat index inside each (n, c) plane, where ONNX MaxPool counts
 over the whole N*C*H*W tensor.
+
+NaN and inf: onnxruntime's MaxPool skips NaN, torch's max of a window holding one is NaN (at the
+window's last NaN): floating max pooling adds a second MaxPool over a NaN mask (with indices: over
+"position + 1 where NaN") and a Where. Adaptive average pooling sums each window's own elements
+(an averaging matrix would multiply inf by the zeros outside the window).
 """
 
 from __future__ import annotations
@@ -398,10 +403,34 @@ def _max_pool(
     attrs = dict(kernel_shape=kernel, strides=strides, pads=pads + pads, dilations=_ints(dilation, n, "dilation"),
                  ceil_mode=int(ceil_mode))  # fmt: skip
     if not with_indices:
-        return _unbatched(cast_to(op.MaxPool(x, **attrs), dtype), squeeze)  # type: ignore[arg-type]
+        y = op.MaxPool(x, **attrs)
+        if x.dtype.is_floating:
+            # onnxruntime's MaxPool skips NaN; torch's max of a window holding a NaN is NaN
+            has_nan = op.Cast(op.MaxPool(op.Cast(op.IsNaN(x), to=x.dtype.onnx), **attrs), to=types.BOOL.onnx)
+            y = op.Where(has_nan, op.CastLike(np.nan, y), y)
+        return _unbatched(cast_to(y, dtype), squeeze)  # type: ignore[arg-type]
     y, flat = op.MaxPool(x, **attrs, _outputs=2)
     indices = op.Mod(flat, _plane_size(x, n))  # ONNX counts over N*C*H*W, torch inside each plane
+    if x.dtype.is_floating:
+        y, indices = _nan_in_windows(x, y, indices, n, attrs)
     return _unbatched(cast_to(y, dtype), squeeze), _unbatched(indices, squeeze)  # type: ignore[arg-type]
+
+
+def _nan_in_windows(x: Value, y: Value, indices: Value, n: int, attrs: dict[str, Any]) -> tuple[Value, Value]:
+    """torch's max pooling of a window holding a NaN: NaN, at the window's last NaN in row-major
+    order (its kernel takes `val > max || isnan(val)`). onnxruntime's MaxPool skips NaN: pool
+    the key "flat position + 1 where x is NaN, else 0" (float32 when every position is exact in
+    it, else double) and take the NaN and its position where the key's max is positive."""
+    plane = _plane_size(x, n)
+    exact = types.FLOAT if isinstance(plane, int) and plane < 2**24 else types.DOUBLE  # positions exact
+    positions = op.Reshape(op.Range(op.Cast(1, to=exact.onnx), op.Cast(op.Add(plane, 1), to=exact.onnx), op.Cast(1, to=exact.onnx)),
+                           op.Shape(x, start=-n))  # fmt: skip
+    key = op.Where(op.IsNaN(x), positions, op.CastLike(0, positions))
+    last_nan = op.MaxPool(key, **attrs)
+    has_nan = op.Greater(last_nan, op.CastLike(0, last_nan))
+    y = op.Where(has_nan, op.CastLike(np.nan, y), y)
+    indices = op.Where(has_nan, op.Sub(op.Cast(last_nan, to=types.INT64.onnx), 1), indices)
+    return y, indices
 
 
 @aten_op("aten::max_pool1d")
@@ -580,20 +609,23 @@ def _adaptive_avg_pool(self: Value, output_size: Any, n: int) -> Value:
     if rank == n + 2 and x.dtype is types.FLOAT and all(s % o == 0 for s, o in zip(sizes, out)):
         kernel = [s // o for s, o in zip(sizes, out)]
         return cast_to(op.AveragePool(x, kernel_shape=kernel, strides=kernel), dtype)  # type: ignore[return-value]
-    # Averaging over a box is separable: one (in, out) averaging matrix per spatial axis.
+    # torch sums each window, then divides by its size. The sum over a box is separable: per
+    # spatial axis, gather every window (padded to the longest with a zero past the end of the
+    # axis) and sum it. Only the window's own elements are read, so an inf or NaN reaches only
+    # the outputs whose window holds it, as in torch.
     y = x
+    counts = np.ones([1] * n, dtype=x.dtype.numpy)
     for i in range(n):
-        matrix = np.zeros((sizes[i], out[i]), dtype=x.dtype.numpy)
-        for column, (start, end) in enumerate(_adaptive_windows(sizes[i], out[i])):
-            matrix[start:end, column] = 1.0 / (end - start)
         axis = rank - n + i
-        if axis == rank - 1:
-            y = op.MatMul(y, matrix)
-        else:
-            perm = list(range(rank))
-            perm[axis], perm[-1] = perm[-1], perm[axis]
-            y = op.Transpose(op.MatMul(op.Transpose(y, perm=perm), matrix), perm=perm)
-    return cast_to(y, dtype)  # type: ignore[return-value]
+        windows = _adaptive_windows(sizes[i], out[i])
+        longest = max(end - start for start, end in windows)
+        gather = np.array([[start + j if start + j < end else sizes[i] for j in range(longest)] for start, end in windows], dtype=np.int64)
+        padded = _pad_spatial(y, [0] * n, [1 if k == i else 0 for k in range(n)])
+        y = op.ReduceSum(op.Gather(padded, gather, axis=axis), [axis + 1], keepdims=0)
+        shape = [1] * n
+        shape[i] = out[i]
+        counts = counts * np.array([end - start for start, end in windows], dtype=x.dtype.numpy).reshape(shape)
+    return cast_to(op.Div(y, counts), dtype)  # type: ignore[return-value]
 
 
 def _adaptive_max_pool(self: Value, output_size: Any, n: int) -> tuple[Value, Value]:

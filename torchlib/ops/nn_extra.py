@@ -270,8 +270,18 @@ def aten__cdist_forward(x1: TFloat, x2: TFloat, p: float, compute_mode: int | No
 
     def dist(a: Value, b: Value) -> Value:  # (*, P, M), (*, R, M) -> (*, P, R), directly over M
         diff = op.Sub(op.Unsqueeze(a, [-2]), op.Unsqueeze(b, [-3]))
+        # NaN as torch's scalar kernel gives it: p=0 sums min(ceil(|d|), 1), NaN for a NaN d (the
+        # norm counts it as nonzero); p=inf folds std::max(agg, |d|) from 0, which drops NaN
+        if p == 0:
+            diff = op.Where(op.IsNaN(diff), diff, op.Cast(op.Not(op.Equal(diff, like(0, diff))), to=diff.dtype.onnx))
+            p_norm = 1.0
+        elif p == float("inf"):
+            diff = op.Where(op.IsNaN(diff), like(0, diff), diff)
+            p_norm = p
+        else:
+            p_norm = p
         # the Reshape restores the reduced shape: onnxruntime leaves empty inputs unreduced
-        return op.Reshape(_norm(diff, p, -1, 0), op.Shape(diff, end=-1), allowzero=1)
+        return op.Reshape(_norm(diff, p_norm, -1, 0), op.Shape(diff, end=-1), allowzero=1)
 
     return run_supported(dist, OPMATH, x1, x2)
 

@@ -22,6 +22,7 @@ import numpy as np
 from graph_builder import op, types
 from graph_builder.ir import Value
 from graph_builder.types import DType, TBool, TFloat, TInt, TReal, TRealOrBool
+from torchlib.ops._helpers import dim_size
 from torchlib.ops._kernels import MIN_MAX, nearest_supported, run_supported
 from torchlib.promotion import cast_to, elementwise
 from torchlib.registry import aten_op
@@ -390,9 +391,27 @@ def _var_mean(
     var = op.Div(sum_sq, divisor)
     if sqrt:
         var = op.Sqrt(var)
+    mean = _welford_mean(x, mean, axes)
     if not keepdim and axes:
         mean = op.Squeeze(mean, axes)
     return cast_to(var, self.dtype), cast_to(mean, self.dtype)
+
+
+def _welford_mean(x: Value, mean: Value, axes: list[int]) -> Value:
+    """The mean var_mean/std_mean return as torch's Welford pass gives it: an inf followed by any
+    element makes it NaN (mean + (x - inf) / n), an inf only at the last element gives inf.
+    mean + sum of (x - x) over all but the last element: NaN there, else + 0."""
+    if not axes:
+        return mean
+    last: Any = None
+    for axis in axes:
+        n = dim_size(x, axis)
+        positions = op.Range(np.array(0, np.int64), n if isinstance(n, Value) else np.array(n, np.int64), np.array(1, np.int64))
+        at_end = op.Equal(positions, op.Sub(n, np.array(1, np.int64)) if isinstance(n, Value) else np.array(n - 1, np.int64))
+        at_end = op.Reshape(at_end, [-1] + [1] * (x.rank - axis - 1))
+        last = at_end if last is None else op.And(last, at_end)
+    earlier = op.Where(last, op.CastLike(0, x), op.Sub(x, x))
+    return op.Add(mean, op.ReduceSum(earlier, axes, keepdims=1))
 
 
 @aten_op("aten::var")

@@ -9,6 +9,11 @@ and as a `Scan` over a dynamic one; bfloat16 runs the float32 kernel. The kernel
 process on an empty batch or sequence: a static empty batch gives the empty result without them
 (torch refuses an empty sequence, and so do we), and a dynamic one is padded to one row that is
 sliced off again.
+
+NaN: the kernels clamp the activations' inputs with min/max, which turns a NaN finite; torch's
+hidden state is NaN from a NaN input step (or NaN initial hidden state) on. `_nan_as_torch` puts
+those NaN back with a mask per step, batch row and direction. Not covered: NaN in the weights or
+only in the LSTM cell state c0, and NaN that torch creates from inf (inf - inf in a ReLU RNN).
 """
 
 from __future__ import annotations
@@ -153,7 +158,31 @@ def _onnx_layer(
         y, h_n = getattr(op, onnx_op)(x, w, r, b, None, h0, _outputs=2, **attrs)
     # y: [seq, directions, batch, hidden] -> [seq, batch, directions * hidden]
     y = op.Transpose(y, perm=[0, 2, 1, 3])
+    y, h_n, c_n = _nan_as_torch(x, h0, y, h_n, c_n, directions)
     y = op.Reshape(y, op.Concat(op.Shape(y, start=0, end=2), np.array([directions * hidden], np.int64), axis=0))
+    return y, h_n, c_n
+
+
+def _nan_as_torch(
+    x: Value, h0: Value, y: Value, h_n: Value, c_n: Value | None, directions: int
+) -> tuple[Value, Value, Value | None]:  # fmt: skip
+    """A NaN in a step's input, or in the initial hidden state, makes torch's hidden state NaN
+    from that step on (it enters every unit through the weight products). onnxruntime's kernels
+    clamp the activations' inputs with min/max, which drop NaN (Relu, Sigmoid, Tanh of the LSTM
+    and GRU gates): the NaN turns into a finite value. Put torch's NaN back, per batch row and
+    direction: forward from the first NaN step on, backward up to the last one.
+    y: [seq, batch, directions, hidden]; h_n, c_n: [directions, batch, hidden]."""
+    step_nan = op.ReduceMax(op.Cast(op.IsNaN(x), to=types.FLOAT.onnx), [2], keepdims=0)  # [seq, batch]
+    h0_nan = op.ReduceMax(op.Cast(op.IsNaN(h0), to=types.FLOAT.onnx), [2], keepdims=0)  # [directions, batch]
+    zero = np.array(0, np.int64)
+    seen = [op.CumSum(step_nan, zero, reverse=d) for d in range(directions)]  # forward, then backward
+    tainted = op.Greater(op.Add(op.Concat(*(op.Unsqueeze(t, [-1]) for t in seen), axis=-1), op.Transpose(h0_nan, perm=[1, 0])), 0.0)
+    nan = op.CastLike(np.nan, y)
+    y = op.Where(op.Unsqueeze(tainted, [-1]), nan, y)
+    final = op.Greater(op.Add(op.ReduceMax(step_nan, [0], keepdims=1), h0_nan), 0.0)  # [directions, batch]
+    h_n = op.Where(op.Unsqueeze(final, [-1]), nan, h_n)
+    if c_n is not None:
+        c_n = op.Where(op.Unsqueeze(final, [-1]), nan, c_n)
     return y, h_n, c_n
 
 

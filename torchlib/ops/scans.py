@@ -3,9 +3,8 @@ median, nanmedian, msort, count_nonzero.
 
 cummax/cummin/logcumsumexp compare every position of the scanned dim with every earlier one (an
 [n, n] lower-triangular mask): memory O(numel x n), fine for the sizes models scan.
-Known gaps (NaN): cummax/cummin do not propagate NaN as torch does; kthvalue/median/msort order
-NaN like onnxruntime's TopK, not above every number (torch.median returns NaN when the input
-holds one). Indices of equal values: cummax/cummin give the last index of the running extreme,
+NaN: cummax/cummin hold the NaN from its position on, at the last NaN's index, as torch does.
+Indices of equal values: cummax/cummin give the last index of the running extreme,
 as torch does; kthvalue/median give the first among equal values, torch's choice may differ.
 """
 
@@ -83,6 +82,14 @@ def _cum_extreme(self: Value, dim: int, largest: bool) -> tuple[Value, Value]:
     values = op.Reshape(reduce(candidates, [-2], keepdims=0), op.Shape(x), allowzero=1)  # [..., n]
     reached = op.And(mask, op.Equal(xi, op.Unsqueeze(values, [-2])))
     indices = op.Reshape(op.ReduceMax(op.Where(reached, i, np.array(-1, np.int64)), [-2], keepdims=0), op.Shape(x), allowzero=1)
+    if compute.is_floating:
+        # torch takes every NaN it meets (`isnan(x) || (!isnan(out) && x >= out)`): from the first
+        # NaN on, the value is NaN and the index the last NaN's so far
+        nan_at = op.Where(op.And(mask, op.IsNaN(xi)), i, np.array(-1, np.int64))
+        last_nan = op.Reshape(op.ReduceMax(nan_at, [-2], keepdims=0), op.Shape(x), allowzero=1)
+        seen = op.GreaterOrEqual(last_nan, np.array(0, np.int64))
+        values = op.Where(seen, op.CastLike(np.nan, values), values)
+        indices = op.Where(seen, last_nan, indices)
     return cast_to(_back(values, axis), self.dtype), _back(indices, axis)
 
 

@@ -394,13 +394,15 @@ def aten_masked_scatter(self: TTensor, mask: TBool, source: TTensor) -> TTensor:
 
 
 def _search(sorted_sequence: Value, values: Value, right: bool, out_int32: bool) -> Value:
-    """How many boundaries are < value (<= with right=True): torch's bucketize/searchsorted."""
+    """How many boundaries are < value (<= with right=True): torch's bucketize/searchsorted.
+    Counted with torch's own test, "not boundary >= value" (not >), so a NaN value goes past
+    every boundary as in torch's binary search."""
     boundaries, x = _compare_dtype(sorted_sequence, values)
     if boundaries.rank == 1:
         b, v = boundaries, op.Unsqueeze(x, [-1])  # [n] against [..., 1]
     else:
         b, v = op.Unsqueeze(boundaries, [-2]), op.Unsqueeze(x, [-1])  # [..., 1, n] against [..., m, 1]
-    before = op.LessOrEqual(b, v) if right else op.Less(b, v)
+    before = op.Not(op.Greater(b, v) if right else op.GreaterOrEqual(b, v))
     count = op.ReduceSum(op.Cast(before, to=types.INT64.onnx), [-1], keepdims=0)
     count = op.Reshape(count, op.Shape(values))  # onnxruntime keeps the reduced dim of an empty input
     return op.Cast(count, to=types.INT32.onnx) if out_int32 else count

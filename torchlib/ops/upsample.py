@@ -19,8 +19,10 @@ When scales are given they set the mapping, so they go to Resize as scales; Resi
 output length as floor(in * scale) in float32, so each scale is nudged by float32 ulps until that
 equals torch's length (a no-op for the usual 2.0 or 0.5).
 
-Some cases interpolate exactly instead, by per-axis matrices with torch's own weights (Gather
-for nearest, MatMul for the rest), when the spatial sizes are known at build time:
+Some cases interpolate exactly instead, per axis with torch's own taps and weights (Gather for
+nearest; Gather, Mul and ReduceSum for the rest, reading the very taps torch's CPU kernel reads,
+so that an inf next to a zero weight gives NaN where torch's does), when the spatial sizes are
+known at build time:
 - double, for which onnxruntime's Resize has no kernel;
 - antialiasing: Resize's filter differs from torch's in the last float32 digits, and Resize has
   no antialiased align_corners. With dynamic sizes, antialiasing falls back to Resize
@@ -103,79 +105,103 @@ def _aa_filter(x: float, cubic: bool) -> float:
     return (((x - 5) * x + 8) * x - 4) * a if x < 2 else 0.0
 
 
-def _aa_rows(matrix: np.ndarray, ratio: float, cubic: bool) -> None:
-    """torch's antialiased weights: the filter widened by the ratio when downsampling, cut at the
-    borders and renormalized."""
-    out, size = matrix.shape
+def _aa_taps(size: int, out: int, ratio: float, cubic: bool) -> tuple[np.ndarray, np.ndarray]:
+    """torch's antialiased taps: the filter widened by the ratio when downsampling, cut at the
+    borders and renormalized; output dst reads the inputs [start, end) of its support."""
     support = (2.0 if cubic else 1.0) * max(ratio, 1.0)
     inverse = 1.0 / ratio if ratio >= 1.0 else 1.0
+    rows = []
     for dst in range(out):
         center = ratio * (dst + 0.5)
         start = max(int(center - support + 0.5), 0)
         end = min(int(center + support + 0.5), size)
         weights = np.array([_aa_filter((j - center + 0.5) * inverse, cubic) for j in range(start, end)])
         total = weights.sum()
-        matrix[dst, start:end] = weights / total if total != 0 else weights
+        rows.append((list(range(start, end)), weights / total if total != 0 else weights))
+    return _padded(rows)
 
 
-def _source_matrix(size: int, out: int, ratio: float, mode: str, align_corners: bool) -> np.ndarray:
-    """(out, size) float64 weights of torch's interpolation along one axis."""
-    matrix = np.zeros((out, size))
+def _padded(rows: list[tuple[list[int], np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:
+    """Taps of different counts as (out, K) indices and weights, a missing tap as index -1."""
+    k = max(len(indices) for indices, _ in rows)
+    index = np.zeros((len(rows), k), np.int64)
+    weight = np.zeros((len(rows), k))
+    valid = np.zeros((len(rows), k), bool)
+    for row, (indices, weights) in enumerate(rows):
+        index[row, : len(indices)] = indices
+        weight[row, : len(indices)] = weights
+        valid[row, : len(indices)] = True
+    return np.where(valid, index, -1), weight
+
+
+def _source_taps(size: int, out: int, ratio: float, mode: str, align_corners: bool) -> tuple[np.ndarray, np.ndarray]:
+    """The input positions each output reads along one axis and their weights, (out, K) each,
+    exactly as torch's CPU kernels read them (UpSampleKernel.cpp). torch multiplies every tap it
+    reads, a zero weight included, so an inf there gives NaN: mirroring its taps gives its NaN.
+    A tap index of -1 is no tap (antialiased windows of different lengths)."""
     if mode.endswith("_aa"):
-        _aa_rows(matrix, ratio, mode == "cubic_aa")
-        return matrix
+        return _aa_taps(size, out, ratio, mode == "cubic_aa")
+    index = np.zeros((out, 2 if mode == "linear" else 4), np.int64)
+    weight = np.zeros(index.shape)
     for dst in range(out):
-        if mode == "nearest":
-            matrix[dst, min(math.floor(dst * ratio), size - 1)] = 1
-            continue
-        if mode == "nearest_exact":
-            matrix[dst, min(math.floor((dst + 0.5) * ratio), size - 1)] = 1
+        if mode == "linear" and out == size:  # torch's "scale 1, simply copy", still two taps
+            index[dst] = [dst, dst]
+            weight[dst] = [1.0, 0.0]
             continue
         src = dst * ratio if align_corners else (dst + 0.5) * ratio - 0.5
         if mode == "linear":
             src = max(src, 0.0)
-            i0 = min(int(src), size - 1)
-            i1 = min(i0 + 1, size - 1)
-            frac = src - i0
-            matrix[dst, i0] += 1 - frac
-            matrix[dst, i1] += frac
+        i = min(math.floor(src), size - 1)  # guard_index_and_lambda
+        t = min(max(src - i, 0.0), 1.0)
+        if mode == "linear":
+            index[dst] = [i, i + 1 if i < size - 1 else i]
+            weight[dst] = [1 - t, t]
             continue
-        i = math.floor(src)
-        t = src - i
         a = _CUBIC_A
-        coeffs = [
+        weight[dst] = [
             ((a * (t + 1) - 5 * a) * (t + 1) + 8 * a) * (t + 1) - 4 * a,
             ((a + 2) * t - (a + 3)) * t * t + 1,
             ((a + 2) * (1 - t) - (a + 3)) * (1 - t) * (1 - t) + 1,
             ((a * (2 - t) - 5 * a) * (2 - t) + 8 * a) * (2 - t) - 4 * a,
         ]
-        for k, c in enumerate(coeffs):
-            matrix[dst, min(max(i - 1 + k, 0), size - 1)] += c
-    return matrix
+        index[dst] = [min(max(i - 1 + k, 0), size - 1) for k in range(4)]
+    return index, weight
+
+
+def _nearest_source(size: int, out: int, ratio: float, mode: str) -> np.ndarray:
+    if mode == "nearest":
+        return np.array([min(math.floor(dst * ratio), size - 1) for dst in range(out)], np.int64)
+    return np.array([min(math.floor((dst + 0.5) * ratio), size - 1) for dst in range(out)], np.int64)
 
 
 def _interpolate_exactly(x: Value, sizes: list[int], out: list[int], scales: list[float | None], mode: str, align_corners: bool) -> Value:
-    """Separable interpolation in x's own dtype: Gather for nearest, MatMul with torch's weights
-    for linear and cubic, one spatial axis at a time."""
+    """Separable interpolation in x's own dtype, one spatial axis at a time, the last axis first
+    (torch's innermost sum): Gather for nearest; for linear and cubic, Gather torch's taps and
+    sum them times their weights. Antialiasing, like torch's separable kernel, leaves an axis
+    whose length does not change untouched."""
     rank = x.rank
     n = len(sizes)
     y = x
-    for i in range(n):
+    for i in reversed(range(n)):
         size, length, scale = sizes[i], out[i], scales[i]
         if align_corners:
             ratio = (size - 1) / (length - 1) if length > 1 else 0.0
         else:
             ratio = 1.0 / scale if scale is not None and scale > 0 else size / length
-        matrix = _source_matrix(size, length, ratio, mode, align_corners)
         axis = rank - n + i
         if mode in ("nearest", "nearest_exact"):
-            y = op.Gather(y, matrix.argmax(axis=1).astype(np.int64), axis=axis)
+            y = op.Gather(y, _nearest_source(size, length, ratio, mode), axis=axis)
             continue
-        perm = list(range(rank))
-        perm[axis], perm[-1] = perm[-1], perm[axis]
-        moved = y if axis == rank - 1 else op.Transpose(y, perm=perm)
-        moved = op.MatMul(moved, matrix.T.astype(x.dtype.numpy))
-        y = moved if axis == rank - 1 else op.Transpose(moved, perm=perm)
+        if mode.endswith("_aa") and size == length:
+            continue
+        index, weight = _source_taps(size, length, ratio, mode, align_corners)
+        missing = index < 0
+        taps = op.Gather(y, np.where(missing, 0, index), axis=axis)  # (..., length, K, ...)
+        trailing = [1] * (rank - axis - 1)
+        products = op.Mul(taps, weight.astype(x.dtype.numpy).reshape([*weight.shape, *trailing]))
+        if missing.any():  # a tap torch does not read: its product must not carry an inf or NaN
+            products = op.Where(missing.reshape([*missing.shape, *trailing]), op.CastLike(0, products), products)
+        y = op.ReduceSum(products, [axis + 1], keepdims=0)
     return y
 
 

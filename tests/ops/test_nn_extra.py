@@ -7,7 +7,7 @@ import torch
 from test_elementwise import ALL_DTYPES, FLOAT_DTYPES, check, make
 
 from torchlib.ops import nn_extra as N
-from torchlib.testing import run_dynamic
+from torchlib.testing import check_function, run_dynamic
 
 A = torch.ops.aten
 HALF_ATOL = {torch.float16: {"rtol": 4e-3, "atol": 2e-3}, torch.bfloat16: {"rtol": 3e-2, "atol": 2e-2}}
@@ -141,3 +141,14 @@ def test_instance_norm(dtype, shape):
     check(N.aten_instance_norm, A.instance_norm.default, x, w, b, None, None, True, 0.1, 1e-5, False, **tol)
     check(N.aten_instance_norm, A.instance_norm.default, x, None, None, None, None, True, 0.1, 1e-3, False, **tol)
     check(N.aten_instance_norm, A.instance_norm.default, x, w, b, rm, rv, False, 0.1, 1e-5, False, **tol)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.int64, torch.int32])
+@pytest.mark.parametrize("batch", [(), (0,), (1,), (2, 3)])
+@pytest.mark.parametrize("with_bias", [True, False])
+def test_bilinear(dtype: torch.dtype, batch: tuple[int, ...], with_bias: bool) -> None:
+    g = torch.Generator().manual_seed(0)
+    x1, x2 = (torch.randn(*batch, 3, generator=g) * 3).to(dtype), (torch.randn(*batch, 4, generator=g) * 3).to(dtype)
+    w, b = (torch.randn(2, 3, 4, generator=g) * 3).to(dtype), (torch.randn(2, generator=g) * 3).to(dtype)
+    args = (x1, x2, w, b if with_bias else None)
+    check_function(N.aten_bilinear, args, expected=torch.ops.aten.bilinear(*args))

@@ -226,3 +226,11 @@ def test_index_fill_float64_keeps_full_precision():
     x, index = torch.zeros(2, 3, dtype=torch.float64), torch.tensor([0, 2])
     expected = torch.ops.aten.index_fill.int_Scalar(x, 1, index, 0.1)
     check_function(tensor_extra.aten_index_fill_int_Scalar, (x, 1, index, 0.1), expected=expected, rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.int64, torch.bool])
+@pytest.mark.parametrize("n,r", [(4, 2), (4, 3), (3, 0), (3, 1), (2, 3), (0, 2), (1, 2), (5, 5)])
+@pytest.mark.parametrize("with_replacement", [False, True])
+def test_combinations(dtype: torch.dtype, n: int, r: int, with_replacement: bool) -> None:
+    x = torch.tensor([1, 0, 3, 4, 0][:n]).to(dtype)
+    check_function(T.aten_combinations, (x, r, with_replacement), expected=torch.combinations(x, r, with_replacement))

@@ -10,12 +10,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from graph_builder import op
+from graph_builder import op, types
 from graph_builder.ir import Value
 from graph_builder.types import FLOAT, TFloat, TReal, TTensor
 from torchlib.ops._helpers import as_shape, normalize_dim
 from torchlib.ops._kernels import FLOATS, MIN_MAX, OPMATH, like, run_supported
-from torchlib.promotion import DEFAULT, DEFAULT_FLOAT, elementwise
+from torchlib.promotion import DEFAULT, DEFAULT_FLOAT, cast_to, elementwise
 from torchlib.registry import aten_op
 
 
@@ -309,3 +309,27 @@ def aten_pairwise_distance(x1: TFloat, x2: TFloat, p: float = 2, eps: float = 1e
         return _norm(diff, p, axis, int(keepdim) if rank > 0 else 0)
 
     return run_supported(distance, OPMATH, x1, x2)
+
+
+@aten_op("aten::bilinear")
+def aten_bilinear(input1: TReal, input2: TReal, weight: TReal, bias: TReal | None = None) -> TReal:
+    """bilinear(Tensor input1, Tensor input2, Tensor weight, Tensor? bias=None) -> Tensor
+
+    y[..., o] = sum_ij input1[..., i] weight[o, i, j] input2[..., j] (+ bias[o]): input1 times
+    weight laid out as [in1, out·in2] (one MatMul), then a MatMul with input2 over j.
+    float16/bfloat16 compute in float32 and round once."""
+    if weight.rank != 3 or input1.rank is None or input1.rank < 1:
+        raise ValueError(f"aten::bilinear expects input1 of rank >= 1 and a 3-D weight, got ranks {input1.rank} and {weight.rank}")
+    dtype = input1.dtype
+    if dtype is types.BOOL or input2.dtype != dtype or weight.dtype != dtype or (bias is not None and bias.dtype != dtype):
+        raise TypeError(f"aten::bilinear expects input1, input2, weight and bias of one numeric dtype, got {input1.dtype}, {input2.dtype}, {weight.dtype}")
+    work = types.FLOAT if dtype in (types.FLOAT16, types.BFLOAT16) else dtype
+    work = types.INT32 if work in (types.INT8, types.UINT8, types.INT16) else work
+    x1, x2, w = cast_to(input1, work), cast_to(input2, work), cast_to(weight, work)
+    out_in2 = op.Concat(op.Shape(w, start=0, end=1), op.Shape(w, start=2, end=3), axis=0)  # [out, in2]
+    w = op.Reshape(op.Transpose(w, perm=[1, 0, 2]), op.Concat(op.Shape(w, start=1, end=2), [-1], axis=0))  # [in1, out*in2]
+    left = op.Reshape(op.MatMul(x1, w), op.Concat(op.Shape(x1, start=0, end=-1), out_in2, axis=0), allowzero=1)  # [..., out, in2]
+    y = op.Squeeze(op.MatMul(left, op.Unsqueeze(x2, [-1])), [-1])  # (onnxruntime's ReduceSum mishandles an empty batch)
+    if bias is not None:
+        y = op.Add(y, cast_to(bias, work))
+    return cast_to(y, dtype)

@@ -152,3 +152,14 @@ def test_bilinear(dtype: torch.dtype, batch: tuple[int, ...], with_bias: bool) -
     w, b = (torch.randn(2, 3, 4, generator=g) * 3).to(dtype), (torch.randn(2, generator=g) * 3).to(dtype)
     args = (x1, x2, w, b if with_bias else None)
     check_function(N.aten_bilinear, args, expected=torch.ops.aten.bilinear(*args))
+
+
+@pytest.mark.parametrize("mode", [0, 1])
+@pytest.mark.parametrize("padding", [0, 1, 2])
+@pytest.mark.parametrize("align_corners", [False, True])
+def test_grid_sampler_3d(mode: int, padding: int, align_corners: bool) -> None:
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(2, 3, 4, 1, 6, generator=g, dtype=torch.float64)  # a size-1 spatial dim
+    grid = torch.rand(2, 3, 2, 4, 3, generator=g, dtype=torch.float64) * 3 - 1.5  # samples outside [-1, 1]
+    args = (x, grid, mode, padding, align_corners)
+    check_function(N.aten_grid_sampler_3d, args, expected=torch.grid_sampler_3d(*args))

@@ -170,6 +170,26 @@ def aten_grid_sampler_2d(input: TFloat, grid: TFloat, interpolation_mode: int, p
     return op.Cast(sample(op.Cast(input, to=FLOAT.onnx), op.Cast(grid, to=FLOAT.onnx)), to=input.dtype.onnx)
 
 
+@aten_op("aten::grid_sampler_3d")
+def aten_grid_sampler_3d(input: TFloat, grid: TFloat, interpolation_mode: int, padding_mode: int, align_corners: bool) -> TFloat:
+    """grid_sampler_3d(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners) -> Tensor
+
+    ONNX GridSample on 5-D input (trilinear or nearest; torch has no bicubic in 3-D).
+    float16/bfloat16 compute in float32."""
+    if interpolation_mode not in (0, 1) or padding_mode not in _GRID_PADDING:
+        raise ValueError(f"aten::grid_sampler_3d: interpolation_mode must be 0 (bilinear) or 1 (nearest) and padding_mode 0, 1 or 2, got {interpolation_mode}, {padding_mode}")
+    if not input.dtype.is_floating or input.rank != 5 or grid.rank != 5:
+        raise TypeError(f"aten::grid_sampler_3d expects 5-D floating input and grid, got {input.dtype} of rank {input.rank} and grid of rank {grid.rank}")
+    mode, padding = _GRID_MODES[interpolation_mode], _GRID_PADDING[padding_mode]
+
+    def sample(x: Value, g: Value) -> Value:
+        return op.GridSample(x, g, mode=mode, padding_mode=padding, align_corners=int(align_corners))
+
+    if input.dtype in OPMATH:
+        return sample(input, grid)
+    return op.Cast(sample(op.Cast(input, to=FLOAT.onnx), op.Cast(grid, to=FLOAT.onnx)), to=input.dtype.onnx)
+
+
 def _prelu(x: Value, weight: Value) -> Value:
     return run_supported(lambda a, w: op.Where(op.Greater(a, like(0, a)), a, op.Mul(a, w)), FLOATS, x, weight)
 

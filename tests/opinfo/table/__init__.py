@@ -18,6 +18,7 @@ from . import view_copy  # noqa: E402
 from . import batch_sums  # noqa: E402
 from . import scatter_extra  # noqa: E402
 from . import segments  # noqa: E402
+from . import fractional_pool  # noqa: E402
 
 ENTRIES = [
     *activations.ENTRIES,
@@ -58,4 +59,5 @@ ENTRIES = [
     *batch_sums.ENTRIES,
     *scatter_extra.ENTRIES,
     *segments.ENTRIES,
+    *fractional_pool.ENTRIES,
 ]

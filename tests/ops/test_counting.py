@@ -138,3 +138,23 @@ def test_histogram_edges(dtype: torch.dtype) -> None:
     bs = [torch.tensor(e, dtype=dtype) for e in ([-1.0, 0.0, 1.0], [0.0, 2.0], [-3.0, -1.0, 0.0, 0.1, 3.0])]
     check_function(H.aten__histogramdd_from_bin_tensors, (p, bs), {"weight": pw},
                    expected=aten._histogramdd_from_bin_tensors(p, bs, weight=pw))
+
+
+def test_resize_as_in_an_exported_graph() -> None:
+    """torch.export keeps resize_as_; the exporter runs its functional form resize_as."""
+    import torchlib
+
+    class Resize(torch.nn.Module):
+        def forward(self, x: torch.Tensor, template: torch.Tensor) -> torch.Tensor:
+            y = x.clone()
+            y.resize_as_(template)
+            return y * 2
+
+    args = (torch.arange(6.0).reshape(2, 3), torch.zeros(2, 3))
+    result = torchlib.export(Resize(), args)
+    torch.testing.assert_close(result(*args), Resize()(*args))
+
+
+def test_resize_changing_the_element_count_raises() -> None:
+    with pytest.raises(ValueError, match="as many elements"):
+        T.aten_resize_as(torch.zeros(2, 3), torch.zeros(4, 3))

@@ -153,13 +153,8 @@ _GRID_MODES = {0: "linear", 1: "nearest", 2: "cubic"}
 _GRID_PADDING = {0: "zeros", 1: "border", 2: "reflection"}
 
 
-@aten_op("aten::grid_sampler_2d")
-def aten_grid_sampler_2d(input: TFloat, grid: TFloat, interpolation_mode: int, padding_mode: int, align_corners: bool) -> TFloat:
-    """grid_sampler_2d(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners) -> Tensor"""
-    if interpolation_mode not in _GRID_MODES or padding_mode not in _GRID_PADDING:
-        raise ValueError(f"aten::grid_sampler_2d: interpolation_mode must be 0, 1 or 2 and padding_mode 0, 1 or 2, got {interpolation_mode}, {padding_mode}")
-    if not input.dtype.is_floating:
-        raise TypeError(f"aten::grid_sampler_2d is defined for floating tensors only, got {input.dtype}")
+def _grid_sample(input: Value, grid: Value, interpolation_mode: int, padding_mode: int, align_corners: bool) -> Value:
+    """ONNX GridSample (2-D or 3-D); float16/bfloat16 sample in float32."""
     mode, padding = _GRID_MODES[interpolation_mode], _GRID_PADDING[padding_mode]
 
     def sample(x: Value, g: Value) -> Value:
@@ -168,6 +163,16 @@ def aten_grid_sampler_2d(input: TFloat, grid: TFloat, interpolation_mode: int, p
     if input.dtype in OPMATH:
         return sample(input, grid)
     return op.Cast(sample(op.Cast(input, to=FLOAT.onnx), op.Cast(grid, to=FLOAT.onnx)), to=input.dtype.onnx)
+
+
+@aten_op("aten::grid_sampler_2d")
+def aten_grid_sampler_2d(input: TFloat, grid: TFloat, interpolation_mode: int, padding_mode: int, align_corners: bool) -> TFloat:
+    """grid_sampler_2d(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners) -> Tensor"""
+    if interpolation_mode not in _GRID_MODES or padding_mode not in _GRID_PADDING:
+        raise ValueError(f"aten::grid_sampler_2d: interpolation_mode must be 0, 1 or 2 and padding_mode 0, 1 or 2, got {interpolation_mode}, {padding_mode}")
+    if not input.dtype.is_floating:
+        raise TypeError(f"aten::grid_sampler_2d is defined for floating tensors only, got {input.dtype}")
+    return _grid_sample(input, grid, interpolation_mode, padding_mode, align_corners)
 
 
 @aten_op("aten::grid_sampler_3d")
@@ -180,14 +185,7 @@ def aten_grid_sampler_3d(input: TFloat, grid: TFloat, interpolation_mode: int, p
         raise ValueError(f"aten::grid_sampler_3d: interpolation_mode must be 0 (bilinear) or 1 (nearest) and padding_mode 0, 1 or 2, got {interpolation_mode}, {padding_mode}")
     if not input.dtype.is_floating or input.rank != 5 or grid.rank != 5:
         raise TypeError(f"aten::grid_sampler_3d expects 5-D floating input and grid, got {input.dtype} of rank {input.rank} and grid of rank {grid.rank}")
-    mode, padding = _GRID_MODES[interpolation_mode], _GRID_PADDING[padding_mode]
-
-    def sample(x: Value, g: Value) -> Value:
-        return op.GridSample(x, g, mode=mode, padding_mode=padding, align_corners=int(align_corners))
-
-    if input.dtype in OPMATH:
-        return sample(input, grid)
-    return op.Cast(sample(op.Cast(input, to=FLOAT.onnx), op.Cast(grid, to=FLOAT.onnx)), to=input.dtype.onnx)
+    return _grid_sample(input, grid, interpolation_mode, padding_mode, align_corners)
 
 
 def _prelu(x: Value, weight: Value) -> Value:

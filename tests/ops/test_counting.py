@@ -111,3 +111,50 @@ def test_index_copy() -> None:
     x, idx, src = torch.zeros(4, 3), torch.tensor([3, 0]), torch.randn(4, 2)
     check_function(X.aten_index_copy, (x, 1, torch.tensor([2, 0]), src), expected=x.index_copy(1, torch.tensor([2, 0]), src))
     check_function(X.aten_index_copy, (x, 0, idx, torch.ones(2, 3)), expected=x.index_copy(0, idx, torch.ones(2, 3)))
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_histogram_edges(dtype: torch.dtype) -> None:
+    """NaN (not counted when a range is given), an empty range, no data, constant data, weights
+    with density, given bin edges, and histogramdd's three ops."""
+    aten = torch.ops.aten
+    g = torch.Generator().manual_seed(0)
+    x, w = (torch.randn(50, generator=g) * 3).to(dtype), torch.rand(50, generator=g).to(dtype)
+    with_nan = x.clone()
+    with_nan[3] = float("nan")
+    for data, kw in [(x, {}), (with_nan, {"range": [-1.0, 2.0]}), (x, {"weight": w, "density": True}), (x, {"range": [1.0, 1.0]})]:
+        check_function(H.aten_histogram_bin_ct, (data, 7), kw, expected=tuple(aten.histogram.bin_ct(data, 7, **kw)))
+    for data in (torch.zeros(0, dtype=dtype), torch.full((4,), 2.0, dtype=dtype), x[:1]):
+        check_function(H.aten_histogram_bin_ct, (data, 3), expected=tuple(aten.histogram.bin_ct(data, 3)))
+    b = torch.tensor([-2.0, 0.0, 0.5, 3.0], dtype=dtype)
+    check_function(H.aten_histogram_bins_tensor, (with_nan, b), {"weight": w, "density": True},
+                   expected=tuple(aten.histogram.bins_tensor(with_nan, b, weight=w, density=True)))
+    p, pw = torch.randn(40, 3, generator=g).to(dtype), torch.rand(40, generator=g).to(dtype)
+    check_function(H.aten_histogramdd, (p, [2, 3, 4]), expected=aten.histogramdd(p, [2, 3, 4]))
+    rng = [-1.0, 1.0, 0.0, 2.0, -3.0, 3.0]
+    check_function(H.aten__histogramdd_from_bin_cts, (p, [2, 3, 4]), {"range": rng, "weight": pw, "density": True},
+                   expected=aten._histogramdd_from_bin_cts(p, [2, 3, 4], range=rng, weight=pw, density=True))
+    check_function(H.aten__histogramdd_bin_edges, (p, [2, 3, 4]), expected=aten._histogramdd_bin_edges(p, [2, 3, 4]))
+    bs = [torch.tensor(e, dtype=dtype) for e in ([-1.0, 0.0, 1.0], [0.0, 2.0], [-3.0, -1.0, 0.0, 0.1, 3.0])]
+    check_function(H.aten__histogramdd_from_bin_tensors, (p, bs), {"weight": pw},
+                   expected=aten._histogramdd_from_bin_tensors(p, bs, weight=pw))
+
+
+def test_resize_as_in_an_exported_graph() -> None:
+    """torch.export keeps resize_as_; the exporter runs its functional form resize_as."""
+    import torchlib
+
+    class Resize(torch.nn.Module):
+        def forward(self, x: torch.Tensor, template: torch.Tensor) -> torch.Tensor:
+            y = x.clone()
+            y.resize_as_(template)
+            return y * 2
+
+    args = (torch.arange(6.0).reshape(2, 3), torch.zeros(2, 3))
+    result = torchlib.export(Resize(), args)
+    torch.testing.assert_close(result(*args), Resize()(*args))
+
+
+def test_resize_changing_the_element_count_raises() -> None:
+    with pytest.raises(ValueError, match="as many elements"):
+        T.aten_resize_as(torch.zeros(2, 3), torch.zeros(4, 3))

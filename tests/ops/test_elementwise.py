@@ -298,3 +298,22 @@ def test_addcmul_addcdiv(dtype):
     check(ew.aten_addcmul, A.addcmul.default, s, t1, t2, value=2 if not dtype.is_floating_point else 0.5)
     check(ew.aten_addcdiv, A.addcdiv.default, s, t1, t2)
     check(ew.aten_addcdiv, A.addcdiv.default, s, t1, t2, value=-0.5)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.float16, torch.bfloat16])
+def test_nextafter_edges(dtype: torch.dtype) -> None:
+    """Zeros of both signs, subnormals, the smallest normal and its double, powers of two in
+    both directions, the largest finite value, infinities and NaN, against every other one."""
+    fi = torch.finfo(dtype)
+    special = [0.0, -0.0, 1.0, -1.0, 2.0, 0.5, -7.25, fi.max, -fi.max, fi.tiny, -fi.tiny, fi.tiny * 2, fi.smallest_normal * fi.eps,
+               -fi.smallest_normal * fi.eps, 3 * fi.smallest_normal * fi.eps, float("inf"), float("-inf"), float("nan")]
+    t = torch.tensor(special, dtype=torch.float64).to(dtype)
+    a, b = (v.reshape(-1) for v in torch.meshgrid(t, t, indexing="ij"))
+    g = torch.Generator().manual_seed(0)
+    r = (torch.randn(300, generator=g, dtype=torch.float64) * 10.0 ** torch.randint(-40, 40, (300,), generator=g)).to(dtype)
+    a, b = torch.cat([a, r]), torch.cat([b, torch.where(torch.arange(300) % 2 == 0, r.abs() * 2, -r.abs() * 2)])
+    expected = torch.nextafter(a, b)
+    got = ew.aten_nextafter(a, b)
+    assert torch.equal(got.isnan(), expected.isnan())
+    keep = ~expected.isnan()
+    assert torch.equal(got[keep], expected[keep]) and torch.equal(got[keep].signbit(), expected[keep].signbit())

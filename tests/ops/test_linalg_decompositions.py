@@ -13,6 +13,7 @@ from graph_builder.builder import GraphBuilder
 from graph_builder.ir import Value
 from graph_builder.opset import as_array
 from torchlib.ops.linalg import cholesky as C
+from torchlib.ops.linalg import lstsq as LS
 from torchlib.ops.linalg import lu as L
 from torchlib.ops.linalg import matrix_functions as M
 from torchlib.ops.linalg import qr as Q
@@ -289,3 +290,24 @@ def test_accuracy_64x64(dtype):
     x = run_batch_dynamic(L.aten_linalg_inv_ex, a)[0]
     assert (x @ a - torch.eye(64, dtype=dtype)).abs().max() <= scale * 1e3 * torch.linalg.cond(a).max()
     torch.testing.assert_close(run_batch_dynamic(Q.aten_linalg_qr, a), torch.linalg.qr(a), **TOL[dtype])
+
+
+@pytest.mark.parametrize("driver", [None, "gelsy", "gelsd", "gelss", "gels"])
+@pytest.mark.parametrize("m,n,batch", [(5, 3, (2,)), (3, 5, ()), (4, 4, (3,)), (1, 1, ())])
+def test_linalg_lstsq(driver: str | None, m: int, n: int, batch: tuple[int, ...]) -> None:
+    g = torch.Generator().manual_seed(0)
+    A, B = torch.randn(*batch, m, n, generator=g, dtype=torch.float64), torch.randn(*batch, m, 2, generator=g, dtype=torch.float64)
+    check_function(LS.aten_linalg_lstsq, (A, B), {"driver": driver}, expected=tuple(torch.ops.aten.linalg_lstsq(A, B, driver=driver)))
+
+
+def test_linalg_lstsq_rank_deficient_and_vector() -> None:
+    """gelsd on a rank-2 5x3 matrix: the minimum-norm solution and rank 2 (residuals: see lstsq.py);
+    a vector right-hand side."""
+    g = torch.Generator().manual_seed(1)
+    A = torch.randn(5, 2, generator=g, dtype=torch.float64) @ torch.randn(2, 3, generator=g, dtype=torch.float64)
+    B = torch.randn(5, 2, generator=g, dtype=torch.float64)
+    solution, _, rank, s = LS.aten_linalg_lstsq(A, B, driver="gelsd")
+    expected = torch.ops.aten.linalg_lstsq(A, B, driver="gelsd")
+    torch.testing.assert_close((solution, rank, s), (expected[0], expected[2], expected[3]))
+    b = torch.randn(5, generator=g, dtype=torch.float64)
+    check_function(LS.aten_linalg_lstsq, (A[:, :2], b), {"driver": "gelsd"}, expected=tuple(torch.ops.aten.linalg_lstsq(A[:, :2], b, driver="gelsd")))

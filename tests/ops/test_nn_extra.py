@@ -151,3 +151,25 @@ def test_cdist_nan_and_inf_as_torch(dtype: torch.dtype, p: float) -> None:
     a = torch.tensor([[nan, 1.0], [inf, 2.0], [-inf, 0.0], [1.0, 2.0], [nan, nan]], dtype=dtype)
     b = torch.tensor([[1.0, 1.0], [inf, 2.0], [0.0, 0.0]], dtype=dtype)
     check_function(N.aten__cdist_forward, (a, b, p, None), expected=torch.ops.aten._cdist_forward(a, b, p, None))
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.int64, torch.int32])
+@pytest.mark.parametrize("batch", [(), (0,), (1,), (2, 3)])
+@pytest.mark.parametrize("with_bias", [True, False])
+def test_bilinear(dtype: torch.dtype, batch: tuple[int, ...], with_bias: bool) -> None:
+    g = torch.Generator().manual_seed(0)
+    x1, x2 = (torch.randn(*batch, 3, generator=g) * 3).to(dtype), (torch.randn(*batch, 4, generator=g) * 3).to(dtype)
+    w, b = (torch.randn(2, 3, 4, generator=g) * 3).to(dtype), (torch.randn(2, generator=g) * 3).to(dtype)
+    args = (x1, x2, w, b if with_bias else None)
+    check_function(N.aten_bilinear, args, expected=torch.ops.aten.bilinear(*args))
+
+
+@pytest.mark.parametrize("mode", [0, 1])
+@pytest.mark.parametrize("padding", [0, 1, 2])
+@pytest.mark.parametrize("align_corners", [False, True])
+def test_grid_sampler_3d(mode: int, padding: int, align_corners: bool) -> None:
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(2, 3, 4, 1, 6, generator=g, dtype=torch.float64)  # a size-1 spatial dim
+    grid = torch.rand(2, 3, 2, 4, 3, generator=g, dtype=torch.float64) * 3 - 1.5  # samples outside [-1, 1]
+    args = (x, grid, mode, padding, align_corners)
+    check_function(N.aten_grid_sampler_3d, args, expected=torch.grid_sampler_3d(*args))

@@ -151,3 +151,22 @@ def test_sort_ties_in_index_order(dtype):
         check(S.aten_sort_stable, A.sort.stable, x, stable=True, descending=descending)
         check(S.aten_argsort_stable, A.argsort.stable, x, stable=True, descending=descending)
         check(S.aten_sort, A.sort.default, x, -1, descending, expected=expected)
+
+
+@pytest.mark.parametrize("dtype", [torch.int64, torch.int32, torch.uint8, torch.bool, torch.float32, torch.float16, torch.bfloat16, torch.float64])
+def test_mode_ties_pick_smallest_value_last_index(dtype: torch.dtype) -> None:
+    x = torch.tensor([[1, 0, 0, 1, 1, 0], [3, 3, 2, 2, 1, 5], [4, 4, 4, 4, 4, 4]]).to(dtype)
+    for dim, keepdim in [(-1, False), (1, True), (0, False)]:
+        check_function(S.aten_mode, (x, dim, keepdim), expected=tuple(torch.mode(x, dim, keepdim)))
+
+
+def test_mode_edges() -> None:
+    check_function(S.aten_mode, (torch.tensor(2.5),), expected=tuple(torch.mode(torch.tensor(2.5))))  # 0-d
+    x = torch.tensor([[7.0], [-1.0]])
+    check_function(S.aten_mode, (x, 1), expected=tuple(torch.mode(x, 1)))  # size-1 dim
+    e = torch.zeros(0, 3)
+    check_function(S.aten_mode, (e, 1), expected=tuple(torch.mode(e, 1)))  # empty, not the reduced dim
+    big = torch.tensor([-(2**63), 2**63 - 1, 2**63 - 1, -(2**63)])
+    check_function(S.aten_mode, (big,), expected=tuple(torch.mode(big)))  # int extremes
+    with pytest.raises(ValueError, match="size 0"):
+        S.aten_mode(e, 0)

@@ -237,3 +237,11 @@ def test_bucketize_nan_goes_past_every_boundary(dtype: torch.dtype, right: bool)
     check_function(T.aten_bucketize_Tensor, (x, boundaries), {"right": right}, expected=torch.bucketize(x, boundaries, right=right))
     check_function(T.aten_bucketize_Tensor, (x[0], boundaries), {"right": right}, expected=torch.bucketize(x[0], boundaries, right=right))
     check_function(T.aten_searchsorted_Tensor, (boundaries, x), {"right": right}, expected=torch.searchsorted(boundaries, x, right=right))
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.int64, torch.bool])
+@pytest.mark.parametrize("n,r", [(4, 2), (4, 3), (3, 0), (3, 1), (2, 3), (0, 2), (1, 2), (5, 5)])
+@pytest.mark.parametrize("with_replacement", [False, True])
+def test_combinations(dtype: torch.dtype, n: int, r: int, with_replacement: bool) -> None:
+    x = torch.tensor([1, 0, 3, 4, 0][:n]).to(dtype)
+    check_function(T.aten_combinations, (x, r, with_replacement), expected=torch.combinations(x, r, with_replacement))

@@ -10,15 +10,18 @@ import math
 from collections.abc import Callable
 from typing import Any
 
+import ml_dtypes
+import numpy as np
+
 from graph_builder import op
 from graph_builder.ir import Value
-from graph_builder.types import BOOL, DOUBLE, FLOAT, FLOAT16, TFloat, TReal, TRealOrBool, TTensor
+from graph_builder.types import BFLOAT16, BOOL, DOUBLE, FLOAT, FLOAT16, TFloat, TReal, TRealOrBool, TTensor
 from torchlib.ops import _cephes as cephes
 from torchlib.ops._kernels import (
     FLOAT32_16, FLOATS, NUMERIC, OPMATH, POW, SIGNED, as_float, float32_or_double, full_of, kernel, like, run_supported,
 )
 from torchlib.ops._unary import unary
-from torchlib.promotion import BOOL_TO_LONG, DEFAULT, INT_TO_FLOAT, elementwise, promote_all
+from torchlib.promotion import BOOL_TO_LONG, DEFAULT, INT_TO_FLOAT, cast_to, elementwise, promote_all
 from torchlib.registry import aten_op
 
 def _no_bool(name: str, x: Value) -> None:
@@ -504,3 +507,51 @@ def aten_addcdiv(self: TFloat, tensor1: TFloat, tensor2: TFloat, *, value: float
         return op.Add(s, quotient if value == 1 else op.Mul(quotient, value))
 
     return run_supported(fn, OPMATH, self, tensor1, tensor2)
+
+
+# nextafter without a bit cast (opset 23 has none). For a normal x, d = |x|·2^-p·(1 + 2^-8) lies
+# strictly between half and one and a half of the spacing of the floats on either side of x
+# (p = significand bits), so the correctly rounded sum x ± d is the neighbour toward y. The sum
+# is formed on x scaled by a power of two when |x| < 1, so that d is a normal number (a
+# subnormal d would lose the 2^-8). A subnormal x (or the smallest normal) has neighbours at
+# x ± the smallest subnormal, exactly. float16/bfloat16 add in float32 and round once in the
+# final cast.
+_NEXTAFTER = {  # dtype: (significand bits p, smallest subnormal, smallest normal, largest finite)
+    FLOAT: (24, 2.0**-149, 2.0**-126, float(np.finfo(np.float32).max)),
+    DOUBLE: (53, 2.0**-1074, 2.0**-1022, float(np.finfo(np.float64).max)),
+    FLOAT16: (11, 2.0**-24, 2.0**-14, 65504.0),
+    BFLOAT16: (8, 2.0**-133, 2.0**-126, float(ml_dtypes.finfo(ml_dtypes.bfloat16).max)),
+}
+
+
+@aten_op("aten::nextafter")
+@elementwise("self", "other")
+def aten_nextafter(self: TFloat, other: TFloat) -> TFloat:
+    """nextafter(Tensor self, Tensor other) -> Tensor"""
+    if self.dtype not in _NEXTAFTER:
+        raise TypeError(f"aten::nextafter is defined for float16, bfloat16, float32 and float64 (torch raises too), got {self.dtype}")
+    bits, tiny, normal, largest = _NEXTAFTER[self.dtype]
+    compute = DOUBLE if self.dtype is DOUBLE else FLOAT  # float16/bfloat16: float32, exactly
+    x, y = cast_to(self, compute), cast_to(other, compute)
+    magnitude = op.Abs(x)
+    scale = op.Where(op.Less(magnitude, op.CastLike(1, x)), op.CastLike(2.0 ** (bits + 8), x), op.CastLike(1, x))
+    scaled = op.Mul(x, scale)
+    step = op.Mul(op.Abs(scaled), op.CastLike(2.0**-bits * (1 + 2.0**-8), x))
+    up = op.Greater(y, x)
+    normal_result = op.Div(op.Where(up, op.Add(scaled, step), op.Sub(scaled, step)), scale)
+    tiny_step = op.CastLike(tiny, x)
+    subnormal_result = op.Where(up, op.Add(x, tiny_step), op.Sub(x, tiny_step))
+    result = op.Where(op.LessOrEqual(magnitude, op.CastLike(normal, x)), subnormal_result, normal_result)
+    result = cast_to(cast_to(result, self.dtype), compute)  # one rounding
+    finite_max = op.CastLike(largest, x)
+    result = op.Where(op.IsInf(x), op.Where(op.Greater(x, op.CastLike(0, x)), finite_max, op.Neg(finite_max)), result)
+    same = op.Equal(x, y)
+    result = op.Where(same, y, result)
+    result = op.Where(op.Or(op.IsNaN(x), op.IsNaN(y)), op.Add(x, y), result)
+    # a zero result has the sign of y when x == y, else of x (onnxruntime's Where drops the sign
+    # of a -0.0 it selects, so the sign is put back by a multiplication)
+    zero = op.CastLike(0, x)
+    negative_zero = op.And(op.Equal(result, zero), op.Or(op.And(same, cephes.signbit(y)), op.And(op.Not(same), cephes.signbit(x))))
+    one = op.CastLike(1, x)
+    sign = op.Where(op.Or(negative_zero, op.Less(result, zero)), op.Neg(one), one)
+    return cast_to(op.Mul(op.Abs(result), sign), self.dtype)

@@ -10,12 +10,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from graph_builder import op
+from graph_builder import op, types
 from graph_builder.ir import Value
 from graph_builder.types import FLOAT, TFloat, TReal, TTensor
 from torchlib.ops._helpers import as_shape, normalize_dim
 from torchlib.ops._kernels import FLOATS, MIN_MAX, OPMATH, like, run_supported
-from torchlib.promotion import DEFAULT, DEFAULT_FLOAT, elementwise
+from torchlib.promotion import DEFAULT, DEFAULT_FLOAT, cast_to, elementwise
 from torchlib.registry import aten_op
 
 
@@ -153,13 +153,8 @@ _GRID_MODES = {0: "linear", 1: "nearest", 2: "cubic"}
 _GRID_PADDING = {0: "zeros", 1: "border", 2: "reflection"}
 
 
-@aten_op("aten::grid_sampler_2d")
-def aten_grid_sampler_2d(input: TFloat, grid: TFloat, interpolation_mode: int, padding_mode: int, align_corners: bool) -> TFloat:
-    """grid_sampler_2d(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners) -> Tensor"""
-    if interpolation_mode not in _GRID_MODES or padding_mode not in _GRID_PADDING:
-        raise ValueError(f"aten::grid_sampler_2d: interpolation_mode must be 0, 1 or 2 and padding_mode 0, 1 or 2, got {interpolation_mode}, {padding_mode}")
-    if not input.dtype.is_floating:
-        raise TypeError(f"aten::grid_sampler_2d is defined for floating tensors only, got {input.dtype}")
+def _grid_sample(input: Value, grid: Value, interpolation_mode: int, padding_mode: int, align_corners: bool) -> Value:
+    """ONNX GridSample (2-D or 3-D); float16/bfloat16 sample in float32."""
     mode, padding = _GRID_MODES[interpolation_mode], _GRID_PADDING[padding_mode]
 
     def sample(x: Value, g: Value) -> Value:
@@ -168,6 +163,29 @@ def aten_grid_sampler_2d(input: TFloat, grid: TFloat, interpolation_mode: int, p
     if input.dtype in OPMATH:
         return sample(input, grid)
     return op.Cast(sample(op.Cast(input, to=FLOAT.onnx), op.Cast(grid, to=FLOAT.onnx)), to=input.dtype.onnx)
+
+
+@aten_op("aten::grid_sampler_2d")
+def aten_grid_sampler_2d(input: TFloat, grid: TFloat, interpolation_mode: int, padding_mode: int, align_corners: bool) -> TFloat:
+    """grid_sampler_2d(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners) -> Tensor"""
+    if interpolation_mode not in _GRID_MODES or padding_mode not in _GRID_PADDING:
+        raise ValueError(f"aten::grid_sampler_2d: interpolation_mode must be 0, 1 or 2 and padding_mode 0, 1 or 2, got {interpolation_mode}, {padding_mode}")
+    if not input.dtype.is_floating:
+        raise TypeError(f"aten::grid_sampler_2d is defined for floating tensors only, got {input.dtype}")
+    return _grid_sample(input, grid, interpolation_mode, padding_mode, align_corners)
+
+
+@aten_op("aten::grid_sampler_3d")
+def aten_grid_sampler_3d(input: TFloat, grid: TFloat, interpolation_mode: int, padding_mode: int, align_corners: bool) -> TFloat:
+    """grid_sampler_3d(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners) -> Tensor
+
+    ONNX GridSample on 5-D input (trilinear or nearest; torch has no bicubic in 3-D).
+    float16/bfloat16 compute in float32."""
+    if interpolation_mode not in (0, 1) or padding_mode not in _GRID_PADDING:
+        raise ValueError(f"aten::grid_sampler_3d: interpolation_mode must be 0 (bilinear) or 1 (nearest) and padding_mode 0, 1 or 2, got {interpolation_mode}, {padding_mode}")
+    if not input.dtype.is_floating or input.rank != 5 or grid.rank != 5:
+        raise TypeError(f"aten::grid_sampler_3d expects 5-D floating input and grid, got {input.dtype} of rank {input.rank} and grid of rank {grid.rank}")
+    return _grid_sample(input, grid, interpolation_mode, padding_mode, align_corners)
 
 
 def _prelu(x: Value, weight: Value) -> Value:
@@ -324,3 +342,27 @@ def aten_pairwise_distance(x1: TFloat, x2: TFloat, p: float = 2, eps: float = 1e
         return _norm(diff, p, axis, int(keepdim) if rank > 0 else 0)
 
     return run_supported(distance, OPMATH, x1, x2)
+
+
+@aten_op("aten::bilinear")
+def aten_bilinear(input1: TReal, input2: TReal, weight: TReal, bias: TReal | None = None) -> TReal:
+    """bilinear(Tensor input1, Tensor input2, Tensor weight, Tensor? bias=None) -> Tensor
+
+    y[..., o] = sum_ij input1[..., i] weight[o, i, j] input2[..., j] (+ bias[o]): input1 times
+    weight laid out as [in1, out·in2] (one MatMul), then a MatMul with input2 over j.
+    float16/bfloat16 compute in float32 and round once."""
+    if weight.rank != 3 or input1.rank is None or input1.rank < 1:
+        raise ValueError(f"aten::bilinear expects input1 of rank >= 1 and a 3-D weight, got ranks {input1.rank} and {weight.rank}")
+    dtype = input1.dtype
+    if dtype is types.BOOL or input2.dtype != dtype or weight.dtype != dtype or (bias is not None and bias.dtype != dtype):
+        raise TypeError(f"aten::bilinear expects input1, input2, weight and bias of one numeric dtype, got {input1.dtype}, {input2.dtype}, {weight.dtype}")
+    work = types.FLOAT if dtype in (types.FLOAT16, types.BFLOAT16) else dtype
+    work = types.INT32 if work in (types.INT8, types.UINT8, types.INT16) else work
+    x1, x2, w = cast_to(input1, work), cast_to(input2, work), cast_to(weight, work)
+    out_in2 = op.Concat(op.Shape(w, start=0, end=1), op.Shape(w, start=2, end=3), axis=0)  # [out, in2]
+    w = op.Reshape(op.Transpose(w, perm=[1, 0, 2]), op.Concat(op.Shape(w, start=1, end=2), [-1], axis=0))  # [in1, out*in2]
+    left = op.Reshape(op.MatMul(x1, w), op.Concat(op.Shape(x1, start=0, end=-1), out_in2, axis=0), allowzero=1)  # [..., out, in2]
+    y = op.Squeeze(op.MatMul(left, op.Unsqueeze(x2, [-1])), [-1])  # (onnxruntime's ReduceSum mishandles an empty batch)
+    if bias is not None:
+        y = op.Add(y, cast_to(bias, work))
+    return cast_to(y, dtype)

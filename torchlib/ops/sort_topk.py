@@ -108,3 +108,40 @@ def aten_argsort(self: TRealOrBool, dim: int = -1, descending: bool = False) -> 
 def aten_argsort_stable(self: TRealOrBool, *, stable: bool, dim: int = -1, descending: bool = False) -> TInt:
     """argsort.stable(Tensor self, *, bool stable, int dim=-1, bool descending=False) -> Tensor"""
     return _sort(self, dim, descending)[1]
+
+
+@aten_op("aten::mode")
+def aten_mode(self: TRealOrBool, dim: int = -1, keepdim: bool = False) -> tuple[TRealOrBool, TInt]:
+    """mode(Tensor self, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)
+
+    torch's CPU kernel sorts each slice and keeps the first longest run of equal values: the
+    value is the smallest of the most frequent ones. Its index is the position of the last
+    element of that run in the sorted slice, which for slices of up to 16 elements (where
+    std::sort is an insertion sort, hence stable) is the value's last occurrence, as here. For
+    longer slices torch's index is whichever occurrence libstdc++'s introsort leaves last (any
+    occurrence of the value); ours stays the last. Every element is compared with every other
+    of its slice (O(n²) per slice). NaN is never equal to itself here; torch's result on NaN
+    depends on where its sort leaves them."""
+    if self.rank == 0:
+        if dim not in (0, -1):
+            raise IndexError(f"aten::mode: dim {dim} is out of range for a 0-d tensor")
+        return self, _zero_index(self)
+    axis = _axis(self, dim)
+    assert self.shape is not None
+    if self.shape[axis] == 0:
+        raise ValueError(f"aten::mode: the reduced dim {dim} has size 0 (torch raises too)")
+    work = types.FLOAT if self.dtype in (types.FLOAT16, types.BFLOAT16) else self.dtype
+    work = types.INT32 if work in (types.BOOL, types.INT8, types.UINT8, types.INT16) else work
+    x = cast_to(self, work)
+    counts = op.ReduceSum(op.Cast(op.Equal(op.Unsqueeze(x, [axis + 1]), op.Unsqueeze(x, [axis])), to=types.INT32.onnx),
+                          [axis + 1], keepdims=0)  # counts[..., i, ...]: how often x[..., i, ...] occurs
+    most = op.Equal(counts, op.ReduceMax(counts, [axis], keepdims=1))
+    largest = np.inf if work.is_floating else np.iinfo(work.numpy).max
+    value = op.ReduceMin(op.Where(most, x, op.CastLike(largest, x)), [axis], keepdims=1)
+    n = op.Shape(x, start=axis, end=axis + 1)
+    positions = op.Reshape(op.Range(np.array(0, np.int64), op.Squeeze(n, [0]), np.array(1, np.int64)),
+                           op.Concat(n, np.ones(x.rank - axis - 1, np.int64), axis=0))
+    index = op.ReduceMax(op.Where(op.Equal(x, value), positions, np.array(-1, np.int64)), [axis], keepdims=1)
+    if not keepdim:
+        value, index = op.Squeeze(value, [axis]), op.Squeeze(index, [axis])
+    return cast_to(value, self.dtype), index

@@ -10,6 +10,7 @@ O(elements x boundaries)); NaN inputs are not placed after every boundary as tor
 
 from __future__ import annotations
 
+import itertools
 import string
 from collections.abc import Sequence
 from typing import Any
@@ -521,3 +522,24 @@ def aten_col2im(
     image = op.Reshape(image, op.Concat(batch_channels, [hp, wp], axis=0), allowzero=1)
     image = op.Slice(image, [ph, pw], [ph + height, pw + width], [2, 3])
     return op.Squeeze(image, [0]) if self.rank == 2 else image
+
+
+@aten_op("aten::combinations")
+def aten_combinations(self: TTensor, r: int = 2, with_replacement: bool = False) -> TTensor:
+    """combinations(Tensor self, int r=2, bool with_replacement=False) -> Tensor
+
+    The combinations in itertools' order, gathered from an index table built at trace time (the
+    size of self must be static)."""
+    if self.rank != 1:
+        raise ValueError(f"aten::combinations expects a 1-D tensor, got rank {self.rank}")
+    if r < 0:
+        raise ValueError(f"aten::combinations: r must be non-negative, got {r}")
+    assert self.shape is not None
+    n = self.shape[0]
+    if not isinstance(n, int):
+        raise ValueError(f"aten::combinations needs the size of {self.name!r} at trace time (its output has C(n, r) rows), got {n!r}")
+    if r == 0:  # torch: an empty 1-D tensor
+        return op.Slice(self, [0], [0], [0])
+    pick = itertools.combinations_with_replacement if with_replacement else itertools.combinations
+    table = np.array(list(pick(range(n), r)), np.int64).reshape(-1, r)
+    return op.Gather(self, table, axis=0)

@@ -10,12 +10,14 @@ for a view made by hand outside one). A Scalar (item) is a 0-d tensor of the inp
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import Any
 
 
 from graph_builder import op
+from graph_builder.ir import Value
 from graph_builder.types import TTensor
-from torchlib.ops._helpers import normalize_dim
+from torchlib.ops._helpers import as_shape, normalize_dim
 from torchlib.ops.symbolic import aten__local_scalar_dense
 from torchlib.registry import aten_op
 
@@ -57,3 +59,37 @@ def aten_item(self: TTensor) -> TTensor:
 
     As `_local_scalar_dense`: the one element as a symbolic value (INT64, DOUBLE or BOOL)."""
     return aten__local_scalar_dense(self)
+
+
+def _resize(fn: str, self: Any, size: Sequence[Any] | Value) -> Any:
+    """resize_ to as many elements as the tensor has: the contiguous tensor with the new sizes
+    (every graph value is contiguous), i.e. a reshape. Growing leaves new elements
+    uninitialised and shrinking reads the storage past the values, which a graph of values
+    cannot reproduce: those raise (or, with dynamic sizes, fail in Reshape at run time)."""
+    static = not isinstance(size, Value) and all(isinstance(s, int) for s in size)
+    if self.shape is not None and self.is_static and static:
+        if math.prod(self.shape) != math.prod(size):
+            raise ValueError(f"aten::{fn}: only a resize to as many elements as the tensor has ({list(self.shape)}) is supported, "
+                             f"got {list(size)}; a resize that changes the number of elements reads or leaves uninitialised "
+                             "storage, which a graph of values cannot reproduce: use new_empty / narrow / reshape instead")
+        if list(self.shape) == list(size):
+            return op.Identity(self)
+    return op.Reshape(self, as_shape(size), allowzero=1)
+
+
+@aten_op("aten::resize_as")
+def aten_resize_as(self: TTensor, the_template: TTensor, *, memory_format: Any = None) -> TTensor:
+    """resize_as(Tensor self, Tensor the_template, *, MemoryFormat? memory_format=None) -> Tensor
+
+    The functional form of resize_as_ (torch.export keeps resize_as_; the exporter calls this)."""
+    if the_template.shape is not None and the_template.is_static:
+        return _resize("resize_as", self, list(the_template.shape))
+    return _resize("resize_as", self, op.Shape(the_template))
+
+
+@aten_op("aten::resize")
+def aten_resize(self: TTensor, size: Sequence[Any], *, memory_format: Any = None) -> TTensor:
+    """resize(Tensor self, SymInt[] size, *, MemoryFormat? memory_format=None) -> Tensor
+
+    The functional form of resize_ (run_decompositions turns resize_as_ into this)."""
+    return _resize("resize", self, size)

@@ -17,6 +17,8 @@ from . import backward  # noqa: E402
 from . import view_copy  # noqa: E402
 from . import batch_sums  # noqa: E402
 from . import scatter_extra  # noqa: E402
+from . import segments  # noqa: E402
+from . import fractional_pool  # noqa: E402
 
 ENTRIES = [
     *activations.ENTRIES,
@@ -56,4 +58,6 @@ ENTRIES = [
     *view_copy.ENTRIES,
     *batch_sums.ENTRIES,
     *scatter_extra.ENTRIES,
+    *segments.ENTRIES,
+    *fractional_pool.ENTRIES,
 ]

@@ -73,6 +73,7 @@ ENTRIES = [
     Entry('aten_sub', opinfo=['sub']),  # sub.Tensor
     Entry('aten_sub_scalar', opinfo=['sub', 'nanquantile'], aten=['aten::sub.Tensor', 'aten::sub.Scalar'], adapter=scalar_arg(1),
           samples=own.tensor_scalar_alpha, dtypes=[torch.float16, torch.bfloat16, torch.int64, torch.int32]),  # OpInfo samples with a Python scalar are float32/float64 only
+    Entry('aten_nextafter', opinfo=['nextafter']),  # nextafter
     Entry('aten_tan', opinfo=['tan']),  # tan
     Entry('aten_tanh', opinfo=['tanh']),  # tanh
     Entry('aten_trunc', opinfo=['trunc']),  # trunc

@@ -31,7 +31,21 @@ def _histc(dtype: torch.dtype) -> Iterator[Any]:
     yield sample_input(x.reshape(20, 10), bins=1, min=-1, max=1)
 
 
+def _histogramdd(dtype: torch.dtype) -> Iterator[Any]:
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(30, 2, generator=g).to(dtype)
+    yield sample_input(x, [3, 4])
+    yield sample_input(x, [2, 2], [-1.0, 1.0, 0.0, 0.0], torch.rand(30, generator=g).to(dtype), True)  # an empty range widens by 0.5
+    yield sample_input(torch.zeros(0, 3, dtype=dtype), [1, 2, 3])  # no data: [0, 1]
+
+
 ENTRIES = [
     Entry('aten_bincount', opinfo=['bincount'], samples=_bincount, dtypes=[torch.int64, torch.int32, torch.uint8]),  # bincount
+    Entry('aten_histogram_bin_ct', opinfo=['histogram']),  # histogram.bin_ct
+    Entry('aten_histogram_bins_tensor', opinfo=['histogram']),  # histogram.bins_tensor
+    Entry('aten_histogramdd', samples=_histogramdd, dtypes=[torch.float32, torch.float64]),  # torch.histogramdd records the three ops below, not this one
+    Entry('aten__histogramdd_bin_edges', opinfo=['histogramdd']),
+    Entry('aten__histogramdd_from_bin_cts', opinfo=['histogramdd']),
+    Entry('aten__histogramdd_from_bin_tensors', opinfo=['histogramdd']),
     Entry('aten_histc', opinfo=['histc'], samples=_histc, dtypes=[torch.float32, torch.float64, torch.float16, torch.bfloat16]),  # histc
 ]

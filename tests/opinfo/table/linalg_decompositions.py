@@ -65,6 +65,8 @@ ENTRIES = [
           skip=[Skip("torch has no float16/bfloat16 SVD on CPU: no OpInfo sample reaches _linalg_svd in half precision", dtypes=[torch.float16, torch.bfloat16])]),
     Entry('aten_linalg_pinv_atol_rtol_tensor', opinfo=['linalg.pinv', ('linalg.pinv', 'singular'), ('linalg.pinv', 'hermitian'), 'pinverse']),
     Entry('aten_linalg_pinv_atol_rtol_float', opinfo=['linalg.pinv', ('linalg.pinv', 'singular'), ('linalg.pinv', 'hermitian'), 'pinverse']),
+    # least squares through the SVD
+    Entry('aten_linalg_lstsq', opinfo=['linalg.lstsq', ('linalg.lstsq', 'grad_oriented')]),
     # matrix functions
     Entry('aten_linalg_matrix_exp', opinfo=['matrix_exp'], xfail=[
         TorchLessAccurate(dtypes=[torch.float16, torch.bfloat16]),  # torch's half kernel overflows to NaN where we compute in float64

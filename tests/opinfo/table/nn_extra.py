@@ -14,6 +14,7 @@ _HALF = ("torch's half-precision kernel computes the sampling coordinates and we
 ENTRIES = [
     Entry('aten__cdist_forward', opinfo=['cdist']),
     Entry('aten__prelu_kernel', opinfo=['nn.functional.prelu']),
+    Entry('aten_bilinear', opinfo=['nn.functional.bilinear'], xfail=[TorchLessAccurate(dtypes=[torch.bfloat16])]),  # bilinear (CompositeImplicit); torch rounds its bfloat16 intermediates, we round once
     Entry('aten_channel_shuffle', opinfo=['nn.functional.channel_shuffle']),
     Entry('aten_cosine_similarity', opinfo=['nn.functional.cosine_similarity'], xfail=[TorchLessAccurate(dtypes=[torch.bfloat16, torch.float16])]),  # CompositeImplicit
     Entry('aten_grid_sampler_2d', opinfo=['grid_sampler_2d', 'nn.functional.grid_sample'], xfail=[
@@ -21,6 +22,9 @@ ENTRIES = [
         XFail(_HALF.format('float16'), dtypes=[torch.float16], opinfo='nn.functional.grid_sample', samples=[0, 1, 2, 3, 4, 5, 12, 13, 14, 15, 16, 17]),
         XFail(_HALF.format('bfloat16'), dtypes=[torch.bfloat16], opinfo='grid_sampler_2d'),
         XFail(_HALF.format('bfloat16'), dtypes=[torch.bfloat16], opinfo='nn.functional.grid_sample', samples=[0, 1, 2, 3, 4, 5, 7, 9, 11, 12, 13, 14, 15, 16, 17]),
+    ]),
+    Entry('aten_grid_sampler_3d', opinfo=['grid_sampler_3d', 'nn.functional.grid_sample'], xfail=[
+        TorchLessAccurate(dtypes=[torch.float16, torch.bfloat16]),  # torch computes the sampling coordinates and weights in half precision, we in float32
     ]),
     Entry('aten_instance_norm', opinfo=['nn.functional.instance_norm'], xfail=[
         TorchLessAccurate(dtypes=[torch.bfloat16, torch.float16]),

@@ -18,6 +18,7 @@ TOPK_TIES = ("the indices of equal values: torch.topk orders ties as std::partia
 ENTRIES = [
     Entry('aten_argsort', opinfo=['argsort'], xfail=UNSTABLE_SAMPLES),  # argsort (CompositeImplicit)
     Entry('aten_argsort_stable', opinfo=['argsort']),  # argsort.stable (CompositeImplicit)
+    Entry('aten_mode', opinfo=['mode']),  # mode
     Entry('aten_sort', opinfo=['sort'], xfail=UNSTABLE_SAMPLES),  # sort
     Entry('aten_sort_stable', opinfo=['sort']),  # sort.stable
     Entry('aten_topk', opinfo=['topk'], xfail=[

@@ -48,6 +48,19 @@ def _symbolic_item(x: torch.Tensor) -> torch.Tensor:
     return torch.tensor(x.item(), dtype=dtype)
 
 
+def _resize_as(dtype: torch.dtype) -> Iterator[Any]:
+    yield sample_input(torch.arange(6).reshape(2, 3).to(dtype), torch.zeros(2, 3, dtype=dtype))
+    yield sample_input(torch.arange(6).reshape(2, 3).to(dtype), torch.zeros(3, 2, dtype=dtype))  # same elements: a reshape
+    yield sample_input(torch.zeros(0, 4, dtype=dtype), torch.zeros(4, 0, dtype=dtype))
+    yield sample_input(torch.tensor(3).to(dtype), torch.zeros(1, 1, dtype=dtype))
+
+
+def _resize(dtype: torch.dtype) -> Iterator[Any]:
+    yield sample_input(torch.arange(6).reshape(2, 3).to(dtype), [2, 3])
+    yield sample_input(torch.arange(6).reshape(2, 3).to(dtype), [6])
+    yield sample_input(torch.zeros(0, 4, dtype=dtype), [2, 0, 3])
+
+
 ENTRIES = [
     Entry('aten_sym_stride_int', samples=_dims, dtypes=[torch.float32], reference=lambda x, d: x.stride(d),
           xfail=[XFail(_STATIC.format('aten_sym_stride_int'), dtypes=[torch.float32], mode='traced')]),  # sym_stride.int
@@ -55,5 +68,7 @@ ENTRIES = [
           xfail=[XFail(_STATIC.format('aten_sym_storage_offset'), dtypes=[torch.float32], mode='traced')]),  # sym_storage_offset
     Entry('aten_sym_is_contiguous', samples=_tensors, dtypes=[torch.float32], reference=lambda x: x.is_contiguous(),
           xfail=[XFail(_STATIC.format('aten_sym_is_contiguous'), dtypes=[torch.float32], mode='traced')]),  # sym_is_contiguous
+    Entry('aten_resize_as', samples=_resize_as, dtypes=_DTYPES, reference=lambda x, t: x.clone().resize_as_(t)),  # resize_as (functional resize_as_)
+    Entry('aten_resize', samples=_resize, dtypes=_DTYPES, reference=lambda x, s: x.clone().resize_(s)),  # resize (functional resize_)
     Entry('aten_item', samples=_scalars, dtypes=_DTYPES, reference=_symbolic_item),  # item (CompositeImplicit)
 ]

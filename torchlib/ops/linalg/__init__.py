@@ -6,7 +6,8 @@
 - cholesky: Cholesky factorisation, cholesky_solve, cholesky_inverse;
 - qr: Householder QR the LAPACK way (geqrf, linalg_qr, householder_product, ormqr);
 - spectral: Jacobi eigenvalue iteration (eigh) and one-sided Jacobi SVD (svd, pinv);
-- matrix_functions: matrix_exp by scaling and squaring.
+- matrix_functions: matrix_exp by scaling and squaring;
+- lstsq: linalg_lstsq through the SVD.
 
 ONNX has Det and little else, so the factorisations are written out step by step. The steps
 over the matrix dimension are unrolled (the matrix dimensions must be static, batch dimensions
@@ -16,6 +17,7 @@ matrix_exp) are ONNX Loops (`_common.loop`).
 
 from torchlib.ops.linalg import (
     cholesky,  # noqa: F401
+    lstsq,  # noqa: F401
     lu,  # noqa: F401
     matrix_functions,  # noqa: F401
     products,  # noqa: F401

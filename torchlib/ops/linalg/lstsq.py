@@ -1,0 +1,65 @@
+"""linalg_lstsq through the one-sided Jacobi SVD (spectral._svd, in float64).
+
+Every driver's solution is the minimum-norm least-squares solution V·diag(1/s)·Uᵀ·B over the
+singular values s > rcond·max(s) (rcond: given, else eps(dtype)·max(m, n)): what gelsd and
+gelss compute, and for full-rank inputs what gelsy and gels compute too. gelsy decides the rank
+from a pivoted QR instead of the singular values: for inputs whose rank is not clear-cut at
+rcond the two may disagree; gels assumes full rank (every s is used). The outputs follow torch:
+residuals (the squared residual norms of each column) only for m > n and drivers other than
+gelsy, rank for all but gels, singular values for gelsd and gelss; the others are empty.
+torch returns empty residuals for gelsd/gelss when a matrix is rank-deficient (an output shape
+that depends on the data): here they are always computed.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from graph_builder import op, types
+from graph_builder.ir import Value
+from graph_builder.types import TFloat, TInt
+from torchlib.ops.linalg._common import check_matrix, mm, reduce, tr
+from torchlib.ops.linalg.spectral import _svd
+from torchlib.registry import aten_op
+
+_DRIVERS = ("gelsy", "gelsd", "gelss", "gels")
+
+
+def _empty(dtype: types.DType) -> Value:
+    return op.Constant(value=np.zeros(0, dtype.numpy))
+
+
+@aten_op("aten::linalg_lstsq")
+def aten_linalg_lstsq(
+    self: TFloat, b: TFloat, rcond: float | None = None, *, driver: str | None = None
+) -> tuple[TFloat, TFloat, TInt, TFloat]:
+    """linalg_lstsq(Tensor self, Tensor b, float? rcond=None, *, str? driver=None) -> (Tensor solution, Tensor residuals, Tensor rank, Tensor singular_values)"""
+    driver = driver or "gelsy"
+    if driver not in _DRIVERS:
+        raise ValueError(f"aten::linalg_lstsq: driver must be one of {_DRIVERS} on CPU, got {driver!r}")
+    m, n = check_matrix("linalg.lstsq", self)
+    if b.dtype != self.dtype:
+        raise TypeError(f"aten::linalg_lstsq: b must have the dtype of A ({self.dtype}), got {b.dtype}")
+    vector = b.rank == self.rank - 1
+    rhs = op.Unsqueeze(b, [-1]) if vector else b
+    if m == 0 or n == 0:
+        raise ValueError(f"aten::linalg_lstsq: empty matrices ({m}x{n}) are not supported")
+    a64, b64 = op.Cast(self, to=types.DOUBLE.onnx), op.Cast(rhs, to=types.DOUBLE.onnx)
+    u, s, vh = _svd(a64, False, True)  # (..., m, k), (..., k), (..., k, n)
+    if rcond is None or rcond < 0:  # torch: a negative rcond means machine precision too
+        rcond = float(np.finfo(self.dtype.numpy).eps) * max(m, n)
+    tol = op.Mul(reduce("Max", s, [-1], keepdims=1), np.array(rcond, np.float64))
+    kept = op.Greater(s, np.array(0.0)) if driver == "gels" else op.Greater(s, tol)
+    s_inv = op.Where(kept, op.Div(np.array(1.0), op.Where(kept, s, np.array(1.0))), np.array(0.0))
+    x = mm(tr(vh), op.Mul(op.Unsqueeze(s_inv, [-1]), mm(tr(u), b64)))  # (..., n, p)
+    solution = op.CastLike(op.Squeeze(x, [-1]) if vector else x, self)
+    if m > n and driver != "gelsy":
+        r = op.Sub(mm(a64, x), b64)
+        residuals = op.CastLike(reduce("Sum", op.Mul(r, r), [-2], keepdims=0), self)
+    else:
+        residuals = _empty(self.dtype)
+    rank = _empty(types.INT64) if driver == "gels" else reduce("Sum", op.Cast(kept, to=types.INT64.onnx), [-1], keepdims=0)
+    singular_values = op.CastLike(s, self)
+    if driver not in ("gelsd", "gelss"):  # empty (a value of its own: a graph output cannot repeat the residuals' constant)
+        singular_values = op.Slice(op.Reshape(singular_values, [-1]), [0], [0])
+    return solution, residuals, rank, singular_values

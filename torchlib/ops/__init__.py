@@ -38,3 +38,4 @@ from torchlib.ops import backward  # noqa: F401
 from torchlib.ops import view_copy  # noqa: F401
 from torchlib.ops import batch_sums  # noqa: F401
 from torchlib.ops import scatter_extra  # noqa: F401
+from torchlib.ops import aliases  # noqa: F401

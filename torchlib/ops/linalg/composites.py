@@ -154,7 +154,12 @@ def aten_pinverse(self: TFloat, rcond: float = 1e-15) -> TFloat:
 
 def _matrix_power(name: str, self: Value, n: int) -> Value:
     """A^n by binary powering (torch's order of products); A^0 is the identity, A^-n = inv(A)^n."""
-    size = check_square(name, self)
+    if n < 0:
+        size = check_square(name, self)  # an inverse: float32/float64 only
+    elif self.rank < 2 or self.shape[-1] != self.shape[-2] or not isinstance(self.shape[-1], int):  # type: ignore[index]
+        raise ValueError(f"{name}: needs a batch of square matrices of static size, got shape {list(self.shape or [])} (torch raises for non-square too)")
+    else:
+        size = self.shape[-1]  # type: ignore[index]
     if n == 0:
         return op.Expand(op.CastLike(eye(size, size, self.dtype), self), op.Shape(self))
     a = aten_linalg_inv(self) if n < 0 else self

@@ -17,7 +17,7 @@ from . import backward  # noqa: E402
 from . import view_copy  # noqa: E402
 from . import batch_sums  # noqa: E402
 from . import scatter_extra  # noqa: E402
-from . import aliases, linalg_composites, shape_aliases  # noqa: E402
+from . import aliases, linalg_composites, shape_aliases, windows  # noqa: E402
 
 ENTRIES = [
     *activations.ENTRIES,
@@ -60,4 +60,5 @@ ENTRIES = [
     *aliases.ENTRIES,
     *shape_aliases.ENTRIES,
     *linalg_composites.ENTRIES,
+    *windows.ENTRIES,
 ]

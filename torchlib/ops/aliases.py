@@ -9,11 +9,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from graph_builder.types import DType, TBool, TFloat, TReal, TRealOrBool
-from torchlib.ops.activations import aten_clamp, aten_clamp_tensor, aten_log_softmax, aten_sigmoid, aten_softmax
-from torchlib.ops.comparison import aten_ge, aten_gt, aten_le, aten_lt, aten_ne
+from graph_builder import op
+from graph_builder.types import BOOL, DType, TBool, TFloat, TReal, TRealOrBool
+from torchlib.ops._kernels import full_of
+from torchlib.ops.activations import aten_clamp, aten_clamp_tensor, aten_log_softmax, aten_relu, aten_sigmoid, aten_softmax
+from torchlib.ops.comparison import _float_test, aten_ge, aten_gt, aten_le, aten_lt, aten_ne
 from torchlib.ops.elementwise import (
     aten_acos,
+    aten_add,
     aten_acosh,
     aten_asin,
     aten_asinh,
@@ -143,6 +146,18 @@ def aten_clip_tensor(self: TReal, min: TReal | None = None, max: TReal | None = 
     return aten_clamp_tensor(self, min, max)
 
 
+@aten_op("aten::_add_relu.Tensor")
+def aten__add_relu(self: TReal, other: TReal, *, alpha: float = 1) -> TReal:
+    """_add_relu.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor"""
+    return aten_relu(aten_add(self, other, alpha=alpha))
+
+
+@aten_op("aten::_add_relu.Scalar")
+def aten__add_relu_scalar(self: TReal, other: float, alpha: float = 1) -> TReal:
+    """_add_relu.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor"""
+    return aten_relu(aten_add(self, other, alpha=alpha))
+
+
 # -- comparisons ---------------------------------------------------------------------------------
 
 
@@ -174,6 +189,24 @@ def aten_less_equal(self: TRealOrBool, other: TRealOrBool) -> TBool:
 def aten_not_equal(self: TRealOrBool, other: TRealOrBool) -> TBool:
     """not_equal.Tensor(Tensor self, Tensor other) -> Tensor"""
     return aten_ne(self, other)
+
+
+@aten_op("aten::isposinf")
+def aten_isposinf(self: TRealOrBool) -> TBool:
+    """isposinf(Tensor self) -> Tensor"""
+    return _float_test(self, lambda x: op.IsInf(x, detect_negative=0), False)
+
+
+@aten_op("aten::isneginf")
+def aten_isneginf(self: TRealOrBool) -> TBool:
+    """isneginf(Tensor self) -> Tensor"""
+    return _float_test(self, lambda x: op.IsInf(x, detect_positive=0), False)
+
+
+@aten_op("aten::isreal")
+def aten_isreal(self: TRealOrBool) -> TBool:
+    """isreal(Tensor self) -> Tensor"""
+    return full_of(op.Shape(self), True, BOOL)  # a real tensor (complex ones reach the complex variants)
 
 
 # -- torch.special names -------------------------------------------------------------------------

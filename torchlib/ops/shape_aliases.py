@@ -29,9 +29,12 @@ from torchlib.ops.shape import (
     aten_movedim_intlist,
     aten_permute,
     aten_reshape,
+    aten_roll,
     aten_transpose,
     shape_of,
 )
+from torchlib.ops.reductions import aten_sum, aten_sum_dim_IntList
+from torchlib.ops.tensor_extra import aten_diag_embed
 from torchlib.registry import aten_op
 
 # -- joining -------------------------------------------------------------------------------------
@@ -242,6 +245,54 @@ def aten_broadcast_tensors(tensors: Sequence[TTensor]) -> list[TTensor]:
     """broadcast_tensors(Tensor[] tensors) -> Tensor[]"""
     shape = _broadcast_shape(tensors)
     return [_expand(t, as_shape(shape)) for t in tensors]
+
+
+# -- FFT shifts, diagflat, sum_to_size ------------------------------------------------------------
+
+
+def _fft_shift(self: Value, dim: Sequence[int] | None, inverse: bool) -> Value:
+    """roll every dim (all when None) by half its size: n // 2 (fftshift) or (n + 1) // 2."""
+    dims = list(range(self.rank)) if dim is None else [normalize_dim(d, self.rank) for d in dim]
+    if not dims:
+        return op.Identity(self)
+    shifts = [(self.shape[d] + inverse) // 2 if isinstance(self.shape[d], int) else None for d in dims]
+    if any(s is None for s in shifts):
+        raise ValueError(f"aten::fft_{'i' if inverse else ''}fftshift: the shifted dims must be static, got shape {list(self.shape)}")
+    return aten_roll(self, shifts, dims)
+
+
+@aten_op("aten::fft_fftshift")
+def aten_fft_fftshift(self: TTensor, dim: Sequence[int] | None = None) -> TTensor:
+    """fft_fftshift(Tensor self, int[1]? dim=None) -> Tensor"""
+    return _fft_shift(self, dim, inverse=False)
+
+
+@aten_op("aten::fft_ifftshift")
+def aten_fft_ifftshift(self: TTensor, dim: Sequence[int] | None = None) -> TTensor:
+    """fft_ifftshift(Tensor self, int[1]? dim=None) -> Tensor"""
+    return _fft_shift(self, dim, inverse=True)
+
+
+@aten_op("aten::diagflat")
+def aten_diagflat(self: TTensor, offset: int = 0) -> TTensor:
+    """diagflat(Tensor self, int offset=0) -> Tensor"""
+    return aten_diag_embed(op.Reshape(self, [-1]), offset, 0, 1)
+
+
+@aten_op("aten::sum_to_size")
+def aten_sum_to_size(self: TTensor, size: Sequence[int]) -> TTensor:
+    """sum_to_size(Tensor self, SymInt[] size) -> Tensor"""
+    lead = self.rank - len(size)
+    if lead < 0:
+        raise ValueError(f"aten::sum_to_size: size {list(size)} has more dims than the tensor's shape {list(self.shape)} (torch raises too)")
+    if not size:  # torch's sum_to: a full sum (int and bool sum to int64), even of a 0-d tensor
+        return aten_sum(self)
+    # torch's sum_to: the leading dims and the dims that size makes 1, kept as 1
+    reduce = [lead + i for i, n in enumerate(size) if n == 1 and self.shape[lead + i] != 1]
+    if lead == 0 and not reduce:
+        return op.Identity(self)
+    summed = aten_sum_dim_IntList(self, list(range(lead)) + reduce, True)
+    return op.Reshape(summed, as_shape(list(size)), allowzero=1) if lead else summed
 
 
 # -- splitting -----------------------------------------------------------------------------------

@@ -9,9 +9,10 @@ from collections.abc import Sequence
 
 import torch
 
-from torchlib.conformance.spec import Call, Entry, call
+from torchlib.conformance.spec import Call, Entry, call, sample_input
 
 from . import activations, comparison, elementwise, reductions, special
+from ._helpers import _values, tensor_and_scalar
 
 
 def _aten_names(function: str) -> tuple[str, ...]:
@@ -84,7 +85,19 @@ def _dtype_keyword(c: Call) -> Call:
     return call(self, dim, dtype=dtype[0] if dtype else c.kwargs.get('dtype'))
 
 
+def _add_relu_pairs(dtype: torch.dtype):
+    for shape, alpha in (((3, 4), 1), ((5,), 2), ((), 1)):
+        yield sample_input(_values(dtype, shape), _values(dtype, shape, seed=1), alpha=alpha)
+
+
+_NUMERIC = [torch.float32, torch.float16, torch.bfloat16, torch.float64, torch.int64, torch.int32]
+
 ENTRIES = [
+    Entry('aten__add_relu', samples=_add_relu_pairs, dtypes=_NUMERIC),
+    Entry('aten__add_relu_scalar', samples=tensor_and_scalar, dtypes=_NUMERIC),
+    Entry('aten_isposinf', opinfo=['isposinf']),
+    Entry('aten_isneginf', opinfo=['isneginf']),
+    Entry('aten_isreal', opinfo=['isreal']),
     *(alias(function, of, _ELEMENTWISE) for function, of in ALIASES.items()),
     # special_round: round without decimals, round.decimals with
     dataclasses.replace(alias('aten_special_round', 'aten_round', _ELEMENTWISE), aten=('aten::round', 'aten::round.decimals'),

@@ -49,4 +49,8 @@ ENTRIES = [
     Entry('aten_dsplit', opinfo=['dsplit']),
     Entry('aten_dsplit_array', opinfo=['dsplit']),
     Entry('aten_unsafe_chunk', opinfo=['unsafe_chunk']),
+    Entry('aten_fft_fftshift', opinfo=['fft.fftshift']),
+    Entry('aten_fft_ifftshift', opinfo=['fft.ifftshift']),
+    Entry('aten_diagflat', opinfo=['diagflat']),
+    Entry('aten_sum_to_size', opinfo=['sum_to_size']),
 ]

@@ -14,9 +14,10 @@ import numpy as np
 
 from graph_builder import op
 from graph_builder.ir import Value
-from graph_builder.types import TFloat, TReal
+from graph_builder.types import BFLOAT16, BOOL, FLOAT, FLOAT16, TFloat, TReal
 from torchlib.ops._helpers import normalize_dim
-from torchlib.ops.elementwise import aten_mul
+from torchlib.ops._kernels import full_of
+from torchlib.ops.elementwise import aten_add, aten_mul
 from torchlib.ops.linalg._common import check_square, eye, tr
 from torchlib.ops.linalg.cholesky import aten_linalg_cholesky_ex
 from torchlib.ops.linalg.lu import aten__linalg_det, aten__linalg_slogdet, aten_linalg_inv_ex
@@ -273,6 +274,25 @@ def aten_inner(self: TReal, other: TReal) -> TReal:
 def aten_vdot(self: TReal, other: TReal) -> TReal:
     """vdot(Tensor self, Tensor other) -> Tensor"""
     return aten_dot(self, other)  # real tensors: no conjugation
+
+
+@aten_op("aten::addr")
+def aten_addr(self: TReal, vec1: TReal, vec2: TReal, *, beta: float = 1, alpha: float = 1) -> TReal:
+    """addr(Tensor self, Tensor vec1, Tensor vec2, *, Scalar beta=1, Scalar alpha=1) -> Tensor"""
+    if all(t.dtype is BOOL for t in (self, vec1, vec2)):  # torch: (beta and self) or (alpha and vec1 vec2ᵀ)
+        outer = aten_outer(vec1, vec2) if alpha else full_of(op.Shape(aten_outer(vec1, vec2)), False, BOOL)
+        return op.Or(self, outer) if beta else op.Or(full_of(op.Shape(self), False, BOOL), outer)
+    dtype = self.dtype
+    if dtype in (FLOAT16, BFLOAT16):  # torch's half kernel accumulates in float32 and rounds once
+        self, vec1, vec2 = (op.Cast(t, to=FLOAT.onnx) for t in (self, vec1, vec2))
+    outer = aten_outer(vec1, vec2)
+    if alpha != 1:
+        outer = aten_mul(outer, alpha)
+    if beta == 0:  # torch ignores self (its NaN and inf too), keeping its shape in the result
+        out = aten_add(full_of(op.Shape(self), 0, self.dtype), outer)
+    else:
+        out = aten_add(self if beta == 1 else aten_mul(self, beta), outer)
+    return op.Cast(out, to=dtype.onnx) if dtype in (FLOAT16, BFLOAT16) else out
 
 
 @aten_op("aten::ger")

@@ -193,3 +193,70 @@ def test_multi_dot_with_vectors_at_both_ends():
     check_function(L.aten_linalg_multi_dot, ([v, m, w],), expected=torch.linalg.multi_dot([v, m, w]))
     check_function(L.aten_linalg_multi_dot, ([m, w],), expected=torch.linalg.multi_dot([m, w]))
     check_function(L.aten_chain_matmul, ([m],), expected=torch.chain_matmul(m))
+
+
+# -- windows, frequencies, and the rest ------------------------------------------------------------
+
+
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float16, torch.bfloat16])
+def test_hann_and_hamming_windows_against_torch(dtype):
+    """float64 within the default tolerance; float16/bfloat16 within 2 ulps of 1 (window values
+    are in [0, 1]): torch's half kernels round some samples differently from the stepwise
+    rounding we do (up to 2 bfloat16 ulps at length 64), which the OpInfo table's short windows
+    do not show."""
+    from torchlib.ops import windows as W
+
+    tol = {} if dtype == torch.float64 else {"rtol": 0, "atol": 2 * torch.finfo(dtype).eps}
+    for n in (0, 1, 2, 7, 64):
+        for periodic in (True, False):
+            check_function(W.aten_hann_window_periodic, (n, periodic), {"dtype": dtype}, expected=torch.hann_window(n, periodic, dtype=dtype), **tol)
+            check_function(W.aten_hamming_window_periodic_alpha_beta, (n, periodic, 0.6, 0.3), {"dtype": dtype},
+                           expected=torch.hamming_window(n, periodic, 0.6, 0.3, dtype=dtype), **tol)
+
+
+def test_windows_refuse_integer_dtypes_and_negative_lengths():
+    from torchlib.ops import windows as W
+
+    with pytest.raises(TypeError, match="floating point"):
+        W.aten_hann_window(4, dtype=torch.int64)
+    with pytest.raises(ValueError, match="non-negative"):
+        W.aten_bartlett_window(-1)
+
+
+def test_fftfreq_of_odd_even_and_empty_lengths():
+    from torchlib.ops import windows as W
+
+    for n in (0, 1, 6, 7):
+        check_function(W.aten_fft_fftfreq, (n, 0.1), {"dtype": torch.float64}, expected=torch.fft.fftfreq(n, 0.1, dtype=torch.float64))
+        if n:
+            check_function(W.aten_fft_rfftfreq, (n,), expected=torch.fft.rfftfreq(n))
+
+
+def test_sum_to_size_promotes_integers_only_when_it_sums():
+    z = torch.arange(24, dtype=torch.int32).reshape(2, 3, 4)
+    for size in ([3, 1], [2, 3, 4], [], [1, 1, 1]):
+        check_function(S.aten_sum_to_size, (z, size), expected=z.sum_to_size(size))
+    b = torch.tensor(True)
+    check_function(S.aten_sum_to_size, (b, []), expected=b.sum_to_size([]))
+
+
+def test_addr_ignores_nan_in_self_when_beta_is_zero_and_ors_bools():
+    s = torch.tensor([[math.nan, 1.0], [2.0, math.inf]], dtype=torch.float64)
+    v, w = torch.tensor([1.0, -2.0], dtype=torch.float64), torch.tensor([3.0, 4.0], dtype=torch.float64)
+    check_function(L.aten_addr, (s, v, w), {"beta": 0, "alpha": 2}, expected=torch.addr(s, v, w, beta=0, alpha=2))
+    check_function(L.aten_addr, (s, v, w), {"beta": 3}, expected=torch.addr(s, v, w, beta=3))
+    t, f = torch.tensor([True, False]), torch.tensor([[False, False], [True, False]])
+    check_function(L.aten_addr, (f, t, t), {"beta": False}, expected=torch.addr(f, t, t, beta=False))
+    check_function(L.aten_addr, (f, t, t), expected=torch.addr(f, t, t))
+
+
+def test_isposinf_isneginf_on_integers_and_half():
+    for x in (INT64, torch.tensor([math.inf, -math.inf, math.nan, 1.0], dtype=torch.float16), torch.tensor([True])):
+        check_function(A.aten_isposinf, (x,), expected=torch.isposinf(x))
+        check_function(A.aten_isneginf, (x,), expected=torch.isneginf(x))
+    check_function(A.aten_isreal, (torch.zeros(0, 3),), expected=torch.isreal(torch.zeros(0, 3)))
+
+
+def test_add_relu_on_int64_extremes():
+    x = torch.tensor([2**62, -(2**62), -1, 0])
+    check_function(A.aten__add_relu, (x, x), expected=torch.ops.aten._add_relu(x, x))

@@ -4,7 +4,9 @@
 torch builds a window in the requested dtype one in-place op at a time (arange, mul_, cos_,
 add_): each step rounds to that dtype. Here each step computes in float32 (float64 for double)
 and, for float16/bfloat16, rounds to the dtype after the step (`_Steps`), so the half-precision
-windows match torch's bit for bit rather than being more accurate than it.
+windows follow torch's rounding rather than being more accurate than it. torch's half kernels
+still round some samples differently: up to 2 ulps (tests/ops/test_aliases.py and the table's
+XFails for blackman and bartlett).
 """
 
 from __future__ import annotations

@@ -40,3 +40,6 @@ from torchlib.ops import batch_sums  # noqa: F401
 from torchlib.ops import scatter_extra  # noqa: F401
 from torchlib.ops import segments  # noqa: F401
 from torchlib.ops import fractional_pool  # noqa: F401
+from torchlib.ops import aliases  # noqa: F401
+from torchlib.ops import shape_aliases  # noqa: F401
+from torchlib.ops import windows  # noqa: F401

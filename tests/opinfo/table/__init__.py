@@ -19,6 +19,7 @@ from . import batch_sums  # noqa: E402
 from . import scatter_extra  # noqa: E402
 from . import segments  # noqa: E402
 from . import fractional_pool  # noqa: E402
+from . import aliases, linalg_composites, shape_aliases, windows  # noqa: E402
 
 ENTRIES = [
     *activations.ENTRIES,
@@ -60,4 +61,8 @@ ENTRIES = [
     *scatter_extra.ENTRIES,
     *segments.ENTRIES,
     *fractional_pool.ENTRIES,
+    *aliases.ENTRIES,
+    *shape_aliases.ENTRIES,
+    *linalg_composites.ENTRIES,
+    *windows.ENTRIES,
 ]

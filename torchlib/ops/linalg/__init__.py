@@ -8,6 +8,8 @@
 - spectral: Jacobi eigenvalue iteration (eigh) and one-sided Jacobi SVD (svd, pinv);
 - matrix_functions: matrix_exp by scaling and squaring;
 - lstsq: linalg_lstsq through the SVD.
+- composites: what torch composes from these (det, inv, svd, qr, pinv under their public and
+  legacy names, matrix_power, multi_dot, tensordot, inner, vecdot).
 
 ONNX has Det and little else, so the factorisations are written out step by step. The steps
 over the matrix dimension are unrolled (the matrix dimensions must be static, batch dimensions
@@ -18,6 +20,7 @@ matrix_exp) are ONNX Loops (`_common.loop`).
 from torchlib.ops.linalg import (
     cholesky,  # noqa: F401
     lstsq,  # noqa: F401
+    composites,  # noqa: F401
     lu,  # noqa: F401
     matrix_functions,  # noqa: F401
     products,  # noqa: F401

@@ -1,0 +1,68 @@
+"""Expectations for torchlib/ops/linalg/composites.py."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+from torchlib.conformance.spec import Entry, Skip, TorchLessAccurate, sample_input
+
+from .linalg_decompositions import _eigh_invariants, _svd_invariants
+
+
+def _svd_v_invariants(out: Any) -> Any:
+    """svd returns V (not Vh): the invariants of (U, S, Vᵀ), see _svd_invariants."""
+    u, s, v = (torch.as_tensor(x) for x in out)
+    return _svd_invariants((u, s, v.mT))
+
+
+def _pinv_rcond(tensor: bool):
+    """Matrices (batched, wide, tall, rank-deficient, symmetric) with rcond as a float or a tensor
+    (the public linalg.pinv reaches the atol/rtol overloads, never these)."""
+
+    def samples(dtype: torch.dtype):
+        torch.manual_seed(0)
+        sym = torch.randn(3, 3, dtype=dtype)
+        for a, rcond, hermitian in ((torch.randn(2, 3, 3, dtype=dtype), 1e-15, False), (torch.randn(3, 5, dtype=dtype), 0.1, False),
+                                    (torch.randn(5, 2, dtype=dtype), 0.0, False), (torch.ones(3, 3, dtype=dtype), 1e-5, False),
+                                    (sym + sym.mT, 1e-7, True)):  # fmt: skip
+            yield sample_input(a, torch.tensor(rcond, dtype=dtype) if tensor else rcond, hermitian)
+
+    return samples
+
+
+_NO_HALF_SVD = Skip("torch has no float16/bfloat16 SVD on CPU", dtypes=[torch.float16, torch.bfloat16])
+
+ENTRIES = [
+    Entry('aten_linalg_det', opinfo=['linalg.det']),
+    Entry('aten_det', opinfo=['linalg.det'], aten=['aten::linalg_det']),
+    Entry('aten_linalg_slogdet', opinfo=['linalg.slogdet']),
+    Entry('aten_slogdet', opinfo=['linalg.slogdet'], aten=['aten::linalg_slogdet']),
+    Entry('aten_logdet', opinfo=['logdet']),
+    Entry('aten_linalg_inv', opinfo=['linalg.inv']),
+    Entry('aten_inverse', opinfo=['linalg.inv'], aten=['aten::linalg_inv']),
+    Entry('aten_linalg_cholesky', opinfo=['linalg.cholesky']),
+    Entry('aten_linalg_eigh', opinfo=['linalg.eigh'], canonical=_eigh_invariants),
+    Entry('aten_linalg_eigvalsh', opinfo=['linalg.eigvalsh']),
+    Entry('aten_linalg_svd', opinfo=['linalg.svd'], canonical=_svd_invariants, skip=[_NO_HALF_SVD]),
+    Entry('aten_linalg_svdvals', opinfo=['linalg.svdvals'], skip=[_NO_HALF_SVD]),
+    Entry('aten_svd', opinfo=['svd'], canonical=_svd_v_invariants, skip=[_NO_HALF_SVD]),
+    Entry('aten_qr', opinfo=['qr']),
+    Entry('aten_linalg_pinv', samples=_pinv_rcond(False), dtypes=[torch.float32, torch.float64]),
+    Entry('aten_linalg_pinv_rcond_tensor', samples=_pinv_rcond(True), dtypes=[torch.float32, torch.float64]),
+    Entry('aten_pinverse', opinfo=['pinverse']),
+    Entry('aten_linalg_matrix_power', opinfo=['linalg.matrix_power']),
+    Entry('aten_matrix_power', opinfo=['linalg.matrix_power'], aten=['aten::linalg_matrix_power']),
+    Entry('aten_linalg_matmul', opinfo=['matmul'], aten=['aten::matmul']),
+    Entry('aten_chain_matmul', opinfo=['linalg.multi_dot'], aten=['aten::linalg_multi_dot'],
+          adapter=lambda c: c if all(t.dim() == 2 for t in c.args[0]) else None),
+    Entry('aten_linalg_multi_dot', opinfo=['linalg.multi_dot']),
+    Entry('aten_tensordot', opinfo=['tensordot']),
+    Entry('aten_inner', opinfo=['inner']),
+    Entry('aten_vdot', opinfo=['vdot']),
+    Entry('aten_addr', opinfo=['addr'], xfail=[TorchLessAccurate(dtypes=[torch.float16, torch.bfloat16])]),  # we round once from float32
+    Entry('aten_ger', opinfo=['outer'], aten=['aten::outer']),
+    Entry('aten_linalg_vecdot', opinfo=['linalg.vecdot']),
+    Entry('aten_linalg_diagonal', opinfo=['linalg.diagonal']),
+]

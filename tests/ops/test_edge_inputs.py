@@ -8,7 +8,8 @@ import pytest
 import torch
 
 from torchlib.ops import losses as L
-from torchlib.testing import check_function
+from torchlib.ops import reductions as R
+from torchlib.testing import check_function, run_dynamic
 
 A = torch.ops.aten
 I64 = torch.iinfo(torch.int64)
@@ -21,3 +22,27 @@ I64 = torch.iinfo(torch.int64)
 def test_mean_reduced_loss_of_an_empty_input_is_nan(name):
     empty = torch.zeros(0)
     check_function(getattr(L, f"aten_{name}"), (empty, empty), expected=getattr(A, name)(empty, empty))
+
+
+# -- int64 extremes: torch's int64 arithmetic wraps around ---------------------------------------
+EXTREMES = torch.tensor([[I64.max, I64.min, 5], [I64.max, 5, I64.max], [3, 7, -9]])
+BIG = torch.randint(-2**40, 2**40, (4, 5, 3), generator=torch.Generator().manual_seed(0))
+
+
+@pytest.mark.parametrize("fn, args", [
+    (R.aten_sum, (EXTREMES[0, :2],)),  # MAX + MIN = -1 (onnxruntime's int64 ReduceSum gives 0)
+    (R.aten_sum, (EXTREMES,)),
+    (R.aten_sum_dim_IntList, (EXTREMES, [0])),
+    (R.aten_sum_dim_IntList, (EXTREMES.t(), [1], True)),
+    (R.aten_sum_dim_IntList, (torch.zeros(3, 0, dtype=torch.int64), [1])),
+    (R.aten_sum_dim_IntList, (EXTREMES.int(), [1])),
+    (R.aten_prod, (EXTREMES,)),
+    (R.aten_prod_dim_int, (BIG, 1)),
+    (R.aten_prod_dim_int, (torch.zeros(3, 0, dtype=torch.int64), 1, True)),
+    (R.aten_cumprod, (BIG, 0)),
+    (R.aten_cumprod, (EXTREMES, 1)),
+])  # fmt: skip
+def test_int64_sum_and_prod_wrap_around(fn, args):
+    expected = getattr(A, fn.__name__.removeprefix("aten_").replace("_dim_IntList", "").replace("_dim_int", ""))(*args)
+    check_function(fn, args, expected=expected)
+    torch.testing.assert_close(run_dynamic(fn, *args), expected)

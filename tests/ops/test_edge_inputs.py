@@ -7,8 +7,10 @@ from __future__ import annotations
 import pytest
 import torch
 
+from torchlib.ops import elementwise as E
 from torchlib.ops import losses as L
 from torchlib.ops import reductions as R
+from torchlib.ops import tensor_extra as T
 from torchlib.testing import check_function, run_dynamic
 
 A = torch.ops.aten
@@ -46,3 +48,27 @@ def test_int64_sum_and_prod_wrap_around(fn, args):
     expected = getattr(A, fn.__name__.removeprefix("aten_").replace("_dim_IntList", "").replace("_dim_int", ""))(*args)
     check_function(fn, args, expected=expected)
     torch.testing.assert_close(run_dynamic(fn, *args), expected)
+
+
+SMALL_BASES = torch.randint(-5, 6, (40,), generator=torch.Generator().manual_seed(1))
+EXPONENTS = torch.randint(-3, 70, (40,), generator=torch.Generator().manual_seed(2))
+
+
+@pytest.mark.parametrize("fn, args", [
+    (E.aten_fmod, (torch.tensor(I64.max), torch.tensor(6))),  # 1 (onnxruntime's Mod fmod=1: 2)
+    (E.aten_fmod, (torch.tensor([I64.max, I64.min, -7, 7, I64.min, 5]), torch.tensor([6, 7, 2, -2, -1, I64.max]))),
+    (E.aten_fmod, (torch.tensor([I64.max, -9]), 5)),
+    (E.aten_pow, (torch.tensor(I64.max), torch.tensor(1))),  # MAX (through double: MIN)
+    (E.aten_pow, (SMALL_BASES, EXPONENTS)),  # wraps; negative exponents give 0, 1 or -1
+    (E.aten_pow, (SMALL_BASES.int(), EXPONENTS.int())),
+    (E.aten_pow, (SMALL_BASES.to(torch.int8), EXPONENTS.to(torch.int8))),
+    (E.aten_pow, (torch.tensor([3, 2]), torch.tensor([I64.max, 2**62]))),
+    (E.aten_pow_scalar, (3, EXPONENTS)),
+    (T.aten_trace, (EXTREMES,)),
+    (T.aten_einsum, ("i->", [EXTREMES[1]])),
+    (T.aten_einsum, ("ij,k->ik", [EXTREMES, EXTREMES[1]])),
+])  # fmt: skip
+def test_int_arithmetic_wraps_around(fn, args):
+    torch_fn = {"aten_pow_scalar": torch.pow, "aten_trace": torch.trace, "aten_einsum": torch.einsum}.get(fn.__name__)
+    expected = (torch_fn or getattr(A, fn.__name__.removeprefix("aten_")))(*args)
+    check_function(fn, args, expected=expected)

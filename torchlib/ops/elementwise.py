@@ -189,9 +189,36 @@ def _int_power(x: Value, n: int) -> Value:
     return result if result is not None else op.Expand(like(1, x), op.Shape(x))
 
 
+def _int_pow_tensor(base: Value, exponent: Value) -> Value:
+    """base ** exponent for integer tensors of one dtype, exact and wrapping like torch
+    (onnxruntime's integer Pow goes through double: 3 ** 40 saturates): square and multiply
+    over the exponent's bits in a Loop of one trip per bit. A negative exponent gives torch's
+    1 for base 1, +-1 for base -1 and 0 otherwise."""
+    from torchlib.ops.linalg._common import loop  # the Loop helper of the linalg package
+
+    zero, one = like(0, base), like(1, base)
+    bits = 8 * base.dtype.numpy.itemsize - (0 if base.dtype.kind == "u" else 1)
+    positive = op.Where(op.Less(exponent, like(0, exponent)), like(0, exponent), exponent)
+
+    def body(i: Value, values: list[Value]) -> tuple[None, list[Value]]:
+        result, square, e = values
+        bit = op.Equal(op.BitwiseAnd(e, like(1, e)), like(1, e))
+        return None, [op.Where(bit, op.Mul(result, square), result), op.Mul(square, square), op.Div(e, like(2, e))]
+
+    result = loop(bits, [op.Expand(one, op.Shape(base)), base, op.Expand(positive, op.Shape(base))], body)[0]
+    if base.dtype.kind == "u":
+        return result
+    odd = op.Equal(op.BitwiseAnd(exponent, like(1, exponent)), like(1, exponent))
+    minus_one = like(-1, base)
+    negative = op.Where(op.Equal(base, one), one, op.Where(op.Equal(base, minus_one), op.Where(odd, minus_one, one), zero))
+    return op.Where(op.Less(exponent, like(0, exponent)), negative, result)
+
+
 def _pow(base: Value, exponent: Value) -> Value:
     if base.dtype is BOOL:
         raise TypeError("aten::pow is not defined for bool tensors (torch raises too)")
+    if not base.dtype.is_floating:
+        return run_supported(_int_pow_tensor, NUMERIC, base, exponent)
     return run_supported(op.Pow, POW, base, exponent)
 
 
@@ -218,6 +245,8 @@ def aten_pow_tensor_scalar(self: TReal, exponent: float) -> TReal:
 @elementwise("self", "exponent")
 def aten_pow_scalar(self: float, exponent: TReal) -> TReal:
     """pow.Scalar(Scalar self, Tensor exponent) -> Tensor"""
+    if not exponent.dtype.is_floating and not exponent.dtype.is_bool:
+        return run_supported(lambda e: _int_pow_tensor(op.Expand(like(self, e), op.Shape(e)), e), NUMERIC, exponent)
     return run_supported(lambda e: op.Pow(like(self, e), e), POW, exponent)
 
 
@@ -414,7 +443,22 @@ def aten_remainder(self: TReal, other: TReal) -> TReal:
 def aten_fmod(self: TReal, other: TReal) -> TReal:
     """fmod.Tensor(Tensor self, Tensor other) -> Tensor"""
     _no_bool("fmod", self)
+    if not (self if isinstance(self, Value) else other).dtype.is_floating:
+        return run_supported(_int_fmod, NUMERIC, self, other)
     return run_supported(lambda a, b: op.Mod(a, b, fmod=1), NUMERIC, self, other)
+
+
+def _int_fmod(a: Any, b: Any) -> Value:
+    """C's a % b for integers, a - trunc(a / b) * b in exact integer Div (onnxruntime's integer
+    Mod with fmod=1 goes through double: fmod(2**63 - 1, 6) gives 2, not 1). b = -1 and b = 0
+    divide by 1 instead (fmod(MIN, -1) = 0 without the overflow; torch raises for b = 0)."""
+    b = like(b, a if isinstance(a, Value) else b)
+    a = like(a, b)
+    unsafe = op.Equal(b, like(0, b))
+    if b.dtype.kind != "u":
+        unsafe = op.Or(unsafe, op.Equal(b, like(-1, b)))
+    safe = op.Where(unsafe, like(1, b), b)
+    return op.Sub(a, op.Mul(op.Div(a, safe), safe))
 
 
 @aten_op("aten::clone")

@@ -12,7 +12,7 @@ from typing import Any
 
 from graph_builder import op
 from graph_builder.ir import Value
-from graph_builder.types import BOOL, DOUBLE, FLOAT, FLOAT16, TFloat, TReal, TRealOrBool, TTensor
+from graph_builder.types import BOOL, DOUBLE, FLOAT, FLOAT16, INT32, INT64, TFloat, TReal, TRealOrBool, TTensor
 from torchlib.ops import _cephes as cephes
 from torchlib.ops._kernels import (
     FLOAT32_16, FLOATS, NUMERIC, OPMATH, POW, SIGNED, as_float, float32_or_double, full_of, kernel, like, run_supported,
@@ -189,15 +189,18 @@ def _int_power(x: Value, n: int) -> Value:
     return result if result is not None else op.Expand(like(1, x), op.Shape(x))
 
 
+INT32_64 = frozenset({INT32, INT64})  # the integer dtypes Where has kernels for, and BitwiseAnd
+
+
 def _int_pow_tensor(base: Value, exponent: Value) -> Value:
-    """base ** exponent for integer tensors of one dtype, exact and wrapping like torch
+    """base ** exponent for int32 or int64 tensors (smaller ints compute in int32 and wrap the same), exact and wrapping like torch
     (onnxruntime's integer Pow goes through double: 3 ** 40 saturates): square and multiply
     over the exponent's bits in a Loop of one trip per bit. A negative exponent gives torch's
     1 for base 1, +-1 for base -1 and 0 otherwise."""
     from torchlib.ops.linalg._common import loop  # the Loop helper of the linalg package
 
     zero, one = like(0, base), like(1, base)
-    bits = 8 * base.dtype.numpy.itemsize - (0 if base.dtype.kind == "u" else 1)
+    bits = 8 * base.dtype.numpy.itemsize - 1
     positive = op.Where(op.Less(exponent, like(0, exponent)), like(0, exponent), exponent)
 
     def body(i: Value, values: list[Value]) -> tuple[None, list[Value]]:
@@ -206,8 +209,6 @@ def _int_pow_tensor(base: Value, exponent: Value) -> Value:
         return None, [op.Where(bit, op.Mul(result, square), result), op.Mul(square, square), op.Div(e, like(2, e))]
 
     result = loop(bits, [op.Expand(one, op.Shape(base)), base, op.Expand(positive, op.Shape(base))], body)[0]
-    if base.dtype.kind == "u":
-        return result
     odd = op.Equal(op.BitwiseAnd(exponent, like(1, exponent)), like(1, exponent))
     minus_one = like(-1, base)
     negative = op.Where(op.Equal(base, one), one, op.Where(op.Equal(base, minus_one), op.Where(odd, minus_one, one), zero))
@@ -218,7 +219,7 @@ def _pow(base: Value, exponent: Value) -> Value:
     if base.dtype is BOOL:
         raise TypeError("aten::pow is not defined for bool tensors (torch raises too)")
     if not base.dtype.is_floating:
-        return run_supported(_int_pow_tensor, NUMERIC, base, exponent)
+        return run_supported(_int_pow_tensor, INT32_64, base, exponent)
     return run_supported(op.Pow, POW, base, exponent)
 
 
@@ -246,7 +247,7 @@ def aten_pow_tensor_scalar(self: TReal, exponent: float) -> TReal:
 def aten_pow_scalar(self: float, exponent: TReal) -> TReal:
     """pow.Scalar(Scalar self, Tensor exponent) -> Tensor"""
     if not exponent.dtype.is_floating and not exponent.dtype.is_bool:
-        return run_supported(lambda e: _int_pow_tensor(op.Expand(like(self, e), op.Shape(e)), e), NUMERIC, exponent)
+        return run_supported(lambda e: _int_pow_tensor(op.Expand(like(self, e), op.Shape(e)), e), INT32_64, exponent)
     return run_supported(lambda e: op.Pow(like(self, e), e), POW, exponent)
 
 
@@ -444,7 +445,7 @@ def aten_fmod(self: TReal, other: TReal) -> TReal:
     """fmod.Tensor(Tensor self, Tensor other) -> Tensor"""
     _no_bool("fmod", self)
     if not (self if isinstance(self, Value) else other).dtype.is_floating:
-        return run_supported(_int_fmod, NUMERIC, self, other)
+        return run_supported(_int_fmod, INT32_64, self, other)
     return run_supported(lambda a, b: op.Mod(a, b, fmod=1), NUMERIC, self, other)
 
 

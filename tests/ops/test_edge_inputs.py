@@ -9,6 +9,7 @@ import torch
 
 from torchlib.ops import elementwise as E
 from torchlib.ops import losses as L
+from torchlib.ops import normalization as N
 from torchlib.ops import reductions as R
 from torchlib.ops import tensor_extra as T
 from torchlib.testing import check_function, run_dynamic
@@ -72,3 +73,15 @@ def test_int_arithmetic_wraps_around(fn, args):
     torch_fn = {"aten_pow_scalar": torch.pow, "aten_trace": torch.trace, "aten_einsum": torch.einsum}.get(fn.__name__)
     expected = (torch_fn or getattr(A, fn.__name__.removeprefix("aten_")))(*args)
     check_function(fn, args, expected=expected)
+
+
+# -- empty and size-1 inputs -----------------------------------------------------------------------
+@pytest.mark.parametrize("shape", [(0, 6, 3), (2, 6, 0), (0, 4)])
+def test_group_norm_of_an_empty_batch_or_empty_groups(shape):
+    """Batch 0 used to fail in a Reshape [0, group, -1]; HxW = 0 gives rstd NaN like torch."""
+    x = torch.randn(shape)
+    n, c = shape[:2]
+    hw = shape[2] if len(shape) > 2 else 1
+    args = (x, torch.rand(c), torch.rand(c), n, c, hw, 2, 1e-5)
+    check_function(N.aten_native_group_norm, args, expected=A.native_group_norm(*args))
+    check_function(N.aten_group_norm, (x, 2), expected=A.group_norm(x, 2))

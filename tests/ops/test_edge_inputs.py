@@ -7,10 +7,14 @@ from __future__ import annotations
 import pytest
 import torch
 
+from torchlib.ops import activations as Ac
 from torchlib.ops import elementwise as E
+from torchlib.ops.linalg import products as P
 from torchlib.ops import losses as L
+from torchlib.ops import nn_extra as NE
 from torchlib.ops import normalization as N
 from torchlib.ops import reductions as R
+from torchlib.ops import scans as S
 from torchlib.ops import tensor_extra as T
 from torchlib.testing import check_function, run_dynamic
 
@@ -85,3 +89,28 @@ def test_group_norm_of_an_empty_batch_or_empty_groups(shape):
     args = (x, torch.rand(c), torch.rand(c), n, c, hw, 2, 1e-5)
     check_function(N.aten_native_group_norm, args, expected=A.native_group_norm(*args))
     check_function(N.aten_group_norm, (x, 2), expected=A.group_norm(x, 2))
+
+
+@pytest.mark.parametrize("fn, torch_fn, args", [
+    (P.aten_mv, A.mv, (torch.randn(4, 0), torch.randn(0))),  # zeros, never stale memory
+    (P.aten_addmv, A.addmv, (torch.randn(4), torch.randn(4, 0), torch.randn(0))),
+    (P.aten_mv, A.mv, (torch.randn(0, 3), torch.randn(3))),
+    (P.aten_matmul, A.matmul, (torch.randn(0, 10), torch.randn(10))),
+    (P.aten_matmul, A.matmul, (torch.randn(2, 0, 10), torch.randn(10))),
+    (S.aten_median, A.median, (torch.zeros(0),)),  # NaN
+    (S.aten_median, A.median, (torch.zeros(3, 0, dtype=torch.float64),)),
+    (S.aten_median, A.median, (torch.zeros(0, dtype=torch.int64),)),  # NaN cast to int64: MIN
+    (S.aten_nanmedian, A.nanmedian, (torch.zeros(0),)),
+    (S.aten_nanmedian, A.nanmedian, (torch.zeros(0, dtype=torch.int32),)),
+    (Ac.aten_glu, A.glu, (torch.zeros(0), 0)),
+    (Ac.aten_glu, A.glu, (torch.zeros(0, 4), -1)),
+    (Ac.aten_glu, A.glu, (torch.randn(4, 4, 2), -3)),
+    (T.aten_bucketize_Tensor, A.bucketize, (torch.tensor(-8.4), torch.zeros(0))),  # no boundaries: 0
+    (T.aten_bucketize_Tensor, A.bucketize, (torch.randn(3, 2), torch.zeros(0))),
+    (NE.aten_pixel_unshuffle, A.pixel_unshuffle, (torch.zeros(0, 1, 6, 6), 3)),  # torch keeps the shape
+    (NE.aten_pixel_unshuffle, A.pixel_unshuffle, (torch.zeros(1, 0, 6, 6), 3)),
+])  # fmt: skip
+def test_empty_inputs(fn, torch_fn, args):
+    expected = torch_fn(*args)
+    check_function(fn, args, expected=expected)
+    torch.testing.assert_close(run_dynamic(fn, *args), expected, equal_nan=True)

@@ -422,8 +422,10 @@ def _search(sorted_sequence: Value, values: Value, right: bool, out_int32: bool)
     else:
         b, v = op.Unsqueeze(boundaries, [-2]), op.Unsqueeze(x, [-1])  # [..., 1, n] against [..., m, 1]
     before = op.LessOrEqual(b, v) if right else op.Less(b, v)
-    count = op.ReduceSum(op.Cast(before, to=types.INT64.onnx), [-1], keepdims=0)
-    count = op.Reshape(count, op.Shape(values))  # onnxruntime keeps the reduced dim of an empty input
+    before = op.Cast(before, to=types.INT64.onnx)
+    # (int64_sum: onnxruntime's ReduceSum over an empty dim keeps it, with no boundaries)
+    count = int64_sum(before, [before.rank - 1], False)  # type: ignore[operator]
+    count = op.Reshape(count, op.Shape(values), allowzero=1)
     return op.Cast(count, to=types.INT32.onnx) if out_int32 else count
 
 

@@ -8,6 +8,7 @@ import pytest
 import torch
 
 from torchlib.ops import activations as Ac
+from torchlib.ops import attention as At
 from torchlib.ops import elementwise as E
 from torchlib.ops.linalg import products as P
 from torchlib.ops import losses as L
@@ -114,3 +115,16 @@ def test_empty_inputs(fn, torch_fn, args):
     expected = torch_fn(*args)
     check_function(fn, args, expected=expected)
     torch.testing.assert_close(run_dynamic(fn, *args), expected, equal_nan=True)
+
+
+# -- known wrong answers (issue 13 items 6 and 7) --------------------------------------------------
+def test_sdpa_rank3_query_broadcasts_against_rank4_keys():
+    q, k, v = torch.randn(4, 3, 8, dtype=torch.float64), torch.randn(4, 4, 6, 8, dtype=torch.float64), torch.randn(4, 4, 6, 8, dtype=torch.float64)
+    check_function(At.aten_scaled_dot_product_attention, (q, k, v), expected=A.scaled_dot_product_attention(q, k, v))
+
+
+def test_float64_atan2_and_vector_norm_compute_in_float64():
+    y, x = torch.randn(200, dtype=torch.float64), torch.randn(200, dtype=torch.float64)
+    check_function(E.aten_atan2, (y, x), expected=torch.atan2(y, x), rtol=1e-15, atol=1e-15)
+    x = torch.rand(5, 5, 5, dtype=torch.float64)
+    check_function(R.aten_linalg_vector_norm, (x, 1.5), expected=torch.linalg.vector_norm(x, 1.5), rtol=1e-15, atol=0)

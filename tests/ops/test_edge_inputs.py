@@ -9,6 +9,7 @@ import torch
 
 from torchlib.ops import activations as Ac
 from torchlib.ops import attention as At
+from torchlib.ops import conv_pool as C
 from torchlib.ops import elementwise as E
 from torchlib.ops.linalg import products as P
 from torchlib.ops import losses as L
@@ -128,3 +129,25 @@ def test_float64_atan2_and_vector_norm_compute_in_float64():
     check_function(E.aten_atan2, (y, x), expected=torch.atan2(y, x), rtol=1e-15, atol=1e-15)
     x = torch.rand(5, 5, 5, dtype=torch.float64)
     check_function(R.aten_linalg_vector_norm, (x, 1.5), expected=torch.linalg.vector_norm(x, 1.5), rtol=1e-15, atol=0)
+
+
+def _with_extremes(shape: tuple[int, ...]) -> torch.Tensor:
+    x = torch.randint(-2**62, 2**62, shape, generator=torch.Generator().manual_seed(3)) * 2
+    x.view(-1)[:5] = torch.tensor([I64.max, I64.min, -1, 0, I64.max - 1])
+    return x
+
+
+@pytest.mark.parametrize("fn, torch_fn, args", [
+    (C.aten_max_pool2d_with_indices, A.max_pool2d_with_indices, (_with_extremes((1, 2, 3, 6)), [3, 3], [2, 2], [0, 0], [1, 1], True)),
+    (C.aten_max_pool2d_with_indices, A.max_pool2d_with_indices, (_with_extremes((1, 2, 3, 6)), [2, 3], [1, 2], [1, 1], [1, 2], False)),
+    (C.aten_max_pool2d, A.max_pool2d, (_with_extremes((2, 3, 6)), [2, 2])),
+    (C.aten_max_pool3d_with_indices, A.max_pool3d_with_indices, (_with_extremes((1, 2, 3, 6, 5)), [3, 3, 3], [2, 2, 2], [0, 0, 0], [1, 1, 1], True)),
+    (C.aten_max_pool3d, A.max_pool3d, (_with_extremes((1, 2, 3, 6, 5)), [2, 2, 2], [1, 2, 1], [1, 1, 0], [1, 2, 1])),
+    (C.aten_max_pool1d_with_indices, A.max_pool1d_with_indices, (_with_extremes((2, 3, 9)), [3], [2], [1], [2], True)),
+    (C.aten_avg_pool1d, A.avg_pool1d, (_with_extremes((2, 3, 9)), [3])),
+    (C.aten_avg_pool2d, A.avg_pool2d, (_with_extremes((1, 3, 9, 9)), [4, 4], [2, 3], [1, 1], True, False, 2)),
+    (C.aten_avg_pool3d, A.avg_pool3d, (_with_extremes((1, 2, 4, 4, 4)), [2, 2, 2], [1, 1, 1], [1, 1, 1], True, False, 2)),
+])  # fmt: skip
+def test_int64_pooling_is_exact(fn, torch_fn, args):
+    """Values above 2**53 (no int64 MaxPool kernel; float64 rounds them) and window sums that wrap."""
+    check_function(fn, args, expected=torch_fn(*args))

@@ -17,6 +17,7 @@ from torchlib.ops import nn_extra as NE
 from torchlib.ops import normalization as N
 from torchlib.ops import reductions as R
 from torchlib.ops import scans as S
+from torchlib.ops import symbolic as Sy
 from torchlib.ops import tensor_extra as T
 from torchlib.testing import check_function, run_dynamic
 
@@ -151,3 +152,8 @@ def _with_extremes(shape: tuple[int, ...]) -> torch.Tensor:
 def test_int64_pooling_is_exact(fn, torch_fn, args):
     """Values above 2**53 (no int64 MaxPool kernel; float64 rounds them) and window sums that wrap."""
     check_function(fn, args, expected=torch_fn(*args))
+
+
+def test_symint_pow_is_exact_beyond_2_to_53():
+    """A SymInt ** SymInt in int64 by squaring: 3 ** 39 through double is off by 11."""
+    check_function(Sy.operator_pow, (torch.tensor(3), torch.tensor(39)), expected=torch.tensor(3**39))

@@ -174,7 +174,7 @@ def aten_div_mode(self: TReal, other: TReal, *, rounding_mode: str | None) -> TR
     raise ValueError(f"aten::div: rounding_mode must be None, 'trunc' or 'floor', got {rounding_mode!r}")
 
 
-def _int_power(x: Value, n: int) -> Value:
+def int_power(x: Value, n: int) -> Value:
     """x ** n for an integer tensor by repeated squaring: exact, and wrapping like torch."""
     if n < 0:
         raise ValueError("aten::pow: integers to negative integer powers are not allowed")
@@ -192,7 +192,7 @@ def _int_power(x: Value, n: int) -> Value:
 INT32_64 = frozenset({INT32, INT64})  # the integer dtypes Where has kernels for, and BitwiseAnd
 
 
-def _int_pow_tensor(base: Value, exponent: Value) -> Value:
+def int_pow(base: Value, exponent: Value) -> Value:
     """base ** exponent for int32 or int64 tensors (smaller ints compute in int32 and wrap the same), exact and wrapping like torch
     (onnxruntime's integer Pow goes through double: 3 ** 40 saturates): square and multiply
     over the exponent's bits in a Loop of one trip per bit. A negative exponent gives torch's
@@ -219,7 +219,7 @@ def _pow(base: Value, exponent: Value) -> Value:
     if base.dtype is BOOL:
         raise TypeError("aten::pow is not defined for bool tensors (torch raises too)")
     if not base.dtype.is_floating:
-        return run_supported(_int_pow_tensor, INT32_64, base, exponent)
+        return run_supported(int_pow, INT32_64, base, exponent)
     return run_supported(op.Pow, POW, base, exponent)
 
 
@@ -236,7 +236,7 @@ def aten_pow_tensor_scalar(self: TReal, exponent: float) -> TReal:
     """pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor"""
     if not self.dtype.is_floating and isinstance(exponent, int):
         _no_bool("pow", self)
-        return _int_power(self, exponent)
+        return int_power(self, exponent)
     if exponent == 2:
         return run_supported(op.Mul, NUMERIC, self, self)
     return run_supported(lambda x: op.Pow(x, like(exponent, x)), FLOATS, self)
@@ -247,7 +247,7 @@ def aten_pow_tensor_scalar(self: TReal, exponent: float) -> TReal:
 def aten_pow_scalar(self: float, exponent: TReal) -> TReal:
     """pow.Scalar(Scalar self, Tensor exponent) -> Tensor"""
     if not exponent.dtype.is_floating and not exponent.dtype.is_bool:
-        return run_supported(lambda e: _int_pow_tensor(op.Expand(like(self, e), op.Shape(e)), e), INT32_64, exponent)
+        return run_supported(lambda e: int_pow(op.Expand(like(self, e), op.Shape(e)), e), INT32_64, exponent)
     return run_supported(lambda e: op.Pow(like(self, e), e), POW, exponent)
 
 

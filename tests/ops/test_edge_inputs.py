@@ -157,3 +157,13 @@ def test_int64_pooling_is_exact(fn, torch_fn, args):
 def test_symint_pow_is_exact_beyond_2_to_53():
     """A SymInt ** SymInt in int64 by squaring: 3 ** 39 through double is off by 11."""
     check_function(Sy.operator_pow, (torch.tensor(3), torch.tensor(39)), expected=torch.tensor(3**39))
+
+
+@pytest.mark.parametrize("name", ["sinh", "cosh", "asinh", "acosh", "atanh"])
+def test_float64_hyperbolic_functions_in_float64(name):
+    """No double kernels in onnxruntime: compositions without cancellation near 0 (sinh, asinh,
+    atanh), near 1 (acosh) and near -1 (atanh), nor overflow of x**2 (asinh, acosh)."""
+    x = torch.cat([torch.logspace(-300, 300, 400, dtype=torch.float64), torch.linspace(-1.5, 1.5, 301, dtype=torch.float64),
+                   1 - torch.logspace(-16, 0, 100, dtype=torch.float64)])  # fmt: skip
+    x = torch.cat([x, -x])
+    check_function(getattr(E, f"aten_{name}"), (x,), expected=getattr(torch, name)(x), rtol=1e-15, atol=0)

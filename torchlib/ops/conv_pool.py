@@ -413,7 +413,8 @@ def _max_pool_int64(
     exact for int64. ArgMax gives the first maximum in the window's row-major order, as torch;
     it becomes the index inside the input plane, torch's."""
     n = len(kernel)
-    extra = _ceil_overhang(_spatial_sizes(x, n, "max_pool with ceil_mode"), kernel, strides, pads) if ceil_mode else [0] * n
+    span = [(k - 1) * d + 1 for k, d in zip(kernel, dilation)]  # a dilated window's extent
+    extra = _ceil_overhang(_spatial_sizes(x, n, "max_pool with ceil_mode"), span, strides, pads) if ceil_mode else [0] * n
     lowest = np.array(np.iinfo(np.int64).min, np.int64)
     padded = _pad_spatial(x, pads, [p + e for p, e in zip(pads, extra)], lowest) if any(pads) or any(extra) else x
     patches = _patches(padded, kernel, strides, dilation)

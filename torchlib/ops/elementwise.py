@@ -287,34 +287,64 @@ def _tan(x: Value) -> Value:
     return run_supported(op.Tan, FLOAT32_16, x)
 
 
+_LN2 = math.log(2)
+
+
+def _half_exp(a: Value) -> Value:
+    """exp(a) / 2 (inf from a = 709.78 on, where exp overflows, as in torch's own kernels)."""
+    return op.Mul(op.Exp(a), 0.5)
+
+
 def _sinh(x: Value) -> Value:
     if x.dtype is DOUBLE:  # no double Sinh kernel
-        return op.Mul(op.Sub(op.Exp(x), op.Exp(op.Neg(x))), 0.5)
+        # |x| < 1: the Taylor series to x**19 (no cancellation; the next term is < 1e-17 of the
+        # sum); else e**|x| / 2 - e**-|x| / 2
+        x2 = op.Mul(x, x)
+        series = like(1.0, x)
+        for n in range(19, 1, -2):
+            series = op.Add(op.Mul(series, op.Div(x2, like(float(n * (n - 1)), x))), like(1.0, x))
+        small = op.Mul(x, series)
+        a = op.Abs(x)
+        large = op.Mul(op.Sign(x), op.Sub(_half_exp(a), _half_exp(op.Neg(a))))
+        return op.Where(op.Less(a, like(1.0, x)), small, large)
     return run_supported(op.Sinh, FLOAT32_16, x)
 
 
 def _cosh(x: Value) -> Value:
-    if x.dtype is DOUBLE:  # no double Cosh kernel
-        return op.Mul(op.Add(op.Exp(x), op.Exp(op.Neg(x))), 0.5)
+    if x.dtype is DOUBLE:  # no double Cosh kernel: e**|x| / 2 + e**-|x| / 2
+        a = op.Abs(x)
+        return op.Add(_half_exp(a), _half_exp(op.Neg(a)))
     return run_supported(op.Cosh, FLOAT32_16, x)
 
 
 def _asinh(x: Value) -> Value:
-    if x.dtype is DOUBLE:  # no double Asinh kernel: sign(x) * log(|x| + sqrt(x^2 + 1))
+    if x.dtype is DOUBLE:  # no double Asinh kernel
+        # sign(x) * log1p(|x| + x**2 / (1 + sqrt(1 + x**2))): no cancellation near 0; for |x| > 2**28
+        # x**2 + 1 is x**2 (and overflows past 1e154): log(|x|) + log(2)
         a = op.Abs(x)
-        return op.Mul(op.Sign(x), op.Log(op.Add(a, op.Sqrt(op.Add(op.Mul(a, a), 1.0)))))
+        a2 = op.Mul(a, a)
+        near = log1p(op.Add(a, op.Div(a2, op.Add(op.Sqrt(op.Add(a2, 1.0)), 1.0))))
+        far = op.Add(op.Log(a), _LN2)
+        return op.Mul(op.Sign(x), op.Where(op.Greater(a, like(2.0**28, x)), far, near))
     return run_supported(op.Asinh, FLOAT32_16, x)
 
 
 def _acosh(x: Value) -> Value:
-    if x.dtype is DOUBLE:  # no double Acosh kernel: log(x + sqrt(x^2 - 1))
-        return op.Log(op.Add(x, op.Sqrt(op.Sub(op.Mul(x, x), 1.0))))
+    if x.dtype is DOUBLE:  # no double Acosh kernel
+        # log1p(t + sqrt(t * (t + 2))), t = x - 1: accurate near 1; for x > 2**28 log(x) + log(2)
+        # (x**2 overflows past 1e154); NaN for x < 1, as torch
+        t = op.Sub(x, 1.0)
+        near = log1p(op.Add(t, op.Sqrt(op.Mul(t, op.Add(t, 2.0)))))
+        far = op.Add(op.Log(x), _LN2)
+        result = op.Where(op.Greater(x, like(2.0**28, x)), far, near)
+        return op.Where(op.Less(x, like(1.0, x)), like(math.nan, x), result)
     return run_supported(op.Acosh, FLOAT32_16, x)
 
 
 def _atanh(x: Value) -> Value:
-    if x.dtype is DOUBLE:  # no double Atanh kernel: log((1 + x) / (1 - x)) / 2
-        return op.Mul(op.Log(op.Div(op.Add(x, 1.0), op.Sub(1.0, x))), 0.5)
+    if x.dtype is DOUBLE:  # no double Atanh kernel: sign(x) * log1p(2|x| / (1 - |x|)) / 2, accurate near 0 and +-1
+        a = op.Abs(x)
+        return op.Mul(op.Sign(x), op.Mul(log1p(op.Div(op.Mul(a, 2.0), op.Sub(1.0, a))), 0.5))
     return run_supported(op.Atanh, FLOAT32_16, x)
 
 

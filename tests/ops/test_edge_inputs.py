@@ -167,3 +167,10 @@ def test_float64_hyperbolic_functions_in_float64(name):
                    1 - torch.logspace(-16, 0, 100, dtype=torch.float64)])  # fmt: skip
     x = torch.cat([x, -x])
     check_function(getattr(E, f"aten_{name}"), (x,), expected=getattr(torch, name)(x), rtol=1e-15, atol=0)
+
+
+@pytest.mark.parametrize("right", [False, True])
+def test_bucketize_puts_nan_after_every_boundary(right):
+    values, boundaries = torch.tensor([float("nan"), 0.5, float("inf")]), torch.tensor([-1.0, 0.0, 1.0, 2.0, 3.0])
+    check_function(T.aten_bucketize_Tensor, (values, boundaries), {"right": right},
+                   expected=torch.bucketize(values, boundaries, right=right))

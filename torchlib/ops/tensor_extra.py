@@ -426,6 +426,8 @@ def _search(sorted_sequence: Value, values: Value, right: bool, out_int32: bool)
     # (int64_sum: onnxruntime's ReduceSum over an empty dim keeps it, with no boundaries)
     count = int64_sum(before, [before.rank - 1], False)  # type: ignore[operator]
     count = op.Reshape(count, op.Shape(values), allowzero=1)
+    if x.dtype.is_floating:  # torch's binary search puts NaN after every boundary
+        count = op.Where(op.IsNaN(values), op.Shape(boundaries, start=-1), count)
     return op.Cast(count, to=types.INT32.onnx) if out_int32 else count
 
 

@@ -242,8 +242,12 @@ def aten_glu(self: TFloat, dim: int = -1) -> TFloat:
     if isinstance(size, int) and size % 2:
         raise ValueError(f"aten::glu: halving dimension must be even, but dimension {dim} is size {size}")
 
-    def fn(x: Value) -> Value:
-        a, b = op.Split(x, axis=dim, num_outputs=2)
+    axis = dim % self.rank  # type: ignore[operator]
+
+    def fn(x: Value) -> Value:  # two Slices, not Split: onnxruntime cannot Split an empty dim in two
+        half = op.Div(op.Shape(x, start=axis, end=axis + 1), np.array([2], np.int64))
+        a = op.Slice(x, np.array([0], np.int64), half, np.array([axis], np.int64))
+        b = op.Slice(x, half, op.Mul(half, np.array([2], np.int64)), np.array([axis], np.int64))
         return op.Mul(a, op.Sigmoid(b))
 
     return run_supported(fn, OPMATH, self)

@@ -31,6 +31,7 @@ import numpy as np
 from graph_builder import op, types
 from graph_builder.ir import Value
 from graph_builder.types import TFloat, TReal
+from torchlib.ops.reductions import int64_sum
 from torchlib.promotion import cast_to
 from torchlib.registry import aten_op
 
@@ -378,7 +379,8 @@ def aten_conv_transpose3d(
 
 # -- max pooling --------------------------------------------------------------------------------
 
-# MaxPool dtypes onnxruntime lacks, and the dtype they compare in (exact but for int64 > 2**53).
+# MaxPool dtypes onnxruntime lacks, and the dtype they compare in (exact but for int64 > 2**53, which
+# _max_pool_int64 computes exactly, except with ceil_mode and spatial sizes unknown at build time).
 _MAX_POOL_COMPUTE = {types.BFLOAT16: types.FLOAT, types.INT16: types.DOUBLE, types.INT32: types.DOUBLE, types.INT64: types.DOUBLE}
 
 
@@ -399,6 +401,10 @@ def _max_pool(
     pads = _ints(padding, n, "padding")
     x, squeeze = _batched(self, n)
     dtype = x.dtype
+    sizes = x.shape[2:] if x.shape is not None else [None]
+    if dtype is types.INT64 and (not ceil_mode or all(isinstance(d, int) for d in sizes)):
+        y, indices = _max_pool_int64(x, kernel, strides, pads, _ints(dilation, n, "dilation"), ceil_mode)
+        return (_unbatched(y, squeeze), _unbatched(indices, squeeze)) if with_indices else _unbatched(y, squeeze)
     x = cast_to(x, _MAX_POOL_COMPUTE.get(dtype, dtype))
     attrs = dict(kernel_shape=kernel, strides=strides, pads=pads + pads, dilations=_ints(dilation, n, "dilation"),
                  ceil_mode=int(ceil_mode))  # fmt: skip
@@ -431,6 +437,32 @@ def _nan_in_windows(x: Value, y: Value, indices: Value, n: int, attrs: dict[str,
     y = op.Where(has_nan, op.CastLike(np.nan, y), y)
     indices = op.Where(has_nan, op.Sub(op.Cast(last_nan, to=types.INT64.onnx), 1), indices)
     return y, indices
+def _max_pool_int64(
+    x: Value, kernel: list[int], strides: list[int], pads: list[int], dilation: list[int], ceil_mode: bool,
+) -> tuple[Value, Value]:  # fmt: skip
+    """Max pooling of an INT64 (N, C, *spatial) tensor, exact: onnxruntime's MaxPool has no int64
+    kernel, and double loses values above 2**53. The windows (padded with int64's minimum, the
+    ceil_mode overhang included) are gathered by _patches; ReduceMax and ArgMax over them are
+    exact for int64. ArgMax gives the first maximum in the window's row-major order, as torch;
+    it becomes the index inside the input plane, torch's."""
+    n = len(kernel)
+    span = [(k - 1) * d + 1 for k, d in zip(kernel, dilation)]  # a dilated window's extent
+    extra = _ceil_overhang(_spatial_sizes(x, n, "max_pool with ceil_mode"), span, strides, pads) if ceil_mode else [0] * n
+    lowest = np.array(np.iinfo(np.int64).min, np.int64)
+    padded = _pad_spatial(x, pads, [p + e for p, e in zip(pads, extra)], lowest) if any(pads) or any(extra) else x
+    patches = _patches(padded, kernel, strides, dilation)
+    y = op.ReduceMax(patches, [x.rank], keepdims=0)  # type: ignore[list-item]
+    k = op.ArgMax(patches, axis=x.rank, keepdims=0)
+    index: Any = None
+    for i in range(n):
+        offset = op.Mod(op.Div(k, np.array(math.prod(kernel[i + 1 :]), np.int64)), np.array(kernel[i], np.int64))
+        out_i = op.Squeeze(op.Shape(k, start=2 + i, end=3 + i), np.array([0], np.int64))
+        start = op.Sub(op.Mul(op.Range(np.array(0, np.int64), out_i, np.array(1, np.int64)), np.array(strides[i], np.int64)),
+                       np.array(pads[i], np.int64))
+        start = op.Unsqueeze(start, np.arange(1, n - i, dtype=np.int64)) if i < n - 1 else start
+        position = op.Add(start, op.Mul(offset, np.array(dilation[i], np.int64)))
+        index = position if index is None else op.Add(op.Mul(index, op.Shape(x, start=2 + i, end=3 + i)), position)
+    return y, index
 
 
 @aten_op("aten::max_pool1d")
@@ -513,10 +545,13 @@ def _avg_pool_by_sum(
     padded = _pad_spatial(x, pads, [p + e for p, e in zip(pads, extra)])
     # each window summed in torch's order (row-major offsets, one after the other): with values
     # near finfo.max, max + (-max) + 1.5 is 1.5 but max + 1.5 + (-max) is 0
-    columns = _window_columns(padded, kernel, strides, ones_dims)
-    sums = columns[0]
-    for column in columns[1:]:
-        sums = op.Add(sums, column)
+    if x.dtype is types.INT64:  # wrapping like torch (onnxruntime's int64 ReduceSum goes through double)
+        sums = int64_sum(_patches(padded, kernel, strides, ones_dims), [x.rank], False)  # type: ignore[list-item]
+    else:
+        columns = _window_columns(padded, kernel, strides, ones_dims)
+        sums = columns[0]
+        for column in columns[1:]:
+            sums = op.Add(sums, column)
     if divisor_override is not None:
         return op.Div(sums, divisor_override)
     ones = op.Expand(op.CastLike(1, x), op.Shape(x, start=-n))

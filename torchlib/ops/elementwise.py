@@ -15,7 +15,7 @@ import numpy as np
 
 from graph_builder import op
 from graph_builder.ir import Value
-from graph_builder.types import BFLOAT16, BOOL, DOUBLE, FLOAT, FLOAT16, TFloat, TReal, TRealOrBool, TTensor
+from graph_builder.types import BFLOAT16, BOOL, DOUBLE, FLOAT, FLOAT16, INT32, INT64, TFloat, TReal, TRealOrBool, TTensor
 from torchlib.ops import _cephes as cephes
 from torchlib.ops._kernels import (
     FLOAT32_16, FLOATS, NUMERIC, OPMATH, POW, SIGNED, as_float, float32_or_double, full_of, kernel, like, run_supported,
@@ -177,7 +177,7 @@ def aten_div_mode(self: TReal, other: TReal, *, rounding_mode: str | None) -> TR
     raise ValueError(f"aten::div: rounding_mode must be None, 'trunc' or 'floor', got {rounding_mode!r}")
 
 
-def _int_power(x: Value, n: int) -> Value:
+def int_power(x: Value, n: int) -> Value:
     """x ** n for an integer tensor by repeated squaring: exact, and wrapping like torch."""
     if n < 0:
         raise ValueError("aten::pow: integers to negative integer powers are not allowed")
@@ -192,9 +192,37 @@ def _int_power(x: Value, n: int) -> Value:
     return result if result is not None else op.Expand(like(1, x), op.Shape(x))
 
 
+INT32_64 = frozenset({INT32, INT64})  # the integer dtypes Where has kernels for, and BitwiseAnd
+
+
+def int_pow(base: Value, exponent: Value) -> Value:
+    """base ** exponent for int32 or int64 tensors (smaller ints compute in int32 and wrap the same), exact and wrapping like torch
+    (onnxruntime's integer Pow goes through double: 3 ** 40 saturates): square and multiply
+    over the exponent's bits in a Loop of one trip per bit. A negative exponent gives torch's
+    1 for base 1, +-1 for base -1 and 0 otherwise."""
+    from torchlib.ops.linalg._common import loop  # the Loop helper of the linalg package
+
+    zero, one = like(0, base), like(1, base)
+    bits = 8 * base.dtype.numpy.itemsize - 1
+    positive = op.Where(op.Less(exponent, like(0, exponent)), like(0, exponent), exponent)
+
+    def body(i: Value, values: list[Value]) -> tuple[None, list[Value]]:
+        result, square, e = values
+        bit = op.Equal(op.BitwiseAnd(e, like(1, e)), like(1, e))
+        return None, [op.Where(bit, op.Mul(result, square), result), op.Mul(square, square), op.Div(e, like(2, e))]
+
+    result = loop(bits, [op.Expand(one, op.Shape(base)), base, op.Expand(positive, op.Shape(base))], body)[0]
+    odd = op.Equal(op.BitwiseAnd(exponent, like(1, exponent)), like(1, exponent))
+    minus_one = like(-1, base)
+    negative = op.Where(op.Equal(base, one), one, op.Where(op.Equal(base, minus_one), op.Where(odd, minus_one, one), zero))
+    return op.Where(op.Less(exponent, like(0, exponent)), negative, result)
+
+
 def _pow(base: Value, exponent: Value) -> Value:
     if base.dtype is BOOL:
         raise TypeError("aten::pow is not defined for bool tensors (torch raises too)")
+    if not base.dtype.is_floating:
+        return run_supported(int_pow, INT32_64, base, exponent)
     return run_supported(op.Pow, POW, base, exponent)
 
 
@@ -211,7 +239,7 @@ def aten_pow_tensor_scalar(self: TReal, exponent: float) -> TReal:
     """pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor"""
     if not self.dtype.is_floating and isinstance(exponent, int):
         _no_bool("pow", self)
-        return _int_power(self, exponent)
+        return int_power(self, exponent)
     if exponent == 2:
         return run_supported(op.Mul, NUMERIC, self, self)
     return run_supported(lambda x: op.Pow(x, like(exponent, x)), FLOATS, self)
@@ -221,6 +249,8 @@ def aten_pow_tensor_scalar(self: TReal, exponent: float) -> TReal:
 @elementwise("self", "exponent")
 def aten_pow_scalar(self: float, exponent: TReal) -> TReal:
     """pow.Scalar(Scalar self, Tensor exponent) -> Tensor"""
+    if not exponent.dtype.is_floating and not exponent.dtype.is_bool:
+        return run_supported(lambda e: int_pow(op.Expand(like(self, e), op.Shape(e)), e), INT32_64, exponent)
     return run_supported(lambda e: op.Pow(like(self, e), e), POW, exponent)
 
 
@@ -260,15 +290,33 @@ def _tan(x: Value) -> Value:
     return run_supported(op.Tan, FLOAT32_16, x)
 
 
+_LN2 = math.log(2)
+
+
+def _half_exp(a: Value) -> Value:
+    """exp(a) / 2 (inf from a = 709.78 on, where exp overflows, as in torch's own kernels)."""
+    return op.Mul(op.Exp(a), 0.5)
+
+
 def _sinh(x: Value) -> Value:
     if x.dtype is DOUBLE:  # no double Sinh kernel
-        return op.Mul(op.Sub(op.Exp(x), op.Exp(op.Neg(x))), 0.5)
+        # |x| < 1: the Taylor series to x**19 (no cancellation; the next term is < 1e-17 of the
+        # sum); else e**|x| / 2 - e**-|x| / 2
+        x2 = op.Mul(x, x)
+        series = like(1.0, x)
+        for n in range(19, 1, -2):
+            series = op.Add(op.Mul(series, op.Div(x2, like(float(n * (n - 1)), x))), like(1.0, x))
+        small = op.Mul(x, series)
+        a = op.Abs(x)
+        large = op.Mul(op.Sign(x), op.Sub(_half_exp(a), _half_exp(op.Neg(a))))
+        return op.Where(op.Less(a, like(1.0, x)), small, large)
     return run_supported(op.Sinh, FLOAT32_16, x)
 
 
 def _cosh(x: Value) -> Value:
-    if x.dtype is DOUBLE:  # no double Cosh kernel
-        return op.Mul(op.Add(op.Exp(x), op.Exp(op.Neg(x))), 0.5)
+    if x.dtype is DOUBLE:  # no double Cosh kernel: e**|x| / 2 + e**-|x| / 2
+        a = op.Abs(x)
+        return op.Add(_half_exp(a), _half_exp(op.Neg(a)))
     return run_supported(op.Cosh, FLOAT32_16, x)
 
 
@@ -300,8 +348,9 @@ _LN2 = math.log(2.0)
 
 
 def _atanh(x: Value) -> Value:
-    if x.dtype is DOUBLE:  # no double Atanh kernel: log((1 + x) / (1 - x)) / 2
-        return op.Mul(op.Log(op.Div(op.Add(x, 1.0), op.Sub(1.0, x))), 0.5)
+    if x.dtype is DOUBLE:  # no double Atanh kernel: sign(x) * log1p(2|x| / (1 - |x|)) / 2, accurate near 0 and +-1
+        a = op.Abs(x)
+        return op.Mul(op.Sign(x), op.Mul(log1p(op.Div(op.Mul(a, 2.0), op.Sub(1.0, a))), 0.5))
     return run_supported(op.Atanh, FLOAT32_16, x)
 
 
@@ -431,7 +480,22 @@ def aten_remainder(self: TReal, other: TReal) -> TReal:
 def aten_fmod(self: TReal, other: TReal) -> TReal:
     """fmod.Tensor(Tensor self, Tensor other) -> Tensor"""
     _no_bool("fmod", self)
+    if not (self if isinstance(self, Value) else other).dtype.is_floating:
+        return run_supported(_int_fmod, INT32_64, self, other)
     return run_supported(lambda a, b: op.Mod(a, b, fmod=1), NUMERIC, self, other)
+
+
+def _int_fmod(a: Any, b: Any) -> Value:
+    """C's a % b for integers, a - trunc(a / b) * b in exact integer Div (onnxruntime's integer
+    Mod with fmod=1 goes through double: fmod(2**63 - 1, 6) gives 2, not 1). b = -1 and b = 0
+    divide by 1 instead (fmod(MIN, -1) = 0 without the overflow; torch raises for b = 0)."""
+    b = like(b, a if isinstance(a, Value) else b)
+    a = like(a, b)
+    unsafe = op.Equal(b, like(0, b))
+    if b.dtype.kind != "u":
+        unsafe = op.Or(unsafe, op.Equal(b, like(-1, b)))
+    safe = op.Where(unsafe, like(1, b), b)
+    return op.Sub(a, op.Mul(op.Div(a, safe), safe))
 
 
 @aten_op("aten::clone")

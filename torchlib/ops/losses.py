@@ -36,8 +36,8 @@ def _reduce(x: Value, reduction: int) -> Value:
         raise ValueError(f"reduction must be 0 (none), 1 (mean) or 2 (sum), got {reduction}")
     if reduction == 0:
         return x
-    if reduction == 1:
-        return op.ReduceMean(x, keepdims=0)
+    if reduction == 1:  # sum / count: NaN for an empty input, as torch (ReduceMean gives 0)
+        return op.Div(op.ReduceSum(x, keepdims=0), op.Cast(op.Size(x), to=x.dtype.onnx))
     return op.ReduceSum(x, keepdims=0)
 
 

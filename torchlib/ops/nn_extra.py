@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+
 from graph_builder import op, types
 from graph_builder.ir import Value
 from graph_builder.types import FLOAT, TFloat, TReal, TTensor
@@ -58,7 +60,11 @@ def aten_pixel_unshuffle(self: TTensor, downscale_factor: int) -> TTensor:
     x = op.Reshape(self, op.Concat(_batch(self), c, h, r_, w, r_, axis=0), allowzero=1)
     x = op.Transpose(x, perm=[0, 1, 3, 5, 2, 4])  # (B, C, r, r, H, W)
     out_chw = op.Div(op.Mul(chw, [r * r, 1, 1]), [1, r, r])
-    return op.Reshape(x, op.Concat(op.Shape(self, end=-3), out_chw, axis=0), allowzero=1)
+    out_shape = op.Concat(op.Shape(self, end=-3), out_chw, axis=0)
+    # torch returns an empty input as it is (shape included): pixel_unshuffle([0, 1, 6, 6], 3)
+    # has shape [0, 1, 6, 6], not [0, 9, 2, 2]
+    empty = op.Equal(op.ReduceProd(op.Shape(self), keepdims=0), np.array(0, np.int64))  # (no bfloat16 Size)
+    return op.Reshape(x, op.Where(empty, op.Shape(self), out_shape), allowzero=1)
 
 
 def _channel_shuffle(self: Value, groups: Any) -> Value:

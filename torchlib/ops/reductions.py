@@ -59,6 +59,64 @@ def _reduce(reduce_op: Any, x: Value, axes: list[int], keepdim: bool) -> Value:
     return reduce_op(x, axes, keepdims=int(keepdim))
 
 
+def _reduced_last(x: Value, axes: list[int]) -> tuple[Value, Any, Value]:
+    """x with the reduced axes moved last and flattened into one: (that [..., k] tensor, the
+    kept dims' shape, k as an INT64 [1])."""
+    kept = [d for d in range(x.rank) if d not in axes]  # type: ignore[arg-type]
+    moved = x if kept + axes == list(range(x.rank)) else op.Transpose(x, perm=kept + axes)  # type: ignore[arg-type]
+    shape = op.Shape(x)
+    kept_shape = op.Gather(shape, np.array(kept, np.int64)) if kept else np.zeros(0, np.int64)
+    count = op.ReduceProd(op.Gather(shape, np.array(axes, np.int64)), keepdims=1)
+    return op.Reshape(moved, op.Concat(kept_shape, count, axis=0), allowzero=1), kept_shape, count
+
+
+def int64_sum(x: Value, axes: list[int], keepdim: bool) -> Value:
+    """ReduceSum of an INT64 tensor that wraps around on overflow as torch does: onnxruntime's
+    int64 ReduceSum (and ReduceProd) go through double, so sum([MAX, MIN]) is 0 there, not -1.
+    A MatMul with a vector of ones is exact int64 arithmetic. The reduced dims move last and are
+    flattened; a zero column keeps the contracted dim non-empty (a MatMul over an empty dim can
+    return stale memory in onnxruntime), and the ones are a [k + 1, 1] matrix (onnxruntime's
+    MatMul rejects an empty matrix times a vector)."""
+    if not axes:
+        return x
+    flat, kept_shape, count = _reduced_last(x, axes)
+    zero = op.ConstantOfShape(op.Concat(kept_shape, np.array([1], np.int64), axis=0), value=np.array([0], np.int64))
+    ones = op.ConstantOfShape(op.Concat(op.Add(count, np.array([1], np.int64)), np.array([1], np.int64), axis=0),
+                              value=np.array([1], np.int64))
+    total = op.Squeeze(op.MatMul(op.Concat(flat, zero, axis=-1), ones), np.array([-1], np.int64))
+    return op.Unsqueeze(total, axes) if keepdim else total
+
+
+def int64_prod(x: Value, axes: list[int], keepdim: bool) -> Value:
+    """ReduceProd of an INT64 tensor that wraps around on overflow as torch does (onnxruntime's
+    goes through double): Mul of the even and odd halves, halving until one column is left, when
+    the reduced size is static; a Loop of Mul over it when it is not."""
+    if not axes:
+        return x
+    flat, kept_shape, count = _reduced_last(x, axes)
+    one_column = op.ConstantOfShape(op.Concat(kept_shape, np.array([1], np.int64), axis=0), value=np.array([1], np.int64))
+    k = flat.shape[-1] if flat.shape is not None else None
+    if isinstance(k, int):
+        flat = op.Concat(flat, one_column, axis=-1) if k == 0 else flat
+        k = max(k, 1)
+        while k > 1:
+            if k % 2:
+                flat, k = op.Concat(flat, one_column, axis=-1), k + 1
+            flat = op.Mul(op.Slice(flat, [0], [k], [-1], [2]), op.Slice(flat, [1], [k], [-1], [2]))
+            k //= 2
+        total = op.Squeeze(flat, np.array([-1], np.int64))
+    else:
+        from torchlib.ops.linalg._common import loop  # the Loop helper of the linalg package
+
+        def body(i: Value, values: list[Value]) -> tuple[None, list[Value]]:
+            product, columns = values
+            return None, [op.Mul(product, op.Gather(columns, op.Reshape(i, np.array([1], np.int64)), axis=-1)), columns]
+
+        product = loop(op.Squeeze(count, np.array([0], np.int64)), [one_column, flat], body)[0]
+        total = op.Squeeze(product, np.array([-1], np.int64))
+    return op.Unsqueeze(total, axes) if keepdim else total
+
+
 def _count(x: Value, axes: list[int]) -> int | Value:
     """How many elements each reduction sees: an int when the dims are static, else INT64 scalar."""
     assert x.shape is not None
@@ -88,8 +146,8 @@ def _sum_dtype(self: Value, dtype: DType | None) -> DType:
 def _sum(self: Value, dim: int | Sequence[int] | None, keepdim: bool, dtype: DType | None) -> Value:
     out_dtype = _sum_dtype(self, dtype)
     x = cast_to(self, out_dtype)
-    if (x.dtype.is_integer or x.dtype.is_bool) and x.dtype is not types.INT32:
-        x = cast_to(x, types.INT64)  # ReduceSum has int32/int64 kernels only (bool: any != 0)
+    if x.dtype.is_integer or x.dtype.is_bool:  # int64 arithmetic, wrapping (bool: any != 0)
+        return cast_to(int64_sum(cast_to(x, types.INT64), _dims(self, dim), keepdim), out_dtype)
     x = _accumulate(x)
     return cast_to(_reduce(op.ReduceSum, x, _dims(self, dim), keepdim), out_dtype)
 
@@ -288,18 +346,22 @@ def aten_all_dims(self: TRealOrBool, dim: Sequence[int] | None = None, keepdim: 
 
 def _product_input(self: Value, dtype: DType | None) -> tuple[Value, DType]:
     """self cast to the result dtype of prod/cumprod, then to a dtype ReduceProd has a kernel
-    for (float32/float64/int32/int64); returns (that tensor, the result dtype)."""
+    for (float32/float64/int64: integers compute in int64, which wraps around like torch);
+    returns (that tensor, the result dtype)."""
     out_dtype = _sum_dtype(self, dtype)
     x = cast_to(self, out_dtype)
-    if (x.dtype.is_integer or x.dtype.is_bool) and x.dtype is not types.INT32:
+    if x.dtype.is_integer or x.dtype.is_bool:
         x = cast_to(x, types.INT64)  # bool: the product of 0/1 cast back is all()
     return _accumulate(x), out_dtype
 
 
 def _product(x: Value, axes: list[int], keepdim: bool) -> Value:
-    """ReduceProd; floats in float64, where a product that is not finite or is 0 from nonzero
-    finite factors (onnxruntime's order underflowed tiny * tiny to 0 before meeting an inf, or
-    overflowed) is taken again as sign * exp(sum(log|x|)), close to the exact product."""
+    """ReduceProd; int64 through int64_prod, which wraps around like torch; floats in float64,
+    where a product that is not finite or is 0 from nonzero finite factors (onnxruntime's order
+    underflowed tiny * tiny to 0 before meeting an inf, or overflowed) is taken again as
+    sign * exp(sum(log|x|)), close to the exact product."""
+    if x.dtype is types.INT64:
+        return int64_prod(x, axes, keepdim)
     if not x.dtype.is_floating:
         return _reduce(op.ReduceProd, x, axes, keepdim)
     x = cast_to(x, types.DOUBLE)
@@ -355,7 +417,7 @@ def aten_cumprod(self: TRealOrBool, dim: int, *, dtype: DType | None = None) -> 
     if trailing:
         mask = op.Unsqueeze(mask, list(range(2, 2 + trailing)))
     rows = op.Where(mask, op.Unsqueeze(x, [axis]), op.CastLike(1, x))  # [..., i, j, ...]
-    return cast_to(op.ReduceProd(rows, [axis + 1], keepdims=0), out_dtype)
+    return cast_to(_prod(rows, [axis + 1], False), out_dtype)
 
 
 @aten_op("aten::logsumexp")

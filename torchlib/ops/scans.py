@@ -200,10 +200,20 @@ def _median(self: Value, axis: int, keepdim: bool) -> tuple[Value, Value]:
     return values, op.Where(has_nan, first_nan, indices)
 
 
+def _flat_or_nan(self: Value) -> Value:
+    """self flattened; for an empty self, one NaN cast to self's dtype instead, which is torch's
+    median of no values (NaN for floats; for ints the cast's result: MIN for int32/int64, 0 for
+    the narrower ints), never an out-of-bounds Gather."""
+    flat = op.Reshape(self, np.array([-1], np.int64))
+    nan = op.Cast(np.array([math.nan], np.float32), to=self.dtype.onnx)
+    count = op.Max(op.Shape(flat), np.array([1], np.int64))
+    return op.Slice(op.Concat(flat, nan, axis=0), np.array([0], np.int64), count)
+
+
 @aten_op("aten::median")
 def aten_median(self: TReal) -> TReal:
     """median(Tensor self) -> Tensor"""
-    return _median(op.Reshape(self, [-1]), 0, False)[0]
+    return _median(_flat_or_nan(self), 0, False)[0]
 
 
 @aten_op("aten::median.dim")
@@ -257,7 +267,7 @@ def aten_nanmedian(self: TReal) -> TReal:
     """nanmedian(Tensor self) -> Tensor"""
     if not self.dtype.is_floating:
         return aten_median(self)
-    return _nanmedian(op.Reshape(self, [-1]), 0, False)[0]
+    return _nanmedian(_flat_or_nan(self), 0, False)[0]
 
 
 @aten_op("aten::nanmedian.dim")

@@ -22,6 +22,7 @@ from graph_builder import op, types
 from graph_builder.ir import Value
 from graph_builder.types import TTensor
 from torchlib.ops._helpers import dim_size
+from torchlib.ops.elementwise import int_pow, int_power
 from torchlib.promotion import cast_to
 from torchlib.registry import aten_op
 
@@ -209,7 +210,16 @@ def operator_pow(a: SymValue, b: SymValue) -> SymValue:
     """pow(SymInt a, SymInt b) -> SymInt"""
     # int ** negative int is a float in Python; a symbolic exponent is taken as non-negative.
     negative = isinstance(b, (int, float)) and b < 0
-    return _binary(operator.pow, op.Pow, a, b, to_float=negative)
+    return _binary(operator.pow, _sym_pow, a, b, to_float=negative)
+
+
+def _sym_pow(a: Any, b: Any) -> Value:
+    """Pow, for INT64 exact by squaring (onnxruntime's integer Pow goes through double)."""
+    if _is_float(a) or _is_float(b):
+        return op.Pow(a, b)
+    if not isinstance(b, Value):
+        return int_power(a, b)
+    return int_pow(a if isinstance(a, Value) else op.CastLike(np.array(a, np.int64), b), b)
 
 
 @aten_op("_operator::neg")

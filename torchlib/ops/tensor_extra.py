@@ -24,7 +24,7 @@ from torchlib.ops._helpers import dim_size, normalize_dim
 from torchlib.ops.comparison import aten_where
 from torchlib.ops._kernels import NUMERIC, run_supported
 from torchlib.ops.elementwise import aten_mul
-from torchlib.ops.reductions import aten_sum
+from torchlib.ops.reductions import aten_sum, int64_sum
 from torchlib.ops.shape import aten_diagonal, aten_flip, aten_transpose
 from torchlib.promotion import cast_to, elementwise, promote_all
 from torchlib.registry import aten_op
@@ -299,15 +299,36 @@ def aten_einsum(equation: str, tensors: Sequence[TReal], *, path: Sequence[int] 
         operands = [op.Unsqueeze(t, list(range(most - c))) if "..." in term and c < most else t
                     for t, term, c in zip(operands, terms, covered)]  # fmt: skip
         equation = equation.replace("...", "".join([c for c in string.ascii_letters if c not in letters][:most]))
-    result = op.Einsum(*operands, equation=equation)
     inputs, _, output = equation.partition("->")
     terms = inputs.split(",")
     summed_alone = any(c not in output and sum(c in t for t in terms) == 1 for term in terms for c in term)
+    if summed_alone and not compute.is_floating:  # torch's result is int64 then
+        operands, terms = _sum_alone_in_int64([cast_to(x, types.INT64) for x in operands], terms, output)
+    if len(operands) == 1 and terms[0] == output:
+        result = operands[0]
+    else:
+        result = op.Einsum(*operands, equation=",".join(terms) + "->" + output)
     if summed_alone and not dtype.is_floating:
         return cast_to(result, types.INT64)  # torch sums such dims first: ints and bool give int64
     if dtype is types.BOOL:
         return op.Cast(result, to=types.BOOL.onnx)
     return cast_to(result, dtype)
+
+
+def _sum_alone_in_int64(operands: list[Value], terms: list[str], output: str) -> tuple[list[Value], list[str]]:
+    """For INT64 operands: the dims of letters used once in all the inputs and not in the output summed first, in
+    int64 arithmetic that wraps like torch's (onnxruntime's Einsum sums them through double:
+    einsum('i->', [MAX, 2, MAX]) gives MAX there, torch 0). Returns the operands and terms left."""
+    letters = "".join(terms)
+    new_operands, new_terms = [], []
+    for x, term in zip(operands, terms):
+        alone = [i for i, c in enumerate(term) if letters.count(c) == 1 and c not in output]
+        if alone:
+            x = int64_sum(x, alone, False)
+            term = "".join(c for i, c in enumerate(term) if i not in alone)
+        new_operands.append(x)
+        new_terms.append(term)
+    return new_operands, new_terms
 
 
 @aten_op("aten::kron")
@@ -403,9 +424,10 @@ def _search(sorted_sequence: Value, values: Value, right: bool, out_int32: bool)
         b, v = boundaries, op.Unsqueeze(x, [-1])  # [n] against [..., 1]
     else:
         b, v = op.Unsqueeze(boundaries, [-2]), op.Unsqueeze(x, [-1])  # [..., 1, n] against [..., m, 1]
-    before = op.Not(op.Greater(b, v) if right else op.GreaterOrEqual(b, v))
-    count = op.ReduceSum(op.Cast(before, to=types.INT64.onnx), [-1], keepdims=0)
-    count = op.Reshape(count, op.Shape(values))  # onnxruntime keeps the reduced dim of an empty input
+    before = op.Cast(op.Not(op.Greater(b, v) if right else op.GreaterOrEqual(b, v)), to=types.INT64.onnx)  # NaN: after every boundary
+    # (int64_sum: onnxruntime's ReduceSum over an empty dim keeps it, with no boundaries)
+    count = int64_sum(before, [before.rank - 1], False)  # type: ignore[operator]
+    count = op.Reshape(count, op.Shape(values), allowzero=1)
     return op.Cast(count, to=types.INT32.onnx) if out_int32 else count
 
 

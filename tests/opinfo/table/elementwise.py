@@ -23,9 +23,7 @@ ENTRIES = [
     Entry('aten_asin', opinfo=['asin']),  # asin
     Entry('aten_asinh', opinfo=['asinh']),  # asinh
     Entry('aten_atan', opinfo=['atan']),  # atan
-    Entry('aten_atan2', opinfo=['atan2'], xfail=[
-        XFail('float64 computed in float32: onnxruntime has no double Atan kernel, so _kernels computes atan2 in float32 (off by up to 1.97e-07; issue 13 item 6)', dtypes=[torch.float64], samples=[5]),
-    ]),  # atan2
+    Entry('aten_atan2', opinfo=['atan2']),  # atan2
     Entry('aten_atanh', opinfo=['atanh']),  # atanh
     Entry('aten_ceil', opinfo=['ceil']),  # ceil
     Entry('aten_clone', opinfo=['clone']),  # clone

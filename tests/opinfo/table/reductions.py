@@ -23,9 +23,7 @@ ENTRIES = [
     Entry('aten_argmin', opinfo=['argmin']),  # argmin
     Entry('aten_cumprod', opinfo=['cumprod']),  # cumprod
     Entry('aten_cumsum', opinfo=['cumsum']),  # cumsum
-    Entry('aten_linalg_vector_norm', opinfo=['norm', 'linalg.norm'], xfail=[
-        XFail('ord=1.5 in float64: the Python float constants (ord, 1/ord) become float32 through op.CastLike, so 1/1.5 is 0.6666667 (issue 13 item 6)', dtypes=[torch.float64], samples=[37], opinfo='norm'),
-    ]),  # linalg_vector_norm
+    Entry('aten_linalg_vector_norm', opinfo=['norm', 'linalg.norm']),  # linalg_vector_norm
     Entry('aten_logsumexp', opinfo=['logsumexp']),  # logsumexp
     Entry('aten_max', opinfo=[('max', 'reduction_no_dim')]),  # max
     Entry('aten_max_dim', opinfo=[('max', 'reduction_with_dim')]),  # max.dim

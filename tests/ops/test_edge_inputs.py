@@ -1,0 +1,176 @@
+"""Edge inputs torch accepts (issue 13, issue 10 item 4): empty and size-1 inputs, int64
+extremes (torch's int64 arithmetic wraps around), float64 precision. Each test is the repro of a
+wrong answer or an error the fuzz pass (bench/fuzz_ops.py) found, checked eagerly and traced."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from torchlib.ops import activations as Ac
+from torchlib.ops import attention as At
+from torchlib.ops import conv_pool as C
+from torchlib.ops import elementwise as E
+from torchlib.ops.linalg import products as P
+from torchlib.ops import losses as L
+from torchlib.ops import nn_extra as NE
+from torchlib.ops import normalization as N
+from torchlib.ops import reductions as R
+from torchlib.ops import scans as S
+from torchlib.ops import symbolic as Sy
+from torchlib.ops import tensor_extra as T
+from torchlib.testing import check_function, run_dynamic
+
+A = torch.ops.aten
+I64 = torch.iinfo(torch.int64)
+
+
+@pytest.mark.parametrize("name", [
+    "binary_cross_entropy", "binary_cross_entropy_with_logits", "hinge_embedding_loss", "huber_loss",
+    "l1_loss", "mse_loss", "smooth_l1_loss", "soft_margin_loss",
+])  # fmt: skip
+def test_mean_reduced_loss_of_an_empty_input_is_nan(name):
+    empty = torch.zeros(0)
+    check_function(getattr(L, f"aten_{name}"), (empty, empty), expected=getattr(A, name)(empty, empty))
+
+
+# -- int64 extremes: torch's int64 arithmetic wraps around ---------------------------------------
+EXTREMES = torch.tensor([[I64.max, I64.min, 5], [I64.max, 5, I64.max], [3, 7, -9]])
+BIG = torch.randint(-2**40, 2**40, (4, 5, 3), generator=torch.Generator().manual_seed(0))
+
+
+@pytest.mark.parametrize("fn, args", [
+    (R.aten_sum, (EXTREMES[0, :2],)),  # MAX + MIN = -1 (onnxruntime's int64 ReduceSum gives 0)
+    (R.aten_sum, (EXTREMES,)),
+    (R.aten_sum_dim_IntList, (EXTREMES, [0])),
+    (R.aten_sum_dim_IntList, (EXTREMES.t(), [1], True)),
+    (R.aten_sum_dim_IntList, (torch.zeros(3, 0, dtype=torch.int64), [1])),
+    (R.aten_sum_dim_IntList, (EXTREMES.int(), [1])),
+    (R.aten_prod, (EXTREMES,)),
+    (R.aten_prod_dim_int, (BIG, 1)),
+    (R.aten_prod_dim_int, (torch.zeros(3, 0, dtype=torch.int64), 1, True)),
+    (R.aten_cumprod, (BIG, 0)),
+    (R.aten_cumprod, (EXTREMES, 1)),
+])  # fmt: skip
+def test_int64_sum_and_prod_wrap_around(fn, args):
+    expected = getattr(A, fn.__name__.removeprefix("aten_").replace("_dim_IntList", "").replace("_dim_int", ""))(*args)
+    check_function(fn, args, expected=expected)
+    torch.testing.assert_close(run_dynamic(fn, *args), expected)
+
+
+SMALL_BASES = torch.randint(-5, 6, (40,), generator=torch.Generator().manual_seed(1))
+EXPONENTS = torch.randint(-3, 70, (40,), generator=torch.Generator().manual_seed(2))
+
+
+@pytest.mark.parametrize("fn, args", [
+    (E.aten_fmod, (torch.tensor(I64.max), torch.tensor(6))),  # 1 (onnxruntime's Mod fmod=1: 2)
+    (E.aten_fmod, (torch.tensor([I64.max, I64.min, -7, 7, I64.min, 5]), torch.tensor([6, 7, 2, -2, -1, I64.max]))),
+    (E.aten_fmod, (torch.tensor([I64.max, -9]), 5)),
+    (E.aten_pow, (torch.tensor(I64.max), torch.tensor(1))),  # MAX (through double: MIN)
+    (E.aten_pow, (SMALL_BASES, EXPONENTS)),  # wraps; negative exponents give 0, 1 or -1
+    (E.aten_pow, (SMALL_BASES.int(), EXPONENTS.int())),
+    (E.aten_pow, (SMALL_BASES.to(torch.int8), EXPONENTS.to(torch.int8))),
+    (E.aten_pow, (torch.tensor([3, 2]), torch.tensor([I64.max, 2**62]))),
+    (E.aten_pow_scalar, (3, EXPONENTS)),
+    (T.aten_trace, (EXTREMES,)),
+    (T.aten_einsum, ("i->", [EXTREMES[1]])),
+    (T.aten_einsum, ("ij,k->ik", [EXTREMES, EXTREMES[1]])),
+])  # fmt: skip
+def test_int_arithmetic_wraps_around(fn, args):
+    torch_fn = {"aten_pow_scalar": torch.pow, "aten_trace": torch.trace, "aten_einsum": torch.einsum}.get(fn.__name__)
+    expected = (torch_fn or getattr(A, fn.__name__.removeprefix("aten_")))(*args)
+    check_function(fn, args, expected=expected)
+
+
+# -- empty and size-1 inputs -----------------------------------------------------------------------
+@pytest.mark.parametrize("shape", [(0, 6, 3), (2, 6, 0), (0, 4)])
+def test_group_norm_of_an_empty_batch_or_empty_groups(shape):
+    """Batch 0 used to fail in a Reshape [0, group, -1]; HxW = 0 gives rstd NaN like torch."""
+    x = torch.randn(shape)
+    n, c = shape[:2]
+    hw = shape[2] if len(shape) > 2 else 1
+    args = (x, torch.rand(c), torch.rand(c), n, c, hw, 2, 1e-5)
+    check_function(N.aten_native_group_norm, args, expected=A.native_group_norm(*args))
+    check_function(N.aten_group_norm, (x, 2), expected=A.group_norm(x, 2))
+
+
+@pytest.mark.parametrize("fn, torch_fn, args", [
+    (P.aten_mv, A.mv, (torch.randn(4, 0), torch.randn(0))),  # zeros, never stale memory
+    (P.aten_addmv, A.addmv, (torch.randn(4), torch.randn(4, 0), torch.randn(0))),
+    (P.aten_mv, A.mv, (torch.randn(0, 3), torch.randn(3))),
+    (P.aten_matmul, A.matmul, (torch.randn(0, 10), torch.randn(10))),
+    (P.aten_matmul, A.matmul, (torch.randn(2, 0, 10), torch.randn(10))),
+    (S.aten_median, A.median, (torch.zeros(0),)),  # NaN
+    (S.aten_median, A.median, (torch.zeros(3, 0, dtype=torch.float64),)),
+    (S.aten_median, A.median, (torch.zeros(0, dtype=torch.int64),)),  # NaN cast to int64: MIN
+    (S.aten_nanmedian, A.nanmedian, (torch.zeros(0),)),
+    (S.aten_nanmedian, A.nanmedian, (torch.zeros(0, dtype=torch.int32),)),
+    (Ac.aten_glu, A.glu, (torch.zeros(0), 0)),
+    (Ac.aten_glu, A.glu, (torch.zeros(0, 4), -1)),
+    (Ac.aten_glu, A.glu, (torch.randn(4, 4, 2), -3)),
+    (T.aten_bucketize_Tensor, A.bucketize, (torch.tensor(-8.4), torch.zeros(0))),  # no boundaries: 0
+    (T.aten_bucketize_Tensor, A.bucketize, (torch.randn(3, 2), torch.zeros(0))),
+    (NE.aten_pixel_unshuffle, A.pixel_unshuffle, (torch.zeros(0, 1, 6, 6), 3)),  # torch keeps the shape
+    (NE.aten_pixel_unshuffle, A.pixel_unshuffle, (torch.zeros(1, 0, 6, 6), 3)),
+])  # fmt: skip
+def test_empty_inputs(fn, torch_fn, args):
+    expected = torch_fn(*args)
+    check_function(fn, args, expected=expected)
+    torch.testing.assert_close(run_dynamic(fn, *args), expected, equal_nan=True)
+
+
+# -- known wrong answers (issue 13 items 6 and 7) --------------------------------------------------
+def test_sdpa_rank3_query_broadcasts_against_rank4_keys():
+    q, k, v = torch.randn(4, 3, 8, dtype=torch.float64), torch.randn(4, 4, 6, 8, dtype=torch.float64), torch.randn(4, 4, 6, 8, dtype=torch.float64)
+    check_function(At.aten_scaled_dot_product_attention, (q, k, v), expected=A.scaled_dot_product_attention(q, k, v))
+
+
+def test_float64_atan2_and_vector_norm_compute_in_float64():
+    y, x = torch.randn(200, dtype=torch.float64), torch.randn(200, dtype=torch.float64)
+    check_function(E.aten_atan2, (y, x), expected=torch.atan2(y, x), rtol=1e-15, atol=1e-15)
+    x = torch.rand(5, 5, 5, dtype=torch.float64)
+    check_function(R.aten_linalg_vector_norm, (x, 1.5), expected=torch.linalg.vector_norm(x, 1.5), rtol=1e-15, atol=0)
+
+
+def _with_extremes(shape: tuple[int, ...]) -> torch.Tensor:
+    x = torch.randint(-2**62, 2**62, shape, generator=torch.Generator().manual_seed(3)) * 2
+    x.view(-1)[:5] = torch.tensor([I64.max, I64.min, -1, 0, I64.max - 1])
+    return x
+
+
+@pytest.mark.parametrize("fn, torch_fn, args", [
+    (C.aten_max_pool2d_with_indices, A.max_pool2d_with_indices, (_with_extremes((1, 2, 3, 6)), [3, 3], [2, 2], [0, 0], [1, 1], True)),
+    (C.aten_max_pool2d_with_indices, A.max_pool2d_with_indices, (_with_extremes((1, 2, 3, 6)), [2, 3], [1, 2], [1, 1], [1, 2], False)),
+    (C.aten_max_pool2d, A.max_pool2d, (_with_extremes((2, 3, 6)), [2, 2])),
+    (C.aten_max_pool3d_with_indices, A.max_pool3d_with_indices, (_with_extremes((1, 2, 3, 6, 5)), [3, 3, 3], [2, 2, 2], [0, 0, 0], [1, 1, 1], True)),
+    (C.aten_max_pool3d, A.max_pool3d, (_with_extremes((1, 2, 3, 6, 5)), [2, 2, 2], [1, 2, 1], [1, 1, 0], [1, 2, 1])),
+    (C.aten_max_pool1d_with_indices, A.max_pool1d_with_indices, (_with_extremes((2, 3, 9)), [3], [2], [1], [2], True)),
+    (C.aten_avg_pool1d, A.avg_pool1d, (_with_extremes((2, 3, 9)), [3])),
+    (C.aten_avg_pool2d, A.avg_pool2d, (_with_extremes((1, 3, 9, 9)), [4, 4], [2, 3], [1, 1], True, False, 2)),
+    (C.aten_avg_pool3d, A.avg_pool3d, (_with_extremes((1, 2, 4, 4, 4)), [2, 2, 2], [1, 1, 1], [1, 1, 1], True, False, 2)),
+])  # fmt: skip
+def test_int64_pooling_is_exact(fn, torch_fn, args):
+    """Values above 2**53 (no int64 MaxPool kernel; float64 rounds them) and window sums that wrap."""
+    check_function(fn, args, expected=torch_fn(*args))
+
+
+def test_symint_pow_is_exact_beyond_2_to_53():
+    """A SymInt ** SymInt in int64 by squaring: 3 ** 39 through double is off by 11."""
+    check_function(Sy.operator_pow, (torch.tensor(3), torch.tensor(39)), expected=torch.tensor(3**39))
+
+
+@pytest.mark.parametrize("name", ["sinh", "cosh", "asinh", "acosh", "atanh"])
+def test_float64_hyperbolic_functions_in_float64(name):
+    """No double kernels in onnxruntime: compositions without cancellation near 0 (sinh, asinh,
+    atanh), near 1 (acosh) and near -1 (atanh), nor overflow of x**2 (asinh, acosh)."""
+    x = torch.cat([torch.logspace(-300, 300, 400, dtype=torch.float64), torch.linspace(-1.5, 1.5, 301, dtype=torch.float64),
+                   1 - torch.logspace(-16, 0, 100, dtype=torch.float64)])  # fmt: skip
+    x = torch.cat([x, -x])
+    check_function(getattr(E, f"aten_{name}"), (x,), expected=getattr(torch, name)(x), rtol=1e-15, atol=0)
+
+
+@pytest.mark.parametrize("right", [False, True])
+def test_bucketize_puts_nan_after_every_boundary(right):
+    values, boundaries = torch.tensor([float("nan"), 0.5, float("inf")]), torch.tensor([-1.0, 0.0, 1.0, 2.0, 3.0])
+    check_function(T.aten_bucketize_Tensor, (values, boundaries), {"right": right},
+                   expected=torch.bucketize(values, boundaries, right=right))

@@ -17,6 +17,7 @@ from . import backward  # noqa: E402
 from . import view_copy  # noqa: E402
 from . import batch_sums  # noqa: E402
 from . import scatter_extra  # noqa: E402
+from . import embedding_bag  # noqa: E402
 
 ENTRIES = [
     *activations.ENTRIES,
@@ -56,4 +57,5 @@ ENTRIES = [
     *view_copy.ENTRIES,
     *batch_sums.ENTRIES,
     *scatter_extra.ENTRIES,
+    *embedding_bag.ENTRIES,
 ]

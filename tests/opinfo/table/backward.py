@@ -104,3 +104,33 @@ ENTRIES += [
         ['nn.functional.group_norm'], ['native_group_norm_backward'], masks=True),
         reference=masked_reference('native_group_norm_backward'), dtypes=_FLOATS),  # native_group_norm_backward
 ]
+
+
+# -- torchlib/ops/backward_activations.py: samples from the OpInfos' backward calls
+def _dropout(dtype: torch.dtype) -> Iterator[Any]:
+    """native_dropout's mask and scale 1 / (1 - p) (the dropout OpInfo's backward is not native_dropout_backward)."""
+    for shape, p in (((3, 4), 0.5), ((5,), 0.3), ((), 0.1), ((0, 3), 0.5), ((2, 3, 2), 0.9)):
+        mask = torch.rand(shape, generator=_gen(0)) >= p
+        yield sample_input(torch.randn(shape, generator=_gen(1)).to(dtype), mask, 1 / (1 - p))
+
+
+def _act(function: str, opinfos: list[str | tuple[str, str]], overload: str, **kwargs: Any) -> Entry:
+    return Entry(function, samples=from_backward(opinfos, [overload]), dtypes=_FLOATS, **kwargs)
+
+
+ENTRIES += [
+    _act('aten_threshold_backward', ['nn.functional.relu', 'nn.functional.threshold'], 'threshold_backward'),
+    _act('aten_sigmoid_backward', ['sigmoid'], 'sigmoid_backward'),
+    _act('aten_tanh_backward', ['tanh'], 'tanh_backward'),
+    _act('aten_gelu_backward', ['nn.functional.gelu'], 'gelu_backward'),
+    _act('aten_silu_backward', ['nn.functional.silu'], 'silu_backward'),
+    _act('aten_hardswish_backward', ['nn.functional.hardswish'], 'hardswish_backward'),
+    _act('aten_hardsigmoid_backward', ['nn.functional.hardsigmoid'], 'hardsigmoid_backward'),
+    _act('aten_hardtanh_backward', ['nn.functional.hardtanh', 'nn.functional.relu6'], 'hardtanh_backward'),
+    _act('aten_elu_backward', ['nn.functional.elu', 'nn.functional.selu', 'nn.functional.celu'], 'elu_backward'),
+    _act('aten_leaky_relu_backward', ['nn.functional.leaky_relu'], 'leaky_relu_backward'),
+    _act('aten_softplus_backward', ['nn.functional.softplus'], 'softplus_backward'),
+    _act('aten_log_sigmoid_backward', ['nn.functional.logsigmoid'], 'log_sigmoid_backward'),
+    Entry('aten_native_dropout_backward', samples=_dropout, dtypes=_FLOATS),  # native_dropout_backward
+    _act('aten_mse_loss_backward', ['nn.functional.mse_loss'], 'mse_loss_backward'),
+]

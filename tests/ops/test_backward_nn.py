@@ -49,3 +49,11 @@ def test_avg_pool2d_backward_ceil(ceil_mode: bool, count_include_pad: bool) -> N
     args = ([3, 2], [2, 2], [1, 1], ceil_mode, count_include_pad, None)
     g = torch.randn(A.avg_pool2d(x, *args).shape, dtype=torch.float64)
     check_function(B.aten_avg_pool2d_backward, (g, x, *args), expected=A.avg_pool2d_backward(g, x, *args))
+
+
+@pytest.mark.parametrize("shape", [(0, 3, 7, 6), (3, 7, 6)])  # empty batch, unbatched
+def test_avg_pool2d_backward_empty_and_unbatched(shape: tuple[int, ...]) -> None:
+    x = torch.randn(shape, dtype=torch.float64)
+    args = ([3, 2], [2, 2], [1, 1], True, False, None)
+    g = torch.randn(A.avg_pool2d(x, *args).shape, dtype=torch.float64)
+    check_function(B.aten_avg_pool2d_backward, (g, x, *args), expected=A.avg_pool2d_backward(g, x, *args))

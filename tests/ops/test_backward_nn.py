@@ -57,3 +57,15 @@ def test_avg_pool2d_backward_empty_and_unbatched(shape: tuple[int, ...]) -> None
     args = ([3, 2], [2, 2], [1, 1], True, False, None)
     g = torch.randn(A.avg_pool2d(x, *args).shape, dtype=torch.float64)
     check_function(B.aten_avg_pool2d_backward, (g, x, *args), expected=A.avg_pool2d_backward(g, x, *args))
+
+
+@pytest.mark.parametrize("train", [False, True])
+@pytest.mark.parametrize("mask", [[True, True, True], [True, False, False], [False, True, True]])
+def test_native_batch_norm_backward_without_weight(train: bool, mask: list[bool]) -> None:
+    x = torch.randn(4, 3, 5, dtype=torch.float64)
+    rm, rv = torch.randn(3, dtype=torch.float64), torch.rand(3, dtype=torch.float64) + 0.5
+    _, save_mean, save_invstd = A.native_batch_norm(x, None, None, rm.clone(), rv.clone(), train, 0.1, 1e-5)
+    g = torch.randn(4, 3, 5, dtype=torch.float64)
+    args = (g, x, None, rm, rv, save_mean, save_invstd, train, 1e-5, mask)
+    expected = tuple(out if wanted else None for out, wanted in zip(A.native_batch_norm_backward(*args), mask))
+    check_function(B.aten_native_batch_norm_backward, args, expected=expected)

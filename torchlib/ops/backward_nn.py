@@ -1,5 +1,6 @@
-"""Backward ops of convolution, average pooling and group norm, as they appear in exported
-training graphs: convolution_backward, avg_pool2d/3d_backward, native_group_norm_backward.
+"""Backward ops of convolution, average pooling, group norm and batch norm, as they appear in exported
+training graphs: convolution_backward, avg_pool2d/3d_backward, native_group_norm_backward,
+native_batch_norm_backward.
 
 - convolution_backward: the input gradient is the transposed convolution of the output
   gradient (a convolution for a transposed forward), the weight gradient one grouped
@@ -9,7 +10,8 @@ training graphs: convolution_backward, avg_pool2d/3d_backward, native_group_norm
 - avg_pool backward: the output gradient divided by torch's divisor of each window (computed
   when the graph is built, the formula of torch's kernel) and spread back over the windows by a
   transposed convolution with a kernel of ones.
-- native_group_norm_backward: the layer-norm gradient formula over each (n, group).
+- native_group_norm_backward: the layer-norm gradient formula over each (n, group);
+  native_batch_norm_backward the same over each channel (train), or a scale (eval).
 Half types compute in float32 and round once; float64 stays float64.
 """
 
@@ -235,4 +237,56 @@ def aten_native_group_norm_backward(
     if output_mask[2]:
         grad_bias = op.ReduceSum(op.Reshape(dy, channels, allowzero=1), per_channel, keepdims=0)
         grad_bias = cast_to(grad_bias, weight.dtype if weight is not None else input.dtype)
+    return grad_input, grad_weight, grad_bias
+
+
+# -- batch norm ---------------------------------------------------------------------------------
+
+
+@aten_op("aten::native_batch_norm_backward")
+def aten_native_batch_norm_backward(
+    grad_out: TFloat, input: TFloat, weight: TFloat | None, running_mean: TFloat | None, running_var: TFloat | None,
+    save_mean: TFloat | None, save_invstd: TFloat | None, train: bool, eps: float, output_mask: Sequence[bool],
+) -> tuple[TFloat | None, TFloat | None, TFloat | None]:  # fmt: skip
+    """native_batch_norm_backward(Tensor grad_out, Tensor input, Tensor? weight, Tensor? running_mean, Tensor? running_var, Tensor? save_mean, Tensor? save_invstd, bool train, float eps, bool[3] output_mask) -> (Tensor, Tensor, Tensor)
+
+    train: the batch statistics save_mean and save_invstd (native_batch_norm's outputs) over
+    every dim but 1; else the running statistics, 1 / sqrt(running_var + eps)."""
+    if input.rank is None or input.rank < 2:
+        raise ValueError(f"aten::native_batch_norm_backward expects an input of rank >= 2 (N, C, ...), got rank {input.rank}")
+    dtype = _opmath(input.dtype)
+    rank = input.rank
+    axes = [0, *range(2, rank)]
+
+    def per_channel(v: Value) -> Value:
+        return op.Reshape(cast_to(v, dtype), [1, -1] + [1] * (rank - 2))
+
+    if train:
+        if save_mean is None or save_invstd is None:
+            raise ValueError("aten::native_batch_norm_backward with train=True needs save_mean and save_invstd")
+        mean, invstd = per_channel(save_mean), per_channel(save_invstd)
+    else:
+        if running_mean is None or running_var is None:
+            raise ValueError("aten::native_batch_norm_backward with train=False needs running_mean and running_var")
+        mean = per_channel(running_mean)
+        invstd = op.Reciprocal(op.Sqrt(op.Add(per_channel(running_var), eps)))
+    x, dy = cast_to(input, dtype), cast_to(grad_out, dtype)
+    x_hat = op.Mul(op.Sub(x, mean), invstd)
+    scale = invstd if weight is None else op.Mul(invstd, per_channel(weight))
+    sum_dy = op.ReduceSum(dy, axes, keepdims=1)
+    sum_dy_x_hat = op.ReduceSum(op.Mul(dy, x_hat), axes, keepdims=1)
+    grad_input = grad_weight = grad_bias = None
+    if output_mask[0]:
+        if train:  # dx = w * invstd * (dy - mean(dy) - x_hat * mean(dy * x_hat)) over N * spatial elements
+            count = op.Cast(op.Div(op.Size(x), op.Shape(x, start=1, end=2)), to=dtype.onnx)
+            inside = op.Sub(op.Sub(dy, op.Div(sum_dy, count)), op.Mul(x_hat, op.Div(sum_dy_x_hat, count)))
+            grad_input = op.Mul(inside, scale)
+        else:
+            grad_input = op.Mul(dy, scale)
+        grad_input = cast_to(grad_input, input.dtype)
+    stats_dtype = weight.dtype if weight is not None else input.dtype
+    if output_mask[1]:
+        grad_weight = cast_to(op.Reshape(sum_dy_x_hat, [-1]), stats_dtype)
+    if output_mask[2]:
+        grad_bias = cast_to(op.Reshape(sum_dy, [-1]), stats_dtype)
     return grad_input, grad_weight, grad_bias

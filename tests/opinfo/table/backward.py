@@ -134,3 +134,9 @@ ENTRIES += [
     Entry('aten_native_dropout_backward', samples=_dropout, dtypes=_FLOATS),  # native_dropout_backward
     _act('aten_mse_loss_backward', ['nn.functional.mse_loss'], 'mse_loss_backward'),
 ]
+
+ENTRIES += [
+    Entry('aten_native_batch_norm_backward', samples=from_backward(
+        ['nn.functional.batch_norm'], ['native_batch_norm_backward'], masks=True),
+        reference=masked_reference('native_batch_norm_backward'), dtypes=_FLOATS),  # native_batch_norm_backward
+]

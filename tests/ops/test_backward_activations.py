@@ -27,6 +27,9 @@ CASES: list[tuple[Callable[..., Any], Any, Callable[[torch.Tensor, torch.Tensor]
     (B.aten_leaky_relu_backward, A.leaky_relu_backward, lambda g, x: (g, x, 0.01, False)),
     (B.aten_softplus_backward, A.softplus_backward, lambda g, x: (g, x, 1.0, 20.0)),
     (B.aten_log_sigmoid_backward, A.log_sigmoid_backward, lambda g, x: (g, x, torch.exp(-x.abs()))),
+    (B.aten_hardshrink_backward, A.hardshrink_backward, lambda g, x: (g, x, 0.5)),
+    (B.aten_softshrink_backward, A.softshrink_backward, lambda g, x: (g, x, 1.0)),
+    (B.aten_mish_backward, A.mish_backward, lambda g, x: (g, x)),
 ]
 
 

@@ -1,6 +1,7 @@
 """Backward ops of the activations, dropout and mse_loss, as they appear in exported training
 graphs: threshold_backward (relu's), sigmoid/tanh_backward (from the forward's result),
-gelu/silu/hardswish/hardsigmoid/hardtanh/elu/leaky_relu/softplus/log_sigmoid_backward,
+gelu/silu/hardswish/hardsigmoid/hardtanh/elu/leaky_relu/softplus/log_sigmoid/hardshrink/
+softshrink/mish_backward,
 native_dropout_backward, mse_loss_backward.
 
 Each is torch's CPU formula, elementwise. The half types compute in float32 (torch's opmath)
@@ -157,6 +158,35 @@ def aten_log_sigmoid_backward(grad_output: TFloat, self: TFloat, buffer: TFloat)
     fraction = op.Div(z, op.Add(z, 1.0))
     derivative = op.Where(op.Less(x, 0.0), op.Sub(1.0, fraction), fraction)  # max_deriv - sign * z / (1 + z)
     return cast_to(op.Mul(derivative, g), grad_output.dtype)
+
+
+def _shrink_backward(grad_output: Value, self: Value, lambd: float) -> Value:
+    """0 where -lambd <= self <= lambd (torch's hardshrink and softshrink gradients), else grad."""
+    x, g = _opmath(self, grad_output)
+    inside = op.And(op.GreaterOrEqual(x, _bound(-float(lambd), self)), op.LessOrEqual(x, _bound(lambd, self)))
+    return cast_to(op.Where(inside, _zero(g), g), grad_output.dtype)
+
+
+@aten_op("aten::hardshrink_backward")
+def aten_hardshrink_backward(grad_out: TFloat, self: TFloat, lambd: float) -> TFloat:
+    """hardshrink_backward(Tensor grad_out, Tensor self, Scalar lambd) -> Tensor"""
+    return _shrink_backward(grad_out, self, lambd)
+
+
+@aten_op("aten::softshrink_backward")
+def aten_softshrink_backward(grad_output: TFloat, self: TFloat, lambd: float) -> TFloat:
+    """softshrink_backward(Tensor grad_output, Tensor self, Scalar lambd) -> Tensor"""
+    return _shrink_backward(grad_output, self, lambd)
+
+
+@aten_op("aten::mish_backward")
+def aten_mish_backward(grad_output: TFloat, self: TFloat) -> TFloat:
+    """mish_backward(Tensor grad_output, Tensor self) -> Tensor"""
+    g, x = _opmath(grad_output, self)
+    sigmoid = op.Sigmoid(x)
+    tanh_softplus = op.Tanh(op.Log(op.Add(op.Exp(x), 1.0)))  # torch's log1p(exp(x)); onnxruntime has no double Softplus
+    derivative = op.Add(tanh_softplus, op.Mul(op.Mul(x, sigmoid), op.Sub(1.0, op.Mul(tanh_softplus, tanh_softplus))))
+    return cast_to(op.Mul(g, derivative), grad_output.dtype)
 
 
 @aten_op("aten::native_dropout_backward")

@@ -1,5 +1,7 @@
-"""Expectations for torchlib/ops/backward.py (no OpInfo calls these: samples of their own,
-checked against torch.ops.aten)."""
+"""Expectations for torchlib/ops/backward.py, backward_nn.py and backward_activations.py. No
+OpInfo calls a backward op in its forward: the first ones have samples of their own; the others
+take the calls autograd makes on the forward OpInfos' samples (_backward_samples.from_backward),
+all checked against torch.ops.aten."""
 
 from __future__ import annotations
 
@@ -133,6 +135,9 @@ ENTRIES += [
     _act('aten_log_sigmoid_backward', ['nn.functional.logsigmoid'], 'log_sigmoid_backward'),
     Entry('aten_native_dropout_backward', samples=_dropout, dtypes=_FLOATS),  # native_dropout_backward
     _act('aten_mse_loss_backward', ['nn.functional.mse_loss'], 'mse_loss_backward'),
+    _act('aten_hardshrink_backward', ['nn.functional.hardshrink'], 'hardshrink_backward'),
+    _act('aten_softshrink_backward', ['nn.functional.softshrink'], 'softshrink_backward'),
+    _act('aten_mish_backward', ['nn.functional.mish'], 'mish_backward'),
 ]
 
 ENTRIES += [

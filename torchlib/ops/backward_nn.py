@@ -6,7 +6,8 @@ native_batch_norm_backward.
   gradient (a convolution for a transposed forward), the weight gradient one grouped
   convolution with batch and channels swapped (the input, shaped (C/G, G*N, *S), convolved with
   the output gradient, shaped (G*O/G, N, *S'), stride and dilation exchanged), cropped to the
-  kernel. Both reuse conv_pool's convolution, so every dtype computes as the forward does.
+  kernel. Both reuse conv_pool's convolution, so every dtype computes as the forward does;
+  the float64 weight gradient is im2col of the input (one column per kernel offset) and MatMul.
 - avg_pool backward: the output gradient divided by torch's divisor of each window (computed
   when the graph is built, the formula of torch's kernel) and spread back over the windows by a
   transposed convolution with a kernel of ones.
@@ -97,7 +98,9 @@ def aten_convolution_backward(
     """convolution_backward(Tensor grad_output, Tensor input, Tensor weight, SymInt[]? bias_sizes, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups, bool[3] output_mask) -> (Tensor, Tensor, Tensor)
 
     Inputs are batched (N, C, *spatial), as aten::convolution receives them; the spatial sizes
-    of input, weight and grad_output must be known when the graph is built."""
+    of input, weight and grad_output must be known when the graph is built. A batch known to be
+    empty gives zero gradients; a dynamic batch that is 0 only at run time is not supported
+    (onnxruntime's Conv does not return on the weight gradient's 0 channels)."""
     n = weight.rank - 2
     if input.rank != n + 2 or grad_output.rank != n + 2:
         raise ValueError(f"aten::convolution_backward expects batched input and grad_output of rank {n + 2} "

@@ -35,6 +35,9 @@ from torchlib.ops import distance  # noqa: F401
 from torchlib.ops import tensor_meta  # noqa: F401
 from torchlib.ops import histogram  # noqa: F401
 from torchlib.ops import backward  # noqa: F401
+from torchlib.ops import backward_nn  # noqa: F401
+from torchlib.ops import embedding_bag  # noqa: F401
+from torchlib.ops import backward_activations  # noqa: F401
 from torchlib.ops import view_copy  # noqa: F401
 from torchlib.ops import batch_sums  # noqa: F401
 from torchlib.ops import scatter_extra  # noqa: F401

@@ -20,6 +20,7 @@ from . import scatter_extra  # noqa: E402
 from . import segments  # noqa: E402
 from . import fractional_pool  # noqa: E402
 from . import aliases, linalg_composites, shape_aliases, windows  # noqa: E402
+from . import embedding_bag  # noqa: E402
 
 ENTRIES = [
     *activations.ENTRIES,
@@ -65,4 +66,5 @@ ENTRIES = [
     *shape_aliases.ENTRIES,
     *linalg_composites.ENTRIES,
     *windows.ENTRIES,
+    *embedding_bag.ENTRIES,
 ]

@@ -92,7 +92,8 @@ def _small_broadcast(node: Node, results: list[np.ndarray], made: int) -> bool:
     """A small result in the weights' own dtypes (a class token expanded over the batch): worth
     a node at run time, and it widens no weight."""
     dtypes = {v.const_value.dtype for v in node.inputs if v is not None and v.is_parameter}
-    return made <= SMALL_GROWTH_BYTES and all(r.dtype in dtypes for r in results)
+    # one weight dtype only: DequantizeLinear(int8 weight, float scale) widens the weight
+    return made <= SMALL_GROWTH_BYTES and len(dtypes) == 1 and all(r.dtype in dtypes for r in results)
 
 
 def _static_result(node: Node) -> list[np.ndarray] | None:

@@ -22,7 +22,6 @@ onnxruntime's comparison.
 
 from __future__ import annotations
 
-from typing import Any
 
 import numpy as np
 

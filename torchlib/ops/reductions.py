@@ -417,7 +417,9 @@ def aten_cumprod(self: TRealOrBool, dim: int, *, dtype: DType | None = None) -> 
     if trailing:
         mask = op.Unsqueeze(mask, list(range(2, 2 + trailing)))
     rows = op.Where(mask, op.Unsqueeze(x, [axis]), op.CastLike(1, x))  # [..., i, j, ...]
-    return cast_to(_prod(rows, [axis + 1], False), out_dtype)
+    if rows.dtype is types.INT64:  # wrapping like torch (onnxruntime's int64 ReduceProd goes through double)
+        return cast_to(int64_prod(rows, [axis + 1], False), out_dtype)
+    return cast_to(_reduce(op.ReduceProd, rows, [axis + 1], False), out_dtype)
 
 
 @aten_op("aten::logsumexp")

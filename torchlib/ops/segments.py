@@ -13,7 +13,6 @@ from __future__ import annotations
 import numpy as np
 
 from graph_builder import op, types
-from graph_builder.ir import Value
 from graph_builder.types import TFloat, TInt
 from torchlib.ops._helpers import normalize_dim
 from torchlib.promotion import cast_to

@@ -42,6 +42,14 @@ def complex_tensors(dtype: torch.dtype) -> Iterator[Any]:
         yield sample_input(torch.randn(shape, dtype=dtype, generator=g))
 
 
+def to_dtypes(dtype: torch.dtype) -> Iterator[Any]:
+    """to.dtype_layout: a complex tensor to every dtype (and None), and a real one to complex."""
+    g = torch.Generator().manual_seed(0)
+    for target in (None, torch.complex64, torch.complex128, torch.float32, torch.float64):
+        yield sample_input(torch.randn(3, 4, dtype=dtype, generator=g), dtype=target)
+    yield sample_input(torch.randn(2, 0, dtype=dtype, generator=g), dtype=torch.complex128)
+
+
 def complex_and_scalar(dtype: torch.dtype) -> Iterator[Any]:
     """add.Scalar / sub.Scalar: a complex tensor, a Python number (complex too), alpha."""
     g = torch.Generator().manual_seed(0)
@@ -99,7 +107,7 @@ ENTRIES = [
     Entry('aten_pow_scalar_complex', samples=complex_scalar_and_tensor, dtypes=COMPLEX),
     Entry('aten__to_copy_complex', opinfo=['to']),
     Entry('aten_to_dtype_complex', opinfo=['to', 'cfloat', 'cdouble']),
-    Entry('aten_to_dtype_layout_complex', opinfo=['to']),
+    Entry('aten_to_dtype_layout_complex', samples=to_dtypes, dtypes=COMPLEX, reference=torch.ops.aten.to.dtype_layout),
     # creation and selection
     Entry('aten_full_complex', opinfo=['full']),
     Entry('aten_zeros_complex', opinfo=['zeros']),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import torch
 
-from torchlib.conformance.spec import Entry, TorchLessAccurate, XFail, call
+from torchlib.conformance.spec import Entry, TorchLessAccurate, call
 
 from . import _helpers as h
 from . import _own_samples as own

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import torch
 
-from torchlib.conformance.spec import Entry, XFail
+from torchlib.conformance.spec import Entry
 
 from . import _helpers as h
 

@@ -19,6 +19,11 @@ big one is timed. Needs about 10 GB of memory at its peak (onnxruntime's session
 
 from __future__ import annotations
 
+import os as _os
+import sys as _sys
+
+_sys.path.insert(0, _os.path.dirname(_os.path.dirname(_os.path.abspath(__file__))))  # this checkout's torchlib
+
 import argparse
 import contextlib
 import io

@@ -8,6 +8,11 @@ it only torchlib is measured. Latency: onnxruntime CPU, 1 intra-op thread, media
 
 from __future__ import annotations
 
+import os as _os
+import sys as _sys
+
+_sys.path.insert(0, _os.path.dirname(_os.path.dirname(_os.path.abspath(__file__))))  # this checkout's torchlib
+
 import argparse
 import contextlib
 import io

@@ -15,6 +15,11 @@ machine inflates them less than wall-clock times would.
 
 from __future__ import annotations
 
+import os as _os
+import sys as _sys
+
+_sys.path.insert(0, _os.path.dirname(_os.path.dirname(_os.path.abspath(__file__))))  # this checkout's torchlib
+
 import argparse
 import gc
 import time

@@ -10,6 +10,11 @@ LAPACK's choice): eigenvalues / singular values, |A V - V diag(w)|, |U diag(S) V
 
 from __future__ import annotations
 
+import os as _os
+import sys as _sys
+
+_sys.path.insert(0, _os.path.dirname(_os.path.dirname(_os.path.abspath(__file__))))  # this checkout's torchlib
+
 import argparse
 import time
 from typing import Any

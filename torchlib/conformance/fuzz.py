@@ -293,8 +293,9 @@ def cell_inputs(harness: Harness, key: str, dtype: torch.dtype, limit: int) -> l
 
 
 def run_input(harness: Harness, key: str, name: str, the_call: Call, reference: Callable[..., Any], dtype: torch.dtype,
-              tol: tuple[float, float] | None = None) -> tuple[str, str]:
-    """(outcome, message) of one edge input: the function eagerly against torch."""
+              tol: tuple[float, float] | None = None, torch_done: Callable[[], None] | None = None) -> tuple[str, str]:
+    """(outcome, message) of one edge input: the function eagerly against torch. `torch_done`
+    is called once torch has computed its result (a process that dies before it died in torch)."""
     entry = harness.entries[key]
     tol = tol or entry.tol.get(dtype)
     fn = harness.functions[key].function
@@ -304,6 +305,8 @@ def run_input(harness: Harness, key: str, name: str, the_call: Call, reference: 
             expected = reference(*the_call.args, **the_call.kwargs)
         except Exception as e:
             return "rejected", _error_text(e, 200)
+        if torch_done is not None:
+            torch_done()
         try:
             actual = fn(*the_call.args, **the_call.kwargs)
             if entry.output is not None:
@@ -417,7 +420,11 @@ def _child(harness: Harness, key: str, dtype: torch.dtype, limit: int, start: in
                 continue
             out.write(json.dumps({"start": i, "transform": name, "call": _describe_call(the_call)}) + "\n")
             out.flush()
-            outcome, message = run_input(harness, key, name, the_call, reference, dtype, tol)
+            def torch_done() -> None:
+                out.write(json.dumps({"torch_done": i}) + "\n")
+                out.flush()
+
+            outcome, message = run_input(harness, key, name, the_call, reference, dtype, tol, torch_done)
             if known and outcome in ("mismatch", "error"):
                 outcome, message = "known", f"the table expects this sample to fail: {known}"
             out.write(json.dumps({"index": i, "outcome": outcome, "message": message}) + "\n")
@@ -463,6 +470,9 @@ def fuzz_cell(harness: Harness, key: str, dtype: torch.dtype, limit: int = 3, ti
                     elif "start" in record:
                         current = record
                         deadline = time.monotonic() + timeout
+                    elif "torch_done" in record:
+                        assert current is not None
+                        current["torch_done"] = True
                     else:
                         assert current is not None
                         findings.append(Finding(key, dtype_name(dtype), current["transform"], record["outcome"], current["call"], record["message"]))
@@ -474,6 +484,8 @@ def fuzz_cell(harness: Harness, key: str, dtype: torch.dtype, limit: int = 3, ti
             break
         outcome = "timeout" if hung else "crash"
         why = f"no result in {timeout:.0f} s" if hung else f"the process died ({_status_text(status)})"
+        if not current.get("torch_done"):  # torch itself crashed or hung: an input it does not check
+            outcome, why = "rejected", f"torch itself {'hung' if hung else 'crashed'} on this input ({why})"
         findings.append(Finding(key, dtype_name(dtype), current["transform"], outcome, current["call"], why))
         start = current["start"] + 1
         if count is not None and start >= count:

@@ -78,7 +78,7 @@ def _fractional_max_pool(fn: str, self: Value, kernel_size: Sequence[int], outpu
     window = len(offsets)
     n_out = int(np.prod(output_size))
     work = types.FLOAT if self.dtype is types.BFLOAT16 else self.dtype  # (no bfloat16 Where kernel; exact)
-    plane = op.Reshape(cast_to(x, work), op.Concat(batch_planes, [-1], axis=0))  # [B, C, I]
+    plane = op.Reshape(cast_to(x, work), op.Concat(batch_planes, [int(np.prod(sizes))], axis=0))  # [B, C, I] (no -1: B may be 0)
     flat_positions = op.Reshape(positions, op.Concat(batch_planes, [n_out * window], axis=0))
     values = op.Reshape(op.GatherElements(plane, flat_positions, axis=2), op.Concat(batch_planes, [n_out, window], axis=0))
     positions = op.Reshape(flat_positions, op.Concat(batch_planes, [n_out, window], axis=0))

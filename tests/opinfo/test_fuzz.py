@@ -96,17 +96,21 @@ def test_an_abort_is_counted_not_fatal(harness, monkeypatch):
 
     calls = []
 
-    def aborting(h, key, name, the_call, reference, dtype, tol=None):
+    def aborting(h, key, name, the_call, reference, dtype, tol=None, torch_done=None):
         calls.append(name)
+        if name == "huge":
+            os.abort()  # before torch has its result: torch's crash, an input it does not check
+        torch_done()
         if name == "nan_inf":
-            os.abort()
+            os.abort()  # after torch's result: ours
         return "ok", ""
 
     monkeypatch.setattr(fuzz_module, "run_input", aborting)
     findings = fuzz_cell(harness, "aten_abs", torch.float32, limit=1)
     outcomes = {f.transform: f.outcome for f in findings}
     assert outcomes["nan_inf"] == "crash" and outcomes["original"] == "ok"
-    assert "huge" in outcomes  # the cell went on after the crash
+    assert outcomes["huge"] == "rejected"  # the cell went on after the crash, and torch's crash is not ours
+    assert "noncontiguous" in outcomes
 
 
 def test_report_counts():

@@ -19,6 +19,8 @@ sample of size 2 or more.
 from __future__ import annotations
 
 import dataclasses
+import os
+import sys
 import warnings
 from collections.abc import Callable
 from typing import Any
@@ -54,8 +56,6 @@ def capture(model: torch.nn.Module, args: tuple, kwargs: dict, dynamic_shapes: A
     }
     failures: list[tuple[str, BaseException]] = []
     for strategy in STRATEGIES:
-        # called from here, not through a helper: torch.export records the Python stack of every
-        # node, and each extra frame costs
         function, options = attempts[strategy]
         try:
             if size_one:
@@ -76,10 +76,19 @@ def capture(model: torch.nn.Module, args: tuple, kwargs: dict, dynamic_shapes: A
                        "the model; inputs that take another path will give wrong results. Why the other strategies "
                        "failed:\n" + capture_failure(failures[0][1]))
             notes.insert(0, "WARNING: " + warning)
-            warnings.warn(warning, UserWarning, stacklevel=3)
+            warnings.warn(warning, UserWarning, stacklevel=_caller_level())
         notes.extend(_draft_report(program) if strategy == "draft_export" else [])
         return Captured(program, strategy, notes)
     raise CaptureError(_message(failures, size_one or [])) from failures[0][1]
+
+
+def _caller_level() -> int:
+    """The `stacklevel` of the first frame outside torchlib: the user's call to export."""
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    frame, level = sys._getframe(1), 1
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(package + os.sep):
+        frame, level = frame.f_back, level + 1
+    return level
 
 
 def _check_size_one(program: torch.export.ExportedProgram, size_one: list[SizeOneDim], strategy: str) -> None:

@@ -28,6 +28,7 @@ from torchlib.exporter.dynamic_shapes import normalize as normalize_dynamic_shap
 from torchlib.exporter.explain import quiet_torch
 from torchlib.exporter.mutation import Aliases, functional_variant, written_nodes
 from torchlib.exporter.result import ExportResult
+from torchlib.exporter.stack_room import with_stack_room
 from torchlib.exporter.source import module_class, module_path, source_line
 from torchlib.exporter.subgraph import Translator, all_nodes, attribute
 from torchlib.registry import REGISTRY, Registry, _name_of
@@ -92,8 +93,15 @@ def export(
     calling it runs onnxruntime, `verify(*args)` compares with torch, `diagnostics` lists what
     the exporter noticed. Works at any model size (external data over 2 GB).
     """
-    # a `with`, not a decorator: every Python frame between the caller and torch.export makes
-    # capture slower (measured: ~25% of torch.export's CPU time per frame on an LSTM)
+    # with room on CPython's frame stack: torch.export's deep dispatch otherwise thrashes its
+    # chunks at some caller depths (up to 2.5x slower capture; see stack_room.py)
+    return with_stack_room(_export, model, args, kwargs, dynamic_shapes, opset, input_names, output_names,
+                           functions, optimize)
+
+
+def _export(model: torch.nn.Module | torch.export.ExportedProgram, args: Any, kwargs: Mapping[str, Any] | None,
+            dynamic_shapes: Any, opset: int, input_names: Sequence[str] | None, output_names: Sequence[str] | None,
+            functions: Mapping[Any, Callable[..., Any]] | None, optimize: bool) -> ExportResult:
     with quiet_torch():
         registry = _load_ops()
         if functions:

@@ -16,7 +16,7 @@ from typing import Any
 import torch
 import torch.utils._pytree as pytree
 
-from torchlib.exporter.mutation import written_arguments
+from torchlib.exporter.mutation import node_written_arguments
 
 
 class NeedsWholeProgramDecomposition(Exception):
@@ -40,7 +40,7 @@ def decompose_node(node: torch.fx.Node, table: dict[Any, Any], fake_mode: Any) -
     flat, spec = pytree.tree_flatten((node.args, node.kwargs))
     tensor_positions = [i for i, a in enumerate(flat) if isinstance(a, torch.fx.Node) and _traceable(a)]
     values = [a.meta["val"] if isinstance(a, torch.fx.Node) else a for a in flat]
-    written_names = {name for _, name in written_arguments(node.target)}
+    written_names = {name for _, name in node_written_arguments(node)}
     written_positions = _written_positions(node, flat, written_names)
 
     def run(*tensors: torch.Tensor) -> Any:
@@ -52,11 +52,23 @@ def decompose_node(node: torch.fx.Node, table: dict[Any, Any], fake_mode: Any) -
         return result, [full[p] for p in written_positions]
 
     tensors = [values[p] for p in tensor_positions]
+    own = _own_decomposition(node.target)
+    if own is not None and node.target not in table:  # the op has a function, but not for this call
+        table = {**table, node.target: own}
     graph = _trace(run, tensors, node, table, fake_mode, "has no torchlib function and its decomposition")
     if any(sub.op == "call_function" and sub.target is node.target for sub in graph.graph.nodes):
         raise NeedsWholeProgramDecomposition(f"{node.target} (FX node {node.name!r}) has no torchlib function and no torch decomposition")
     inputs = [flat[p] for p in tensor_positions]
     return NodeDecomposition(graph, inputs, [flat[p] for p in written_positions])
+
+
+def _own_decomposition(target: Any) -> Any:
+    """torch's decomposition of `target`, which the exporter's table leaves out when the registry
+    has a function for the op: a call that writes arguments its function cannot (a
+    training-mode batch norm's running statistics) is decomposed all the same."""
+    from torch._decomp import decomposition_table
+
+    return decomposition_table.get(target)
 
 
 def _written_positions(node: torch.fx.Node, flat: list[Any], written_names: set[str]) -> list[int]:

@@ -32,6 +32,38 @@ def written_arguments(target: Any) -> list[tuple[int, str]]:
     return [(i, a.name) for i, a in enumerate(schema.arguments) if a.alias_info is not None and a.alias_info.is_write]
 
 
+# Ops whose kernels write arguments their schemas do not mark: in training mode, batch norm
+# updates `running_mean` and `running_var` in place (torch.export's training IR keeps
+# `aten::batch_norm`, and its graph signature does not list the buffers as mutated). Keyed by
+# schema name: the flag argument under which the running statistics are written.
+_UNMARKED_STATS_WRITES = {
+    "aten::batch_norm": "training",
+    "aten::native_batch_norm": "training",
+    "aten::_batch_norm_impl_index": "training",
+    "aten::cudnn_batch_norm": "training",
+    "aten::miopen_batch_norm": "training",
+    "aten::instance_norm": "use_input_stats",
+}
+
+
+def node_written_arguments(node: torch.fx.Node) -> list[tuple[int, str]]:
+    """(position, name) of each argument this call writes: the schema's `Tensor(a!)` ones, and
+    the running statistics of a training-mode batch norm (`_UNMARKED_STATS_WRITES`)."""
+    found = written_arguments(node.target)
+    schema = getattr(node.target, "_schema", None)
+    flag = _UNMARKED_STATS_WRITES.get(schema.name) if schema is not None else None
+    if flag is not None:
+        names = [a.name for a in schema.arguments]
+
+        def arg(name: str) -> Any:
+            i = names.index(name)
+            return node.args[i] if i < len(node.args) else node.kwargs.get(name)
+
+        if arg(flag) is True:
+            found += [(names.index(n), n) for n in ("running_mean", "running_var") if isinstance(arg(n), torch.fx.Node)]
+    return found
+
+
 def functional_variant(target: Any) -> Any:
     """The functional overload of an in-place one by torch's naming convention: `add_.Tensor`
     -> `add.Tensor`, `__iand__.Tensor` -> `__and__.Tensor`; None when there is none, or when
@@ -58,7 +90,7 @@ def functional_variant(target: Any) -> Any:
 def written_nodes(node: torch.fx.Node) -> list[torch.fx.Node]:
     """The FX nodes whose tensors `node` writes, in schema order."""
     found = []
-    for position, name in written_arguments(node.target):
+    for position, name in node_written_arguments(node):
         arg = node.args[position] if position < len(node.args) else node.kwargs.get(name)
         if isinstance(arg, torch.fx.Node):
             found.append(arg)

@@ -9,9 +9,10 @@ of the trailing matrix, alpha = (1 + sqrt(17)) / 8:
 - otherwise a 2x2 pivot block (k, k+1), rows and columns k+1 and imax interchanged.
 The interchange only touches the trailing matrix (the columns of L already computed stay as they
 are; ?sytrs applies the interchanges in the same interleaved order). A column that is zero is
-left alone and sets `info` to its 1-based index, as LAPACK does. (Reference LAPACK also stops at a
-NaN diagonal; torch's MKL does not, and neither does this. With NaN off the diagonal the pivots
-follow onnxruntime's ArgMax, which need not pick MKL's idamax's row: the factors are NaN either way.)
+left alone and sets `info` to its 1-based index, as LAPACK does. NaN as torch's MKL has it:
+reference LAPACK also stops at a NaN diagonal entry, MKL only when the rest of its column is zero
+(its max(NaN, 0) is 0), and so does this. With NaN below the diagonal the pivots follow
+onnxruntime's ArgMax, which need not pick the row MKL's idamax picks (the factors are NaN anyway).
 LD holds L (unit diagonal not stored) below the diagonal and D on the diagonal and, for a 2x2
 block, the subdiagonal; its upper triangle is zero. Pivots are 1-based int32: kp for a 1x1 block,
 -kp on both rows of a 2x2 block.
@@ -126,7 +127,8 @@ def _ldl(a: Value) -> tuple[Value, Value, Value]:
         row_imax = op.Abs(_rows_at(m, imax))
         off = op.And(op.GreaterOrEqual(ar, k), op.Not(op.Equal(ar, _last(imax))))
         rowmax = reduce("Max", op.Where(off, row_imax, -1), [-1])
-        singular = op.Equal(op.Max(absakk, colmax), zero)
+        # MAX(ABSAKK, COLMAX) .EQ. ZERO, with MKL's max (the second operand when the first is NaN)
+        singular = op.Equal(op.Where(op.Greater(absakk, colmax), absakk, colmax), zero)
         alpha_colmax = op.Mul(alpha, colmax)
         keep_k = op.Or(
             op.GreaterOrEqual(absakk, alpha_colmax),

@@ -356,6 +356,23 @@ def test_ldl_factor_of_singular_matrices_sets_info_like_torch():
     check(LDL.aten_linalg_ldl_factor_ex, A.linalg_ldl_factor_ex.default, a)
 
 
+def test_ldl_factor_with_nan_and_inf_like_torchs_mkl():
+    """MKL's idamax takes the first NaN; its max(NaN, 0) is 0 (a NaN diagonal entry whose column
+    is otherwise zero sets info); dsyr does nothing for an infinite 1x1 pivot (1/d = 0)."""
+    inf, nan = float("inf"), float("nan")
+    a = rand(6, 4, 4)
+    a[0, 0, 0] = nan
+    a[1, 2, 0] = nan
+    a[2, 3, 3], a[2, 3, :3] = nan, 0.0
+    a[3, 1, 0] = a[3, 1, 1] = inf
+    a[4, 0, 0] = -inf
+    a[5, 2, 1] = -inf
+    for dtype in (F32, F64):
+        check(LDL.aten_linalg_ldl_factor_ex, A.linalg_ldl_factor_ex.default, a.to(dtype))
+    ld, piv, _ = torch.linalg.ldl_factor_ex(a)  # ldl_factor raises on info > 0
+    check(LDL.aten_linalg_ldl_solve, A.linalg_ldl_solve.default, ld, piv, rand(6, 4, 2, seed=1))
+
+
 @pytest.mark.parametrize("dtype", [F32, F64], ids=str)
 def test_ldl_solve(dtype):
     a = torch.cat([_sym_zero_diagonal(2, 5, 5), rand(2, 5, 5, seed=1)]).to(dtype)

@@ -126,7 +126,7 @@ def _ldl(a: Value) -> tuple[Value, Value, Value]:
     """(LD, pivots, info) of a batch of symmetric n x n matrices (only the lower triangle is read)."""
     n = a.shape[-1]  # type: ignore[index]
     batch = op.Shape(a, end=-2)
-    info = op.Cast(_zeros(batch, types.INT64), to=types.INT32.onnx)
+    info = _zeros(batch, types.INT32)
     if n == 0:
         return a, _zeros(op.Concat(batch, [0], axis=0), types.INT32), info
     alpha = _alpha(a.dtype)
@@ -205,7 +205,7 @@ def _ldl(a: Value) -> tuple[Value, Value, Value]:
 
     symmetric = op.Add(tril(a), tr(tril(a, -1)))
     piv = _zeros(op.Concat(batch, [n], axis=0), types.INT64)
-    skip = op.Cast(_zeros(batch, types.INT64), to=types.BOOL.onnx)
+    skip = _zeros(batch, types.BOOL)
     m, piv, info, _ = loop(n, [symmetric, piv, info, skip], step)
     return tril(m), op.Cast(piv, to=types.INT32.onnx), info
 
@@ -221,7 +221,7 @@ def _ldl_solve(ld: Value, piv: Value, b: Value) -> Value:
     zero, one = np.zeros((), ld.dtype.numpy), np.ones((), ld.dtype.numpy)
     piv = op.Cast(piv, to=types.INT64.onnx)
     batch = op.Shape(ld, end=-2)
-    skip = op.Cast(_zeros(batch, types.INT64), to=types.BOOL.onnx)
+    skip = _zeros(batch, types.BOOL)
 
     def forward(k: Value, carried: list[Value]) -> tuple[None, list[Value]]:
         """Solve L D Y = B, one block of D at a time from the top."""

@@ -1,4 +1,4 @@
-"""torchlib/ops/linalg/{lu,cholesky,qr,spectral,matrix_functions}.py against torch, eagerly and
+"""torchlib/ops/linalg/{lu,cholesky,ldl,qr,spectral,matrix_functions}.py against torch, eagerly and
 traced, with static and dynamic batch dimensions; and an exported model in onnxruntime."""
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from graph_builder.builder import GraphBuilder
 from graph_builder.ir import Value
 from graph_builder.opset import as_array
 from torchlib.ops.linalg import cholesky as C
+from torchlib.ops.linalg import ldl as LDL
 from torchlib.ops.linalg import lstsq as LS
 from torchlib.ops.linalg import lu as L
 from torchlib.ops.linalg import matrix_functions as M
@@ -311,3 +312,113 @@ def test_linalg_lstsq_rank_deficient_and_vector() -> None:
     torch.testing.assert_close((solution, rank, s), (expected[0], expected[2], expected[3]))
     b = torch.randn(5, generator=g, dtype=torch.float64)
     check_function(LS.aten_linalg_lstsq, (A[:, :2], b), {"driver": "gelsd"}, expected=tuple(torch.ops.aten.linalg_lstsq(A[:, :2], b, driver="gelsd")))
+
+
+# -- LDLᵀ (Bunch-Kaufman) ---------------------------------------------------------------------
+def _sym_zero_diagonal(*shape: int, seed: int = 0) -> torch.Tensor:
+    """Symmetric with a zero diagonal: every first step takes a 2x2 pivot block."""
+    a = rand(*shape, seed=seed)
+    return (a + a.mT) * (1 - torch.eye(shape[-1], dtype=F64))
+
+
+@pytest.mark.parametrize("dtype", [F32, F64], ids=str)
+@pytest.mark.parametrize("shape", [(4, 4), (2, 5, 5), (3, 2, 6, 6), (1, 1), (0, 3, 3), (2, 0, 0), (0, 0)], ids=str)
+@pytest.mark.parametrize("hermitian", [False, True], ids=["symmetric", "hermitian"])
+def test_ldl_factor_matches_torch_pivots_included(dtype, shape, hermitian):
+    a = rand(*shape, dtype=dtype)  # not symmetric: only the lower triangle is read
+    check(LDL.aten_linalg_ldl_factor_ex, A.linalg_ldl_factor_ex.default, a, hermitian=hermitian)
+    check(LDL.aten_linalg_ldl_factor, A.linalg_ldl_factor.default, a, hermitian=hermitian)
+
+
+def test_ldl_factor_2x2_pivot_blocks():
+    swap = torch.tensor([[0.0, 1.0], [1.0, 0.0]], dtype=F64)
+    assert LDL.aten_linalg_ldl_factor_ex(swap)[1].tolist() == [-2, -2]
+    check(LDL.aten_linalg_ldl_factor_ex, A.linalg_ldl_factor_ex.default, swap)
+    # a batch whose matrices take different pivots: 2x2 blocks, 1x1 with and without interchange
+    a = torch.cat([_sym_zero_diagonal(4, 5, 5), rand(4, 5, 5, seed=1), spd(2, 5, 5, seed=2)])
+    pivots = A.linalg_ldl_factor_ex.default(a)[1]
+    assert (pivots < 0).any() and (pivots > 0).any() and (pivots == torch.arange(1, 6, dtype=torch.int32)).all(-1).any()
+    for dtype in (F32, F64):
+        check(LDL.aten_linalg_ldl_factor_ex, A.linalg_ldl_factor_ex.default, a.to(dtype))
+    # small integers: many ties, where the first largest entry is the pivot (as idamax)
+    ties = torch.randint(-2, 3, (30, 6, 6), generator=torch.Generator().manual_seed(0)).to(F64)
+    check(LDL.aten_linalg_ldl_factor_ex, A.linalg_ldl_factor_ex.default, ties)
+
+
+def test_ldl_factor_of_singular_matrices_sets_info_like_torch():
+    a = _sym_zero_diagonal(4, 4, 4)
+    a[1, :, 2] = a[1, 2, :] = 0  # a zero row and column
+    a[2] = 0
+    a[3, 0, :] = a[3, :, 0] = 0
+    a[3, 0, 0] = 2.0
+    assert LDL.aten_linalg_ldl_factor_ex(a)[2].tolist() == A.linalg_ldl_factor_ex.default(a)[2].tolist()
+    assert A.linalg_ldl_factor_ex.default(a)[2].tolist()[1:3] == [3, 1]
+    check(LDL.aten_linalg_ldl_factor_ex, A.linalg_ldl_factor_ex.default, a)
+
+
+def test_ldl_factor_with_nan_and_inf_like_torchs_mkl():
+    """MKL's idamax takes the first NaN; its max(NaN, 0) is 0 (a NaN diagonal entry whose column
+    is otherwise zero sets info); dsyr does nothing for an infinite 1x1 pivot (1/d = 0)."""
+    inf, nan = float("inf"), float("nan")
+    a = rand(6, 4, 4)
+    a[0, 0, 0] = nan
+    a[1, 2, 0] = nan
+    a[2, 3, 3], a[2, 3, :3] = nan, 0.0
+    a[3, 1, 0] = a[3, 1, 1] = inf
+    a[4, 0, 0] = -inf
+    a[5, 2, 1] = -inf
+    for dtype in (F32, F64):
+        check(LDL.aten_linalg_ldl_factor_ex, A.linalg_ldl_factor_ex.default, a.to(dtype))
+    ld, piv, _ = torch.linalg.ldl_factor_ex(a)  # ldl_factor raises on info > 0
+    check(LDL.aten_linalg_ldl_solve, A.linalg_ldl_solve.default, ld, piv, rand(6, 4, 2, seed=1))
+
+
+@pytest.mark.parametrize("dtype", [F32, F64], ids=str)
+def test_ldl_solve(dtype):
+    a = torch.cat([_sym_zero_diagonal(2, 5, 5), rand(2, 5, 5, seed=1)]).to(dtype)
+    ld, piv = torch.linalg.ldl_factor(a)
+    assert (piv < 0).any()
+    b = rand(4, 5, 3, dtype=dtype, seed=2)
+    check(LDL.aten_linalg_ldl_solve, A.linalg_ldl_solve.default, ld, piv, b)
+    check(LDL.aten_linalg_ldl_solve, A.linalg_ldl_solve.default, ld, piv, b[0], hermitian=True)  # B broadcast
+    check(LDL.aten_linalg_ldl_solve, A.linalg_ldl_solve.default, ld[0], piv[0], b)  # LD broadcast
+    check(LDL.aten_linalg_ldl_solve, A.linalg_ldl_solve.default, ld[1], piv[1], b[1, :, :1])
+    ld0, piv0 = torch.linalg.ldl_factor(rand(0, 3, 3, dtype=dtype))
+    check(LDL.aten_linalg_ldl_solve, A.linalg_ldl_solve.default, ld0, piv0, rand(3, 2, dtype=dtype))
+    ld00, piv00 = torch.linalg.ldl_factor(rand(0, 0, dtype=dtype))
+    check(LDL.aten_linalg_ldl_solve, A.linalg_ldl_solve.default, ld00, piv00, rand(0, 5, dtype=dtype))
+    # the solution solves the symmetric system the lower triangle defines
+    sym = torch.tril(a) + torch.tril(a, -1).mT
+    x = LDL.aten_linalg_ldl_solve(ld, piv, b)
+    torch.testing.assert_close(sym @ x, b, **(TOL[dtype] or {"rtol": 1e-10, "atol": 1e-10}))
+
+
+def test_ldl_with_a_dynamic_batch():
+    a = torch.cat([_sym_zero_diagonal(2, 5, 5), rand(2, 5, 5, seed=1)])
+    ld, piv, info = A.linalg_ldl_factor_ex.default(a)
+    torch.testing.assert_close(run_batch_dynamic(LDL.aten_linalg_ldl_factor_ex, a), (ld, piv, info))
+    b = rand(4, 5, 2, seed=3)
+    torch.testing.assert_close(run_batch_dynamic(LDL.aten_linalg_ldl_solve, ld, piv, b)[0], torch.linalg.ldl_solve(ld, piv, b))
+
+
+@pytest.mark.parametrize("dtype", [F32, F64], ids=str)
+def test_ldl_64x64(dtype):
+    """64 is LAPACK's block size: torch's ?sytrf runs the unblocked ?sytf2 up to it (larger
+    matrices go through the blocked ?lasyf: the same pivots, other rounding)."""
+    a = torch.cat([rand(1, 64, 64), _sym_zero_diagonal(1, 64, 64, seed=1)]).to(dtype)
+    ld, piv, info = A.linalg_ldl_factor_ex.default(a)
+    for got in (LDL.aten_linalg_ldl_factor_ex(a), run_batch_dynamic(LDL.aten_linalg_ldl_factor_ex, a)):
+        assert torch.equal(torch.as_tensor(got[1]), piv) and torch.equal(torch.as_tensor(got[2]), info)
+        torch.testing.assert_close(torch.as_tensor(got[0]), ld, **TOL[dtype])
+    b = rand(2, 64, 3, dtype=dtype, seed=2)
+    torch.testing.assert_close(LDL.aten_linalg_ldl_solve(ld, piv, b), torch.linalg.ldl_solve(ld, piv, b), **TOL[dtype])
+
+
+def test_ldl_errors():
+    with pytest.raises(TypeError, match="linalg.ldl_factor_ex: self must be float32 or float64"):
+        LDL.aten_linalg_ldl_factor_ex(torch.ones(2, 2, dtype=torch.int64))
+    with pytest.raises(ValueError, match="linalg.ldl_factor: self must be a batch of square matrices"):
+        LDL.aten_linalg_ldl_factor(rand(2, 3))
+    ld, piv = torch.linalg.ldl_factor(rand(3, 3))
+    with pytest.raises(TypeError, match="LD and B must have one dtype"):
+        LDL.aten_linalg_ldl_solve(ld, piv, rand(3, 1, dtype=F32))

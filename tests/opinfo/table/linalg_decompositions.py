@@ -1,4 +1,4 @@
-"""Expectations for torchlib/ops/linalg/{lu,cholesky,qr,spectral,matrix_functions}.py."""
+"""Expectations for torchlib/ops/linalg/{lu,cholesky,ldl,qr,spectral,matrix_functions}.py."""
 
 from __future__ import annotations
 
@@ -54,6 +54,10 @@ ENTRIES = [
     Entry('aten_cholesky', opinfo=['cholesky']),
     Entry('aten_cholesky_solve', opinfo=['cholesky_solve']),
     Entry('aten_cholesky_inverse', opinfo=['cholesky_inverse']),
+    # LDLᵀ with Bunch-Kaufman pivoting
+    Entry('aten_linalg_ldl_factor_ex', opinfo=['linalg.ldl_factor_ex', 'linalg.ldl_factor']),
+    Entry('aten_linalg_ldl_factor', opinfo=['linalg.ldl_factor']),
+    Entry('aten_linalg_ldl_solve', opinfo=['linalg.ldl_solve']),
     # Householder QR
     Entry('aten_geqrf', opinfo=['geqrf']),
     Entry('aten_linalg_qr', opinfo=['linalg.qr', 'qr']),

@@ -4,6 +4,7 @@
 - lu: LU with partial pivoting and what it gives (det, slogdet, solve, inv, lu_*), and the
   triangular solves;
 - cholesky: Cholesky factorisation, cholesky_solve, cholesky_inverse;
+- ldl: LDLᵀ with Bunch-Kaufman pivoting (ldl_factor, ldl_solve), LAPACK's sytf2/sytrs;
 - qr: Householder QR the LAPACK way (geqrf, linalg_qr, householder_product, ormqr);
 - spectral: Jacobi eigenvalue iteration (eigh) and one-sided Jacobi SVD (svd, pinv);
 - matrix_functions: matrix_exp by scaling and squaring;
@@ -19,6 +20,7 @@ matrix_exp) are ONNX Loops (`_common.loop`).
 
 from torchlib.ops.linalg import (
     cholesky,  # noqa: F401
+    ldl,  # noqa: F401
     lstsq,  # noqa: F401
     composites,  # noqa: F401
     lu,  # noqa: F401

@@ -120,10 +120,10 @@ def zeros_like(x: Value) -> Value:
 
 def broadcast_batch(a: Value, b: Value) -> tuple[Value, Value]:
     """a (..., m, n) and b (..., p, q) with their batch dimensions broadcast to one shape."""
-    batch = op.Shape(op.Add(op.Slice(op.Shape(a), [0], [-2]), op.Slice(op.Shape(b), [0], [-2])))
-    # ones of the broadcast batch shape, then Expand each to it
-    ones = op.ConstantOfShape(batch, value=np.ones(1, np.int64))
-    batch = op.Shape(ones)
+    # zeros of each batch shape, added: a tensor of the broadcast batch shape
+    zeros_a = op.ConstantOfShape(op.Shape(a, end=-2), value=np.zeros(1, np.int64))
+    zeros_b = op.ConstantOfShape(op.Shape(b, end=-2), value=np.zeros(1, np.int64))
+    batch = op.Shape(op.Add(zeros_a, zeros_b))
     a2 = op.Expand(a, op.Concat(batch, op.Shape(a, start=-2), axis=0))
     b2 = op.Expand(b, op.Concat(batch, op.Shape(b, start=-2), axis=0))
     return a2, b2

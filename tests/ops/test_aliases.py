@@ -195,6 +195,24 @@ def test_multi_dot_with_vectors_at_both_ends():
     check_function(L.aten_chain_matmul, ([m],), expected=torch.chain_matmul(m))
 
 
+def test_multi_dot_multiplies_in_torchs_order_and_rounds_float16_after_each_product():
+    """torch picks the cheapest parenthesization (for 5 matrices (2,4)(4,3)(3,5)(5,3)(3,2) not
+    left to right) and rounds each float16 mm once from float32: equal to torch bit for bit."""
+    g = torch.Generator().manual_seed(0)
+    shapes = [(2, 4), (4, 3), (3, 5), (5, 3), (3, 2)]
+    ms = [(torch.randn(*s, generator=g) * 8).half() for s in shapes]
+    check_function(L.aten_linalg_multi_dot, (ms,), expected=torch.linalg.multi_dot(ms), rtol=0, atol=0)
+    check_function(L.aten_chain_matmul, (ms,), expected=torch.linalg.multi_dot(ms), rtol=0, atol=0)
+    three = [(torch.randn(*s, generator=g) * 8).half() for s in [(2, 3), (3, 4), (4, 5)]]
+    check_function(L.aten_linalg_multi_dot, (three,), expected=torch.linalg.multi_dot(three), rtol=0, atol=0)
+
+
+def test_vecdot_rounds_float16_products_like_torch():
+    g = torch.Generator().manual_seed(0)
+    x, y = (torch.randn(5, 7, generator=g) * 8).half(), (torch.randn(5, 7, generator=g) * 8).half()
+    check_function(L.aten_linalg_vecdot, (x, y), expected=torch.linalg.vecdot(x, y), rtol=0, atol=0)
+
+
 # -- windows, frequencies, and the rest ------------------------------------------------------------
 
 

@@ -195,23 +195,52 @@ def test_multi_dot_with_vectors_at_both_ends():
     check_function(L.aten_chain_matmul, ([m],), expected=torch.chain_matmul(m))
 
 
+def test_multi_dot_multiplies_in_torchs_order_and_rounds_float16_after_each_product():
+    """torch picks the cheapest parenthesization (for 5 matrices (2,4)(4,3)(3,5)(5,3)(3,2) not
+    left to right) and rounds each float16 mm once from float32: equal to torch bit for bit."""
+    g = torch.Generator().manual_seed(0)
+    shapes = [(2, 4), (4, 3), (3, 5), (5, 3), (3, 2)]
+    ms = [(torch.randn(*s, generator=g) * 8).half() for s in shapes]
+    check_function(L.aten_linalg_multi_dot, (ms,), expected=torch.linalg.multi_dot(ms), rtol=0, atol=0)
+    check_function(L.aten_chain_matmul, (ms,), expected=torch.linalg.multi_dot(ms), rtol=0, atol=0)
+    three = [(torch.randn(*s, generator=g) * 8).half() for s in [(2, 3), (3, 4), (4, 5)]]
+    check_function(L.aten_linalg_multi_dot, (three,), expected=torch.linalg.multi_dot(three), rtol=0, atol=0)
+
+
+def test_vecdot_rounds_float16_products_like_torch():
+    g = torch.Generator().manual_seed(0)
+    x, y = (torch.randn(5, 7, generator=g) * 8).half(), (torch.randn(5, 7, generator=g) * 8).half()
+    check_function(L.aten_linalg_vecdot, (x, y), expected=torch.linalg.vecdot(x, y), rtol=0, atol=0)
+
+
 # -- windows, frequencies, and the rest ------------------------------------------------------------
 
 
 @pytest.mark.parametrize("dtype", [torch.float64, torch.float16, torch.bfloat16])
-def test_hann_and_hamming_windows_against_torch(dtype):
-    """float64 within the default tolerance; float16/bfloat16 within 2 ulps of 1 (window values
-    are in [0, 1]): torch's half kernels round some samples differently from the stepwise
-    rounding we do (up to 2 bfloat16 ulps at length 64), which the OpInfo table's short windows
-    do not show."""
+def test_windows_against_torch_and_float64(dtype):
+    """float64 within the default tolerance of torch's. float16/bfloat16: the float32 window
+    rounded once, so within half an ulp (of 1: window values are in [0, 1]) plus float32's own
+    error of torch's float64 window, and never further from it than torch's half window (which
+    rounds every step) by more than float32's own error (blackman(2) is 3e-8, not 0)."""
     from torchlib.ops import windows as W
 
-    tol = {} if dtype == torch.float64 else {"rtol": 0, "atol": 2 * torch.finfo(dtype).eps}
-    for n in (0, 1, 2, 7, 64):
-        for periodic in (True, False):
-            check_function(W.aten_hann_window_periodic, (n, periodic), {"dtype": dtype}, expected=torch.hann_window(n, periodic, dtype=dtype), **tol)
-            check_function(W.aten_hamming_window_periodic_alpha_beta, (n, periodic, 0.6, 0.3), {"dtype": dtype},
-                           expected=torch.hamming_window(n, periodic, 0.6, 0.3, dtype=dtype), **tol)
+    cases = [(W.aten_hann_window_periodic, torch.hann_window, ()),
+             (W.aten_hamming_window_periodic_alpha_beta, torch.hamming_window, (0.6, 0.3)),
+             (W.aten_blackman_window_periodic, torch.blackman_window, ()),
+             (W.aten_bartlett_window_periodic, torch.bartlett_window, ())]
+    for ours, theirs, extra in cases:
+        for n in (0, 1, 2, 7, 64):
+            for periodic in (True, False):
+                exact = theirs(n, periodic, *extra, dtype=torch.float64)
+                if dtype == torch.float64:
+                    check_function(ours, (n, periodic, *extra), {"dtype": dtype}, expected=exact)
+                    continue
+                got = ours(n, periodic, *extra, dtype=dtype)
+                assert got.dtype == dtype and got.shape == exact.shape
+                error = (got.double() - exact).abs().max().item() if n else 0.0
+                torchs = (theirs(n, periodic, *extra, dtype=dtype).double() - exact).abs().max().item() if n else 0.0
+                assert error <= torch.finfo(dtype).eps / 2 + 1e-6, (ours.__name__, n, periodic, error)
+                assert error <= torchs + torch.finfo(torch.float32).eps, (ours.__name__, n, periodic, error, torchs)
 
 
 def test_windows_refuse_integer_dtypes_and_negative_lengths():

@@ -317,3 +317,43 @@ def test_nextafter_edges(dtype: torch.dtype) -> None:
     assert torch.equal(got.isnan(), expected.isnan())
     keep = ~expected.isnan()
     assert torch.equal(got[keep], expected[keep]) and torch.equal(got[keep].signbit(), expected[keep].signbit())
+
+
+# -- gcd and lcm ---------------------------------------------------------------------------------
+
+INT64_MIN = -(2**63)
+
+
+def test_gcd_lcm_int64_edges():
+    """Zeros, signs, |MIN| wrapping around as in torch (gcd(MIN, 7) = -1), and consecutive
+    Fibonacci numbers F92, F91 (Euclid's longest int64 case)."""
+    a = torch.tensor([0, 0, -4, 4, -4, 6, INT64_MIN, INT64_MIN, 7, -7, 0, 2**62, 7540113804746346429])
+    b = torch.tensor([0, 5, 6, -6, -6, 0, 0, INT64_MIN, INT64_MIN, 2, -3, 3 * 2**40, 4660046610375530309])
+    check_function(ew.aten_gcd, (a, b), expected=torch.gcd(a, b))
+    check_function(ew.aten_lcm, (a, b), expected=torch.lcm(a, b))
+
+
+@pytest.mark.parametrize("dtype", [torch.int8, torch.int16, torch.int32, torch.uint8])
+def test_gcd_lcm_narrow_integers_wrap_like_torch(dtype):
+    """The whole range, MIN included (int8 gcd(-128, 6) is -2: |-128| stays -128) and lcm
+    overflowing the dtype (computed in C++'s int, then converted)."""
+    g = torch.Generator().manual_seed(0)
+    info = torch.iinfo(dtype)
+    x = torch.randint(info.min, info.max + 1, (300,), generator=g).to(dtype)
+    y = torch.randint(info.min, info.max + 1, (300,), generator=g).to(dtype)
+    x[:4] = torch.tensor([info.min, info.min, 0, info.max]).to(dtype)
+    y[:4] = torch.tensor([0, 6, 0, info.max - 1]).to(dtype)
+    for ours, theirs in ((ew.aten_gcd, torch.gcd), (ew.aten_lcm, torch.lcm)):
+        check_function(ours, (x, y), expected=theirs(x, y))
+
+
+def test_gcd_lcm_broadcast_promote_and_refuse_floats():
+    a, b = torch.tensor([[4, 6, 9]]), torch.tensor([[3], [0]], dtype=torch.int8)
+    check_function(ew.aten_gcd, (a, b), expected=torch.gcd(a, b))
+    check_function(ew.aten_lcm, (a, b), expected=torch.lcm(a, b))
+    empty = torch.zeros(0, 3, dtype=torch.int32)
+    check_function(ew.aten_gcd, (empty, torch.ones(3, dtype=torch.int32)), expected=torch.gcd(empty, torch.ones(3, dtype=torch.int32)))
+    with pytest.raises(TypeError, match="integer"):
+        ew.aten_gcd(torch.ones(2), torch.ones(2))
+    with pytest.raises(TypeError, match="integer"):
+        ew.aten_lcm(torch.ones(2, dtype=torch.bool), torch.ones(2, dtype=torch.bool))

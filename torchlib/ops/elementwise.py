@@ -13,9 +13,10 @@ from typing import Any
 import ml_dtypes
 import numpy as np
 
-from graph_builder import op
+from graph_builder import GraphBuilder, op
+from graph_builder.evaluator import current_evaluator
 from graph_builder.ir import Value
-from graph_builder.types import BFLOAT16, BOOL, DOUBLE, FLOAT, FLOAT16, INT32, INT64, TFloat, TReal, TRealOrBool, TTensor
+from graph_builder.types import BFLOAT16, BOOL, DOUBLE, FLOAT, FLOAT16, INT32, INT64, DType, TFloat, TInt, TReal, TRealOrBool, TTensor
 from torchlib.ops import _cephes as cephes
 from torchlib.ops._kernels import (
     FLOAT32_16, FLOATS, NUMERIC, OPMATH, POW, SIGNED, as_float, float32_or_double, full_of, kernel, like, run_supported,
@@ -496,6 +497,83 @@ def _int_fmod(a: Any, b: Any) -> Value:
         unsafe = op.Or(unsafe, op.Equal(b, like(-1, b)))
     safe = op.Where(unsafe, like(1, b), b)
     return op.Sub(a, op.Mul(op.Div(a, safe), safe))
+
+
+# -- gcd and lcm ---------------------------------------------------------------------------------
+
+_EUCLID_STEPS = 100  # Euclid's algorithm takes at most 92 steps on int64 (consecutive Fibonacci numbers)
+
+
+def _wrap(x: Value, dtype: DType) -> Value:
+    """int64 x converted to dtype as C++ converts (wrapping around), back in int64."""
+    return x if dtype is INT64 else op.Cast(op.Cast(x, to=dtype.onnx), to=INT64.onnx)
+
+
+def _integers_only(name: str, x: Value) -> None:
+    if not x.dtype.is_integer:
+        raise TypeError(f"aten::{name} is only defined for integer tensors, got {x.dtype} (torch raises too)")
+
+
+def _gcd(a: Value, b: Value, dtype: DType) -> Value:
+    """torch's calc_gcd on int64 values of `dtype`: a, b = |a|, |b| converted back to the dtype
+    (|MIN| is MIN again), then `while a != 0: a, b = b % a, a` with C's remainder; the result
+    is b. Every element takes the steps together, those already done keep their values."""
+    a, b = _wrap(op.Abs(a), dtype), _wrap(op.Abs(b), dtype)
+    ev = current_evaluator()
+    body = ev.subgraph("euclid") if isinstance(ev, GraphBuilder) else GraphBuilder(name="euclid")
+    body.input("i", INT64, [])
+    body.input("cond", BOOL, [])
+    x = body.input("a", INT64, a.shape)
+    y = body.input("b", INT64, b.shape)
+    with body:
+        done = op.Equal(x, like(0, x))
+        next_a = _int_fmod(y, x)  # 0 where x is 0 (divides by 1 there)
+        next_b = op.Where(done, y, x)
+        left = op.Cast(op.Not(op.Equal(op.Reshape(next_a, [-1]), like(0, next_a))), to=INT64.onnx)
+        body.output(op.Cast(op.ReduceMax(op.Concat(left, like(np.zeros(1, np.int64), left), axis=0), keepdims=0), to=BOOL.onnx))
+        body.output(next_a)
+        body.output(next_b)
+    _, result = op.Loop(np.array(_EUCLID_STEPS, np.int64), np.array(True), a, b, body=body)
+    return result
+
+
+def _broadcast_int64(self: Value, other: Value) -> tuple[Value, Value]:
+    """Both as int64, of their broadcast shape (Expand broadcasts both ways)."""
+    a, b = cast_to(self, INT64), cast_to(other, INT64)
+    return op.Expand(a, op.Shape(b)), op.Expand(b, op.Shape(a))
+
+
+@aten_op("aten::gcd")
+@elementwise("self", "other")
+def aten_gcd(self: TInt, other: TInt) -> TInt:
+    """gcd(Tensor self, Tensor other) -> Tensor
+
+    Non-negative except where torch's |MIN| wraps around: gcd(MIN, 0) is MIN, gcd(MIN, 7) is -1
+    for int64 (torch's arithmetic, in the dtype). Computed in int64 with exact integer division."""
+    _integers_only("gcd", self)
+    dtype = self.dtype
+    a, b = _broadcast_int64(self, other)
+    return cast_to(_gcd(a, b, dtype), dtype)
+
+
+@aten_op("aten::lcm")
+@elementwise("self", "other")
+def aten_lcm(self: TInt, other: TInt) -> TInt:
+    """lcm(Tensor self, Tensor other) -> Tensor
+
+    torch: g = gcd(a, b); 0 if g is 0, else |a / g * b|, computed in C++'s int for the types
+    narrower than int32 and in the dtype otherwise, overflow wrapping around (lcm(0, x) = 0)."""
+    _integers_only("lcm", self)
+    dtype = self.dtype
+    a, b = _broadcast_int64(self, other)
+    g = _gcd(a, b, dtype)
+    zero = op.Equal(g, like(0, g))
+    minus_one = op.Equal(g, like(-1, g))
+    quotient = op.Where(minus_one, op.Neg(a), op.Div(a, op.Where(op.Or(zero, minus_one), like(1, g), g)))
+    narrow = INT64 if dtype is INT64 else INT32  # the width of torch's arithmetic
+    product = _wrap(op.Mul(quotient, b), narrow)
+    result = op.Where(zero, like(0, g), _wrap(op.Abs(product), narrow))
+    return cast_to(result, dtype)
 
 
 @aten_op("aten::clone")

@@ -463,14 +463,28 @@ def aten_as_strided(
     The view is read from self's elements in row-major order: exact for a contiguous input (what
     an exported graph has), not for a view whose own strides differ. size, stride and
     storage_offset must be static."""
+    index = strided_index("as_strided", self, size, stride, storage_offset)
+    return op.Gather(op.Reshape(self, [-1]), op.Constant(value=index), axis=0)
+
+
+def strided_index(name: str, self: Value, size: Sequence[int], stride: Sequence[int], storage_offset: int | None) -> np.ndarray:
+    """The position in self's row-major elements of every element of the strided view (of shape
+    size). size, stride and storage_offset must be static; a position past self's elements
+    (when its size is static) raises, as torch does."""
     if not all(isinstance(s, int) for s in [*size, *stride, storage_offset or 0]):
-        raise ValueError("as_strided needs static size, stride and storage_offset")
+        raise ValueError(f"{name} needs static size, stride and storage_offset")
+    if len(size) != len(stride):
+        raise ValueError(f"{name}: size {list(size)} and stride {list(stride)} must have one length (torch raises too)")
     index = np.full(tuple(size), storage_offset or 0, np.int64)
     for axis, (n, st) in enumerate(zip(size, stride)):
         view = [1] * len(size)
         view[axis] = n
         index = index + (np.arange(n, dtype=np.int64) * st).reshape(view)
-    return op.Gather(op.Reshape(self, [-1]), op.Constant(value=index), axis=0)
+    numel = int(np.prod(self.shape)) if self.shape is not None and all(isinstance(d, int) for d in self.shape) else None
+    if numel is not None and index.size and (index.max() >= numel or index.min() < 0):
+        raise ValueError(f"{name}: the view of size {list(size)}, stride {list(stride)} and offset {storage_offset or 0} "
+                         f"reads past the {numel} elements of self (torch raises too)")
+    return index
 
 
 def _pair(x: Sequence[int]) -> list[int]:

@@ -1,5 +1,5 @@
 """The `*_copy` variants of view ops (what functionalization emits for views), diagonal_scatter,
-new_empty_strided and empty_permuted.
+as_strided_scatter, new_empty_strided and empty_permuted.
 
 In ONNX every value is a tensor of its own, so a view and its copy are the same computation:
 each function here calls the view's function. Strides and physical layouts do not exist in ONNX;
@@ -19,6 +19,7 @@ from torchlib.ops._helpers import as_shape, normalize_dim
 from torchlib.ops._kernels import full_of
 from torchlib.ops.comparison import aten_where
 from torchlib.ops.linalg.products import aten_t
+from torchlib.ops.tensor_extra import aten_as_strided, strided_index
 from torchlib.ops.shape import (aten_alias, aten_diagonal, aten_reshape, aten_transpose, aten_unbind, aten_unfold,
                                 aten_unsqueeze)  # fmt: skip
 from torchlib.promotion import DEFAULT_FLOAT, cast_to
@@ -107,6 +108,36 @@ def aten_diagonal_scatter(self: TTensor, src: TTensor, offset: int = 0, dim1: in
     inverse = list(np.argsort(perm))
     filled = op.Transpose(aten_where(mask, cast_to(spread, self.dtype), op.Transpose(self, perm=perm)), perm=inverse)
     return filled
+
+
+@aten_op("aten::as_strided_copy")
+def aten_as_strided_copy(
+    self: TTensor, size: Sequence[int], stride: Sequence[int], storage_offset: int | None = None
+) -> TTensor:
+    """as_strided_copy(Tensor self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor"""
+    return aten_as_strided(self, size, stride, storage_offset)
+
+
+@aten_op("aten::as_strided_scatter")
+def aten_as_strided_scatter(
+    self: TTensor, src: TTensor, size: Sequence[int], stride: Sequence[int], storage_offset: int | None = None
+) -> TTensor:
+    """as_strided_scatter(Tensor self, Tensor src, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor
+
+    A copy of self with src written into its strided view (torch: self.clone(), then
+    .as_strided(size, stride, storage_offset).copy_(src)): src's elements are scattered to the
+    row-major positions of the view's elements, exact for a contiguous self (what an exported
+    graph has). A view that overlaps itself (a zero stride) raises, as torch's copy_ does.
+    Static size, stride and offset."""
+    index = strided_index("as_strided_scatter", self, size, stride, storage_offset)
+    if np.unique(index).size != index.size:
+        raise ValueError(f"aten::as_strided_scatter: the view of size {list(size)} and stride {list(stride)} overlaps "
+                         "itself (torch raises too: more than one element refers to a single memory location)")
+    if src.shape is not None and all(isinstance(d, int) for d in src.shape) and tuple(src.shape) != tuple(size):
+        raise ValueError(f"aten::as_strided_scatter: src of shape {list(src.shape)} must have the view's size {list(size)} (torch raises too)")
+    updates = op.Reshape(cast_to(src, self.dtype), [-1])
+    flat = op.ScatterND(op.Reshape(self, [-1]), op.Constant(value=index.reshape(-1, 1)), updates)
+    return op.Reshape(flat, op.Shape(self))
 
 
 @aten_op("aten::new_empty_strided")

@@ -2,11 +2,15 @@
 (fftfreq, rfftfreq), as torch's factory kernels compute them.
 
 torch builds a window in the requested dtype one in-place op at a time (arange, mul_, cos_,
-add_): each step rounds to that dtype. Here each step computes in float32 (float64 for double)
-and, for float16/bfloat16, rounds to the dtype after the step (`_Steps`), so the half-precision
-windows follow torch's rounding rather than being more accurate than it. torch's half kernels
-still round some samples differently: up to 2 ulps (tests/ops/test_aliases.py and the table's
-XFails for blackman and bartlett).
+add_): for float16/bfloat16 each step rounds to that dtype, and its half kernels round some steps
+differently again (no stepwise emulation matches them: torch 2.13's float16 hann(16) is 1.6e-3
+off the exact window, 3 ulps near 1). Here a window is computed in float32 (float64 for double)
+and rounded to the dtype once, at the end: the half-precision windows are the float32 window
+correctly rounded, nearer the exact values than torch's (the OpInfo table's TorchLessAccurate
+rules measure both against torch's float64 window).
+
+The sample frequencies (fftfreq, rfftfreq) are one multiplication of exact integers: each step
+rounds to the dtype (`_Steps`) as torch's does, which matches torch exactly.
 """
 
 from __future__ import annotations
@@ -24,7 +28,8 @@ from torchlib.registry import aten_op
 
 
 class _Steps:
-    """Arithmetic in the compute dtype of `dtype`, each result rounded to `dtype`."""
+    """The compute dtype of `dtype` (float64 for double, else float32): `round` rounds a step's
+    result to `dtype` (the frequencies' steps), `result` casts the final value to it."""
 
     def __init__(self, name: str, dtype: DType | None):
         self.dtype = dtype or DEFAULT_FLOAT
@@ -42,7 +47,8 @@ class _Steps:
         return op.Cast(op.Cast(x, to=self.dtype.onnx), to=self.compute.onnx)
 
     def arange(self, n: int) -> Value:
-        return self.round(op.Cast(op.Range(0, n, 1), to=self.compute.onnx))
+        """0, 1, ..., n - 1 in the compute dtype (exact)."""
+        return op.Cast(op.Range(0, n, 1), to=self.compute.onnx)
 
     def result(self, x: Value) -> Value:
         return op.Cast(x, to=self.dtype.onnx)
@@ -67,10 +73,8 @@ def _hamming(name: str, window_length: int, periodic: bool, alpha: float, beta: 
     if trivial is not None:
         return trivial
     n = window_length + 1 if periodic else window_length
-    w = s.round(op.Mul(s.arange(n), s.const(2 * math.pi / (n - 1))))
-    w = s.round(op.Cos(w))
-    w = s.round(op.Mul(w, s.const(-beta)))
-    w = s.round(op.Add(w, s.const(alpha)))
+    w = op.Cos(op.Mul(s.arange(n), s.const(2 * math.pi / (n - 1))))
+    w = op.Add(op.Mul(w, s.const(-beta)), s.const(alpha))
     return s.result(_periodic(w, periodic))
 
 
@@ -123,11 +127,11 @@ def _blackman(window_length: int, periodic: bool, dtype: DType | None) -> Value:
     if trivial is not None:
         return trivial
     n = window_length + 1 if periodic else window_length
-    w = s.round(op.Mul(s.arange(n), s.const(math.pi / (n - 1))))
-    # torch: 0.08 * cos(4w) - 0.5 * cos(2w) + 0.42, each step in the dtype
-    four = s.round(op.Mul(s.round(op.Cos(s.round(op.Mul(w, s.const(4))))), s.const(0.08)))
-    two = s.round(op.Mul(s.round(op.Cos(s.round(op.Mul(w, s.const(2))))), s.const(0.5)))
-    w = s.round(op.Add(s.round(op.Sub(four, two)), s.const(0.42)))
+    w = op.Mul(s.arange(n), s.const(math.pi / (n - 1)))
+    # torch: 0.08 * cos(4w) - 0.5 * cos(2w) + 0.42
+    four = op.Mul(op.Cos(op.Mul(w, s.const(4))), s.const(0.08))
+    two = op.Mul(op.Cos(op.Mul(w, s.const(2))), s.const(0.5))
+    w = op.Add(op.Sub(four, two), s.const(0.42))
     return s.result(_periodic(w, periodic))
 
 
@@ -151,10 +155,10 @@ def _bartlett(window_length: int, periodic: bool, dtype: DType | None) -> Value:
     if trivial is not None:
         return trivial
     n = window_length + 1 if periodic else window_length
-    w = s.round(op.Mul(s.arange(n), s.const(2.0 / (n - 1))))
+    w = op.Mul(s.arange(n), s.const(2.0 / (n - 1)))
     first_half = ((n - 1) >> 1) + 1
     rising = op.Slice(w, [0], [first_half], [0])
-    falling = s.round(op.Sub(2.0, op.Slice(w, [first_half], [n], [0])))
+    falling = op.Sub(2.0, op.Slice(w, [first_half], [n], [0]))
     return s.result(_periodic(op.Concat(rising, falling, axis=0), periodic))
 
 
@@ -179,7 +183,7 @@ def _frequencies(name: str, k: np.ndarray, n: int, d: float, dtype: DType | None
     """k / (n * d) as torch computes it: the integers k in the dtype, times the scalar 1/(n*d)."""
     s = _Steps(name, dtype)
     factor = 1.0 / (n * d) if n * d != 0 else math.copysign(math.inf, d)  # C++'s 1.0 / 0.0 (n = 0 gives an empty result)
-    return s.result(s.round(op.Mul(s.round(op.Cast(op.Constant(value=k), to=s.compute.onnx)), s.const(factor))))
+    return s.result(op.Mul(s.round(op.Cast(op.Constant(value=k), to=s.compute.onnx)), s.const(factor)))
 
 
 @aten_op("aten::fft_fftfreq")

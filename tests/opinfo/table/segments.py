@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
-from torchlib.conformance.spec import Entry
+import torch
+
+from torchlib.conformance.spec import Entry, TorchLessAccurate
 
 ENTRIES = [
-    Entry('aten_segment_reduce', opinfo=[('_segment_reduce', 'lengths'), ('_segment_reduce', 'offsets')]),  # segment_reduce
+    # torch's CPU kernel (SegmentReduce.cpp) accumulates each segment in the data's dtype, rounding
+    # every float16/bfloat16 addition (and the mean's division); we sum in float32 and round once
+    Entry('aten_segment_reduce', opinfo=[('_segment_reduce', 'lengths'), ('_segment_reduce', 'offsets')],
+          xfail=[TorchLessAccurate(dtypes=[torch.float16, torch.bfloat16])]),  # segment_reduce
 ]

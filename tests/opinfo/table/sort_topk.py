@@ -18,7 +18,13 @@ TOPK_TIES = ("the indices of equal values: torch.topk orders ties as std::partia
 ENTRIES = [
     Entry('aten_argsort', opinfo=['argsort'], xfail=UNSTABLE_SAMPLES),  # argsort (CompositeImplicit)
     Entry('aten_argsort_stable', opinfo=['argsort']),  # argsort.stable (CompositeImplicit)
-    Entry('aten_mode', opinfo=['mode']),  # mode
+    Entry('aten_mode', opinfo=['mode'], xfail=[
+        XFail("the index of the mode in a slice of 3000 values: torch's CPU kernel std::sorts each slice (an introsort "
+              "past 16 elements, not stable) and returns the index its sort leaves last in the mode's run, whichever "
+              "occurrence that is; this returns the value's last occurrence (the values agree, and torch's index points "
+              "at one occurrence too). In float32 and float64 every value of that sample occurs once: a single index",
+              dtypes=[torch.float16, torch.bfloat16, torch.int64, torch.int32, torch.bool], samples=[6]),
+    ]),  # mode
     Entry('aten_sort', opinfo=['sort'], xfail=UNSTABLE_SAMPLES),  # sort
     Entry('aten_sort_stable', opinfo=['sort']),  # sort.stable
     Entry('aten_topk', opinfo=['topk'], xfail=[

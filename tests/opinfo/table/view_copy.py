@@ -43,6 +43,8 @@ ENTRIES = [
     Entry('aten_unfold_copy', samples=_samples(((2, 7), (1, 3, 2)), ((5,), (0, 5, 1)), ((), (0, 1, 1))), dtypes=_ALL),  # unfold_copy
     Entry('aten_unsqueeze_copy', samples=_samples(((2, 3), (0,)), ((2, 3), (-1,)), ((), (0,))), dtypes=_ALL),  # unsqueeze_copy
     Entry('aten__reshape_copy', samples=_samples(((2, 3), ([3, 2],)), ((2, 3), ([-1],)), ((0, 3), ([3, 0],))), dtypes=_ALL),  # _reshape_copy
+    Entry('aten_as_strided_copy', opinfo=['as_strided_copy']),  # as_strided_copy
+    Entry('aten_as_strided_scatter', opinfo=['as_strided_scatter']),  # as_strided_scatter
     Entry('aten_diagonal_scatter', opinfo=['diagonal_scatter'], samples=_diagonal_scatter, dtypes=_ALL),  # diagonal_scatter
     Entry('aten_new_empty_strided', opinfo=['new_empty_strided'], compare='shape',
           samples=_samples(((2, 3), ([4, 1], [1, 1])), ((), ([0, 2], [2, 1]))), dtypes=_ALL),  # new_empty_strided

@@ -193,13 +193,52 @@ def aten_linalg_matmul(self: TReal, other: TReal) -> TReal:
     return aten_matmul(self, other)
 
 
+def _mm(a: Value, b: Value) -> Value:
+    """a @ b as torch's CPU mm computes it: float16 accumulates in float32 and rounds once (the
+    float16 MatMul of onnxruntime's optimized graphs rounds differently)."""
+    if a.dtype is FLOAT16 and b.dtype is FLOAT16:
+        return op.Cast(op.MatMul(op.Cast(a, to=FLOAT.onnx), op.Cast(b, to=FLOAT.onnx)), to=FLOAT16.onnx)
+    return aten_mm(a, b)
+
+
+def _chain_order(matrices: Sequence[Value]) -> list[list[int]] | None:
+    """torch's multiplication order (LinearAlgebra.cpp, multi_dot_impl): split[i][j] is the k
+    after which the chain i..j is cut (the cheapest, the first of equal costs; for three
+    matrices torch compares the two costs itself, preferring (AB)C on a tie). None when a
+    dimension is dynamic (then the chain is multiplied left to right)."""
+    dims = [m.shape[0] for m in matrices] + [matrices[-1].shape[1]] if all(m.shape for m in matrices) else []
+    if not dims or not all(isinstance(d, int) for d in dims):
+        return None
+    n = len(matrices)
+    split = [[0] * n for _ in range(n)]
+    if n == 3:
+        a, b, c, d = dims
+        split[0][2] = 0 if (a * c) * (b + d) > (b * d) * (a + c) else 1
+        split[1][2], split[0][1] = 1, 0
+        return split
+    cost = [[0] * n for _ in range(n)]
+    for length in range(1, n):
+        for i in range(n - length):
+            j = i + length
+            cost[i][j], split[i][j] = min((cost[i][k] + cost[k + 1][j] + dims[i] * dims[k + 1] * dims[j + 1], k)
+                                          for k in range(i, j))
+    return split
+
+
 def _chain(name: str, matrices: Sequence[Value]) -> Value:
     if not matrices:
         raise ValueError(f"aten::{name} needs at least one tensor (torch raises too)")
-    result = matrices[0]
-    for m in matrices[1:]:
-        result = aten_mm(result, m)
-    return op.Identity(result)
+    if len(matrices) == 1:
+        return op.Identity(matrices[0])
+    split = _chain_order(matrices) if len(matrices) > 2 else None
+
+    def product(i: int, j: int) -> Value:
+        if i == j:
+            return matrices[i]
+        k = split[i][j] if split is not None else j - 1
+        return _mm(product(i, k), product(k + 1, j))
+
+    return product(0, len(matrices) - 1)
 
 
 @aten_op("aten::chain_matmul")
@@ -306,6 +345,12 @@ def aten_linalg_vecdot(x: TReal, y: TReal, *, dim: int = -1) -> TReal:
     """linalg_vecdot(Tensor x, Tensor y, *, int dim=-1) -> Tensor"""
     if x.dtype is not y.dtype:
         raise TypeError(f"aten::linalg_vecdot: x and y must have one dtype, got {x.dtype} and {y.dtype} (torch raises too)")
+    if x.dtype in (FLOAT16, BFLOAT16):
+        # torch: (x * y).sum(dim), the products rounded to the dtype, summed in float32. The
+        # product is computed in float32 and rounded explicitly: onnxruntime's optimized graph
+        # would otherwise keep the float16 Mul's result in float32 for the sum.
+        product = op.Cast(op.Mul(op.Cast(x, to=FLOAT.onnx), op.Cast(y, to=FLOAT.onnx)), to=x.dtype.onnx)
+        return aten_sum_dim_IntList(product, [dim])
     return aten_sum_dim_IntList(aten_mul(x, y), [dim])
 
 

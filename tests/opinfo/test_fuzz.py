@@ -89,6 +89,19 @@ def test_overflow_and_symint_results_beyond_int64_in_run_input(harness):
     assert "1 edge inputs" in report.summary() and "1 overflow" in report.summary()
 
 
+def test_elements_torch_leaves_uninitialized_are_not_compared(harness):
+    from torchlib.ops.special.polynomials import aten_special_chebyshev_polynomial_u as ours
+
+    x, n = torch.tensor([float("nan"), 0.3, float("nan")]), torch.tensor(3.0)
+    garbage = lambda x, n: torch.tensor([1.9e28, float(ours(x, n)[1]), 0.0])  # noqa: E731  torch's uninitialized r
+    outcome, message = run_input(harness, "aten_special_chebyshev_polynomial_u", "nan_inf", Call((x, n), {}), garbage, torch.float32)
+    assert outcome == "rejected" and "uninitialized" in message
+    wrong = lambda x, n: torch.tensor([1.9e28, 5.0, 0.0])  # noqa: E731  a defined element differs: still a mismatch
+    assert run_input(harness, "aten_special_chebyshev_polynomial_u", "nan_inf", Call((x, n), {}), wrong, torch.float32)[0] == "mismatch"
+    one = torch.tensor(1.0)  # degree 1 is defined (x + x): compared as usual
+    assert run_input(harness, "aten_special_chebyshev_polynomial_u", "nan_inf", Call((x, one), {}), torch.special.chebyshev_polynomial_u, torch.float32)[0] == "ok"
+
+
 def test_an_abort_is_counted_not_fatal(harness, monkeypatch):
     import os
 

@@ -174,3 +174,14 @@ def test_bucketize_puts_nan_after_every_boundary(right):
     values, boundaries = torch.tensor([float("nan"), 0.5, float("inf")]), torch.tensor([-1.0, 0.0, 1.0, 2.0, 3.0])
     check_function(T.aten_bucketize_Tensor, (values, boundaries), {"right": right},
                    expected=torch.bucketize(values, boundaries, right=right))
+
+
+# -- complex mean of an empty input: 0 / 0 in both parts, as torch --------------------------------
+@pytest.mark.parametrize("dtype", [torch.complex64, torch.complex128])
+def test_complex_mean_of_an_empty_input_is_nan(dtype):
+    from torchlib.ops.complex_shape import aten_mean_complex, aten_mean_dim_complex
+
+    check_function(aten_mean_complex, (torch.zeros(0, dtype=dtype),), expected=torch.mean(torch.zeros(0, dtype=dtype)))
+    x = torch.zeros(0, 3, dtype=dtype)
+    check_function(aten_mean_dim_complex, (x, [0], True), expected=torch.mean(x, [0], True))
+    check_function(aten_mean_dim_complex, (x, [1]), expected=torch.mean(x, [1]))

@@ -42,7 +42,17 @@ def test_transforms_make_edge_inputs():
 def test_ops_that_report_the_layout_get_no_noncontiguous_input(op):
     # a graph value is a dense tensor of its own: a hand-made view is outside these functions' contract
     assert dict(transforms(op))["noncontiguous"] is None
-    assert dict(transforms(torch.ops.aten.sum.dim_IntList))["noncontiguous"] is noncontiguous
+    assert dict(transforms(torch.ops.aten.sum.dim_IntList))["noncontiguous"] is not None
+
+
+def test_embedding_bag_weight_stays_dense_under_noncontiguous(harness):
+    # torch's sum fast path (empty offset2bag) needs weight.stride(1) == 1; a graph's weight is dense
+    w, i, o = torch.randn(10, 3), torch.tensor([1, 2, 4, 5, 4, 3, 2, 9]), torch.tensor([0, 2, 5])
+    assert torch.ops.aten.embedding_bag.default(noncontiguous(Call((w,), {})).args[0], i, o)[1].shape == (8,)
+    make = dict(transforms(torch.ops.aten.embedding_bag.padding_idx))["noncontiguous"]
+    c = make(Call((w, i, o, False, 0, False, None, False, None), {}))
+    assert c.args[0].is_contiguous() and not c.args[1].is_contiguous() and not c.args[2].is_contiguous()
+    assert run_input(harness, "aten_embedding_bag_padding_idx", "noncontiguous", c, torch.ops.aten.embedding_bag.padding_idx, torch.float32) == ("ok", "")
 
 
 def test_a_wrong_answer_is_a_mismatch_and_an_exception_an_error(harness):

@@ -47,6 +47,7 @@ an input counts as "rejected" (the result is outside what the op's output can re
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import os
 import select
@@ -203,12 +204,19 @@ def int_extremes(c: Call) -> Call | None:
     return _first(c, lambda t: t.dtype in ints and t.numel() > 0, edit)
 
 
-def noncontiguous(c: Call) -> Call | None:
+def noncontiguous(c: Call, dense: Sequence[int] = ()) -> Call | None:
+    """Every tensor with more than one element as a non-contiguous view of the same values, but
+    the positional arguments `dense` (those whose layout selects torch's kernel path)."""
     from torch.testing._internal.common_utils import noncontiguous_like
 
-    if not any(t.numel() > 1 for t in _tensors(c)):
+    def view(t: torch.Tensor) -> torch.Tensor:
+        return noncontiguous_like(t) if t.numel() > 1 else t
+
+    args = tuple(a if i in dense else _map_tensors(a, view) for i, a in enumerate(c.args))
+    changed = Call(args, _map_tensors(c.kwargs, view))
+    if not any(not t.is_contiguous() for t in _tensors(changed)):
         return None
-    return Call(*_map_tensors((c.args, c.kwargs), lambda t: noncontiguous_like(t) if t.numel() > 1 else t))
+    return changed
 
 
 def _narrow(size: int) -> Callable[[Call], Call | None]:
@@ -268,9 +276,21 @@ _LAYOUT_OPS = {"as_strided", "as_strided_", "as_strided_scatter", "as_strided_co
                "sym_strides", "stride", "storage_offset", "is_contiguous", "is_non_overlapping_and_dense"}  # fmt: skip
 
 
-def _reads_layout(reference: Callable[..., Any]) -> bool:
+# Positional arguments whose layout selects a kernel path with a different result. embedding_bag:
+# torch's CPU sum takes its fast path (no offset2bag: an empty second output) only when
+# weight.stride(1) == 1 (is_fast_path_index_select in EmbeddingBag.cpp); a strided weight gets
+# the full offset2bag. In a graph weight is a dense parameter, so it stays dense here; the
+# indices, offsets and per-sample weights are still fed as views.
+_DENSE_ARGS = {"embedding_bag": (0,), "_embedding_bag": (0,), "_embedding_bag_forward_only": (0,)}
+
+
+def _op_name(reference: Callable[..., Any]) -> str:
     schema = getattr(reference, "_schema", None)
-    return schema is not None and schema.name.split("::")[-1] in _LAYOUT_OPS
+    return schema.name.split("::")[-1] if schema is not None else ""
+
+
+def _reads_layout(reference: Callable[..., Any]) -> bool:
+    return _op_name(reference) in _LAYOUT_OPS
 
 
 def transforms(reference: Callable[..., Any]) -> list[tuple[str, Callable[[Call], Call | None] | None]]:
@@ -281,7 +301,7 @@ def transforms(reference: Callable[..., Any]) -> list[tuple[str, Callable[[Call]
         ("nan_inf", nan_inf),
         ("huge", huge),
         ("int_extremes", int_extremes),
-        ("noncontiguous", None if _reads_layout(reference) else noncontiguous),
+        ("noncontiguous", None if _reads_layout(reference) else functools.partial(noncontiguous, dense=_DENSE_ARGS.get(_op_name(reference), ()))),
         ("negative_dims", negative_dims(reference)),
     ]
 

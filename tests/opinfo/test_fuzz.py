@@ -55,6 +55,14 @@ def test_embedding_bag_weight_stays_dense_under_noncontiguous(harness):
     assert run_input(harness, "aten_embedding_bag_padding_idx", "noncontiguous", c, torch.ops.aten.embedding_bag.padding_idx, torch.float32) == ("ok", "")
 
 
+def test_layer_norm_backward_statistics_stay_dense_under_noncontiguous():
+    # torch's kernel reads mean and rstd through their data pointer, ignoring strides
+    c = Call((torch.randn(3, 6), torch.randn(3, 6), [6], torch.randn(3, 1), torch.randn(3, 1), torch.randn(6), torch.randn(6),
+              [True, True, True]), {})  # fmt: skip
+    made = dict(transforms(torch.ops.aten.native_layer_norm_backward.default))["noncontiguous"](c)
+    assert [t.is_contiguous() for t in made.args if isinstance(t, torch.Tensor)] == [False, False, True, True, False, False]
+
+
 def test_a_wrong_answer_is_a_mismatch_and_an_exception_an_error(harness):
     entry_key = "aten_neg"
     good = run_input(harness, entry_key, "original", Call((torch.tensor([1.0, float("nan")]),), {}), torch.neg, torch.float32)

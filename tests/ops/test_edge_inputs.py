@@ -185,3 +185,19 @@ def test_complex_mean_of_an_empty_input_is_nan(dtype):
     x = torch.zeros(0, 3, dtype=dtype)
     check_function(aten_mean_dim_complex, (x, [0], True), expected=torch.mean(x, [0], True))
     check_function(aten_mean_dim_complex, (x, [1]), expected=torch.mean(x, [1]))
+
+
+# -- native_layer_norm_backward: torch reads the first M values of mean and rstd ------------------
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("rows", [0, 1, 2], ids=["empty", "size1", "same"])
+def test_layer_norm_backward_reads_the_first_rows_of_mean_and_rstd(dtype, rows):
+    from torchlib.ops.backward import aten_native_layer_norm_backward
+
+    g = torch.Generator().manual_seed(0)
+    x, dy = torch.randn(2, 3, 4, 5, generator=g, dtype=dtype), torch.randn(2, 3, 4, 5, generator=g, dtype=dtype)
+    w, b = torch.randn(4, 5, generator=g, dtype=dtype), torch.randn(4, 5, generator=g, dtype=dtype)
+    _, mean, rstd = torch.ops.aten.native_layer_norm(x, [4, 5], w, b, 1e-5)
+    # the fuzz pass's empty / size1 inputs: x and grad cut to `rows`, mean and rstd of the full batch
+    args = (dy[:rows], x[:rows], [4, 5], mean, rstd, w, b, [True, True, True])
+    tol = {"rtol": 1e-5, "atol": 1e-5} if dtype == torch.float32 else {}
+    check_function(aten_native_layer_norm_backward, args, expected=A.native_layer_norm_backward(*args), **tol)

@@ -281,7 +281,11 @@ _LAYOUT_OPS = {"as_strided", "as_strided_", "as_strided_scatter", "as_strided_co
 # weight.stride(1) == 1 (is_fast_path_index_select in EmbeddingBag.cpp); a strided weight gets
 # the full offset2bag. In a graph weight is a dense parameter, so it stays dense here; the
 # indices, offsets and per-sample weights are still fed as views.
-_DENSE_ARGS = {"embedding_bag": (0,), "_embedding_bag": (0,), "_embedding_bag_forward_only": (0,)}
+# native_layer_norm_backward: the CPU kernel reads mean and rstd through their data pointer,
+# ignoring their strides (a view's result holds the storage's other values: NaN rows with
+# noncontiguous_like); in a graph they are the dense outputs of native_layer_norm.
+_DENSE_ARGS = {"embedding_bag": (0,), "_embedding_bag": (0,), "_embedding_bag_forward_only": (0,),
+               "native_layer_norm_backward": (3, 4)}  # fmt: skip
 
 
 def _op_name(reference: Callable[..., Any]) -> str:

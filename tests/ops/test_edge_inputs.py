@@ -201,3 +201,14 @@ def test_layer_norm_backward_reads_the_first_rows_of_mean_and_rstd(dtype, rows):
     args = (dy[:rows], x[:rows], [4, 5], mean, rstd, w, b, [True, True, True])
     tol = {"rtol": 1e-5, "atol": 1e-5} if dtype == torch.float32 else {}
     check_function(aten_native_layer_norm_backward, args, expected=A.native_layer_norm_backward(*args), **tol)
+
+
+# -- batch norm in training on one element per channel: the output is the bias up to torch's roundings
+@pytest.mark.parametrize("shape", [(1, 3), (1, 3, 1, 1)])
+def test_batch_norm_training_one_element_per_channel_as_torch(shape):
+    g = torch.Generator().manual_seed(0)
+    x, w, b, rm, rv = (torch.randn(s, generator=g) for s in (shape, 3, 3, 3, 3))
+    # invstd = 1 / sqrt(0 + eps) in double; beta and the output by fused multiply-adds: the output
+    # differs from the bias by a few ulps of x * weight / sqrt(eps), as torch's, exactly
+    expected = A._native_batch_norm_legit_functional(x, w, b, rm, rv.abs(), True, 0.1, 1e-5)
+    check_function(N.aten__native_batch_norm_legit_functional, (x, w, b, rm, rv.abs(), True, 0.1, 1e-5), expected=expected, rtol=0, atol=0)

@@ -128,6 +128,17 @@ def test_elements_torch_leaves_uninitialized_are_not_compared(harness):
     assert run_input(harness, "aten_special_chebyshev_polynomial_u", "nan_inf", Call((x, one), {}), torch.special.chebyshev_polynomial_u, torch.float32)[0] == "ok"
 
 
+def test_slices_torch_sorts_with_nan_are_not_compared(harness):
+    nan = float("nan")
+    x = torch.tensor([[nan, 1.0, nan, 1.0], [1.0, 2.0, 2.0, 3.0]])  # torch: NaN for the first row, ours 1
+    outcome, message = run_input(harness, "aten_mode", "nan_inf", Call((x, 1), {}), torch.ops.aten.mode.default, torch.float32)
+    assert outcome == "rejected" and "strict weak order" in message
+    wrong = lambda x, d: (torch.tensor([nan, 3.0]), torch.tensor([0, 3]))  # noqa: E731  the row without NaN is compared
+    assert run_input(harness, "aten_mode", "nan_inf", Call((x, 1), {}), wrong, torch.float32)[0] == "mismatch"
+    y = torch.tensor([2.0, nan, 2.0])
+    assert run_input(harness, "aten_unique_dim", "nan_inf", Call((y, 0), {}), torch.ops.aten.unique_dim.default, torch.float32)[0] == "rejected"
+
+
 def test_an_abort_is_counted_not_fatal(harness, monkeypatch):
     import os
 

@@ -353,14 +353,15 @@ def run_input(harness: Harness, key: str, name: str, the_call: Call, reference: 
             return "error", _error_text(e, 300)
         undefined = _torch_undefined(key, the_call, expected)
         if undefined is not None:
-            mask, why = undefined
-            if isinstance(actual, torch.Tensor) and actual.shape == expected.shape and actual.dtype == expected.dtype:
-                expected = torch.where(mask, actual, expected)
-                try:
-                    compare(actual, expected, tol=tol)
-                except Exception as e:
-                    return "mismatch", _error_text(e, 300)
-                return "rejected", f"{why}; the other elements are the same as torch's"
+            masks, why = undefined
+            if masks is None:
+                return "rejected", why
+            try:
+                expected = _unflat(expected, iter(_patch(_flat(actual), _flat(expected), masks)))
+                compare(actual, expected, tol=tol)
+            except Exception as e:
+                return "mismatch", _error_text(e, 300)
+            return "rejected", f"{why}; the other elements are the same as torch's"
         too_big = _beyond_int64(expected)
         if too_big is not None:
             return "rejected", f"torch's result {too_big} does not fit the int64 that holds the function's result"
@@ -383,26 +384,57 @@ _POLYNOMIALS = {f"aten_special_{name}" for name in (
     "hermite_polynomial_h", "hermite_polynomial_he", "laguerre_polynomial_l", "legendre_polynomial_p")}  # fmt: skip
 
 
-def _torch_undefined(key: str, the_call: Call, expected: Any) -> tuple[torch.Tensor, str] | None:
-    """(mask, reason) of the output elements whose value torch leaves undefined, or None.
+def _torch_undefined(key: str, the_call: Call, expected: Any) -> tuple[list[torch.Tensor] | None, str] | None:
+    """(one mask per output, reason) of the output elements whose value torch leaves
+    undefined, or (None, reason) when the whole result is, or None.
 
     The orthogonal polynomials (aten/src/ATen/native/Math.h): for degree n >= 2 the CPU
     kernel declares `T r;` and runs `for (k = ...; k <= n && !std::isnan(q); k++) r = ...;`
     with q starting at a multiple of x (1 - x for Laguerre), then returns r. At x = NaN the
     loop never runs and r is returned uninitialized: whatever the register or stack held (0,
     6.9e-310, 1.9e28, ... seen in torch 2.13). No implementation can give that value, so such
-    elements are not compared (ours give NaN, the polynomial's value at NaN); the others are."""
-    if key not in _POLYNOMIALS or not isinstance(expected, torch.Tensor) or len(the_call.args) < 2:
+    elements are not compared (ours give NaN, the polynomial's value at NaN); the others are.
+
+    mode and unique_dim (aten/src/ATen/native/cpu/TensorCompareKernel.cpp, Unique.cpp) sort
+    with std::sort and a `<` comparator, which NaN breaks (not a strict weak order: undefined
+    behaviour in C++). In practice libstdc++'s insertion sort leaves each NaN in place and
+    moves the numbers around it, so equal values end up apart: mode([nan, 1, nan, 1]) is NaN,
+    unique_dim([2, nan, 2, inf, nan, -inf, 2], 0) returns 2 three times. A mode slice holding
+    NaN is not compared (the other slices are); a unique_dim input holding NaN not at all (the
+    number of rows differs). Ours: NaN sorted after every number, equal to nothing."""
+    if key in _POLYNOMIALS and isinstance(expected, torch.Tensor) and len(the_call.args) >= 2:
+        x, n = (torch.as_tensor(v, dtype=expected.dtype) for v in the_call.args[:2])
+        degree = torch.where(torch.isnan(n) | (n.abs() >= 2.0**63), -1.0, n.trunc())  # static_cast<int64_t>
+        looped = degree >= 2
+        if "hermite" in key:  # above this degree the kernel returns NaN before its loop
+            looped &= degree <= (512 if expected.dtype == torch.float64 else 128)
+        mask = torch.broadcast_to(torch.isnan(x) & looped, expected.shape)
+        if bool(mask.any()):
+            return [mask], "torch returns an uninitialized variable for x = NaN and degree >= 2 (Math.h: its loop stops at NaN before setting r)"
         return None
-    x, n = (torch.as_tensor(v, dtype=expected.dtype) for v in the_call.args[:2])
-    degree = torch.where(torch.isnan(n) | (n.abs() >= 2.0**63), -1.0, n.trunc())  # static_cast<int64_t>
-    looped = degree >= 2
-    if "hermite" in key:  # above this degree the kernel returns NaN before its loop
-        looped &= degree <= (512 if expected.dtype == torch.float64 else 128)
-    mask = torch.broadcast_to(torch.isnan(x) & looped, expected.shape)
-    if not bool(mask.any()):
-        return None
-    return mask, "torch returns an uninitialized variable for x = NaN and degree >= 2 (Math.h: its loop stops at NaN before setting r)"
+    sorts = {"aten_mode": "mode", "aten_unique_dim": "unique_dim"}
+    if key in sorts and the_call.args and isinstance(the_call.args[0], torch.Tensor) and the_call.args[0].is_floating_point():
+        x = the_call.args[0]
+        if x.dim() == 0 or not bool(torch.isnan(x).any()):
+            return None  # (a 0-d mode is the element itself)
+        why = f"torch's {sorts[key]} sorts NaN with `<` (not a strict weak order: std::sort's result is undefined)"
+        if key == "aten_unique_dim":
+            return None, why
+        dim = the_call.args[1] if len(the_call.args) > 1 else the_call.kwargs.get("dim", -1)
+        keepdim = the_call.args[2] if len(the_call.args) > 2 else the_call.kwargs.get("keepdim", False)
+        mask = torch.isnan(x).any(dim, keepdim=keepdim)
+        return [mask, mask], why
+    return None
+
+
+def _patch(actual: list[Any], expected: list[Any], masks: list[torch.Tensor]) -> list[Any]:
+    """expected with ours where the mask is set (output by output)."""
+    out = []
+    for a, e, m in zip(actual, expected, masks, strict=True):
+        if not (isinstance(a, torch.Tensor) and a.shape == e.shape and a.dtype == e.dtype):
+            raise AssertionError(f"output: expected {e.dtype}{list(e.shape)}, got {getattr(a, 'dtype', type(a))}{list(getattr(a, 'shape', []))}")
+        out.append(torch.where(m, a, e))
+    return out
 
 
 def _beyond_int64(expected: Any) -> int | None:

@@ -139,6 +139,19 @@ def test_slices_torch_sorts_with_nan_are_not_compared(harness):
     assert run_input(harness, "aten_unique_dim", "nan_inf", Call((y, 0), {}), torch.ops.aten.unique_dim.default, torch.float32)[0] == "rejected"
 
 
+def test_float64_prod_is_checked_against_the_exact_product(harness):
+    tiny, big = torch.finfo(torch.float64).tiny, torch.finfo(torch.float64).max
+    x = torch.tensor([tiny, 3e-16, big, 1e10], dtype=torch.float64)  # tiny * 3e-16 is subnormal: digits lost
+    torch_way = lambda x: torch.tensor(((tiny * 3e-16) * big) * 1e10, dtype=torch.float64)  # noqa: E731
+    outcome, message = run_input(harness, "aten_prod", "huge", Call((x,), {}), torch_way, torch.float64)
+    assert outcome == "overflow" and "exact product" in message
+    from torchlib.conformance import fuzz as F
+
+    exact = F._exact_product("aten_prod", Call((x,), {}), torch_way(x))
+    assert exact.item() == 3e-16 * big * tiny * 1e10
+    assert not F._closer(torch.tensor(1.0, dtype=torch.float64), exact, torch_way(x), None)  # ours not exact: no excuse
+
+
 def test_an_abort_is_counted_not_fatal(harness, monkeypatch):
     import os
 

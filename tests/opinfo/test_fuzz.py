@@ -42,6 +42,7 @@ def test_transforms_make_edge_inputs():
 def test_ops_that_report_the_layout_get_no_noncontiguous_input(op):
     # a graph value is a dense tensor of its own: a hand-made view is outside these functions' contract
     assert dict(transforms(op))["noncontiguous"] is None
+    assert dict(transforms(lambda x: x, [str(op._schema.name) + ".int"]))["noncontiguous"] is None  # an entry's lambda reference
     assert dict(transforms(torch.ops.aten.sum.dim_IntList))["noncontiguous"] is not None
 
 
@@ -52,6 +53,9 @@ def test_embedding_bag_weight_stays_dense_under_noncontiguous(harness):
     make = dict(transforms(torch.ops.aten.embedding_bag.padding_idx))["noncontiguous"]
     c = make(Call((w, i, o, False, 0, False, None, False, None), {}))
     assert c.args[0].is_contiguous() and not c.args[1].is_contiguous() and not c.args[2].is_contiguous()
+    s = torch.rand(8)  # per_sample_weights.stride(0) == 1 is part of the fast path's condition too
+    assert torch.ops.aten.embedding_bag.default(w, i, o, False, 0, False, noncontiguous(Call((s,), {})).args[0])[1].shape == (8,)
+    assert make(Call((w, i, o, False, 0, False, s, False, None), {})).args[6].is_contiguous()
     assert run_input(harness, "aten_embedding_bag_padding_idx", "noncontiguous", c, torch.ops.aten.embedding_bag.padding_idx, torch.float32) == ("ok", "")
 
 

@@ -287,20 +287,24 @@ _LAYOUT_OPS = {"as_strided", "as_strided_", "as_strided_scatter", "as_strided_co
 # native_layer_norm_backward: the CPU kernel reads mean and rstd through their data pointer,
 # ignoring their strides (a view's result holds the storage's other values: NaN rows with
 # noncontiguous_like); in a graph they are the dense outputs of native_layer_norm.
-_DENSE_ARGS = {"embedding_bag": (0,), "_embedding_bag": (0,), "_embedding_bag_forward_only": (0,),
+# (and per_sample_weights.stride(0) == 1, the argument at 6).
+_DENSE_ARGS = {"embedding_bag": (0, 6), "_embedding_bag": (0, 6), "_embedding_bag_forward_only": (0, 6),
                "native_layer_norm_backward": (3, 4)}  # fmt: skip
 
 
-def _op_name(reference: Callable[..., Any]) -> str:
+def _op_names(reference: Callable[..., Any], aten_names: Sequence[str]) -> set[str]:
+    """The ATen op names (no namespace, no overload) of the function: its registered names and
+    the reference's schema (an entry's reference may be a lambda without one)."""
+    names = {n.split("::")[-1].split(".")[0] for n in aten_names}
     schema = getattr(reference, "_schema", None)
-    return schema.name.split("::")[-1] if schema is not None else ""
+    if schema is not None:
+        names.add(schema.name.split("::")[-1])
+    return names
 
 
-def _reads_layout(reference: Callable[..., Any]) -> bool:
-    return _op_name(reference) in _LAYOUT_OPS
-
-
-def transforms(reference: Callable[..., Any]) -> list[tuple[str, Callable[[Call], Call | None] | None]]:
+def transforms(reference: Callable[..., Any], aten_names: Sequence[str] = ()) -> list[tuple[str, Callable[[Call], Call | None] | None]]:
+    names = _op_names(reference, aten_names)
+    dense = tuple(sorted({i for n in names for i in _DENSE_ARGS.get(n, ())}))
     return [
         ("original", lambda c: c),
         ("empty", _narrow(0)),
@@ -308,7 +312,7 @@ def transforms(reference: Callable[..., Any]) -> list[tuple[str, Callable[[Call]
         ("nan_inf", nan_inf),
         ("huge", huge),
         ("int_extremes", int_extremes),
-        ("noncontiguous", None if _reads_layout(reference) else functools.partial(noncontiguous, dense=_DENSE_ARGS.get(_op_name(reference), ()))),
+        ("noncontiguous", None if names & _LAYOUT_OPS else functools.partial(noncontiguous, dense=dense)),
         ("negative_dims", negative_dims(reference)),
     ]
 
@@ -321,7 +325,7 @@ def cell_inputs(harness: Harness, key: str, dtype: torch.dtype, limit: int) -> l
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         for base, reference, known, tol in base_calls(harness, key, dtype, limit):
-            for name, transform in transforms(reference):
+            for name, transform in transforms(reference, harness.functions[key].aten_names):
                 if transform is None:
                     continue
                 try:

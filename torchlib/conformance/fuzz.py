@@ -279,15 +279,15 @@ _LAYOUT_OPS = {"as_strided", "as_strided_", "as_strided_scatter", "as_strided_co
                "sym_strides", "stride", "storage_offset", "is_contiguous", "is_non_overlapping_and_dense"}  # fmt: skip
 
 
-# Positional arguments whose layout selects a kernel path with a different result. embedding_bag:
-# torch's CPU sum takes its fast path (no offset2bag: an empty second output) only when
-# weight.stride(1) == 1 (is_fast_path_index_select in EmbeddingBag.cpp); a strided weight gets
-# the full offset2bag. In a graph weight is a dense parameter, so it stays dense here; the
-# indices, offsets and per-sample weights are still fed as views.
-# native_layer_norm_backward: the CPU kernel reads mean and rstd through their data pointer,
-# ignoring their strides (a view's result holds the storage's other values: NaN rows with
-# noncontiguous_like); in a graph they are the dense outputs of native_layer_norm.
-# (and per_sample_weights.stride(0) == 1, the argument at 6).
+# Positional arguments whose layout changes torch's result; they stay dense under the
+# noncontiguous transform (the others are still fed as views).
+# - embedding_bag: torch's CPU sum takes its fast path (no offset2bag: an empty second output)
+#   only when weight.stride(1) == 1 and per_sample_weights.stride(0) == 1 (is_fast_path in
+#   EmbeddingBag.cpp); strided ones get the full offset2bag. In a graph weight is a dense
+#   parameter and per_sample_weights a dense value.
+# - native_layer_norm_backward: the CPU kernel reads mean and rstd through their data pointer,
+#   ignoring their strides (a view's result holds the storage's other values: NaN rows with
+#   noncontiguous_like); in a graph they are the dense outputs of native_layer_norm.
 _DENSE_ARGS = {"embedding_bag": (0, 6), "_embedding_bag": (0, 6), "_embedding_bag_forward_only": (0, 6),
                "native_layer_norm_backward": (3, 4)}  # fmt: skip
 

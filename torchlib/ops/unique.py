@@ -104,7 +104,11 @@ def _check_dim(name: str, self: Value, dim: int) -> int:
 def aten_unique_dim(
     self: TRealOrBool, dim: int, sorted: bool = True, return_inverse: bool = False, return_counts: bool = False
 ) -> tuple[TRealOrBool, TInt, TInt]:
-    """unique_dim(Tensor self, int dim, bool sorted=True, bool return_inverse=False, bool return_counts=False) -> (Tensor, Tensor, Tensor)"""
+    """unique_dim(Tensor self, int dim, bool sorted=True, bool return_inverse=False, bool return_counts=False) -> (Tensor, Tensor, Tensor)
+
+    NaN: a row holding NaN equals no row, and NaN sorts after every number (torch.unique's
+    flat kernel on 1-D input). torch's unique_dim sorts rows with std::sort and `<`, which NaN
+    breaks (undefined behaviour: it can return equal rows apart, [2, nan, 2] gives 2 twice)."""
     dim = _check_dim("unique_dim", self, dim)
     rows = op.Flatten(_move_to_front(_comparable(self), dim), axis=1)  # [n, m]
     a, b = op.Unsqueeze(rows, [1]), op.Unsqueeze(rows, [0])  # [n, 1, m], [1, n, m]

@@ -174,3 +174,41 @@ def test_bucketize_puts_nan_after_every_boundary(right):
     values, boundaries = torch.tensor([float("nan"), 0.5, float("inf")]), torch.tensor([-1.0, 0.0, 1.0, 2.0, 3.0])
     check_function(T.aten_bucketize_Tensor, (values, boundaries), {"right": right},
                    expected=torch.bucketize(values, boundaries, right=right))
+
+
+# -- complex mean of an empty input: 0 / 0 in both parts, as torch --------------------------------
+@pytest.mark.parametrize("dtype", [torch.complex64, torch.complex128])
+def test_complex_mean_of_an_empty_input_is_nan(dtype):
+    from torchlib.ops.complex_shape import aten_mean_complex, aten_mean_dim_complex
+
+    check_function(aten_mean_complex, (torch.zeros(0, dtype=dtype),), expected=torch.mean(torch.zeros(0, dtype=dtype)))
+    x = torch.zeros(0, 3, dtype=dtype)
+    check_function(aten_mean_dim_complex, (x, [0], True), expected=torch.mean(x, [0], True))
+    check_function(aten_mean_dim_complex, (x, [1]), expected=torch.mean(x, [1]))
+
+
+# -- native_layer_norm_backward: torch reads the first M values of mean and rstd ------------------
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("rows", [0, 1, 2], ids=["empty", "size1", "same"])
+def test_layer_norm_backward_reads_the_first_rows_of_mean_and_rstd(dtype, rows):
+    from torchlib.ops.backward import aten_native_layer_norm_backward
+
+    g = torch.Generator().manual_seed(0)
+    x, dy = torch.randn(2, 3, 4, 5, generator=g, dtype=dtype), torch.randn(2, 3, 4, 5, generator=g, dtype=dtype)
+    w, b = torch.randn(4, 5, generator=g, dtype=dtype), torch.randn(4, 5, generator=g, dtype=dtype)
+    _, mean, rstd = torch.ops.aten.native_layer_norm(x, [4, 5], w, b, 1e-5)
+    # the fuzz pass's empty / size1 inputs: x and grad cut to `rows`, mean and rstd of the full batch
+    args = (dy[:rows], x[:rows], [4, 5], mean, rstd, w, b, [True, True, True])
+    tol = {"rtol": 1e-5, "atol": 1e-5} if dtype == torch.float32 else {}
+    check_function(aten_native_layer_norm_backward, args, expected=A.native_layer_norm_backward(*args), **tol)
+
+
+# -- batch norm in training on one element per channel: the output is the bias up to torch's roundings
+@pytest.mark.parametrize("shape", [(1, 3), (1, 3, 1, 1)])
+def test_batch_norm_training_one_element_per_channel_as_torch(shape):
+    g = torch.Generator().manual_seed(0)
+    x, w, b, rm, rv = (torch.randn(s, generator=g) for s in (shape, 3, 3, 3, 3))
+    # invstd = 1 / sqrt(0 + eps) in double; beta and the output by fused multiply-adds: the output
+    # differs from the bias by a few ulps of x * weight / sqrt(eps), as torch's, exactly
+    expected = A._native_batch_norm_legit_functional(x, w, b, rm, rv.abs(), True, 0.1, 1e-5)
+    check_function(N.aten__native_batch_norm_legit_functional, (x, w, b, rm, rv.abs(), True, 0.1, 1e-5), expected=expected, rtol=0, atol=0)

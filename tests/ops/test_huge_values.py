@@ -126,3 +126,15 @@ def test_group_norm_near_max_gives_the_exact_statistics_where_torch_gives_nan(dt
     exact = torch.ops.aten.native_group_norm(x.double(), w.double(), b.double(), 1, 6, 3, 2, 0.5)
     tol = {"rtol": 1.6e-2, "atol": 1e-2} if dtype is torch.bfloat16 else {}
     same(N.aten_native_group_norm(x, w, b, 1, 6, 3, 2, 0.5), tuple(t.to(dtype) for t in exact), **tol)
+
+
+# -- polygamma: torch's zeta returns before its loop at a pole (q = -finfo.max is a whole number) ---
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("n", [2, 3])
+def test_polygamma_of_huge_arguments_is_fast_and_as_torch(dtype, n):
+    from torchlib.ops.special.gamma import aten_polygamma, aten_special_zeta
+
+    x = torch.cat([huge((5,), dtype), torch.tensor([-2.5, -3.0, 0.25, 7.5, 1e20, -1e5 - 0.5], dtype=dtype)])
+    same(aten_polygamma(n, x), torch.polygamma(n, x))  # q = -max: inf at once, not a loop that never ends
+    q = huge((6,), dtype)
+    same(aten_special_zeta(torch.full((6,), 2.5, dtype=dtype), q), torch.special.zeta(torch.full((6,), 2.5, dtype=dtype), q))

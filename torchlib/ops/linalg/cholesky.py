@@ -4,9 +4,10 @@
 A = L Lᵀ, one column at a time (LAPACK's potf2, unrolled over the static matrix dimension;
 batch dimensions may be dynamic): L[j, j] = sqrt(A[j, j] - |L[j, :j]|²) and the column below
 is (A[j+1:, j] - L[j+1:, :j] L[j, :j]ᵀ) / L[j, j]. Only the lower triangle of A is read (the
-upper one for upper=True, as torch). Where a pivot is not positive (A is not positive-definite),
-`info` is its 1-based index, as LAPACK's; the factor's columns from there on are not
-meaningful (torch's neither), and cholesky (no `_ex`) has no check to raise.
+upper one for upper=True, as torch). Where a pivot is not positive or NaN (A is not
+positive-definite), `info` is its 1-based index and the factorisation stops there, as LAPACK's
+potf2: that diagonal element holds the reduced pivot and the columns from there on hold A's
+own; cholesky (no `_ex`) has no check to raise.
 """
 
 from __future__ import annotations
@@ -40,12 +41,19 @@ def _cholesky(a: Value) -> tuple[Value, Value]:
     zero = op.CastLike(0, a)
     for j in range(n):
         done = row(factor, j, keep=True)  # (..., 1, n): L[j, :j], zeros after
-        column = op.Sub(col(a, j, keep=True), mm(factor, tr(done)))  # (..., n, 1)
+        original = col(a, j, keep=True)  # (..., n, 1)
+        column = op.Sub(original, mm(factor, tr(done)))
         d = op.Gather(column, [j], axis=-2)  # (..., 1, 1)
+        stopped = op.Unsqueeze(op.Not(op.Equal(info, 0)), [-1, -2])  # an earlier pivot failed
         bad = op.Not(op.Greater(d, zero))  # not positive, or NaN
         first = op.And(op.Equal(info, 0), op.Squeeze(bad, [-1, -2]))
         info = op.Where(first, np.array(j + 1, np.int32), info)
-        new = op.Div(column, op.Sqrt(d))
+        # potf2 stops at the first bad pivot: it stores the reduced pivot there and leaves the
+        # columns from there on as A's
+        failed = op.Where(rows(n) == j, d, original)
+        root = op.Sqrt(d)
+        good = op.Where(rows(n) == j, root, op.Mul(column, op.Reciprocal(root)))  # potf2: sqrt, then scale by 1 / it
+        new = op.Where(op.Or(stopped, bad), op.Where(stopped, original, failed), good)
         factor = op.Where(
             op.And((rows(n) >= j), np.arange(n)[None, :] == j),
             new,
@@ -69,6 +77,9 @@ def aten_linalg_cholesky_ex(self: TFloat, *, upper: bool = False, check_errors: 
 @aten_op("aten::cholesky")
 def aten_cholesky(self: TFloat, upper: bool = False) -> TFloat:
     """cholesky(Tensor self, bool upper=False) -> Tensor"""
+    if self.shape is not None and 0 in self.shape:
+        check_matrix("cholesky", self, "self")
+        return op.Identity(self)  # torch returns an empty input as it is, before checking that it is square
     return _factor("cholesky", self, upper)[0]
 
 

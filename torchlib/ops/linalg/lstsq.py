@@ -29,6 +29,33 @@ def _empty(dtype: types.DType) -> Value:
     return op.Constant(value=np.zeros(0, dtype.numpy))
 
 
+def _lstsq_empty(a: Value, rhs: Value, vector: bool, driver: str) -> tuple[Value, Value, Value, Value]:
+    """torch's outputs for an m x n A with m or n 0: the zero solution (..., n, p); residuals
+    for m > n as torch gives them (zeros for gels, B's squared column norms for gelsd/gelss,
+    empty for gelsy and when m <= n); rank 0 (empty for gels); gelsd/gelss's singular values
+    (..., 0)."""
+    m, n = a.shape[-2], a.shape[-1]  # type: ignore[index]
+    ones = [op.ConstantOfShape(op.Shape(x, end=-2), value=np.ones(1, np.int64)) for x in (a, rhs)]
+    batch = op.Shape(op.Add(*ones))  # the batch shapes broadcast
+    p = op.Shape(rhs, start=-1)
+    zeros = np.zeros(1, a.dtype.numpy)  # type: ignore[union-attr]
+    solution = op.ConstantOfShape(op.Concat(batch, [n], p, axis=0), value=zeros)
+    if vector:
+        solution = op.Squeeze(solution, [-1])
+    if m > n and driver in ("gelsd", "gelss"):
+        residuals = reduce("Sum", op.Mul(rhs, rhs), [-2], keepdims=0)
+    elif m > n and driver == "gels":
+        residuals = op.ConstantOfShape(op.Concat(batch, p, axis=0), value=zeros)
+    else:
+        residuals = _empty(a.dtype)
+    rank = _empty(types.INT64) if driver == "gels" else op.ConstantOfShape(batch, value=np.zeros(1, np.int64))
+    if driver in ("gelsd", "gelss"):
+        singular_values = op.ConstantOfShape(op.Concat(batch, [0], axis=0), value=zeros)
+    else:
+        singular_values = _empty(a.dtype)
+    return solution, residuals, rank, singular_values
+
+
 @aten_op("aten::linalg_lstsq")
 def aten_linalg_lstsq(
     self: TFloat, b: TFloat, rcond: float | None = None, *, driver: str | None = None
@@ -43,7 +70,7 @@ def aten_linalg_lstsq(
     vector = b.rank == self.rank - 1
     rhs = op.Unsqueeze(b, [-1]) if vector else b
     if m == 0 or n == 0:
-        raise ValueError(f"aten::linalg_lstsq: empty matrices ({m}x{n}) are not supported")
+        return _lstsq_empty(self, rhs, vector, driver)
     a64, b64 = op.Cast(self, to=types.DOUBLE.onnx), op.Cast(rhs, to=types.DOUBLE.onnx)
     u, s, vh = _svd(a64, False, True)  # (..., m, k), (..., k), (..., k, n)
     if rcond is None or rcond < 0:  # torch: a negative rcond means machine precision too

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from graph_builder import op
+from graph_builder import op, types
 from graph_builder.ir import Value
 from graph_builder.types import TFloat
 from torchlib.ops.linalg._common import (
@@ -63,9 +63,13 @@ def _cholesky(a: Value) -> tuple[Value, Value]:
 
 
 def _factor(fn: str, A: Value, upper: bool) -> tuple[Value, Value]:
+    """float32 is factored in float64 and rounded: torch's float32 potrf does not overflow
+    where the reduced pivot A[j, j] - |L[j, :j]|² is representable although |L[j, :j]|² is not
+    (L[j, i] = A[j, i] / sqrt(A[i, i]) can round to sqrt(max) and above), and float64 keeps it."""
     check_square(fn, A)
-    lower, info = _cholesky(tr(A) if upper else A)
-    return (tr(lower) if upper else lower), info
+    a = op.Cast(A, to=types.DOUBLE.onnx) if A.dtype is types.FLOAT else A
+    lower, info = _cholesky(tr(a) if upper else a)
+    return op.CastLike(tr(lower) if upper else lower, A), info
 
 
 @aten_op("aten::linalg_cholesky_ex")

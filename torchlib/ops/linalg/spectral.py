@@ -164,15 +164,23 @@ def _symmetric_part(A: Value, uplo: str) -> Value:
 
 
 def _scale(x: Value) -> tuple[Value, Value]:
-    """(x / 2^e, 2^e) per matrix with 2^e the power of two at or below max |x| (1 when that
-    is 0, inf or NaN). Jacobi then runs on entries of magnitude below 2, where no square or sum
-    overflows, as LAPACK's drivers scale a matrix beyond sqrt(overflow) (dlascl) before
-    iterating; the values are scaled back at the end, so those beyond the dtype's range
-    overflow there, as LAPACK's do. A power of two scales exactly."""
+    """(x / 2^e, 2^e) per matrix, scaling a matrix whose largest entry is beyond 2^±500 into
+    that range (e = 0 otherwise, and when that entry is 0, inf or NaN): Jacobi squares the
+    entries, which must neither overflow nor underflow. LAPACK's drivers scale the same way
+    (dlascl) outside sqrt(underflow)..sqrt(overflow), into that range rather than down to 1, so
+    that small singular values keep their precision; the values are scaled back at the end, and
+    those beyond the dtype's range overflow there, as LAPACK's do. A power of two scales exactly.
+    The iteration runs in float64: a float32 input never needs it."""
     size = reduce("Max", op.Abs(x), [-2, -1], keepdims=1)
     usable = op.And(op.Greater(size, op.CastLike(0, x)), op.Not(op.IsInf(size)))  # NaN: not greater
     exponent = op.Floor(op.Div(op.Log(op.Where(usable, size, op.CastLike(1, x))), op.CastLike(np.log(2.0), x)))
-    power = op.Pow(op.CastLike(2, x), exponent)
+    bound = op.CastLike(500, x)
+    shift = op.Where(
+        op.Greater(exponent, bound),
+        op.Sub(exponent, bound),
+        op.Where(op.Less(exponent, op.Neg(bound)), op.Add(exponent, bound), op.CastLike(0, x)),
+    )
+    power = op.Pow(op.CastLike(2, x), shift)
     return op.Div(x, power), power
 
 

@@ -95,8 +95,8 @@ def _lstsq_empty(a: Value, rhs: Value, vector: bool, driver: str) -> tuple[Value
     rank = _empty(types.INT64) if driver == "gels" else op.ConstantOfShape(batch, value=np.zeros(1, np.int64))
     if driver in ("gelsd", "gelss"):
         singular_values = op.ConstantOfShape(op.Concat(batch, [0], axis=0), value=zeros)
-    else:
-        singular_values = _empty(a.dtype)
+    else:  # empty, a value of its own (a graph output cannot repeat the residuals' constant)
+        singular_values = op.Slice(op.Reshape(solution, [-1]), [0], [0])
     return solution, residuals, rank, singular_values
 
 

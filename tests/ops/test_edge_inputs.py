@@ -242,6 +242,10 @@ def test_cholesky_stops_at_the_first_bad_pivot(upper, dtype):
         check_function(Ch.aten_linalg_cholesky_ex, (x,), {"upper": upper}, expected=tuple(A.linalg_cholesky_ex(x, upper=upper)))
     inf_pivot = torch.tensor([[INF]], dtype=dtype)  # sqrt(inf), not inf / inf
     check_function(Ch.aten_linalg_cholesky_ex, (inf_pivot,), expected=tuple(A.linalg_cholesky_ex(inf_pivot)))
+    below = torch.diag(torch.tensor([INF, 1.0, 2.0], dtype=dtype))  # float32: NaN below an inf pivot, float64: 0
+    check_function(Ch.aten_linalg_cholesky_ex, (below,), expected=tuple(A.linalg_cholesky_ex(below)))
+    overflow = torch.tensor([[1.6365, 3.4028e38], [0.6070, INF]], dtype=dtype)  # float32: inf - inf, info 2
+    check_function(Ch.aten_linalg_cholesky_ex, (overflow,), {"upper": True}, expected=tuple(A.linalg_cholesky_ex(overflow, upper=True)))
 
 
 @pytest.mark.parametrize("shape", [(0, 5), (5, 0), (0, 0), (2, 0, 0), (0, 3, 4)])

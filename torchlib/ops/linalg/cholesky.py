@@ -32,8 +32,16 @@ from torchlib.ops.linalg._common import (
 from torchlib.registry import aten_op
 
 
-def _cholesky(a: Value) -> tuple[Value, Value]:
-    """(L, info) for the lower triangle of a."""
+def _cholesky(a: Value, float32: bool = False) -> tuple[Value, Value]:
+    """(L, info) for the lower triangle of a. With `float32` (a float32 input held in
+    float64), every stored and reduced value is rounded to float32 (so a dot product beyond its
+    range overflows, and inf - inf gives torch's NaN pivot), while the square root and the
+    scaling are computed in float64 and rounded once; an inf pivot scales the column below it by
+    NaN, as torch's float32 kernel does (MKL's spotrf: its float64 one gives 1/inf = 0)."""
+
+    def rounded(x: Value) -> Value:
+        return op.Cast(op.Cast(x, to=types.FLOAT.onnx), to=types.DOUBLE.onnx) if float32 else x
+
     n = a.shape[-1]  # type: ignore[index]
     a = tril(a)
     factor = zeros_like(a)
@@ -42,7 +50,7 @@ def _cholesky(a: Value) -> tuple[Value, Value]:
     for j in range(n):
         done = row(factor, j, keep=True)  # (..., 1, n): L[j, :j], zeros after
         original = col(a, j, keep=True)  # (..., n, 1)
-        column = op.Sub(original, mm(factor, tr(done)))
+        column = rounded(op.Sub(original, rounded(mm(factor, tr(done)))))
         d = op.Gather(column, [j], axis=-2)  # (..., 1, 1)
         stopped = op.Unsqueeze(op.Not(op.Equal(info, 0)), [-1, -2])  # an earlier pivot failed
         bad = op.Not(op.Greater(d, zero))  # not positive, or NaN
@@ -52,7 +60,10 @@ def _cholesky(a: Value) -> tuple[Value, Value]:
         # columns from there on as A's
         failed = op.Where(rows(n) == j, d, original)
         root = op.Sqrt(d)
-        good = op.Where(rows(n) == j, root, op.Mul(column, op.Reciprocal(root)))  # potf2: sqrt, then scale by 1 / it
+        scale = op.Reciprocal(root)  # potf2: sqrt, then the column below scaled by 1 / it
+        if float32:
+            scale = op.Where(op.IsInf(root), op.CastLike(np.nan, root), scale)
+        good = rounded(op.Where(rows(n) == j, root, op.Mul(column, scale)))
         new = op.Where(op.Or(stopped, bad), op.Where(stopped, original, failed), good)
         factor = op.Where(
             op.And((rows(n) >= j), np.arange(n)[None, :] == j),
@@ -63,12 +74,13 @@ def _cholesky(a: Value) -> tuple[Value, Value]:
 
 
 def _factor(fn: str, A: Value, upper: bool) -> tuple[Value, Value]:
-    """float32 is factored in float64 and rounded: torch's float32 potrf does not overflow
-    where the reduced pivot A[j, j] - |L[j, :j]|² is representable although |L[j, :j]|² is not
-    (L[j, i] = A[j, i] / sqrt(A[i, i]) can round to sqrt(max) and above), and float64 keeps it."""
+    """float32 is held in float64 and rounded to float32 at each step (see _cholesky): torch's
+    float32 L[j, i] = A[j, i] / sqrt(A[i, i]) of A[i, i] = A[j, i] = max is the float32 below
+    2^64, whose square is representable; plain float32 rounds the quotient to 2^64, and the
+    reduced pivot A[j, j] - L[j, i]² overflows to -inf where torch's is -max."""
     check_square(fn, A)
     a = op.Cast(A, to=types.DOUBLE.onnx) if A.dtype is types.FLOAT else A
-    lower, info = _cholesky(tr(a) if upper else a)
+    lower, info = _cholesky(tr(a) if upper else a, float32=A.dtype is types.FLOAT)
     return op.CastLike(tr(lower) if upper else lower, A), info
 
 

@@ -85,10 +85,11 @@ def _geqrf(a: Value) -> tuple[Value, Value]:
 
 def _apply_q(a: Value, tau: Value, c: Value, transpose: bool = False, identity: bool = False) -> Value:
     """Q c (or Qᵀ c) with Q = H_0 ... H_(k-1), the reflectors stored below the diagonal of a
-    (..., m, n) and in tau (..., k); c is (..., m, p). H_i changes rows i: only, as LAPACK's
-    dlarf on C(i:m, :) (ormqr); with `identity` (c is the identity: orgqr forming Q) also
-    columns i: only, as dorg2r. Elsewhere H_i is the identity exactly, and leaving those
-    entries alone keeps a NaN or inf tau (a huge or NaN input) to the entries LAPACK writes."""
+    (..., m, n) and in tau (..., k); c is (..., m, p). H_i is applied as reference LAPACK's
+    dlarf (_dlarf) to C(i:m, :), as ormqr does; with `identity` (c is the identity: orgqr
+    forming Q, as dorg2r) column i is (1 - tau, -tau v) directly and dlarf covers the columns
+    after it. Elsewhere H_i is the identity exactly; leaving those entries alone keeps a NaN or
+    inf tau (a huge or NaN input) to the entries LAPACK writes."""
     m = a.shape[-2]  # type: ignore[index]
     k = tau.shape[-1]  # type: ignore[index]
     c = op.Expand(c, op.Concat(op.Shape(a, end=-2), [1, 1], axis=0))  # a's batch, with no reflector too

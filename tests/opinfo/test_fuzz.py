@@ -155,6 +155,26 @@ def test_float64_prod_is_checked_against_the_exact_product(harness):
     assert exact.item() == 3e-16 * big * tiny * 1e10
     assert not F._closer(torch.tensor(1.0, dtype=torch.float64), exact, torch_way(x), None)  # ours not exact: no excuse
 
+def test_eigh_is_compared_through_the_entrys_invariants(harness):
+    x = torch.randn(5, 5, generator=torch.Generator().manual_seed(0))
+    flipped = lambda a, uplo: (lambda w, v: (w, -v))(*torch.ops.aten.linalg_eigh(a, uplo))  # other signs: same invariants
+    assert run_input(harness, "aten_linalg_eigh", "original", Call((x, "U"), {}), flipped, torch.float32) == ("ok", "")
+
+
+def test_normwise_is_lapacks_error_bound_and_nothing_more(harness):
+    x = torch.randn(5, 5, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
+    x.view(-1)[:5] = torch.tensor([1.7976931348623157e308, -1.7976931348623157e308, 2.2e-308, 5.9e307, -2.2e-308], dtype=torch.float64)
+    eigvalsh = torch.ops.aten.linalg_eigvalsh
+    noise = lambda a, uplo: eigvalsh(a, uplo) + torch.tensor([0.0, 1e290, -1e290, 0.0, 0.0], dtype=torch.float64)  # below 25·eps·max|A|
+    assert run_input(harness, "aten_linalg_eigvalsh", "huge", Call((x, "U"), {}), noise, torch.float64)[0] == "normwise"
+    wrong = lambda a, uplo: eigvalsh(a, uplo) * torch.tensor([1.0001, 1, 1, 1, 1], dtype=torch.float64)  # the largest finite one off
+    assert run_input(harness, "aten_linalg_eigvalsh", "huge", Call((x, "U"), {}), wrong, torch.float64)[0] == "mismatch"
+    y = torch.randn(5, 5, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
+    y[0, 0] = float("nan")  # NaN given: never excused
+    nan_noise = lambda a, uplo: torch.zeros(5, dtype=torch.float64)
+    assert run_input(harness, "aten_linalg_eigvalsh", "nan_inf", Call((y, "U"), {}), nan_noise, torch.float64)[0] == "mismatch"
+    assert run_input(harness, "aten_neg", "huge", Call((x,), {}), lambda a: -a + 1e290, torch.float64)[0] == "mismatch"  # not marked normwise
+
 
 def test_an_abort_is_counted_not_fatal(harness, monkeypatch):
     import os

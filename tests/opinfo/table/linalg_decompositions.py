@@ -64,8 +64,8 @@ ENTRIES = [
     Entry('aten_linalg_householder_product', opinfo=['linalg.householder_product']),
     Entry('aten_ormqr', opinfo=['ormqr']),
     # Jacobi eigh and SVD
-    Entry('aten__linalg_eigh', opinfo=['linalg.eigh', 'linalg.eigvalsh', ('linalg.matrix_rank', 'hermitian')], canonical=_eigh_invariants),
-    Entry('aten__linalg_svd', opinfo=['linalg.svd', 'svd', 'linalg.svdvals', 'linalg.matrix_rank', 'linalg.cond', 'linalg.norm', 'linalg.matrix_norm', 'svd_lowrank', 'pca_lowrank'], canonical=_svd_invariants,
+    Entry('aten__linalg_eigh', opinfo=['linalg.eigh', 'linalg.eigvalsh', ('linalg.matrix_rank', 'hermitian')], canonical=_eigh_invariants, normwise=True),
+    Entry('aten__linalg_svd', opinfo=['linalg.svd', 'svd', 'linalg.svdvals', 'linalg.matrix_rank', 'linalg.cond', 'linalg.norm', 'linalg.matrix_norm', 'svd_lowrank', 'pca_lowrank'], canonical=_svd_invariants, normwise=True,
           skip=[Skip("torch has no float16/bfloat16 SVD on CPU: no OpInfo sample reaches _linalg_svd in half precision", dtypes=[torch.float16, torch.bfloat16])]),
     Entry('aten_linalg_pinv_atol_rtol_tensor', opinfo=['linalg.pinv', ('linalg.pinv', 'singular'), ('linalg.pinv', 'hermitian'), 'pinverse']),
     Entry('aten_linalg_pinv_atol_rtol_float', opinfo=['linalg.pinv', ('linalg.pinv', 'singular'), ('linalg.pinv', 'hermitian'), 'pinverse']),

@@ -108,7 +108,7 @@ def _recurrent(
         last_h.append(h_n)
         last_c.append(c_n)
     if taint is not None:
-        x = op.Where(op.IsNaN(taint[0]), op.CastLike(np.nan, x), x)
+        x = _plus_nan(x, taint[0])
     outputs = [x, op.Concat(*last_h, axis=0) if num_layers > 1 else last_h[0]]
     if onnx_op == "LSTM":
         outputs.append(op.Concat(*last_c, axis=0) if num_layers > 1 else last_c[0])
@@ -171,7 +171,10 @@ def _onnx_layer(
         y, h_n, c_n = op.LSTM(x, w, r, b, None, h0, c0, _outputs=3, **attrs)
     else:
         y, h_n = getattr(op, onnx_op)(x, w, r, b, None, h0, _outputs=2, **attrs)
-    # y: [seq, directions, batch, hidden] -> [seq, batch, directions * hidden]
+    # y: [seq, directions, batch, hidden] -> [seq, batch, directions * hidden]; one direction's
+    # size-1 axis goes without the copy a Transpose makes
+    if directions == 1:
+        return op.Squeeze(y, np.array([1], np.int64)), h_n, c_n
     y = op.Transpose(y, perm=[0, 2, 1, 3])
     y = op.Reshape(y, op.Concat(op.Shape(y, start=0, end=2), np.array([directions * hidden], np.int64), axis=0))
     return y, h_n, c_n
@@ -181,7 +184,7 @@ def _nan_steps(x: Value, directions: int) -> tuple[Value, Value]:
     """Where torch's hidden state is NaN because of a NaN in x [seq, batch, features]: per step,
     batch row and direction [seq, batch, directions] (forward from the first NaN step on,
     backward up to the last one), and per row [batch, 1] (the final state). NaN there, finite
-    elsewhere: the sums of Sigmoid(x) over the features (Sigmoid makes inf finite) and their
+    and >= 0 elsewhere: the sums of Sigmoid(x) over the features (Sigmoid makes inf finite) and their
     running sums over time. Few nodes, as onnxruntime runs each of these small ones in about a
     microsecond (their count is the cost; IsNaN, Cast and ReduceMax would be one more)."""
     step = op.ReduceSum(op.Sigmoid(x), [2], keepdims=1)  # [seq, batch, 1]
@@ -198,6 +201,12 @@ def _with_nan_rows(taint: tuple[Value, Value], h0: Value) -> tuple[Value, Value]
         return taint
     start = op.Transpose(op.ReduceSum(op.Sigmoid(h0), [2], keepdims=0), perm=[1, 0])  # [batch, directions]
     return op.Add(taint[0], start), op.Add(taint[1], start)
+
+
+def _plus_nan(y: Value, taint: Value) -> Value:
+    """y + (-0.0 * taint): y where taint (>= 0, broadcast) is finite, exactly (x + -0.0 is x,
+    signed zeros included), NaN where it is NaN; cheaper in onnxruntime than IsNaN and Where."""
+    return op.Add(y, op.Mul(taint, op.CastLike(np.array(-0.0, np.float32), taint)))
 
 
 def _nan_states(whole: Value, h_n: Value, c_n: Value | None) -> tuple[Value, Value | None]:
@@ -218,12 +227,11 @@ def _nan_as_torch(
     batch row and direction. y: [seq, batch, directions * hidden]; h_n, c_n: [directions, batch,
     hidden]."""
     seen, whole = _with_nan_rows(_nan_steps(x, directions), h0)
-    nan = op.CastLike(np.nan, y)
     if directions == 2:  # one mask per direction's half of the features
         halves = op.Reshape(y, np.array([0, 0, 2, hidden], np.int64))
-        y = op.Reshape(op.Where(op.Unsqueeze(op.IsNaN(seen), [-1]), nan, halves), np.array([0, 0, -1], np.int64))
+        y = op.Reshape(_plus_nan(halves, op.Unsqueeze(seen, [-1])), np.array([0, 0, -1], np.int64))
     else:
-        y = op.Where(op.IsNaN(seen), nan, y)
+        y = _plus_nan(y, seen)
     h_n, c_n = _nan_states(whole, h_n, c_n)
     return y, h_n, c_n
 

@@ -435,9 +435,9 @@ def _ones_or_nan_per_window(
     NaN exactly where a NaN is, else in [0, inf]; Sigmoid makes them finite, and a 1x1 Conv with
     weight 0 and bias 1 gives 1 + 0 * s. Depthwise Conv, Relu, Sigmoid and Mul all run in
     onnxruntime's blocked NCHWc layout next to its MaxPool, where IsNaN/Cast/Where would reorder
-    the tensors back and forth (SmallCNN in bench/bench_latency.py: 1.08x the reference's latency,
-    1.29x with IsNaN/MaxPool/Where; a MaxPool alone on a graph input, no NCHWc neighbours, is
-    about as fast either way, 0.8-1.2x)."""
+    the tensors back and forth: SmallCNN in bench/bench_latency.py runs at 1.07-1.08x the
+    reference's latency, 1.21-1.29x with IsNaN/MaxPool/Where; a MaxPool alone, 0.62-1.07x the
+    latency of that form (docs/nan_latency.md, bench/bench_nan_forms.py)."""
     n = len(kernel)
     span = [(k - 1) * d + 1 for k, d in zip(kernel, dilation)]
     extra = _ceil_overhang(_spatial_sizes(x, n, "max_pool with ceil_mode"), span, strides, pads) if ceil_mode else [0] * n

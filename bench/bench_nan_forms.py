@@ -25,7 +25,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 def build(form: str, shape: tuple[int, ...], k: int, s: int, p: int, conv_first: bool):  # type: ignore[no-untyped-def]
     c = shape[1]
-    pool = dict(kernel_shape=[k, k], strides=[s, s], pads=[p] * 4)
+    pool = {"kernel_shape": [k, k], "strides": [s, s], "pads": [p] * 4}
     inits = []
     nodes = []
     x = "x"

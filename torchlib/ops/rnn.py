@@ -12,8 +12,8 @@ sliced off again.
 
 NaN: the kernels clamp the activations' inputs with min/max, which turns a NaN finite; torch's
 hidden state is NaN from a NaN input step (or NaN initial hidden state) on. A mask per step,
-batch row and direction puts those NaN back: once for a stack of one-direction layers, per layer
-for bidirectional ones (`_nan_as_torch`). Not covered: NaN in the weights or
+batch row and direction puts those NaN back: once for a stack of one-direction layers (inside an
+If taken when the input holds a NaN), per layer for bidirectional ones (`_nan_as_torch`). Not covered: NaN in the weights or
 only in the LSTM cell state c0, and NaN that torch creates from inf (inf - inf in a ReLU RNN).
 """
 

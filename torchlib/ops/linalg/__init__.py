@@ -24,6 +24,7 @@ from torchlib.ops.linalg import (
     lu,  # noqa: F401
     matrix_functions,  # noqa: F401
     products,  # noqa: F401
+    eig,  # noqa: F401
     qr,  # noqa: F401
     spectral,  # noqa: F401
 )

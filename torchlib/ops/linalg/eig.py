@@ -417,7 +417,9 @@ def _eigenvectors(t: Value, z: Value, wr: Value, wi: Value, pair: Value) -> tupl
         di = op.Sub(op.Gather(wi, [i], axis=-1), wi)
         small = op.Less(op.Add(op.Abs(dr), op.Abs(di)), smin)
         dr, di = op.Unsqueeze(op.Where(small, smin, dr), [-2]), op.Unsqueeze(op.Where(small, 0.0, di), [-2])
-        den = op.Add(op.Mul(dr, dr), op.Mul(di, di))
+        s = op.Add(op.Abs(dr), op.Abs(di))  # num / den scaled by s: smin² would underflow
+        dr, di = op.Div(dr, s), op.Div(di, s)
+        den = op.Mul(op.Add(op.Mul(dr, dr), op.Mul(di, di)), s)
         qr_ = op.Div(op.Add(op.Mul(nr, dr), op.Mul(ni, di)), den)
         qi_ = op.Div(op.Sub(op.Mul(ni, dr), op.Mul(nr, di)), den)
         row = (idx == i)[:, None] & (idx > i)[None, :]

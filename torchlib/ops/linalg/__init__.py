@@ -6,6 +6,8 @@
 - cholesky: Cholesky factorisation, cholesky_solve, cholesky_inverse;
 - qr: Householder QR the LAPACK way (geqrf, linalg_qr, householder_product, ormqr);
 - spectral: Jacobi eigenvalue iteration (eigh) and one-sided Jacobi SVD (svd, pinv);
+- eig: the general (nonsymmetric) eigenvalue problem as LAPACK's geev: Hessenberg reduction,
+  Francis double-shift QR iteration, back substitution for the eigenvectors (eig, eigvals);
 - matrix_functions: matrix_exp by scaling and squaring;
 - lstsq: linalg_lstsq through the SVD.
 - composites: what torch composes from these (det, inv, svd, qr, pinv under their public and

@@ -109,7 +109,7 @@ ENTRIES = [
           skip=[Skip("torch has no float16/bfloat16 SVD on CPU: no OpInfo sample reaches _linalg_svd in half precision", dtypes=[torch.float16, torch.bfloat16])]),
     Entry('aten_linalg_pinv_atol_rtol_tensor', opinfo=['linalg.pinv', ('linalg.pinv', 'singular'), ('linalg.pinv', 'hermitian'), 'pinverse']),
     Entry('aten_linalg_pinv_atol_rtol_float', opinfo=['linalg.pinv', ('linalg.pinv', 'singular'), ('linalg.pinv', 'hermitian'), 'pinverse']),
-    # general eigenvalue problem (real inputs)
+    # general eigenvalue problem: real inputs (float32/float64); complex ones have no complex variant (the export raises naming aten::linalg_eig)
     Entry('aten_linalg_eig', opinfo=['linalg.eig'], canonical=_eig_invariants),
     Entry('aten_linalg_eigvals', opinfo=['linalg.eigvals']),  # the same order as LAPACK's on these samples
     Entry('aten__linalg_eigvals', samples=_eig_edges, dtypes=[torch.float32, torch.float64], canonical=_sorted_eigvals),

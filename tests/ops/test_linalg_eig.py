@@ -113,6 +113,8 @@ def _edge_matrices() -> dict[str, torch.Tensor]:
         "jordan": torch.tensor([[2.0, 1.0, 0.0], [0.0, 2.0, 1.0], [0.0, 0.0, 2.0]]),
         "companion": torch.tensor([[0.0, 0.0, 0.0, -1.0], [1.0, 0.0, 0.0, 0.0], [0.0, 1.0, 0.0, 0.0], [0.0, 0.0, 1.0, 0.0]]),  # x^4 + 1
         "triangular": torch.triu(rand(5, 5)),
+        "cyclic": torch.roll(torch.eye(8), 1, 0),  # roots of unity: standard shifts stall, exceptional ones do not
+        "rank_2": (rand(7, 2) @ rand(2, 7, seed=1)).float(),  # 0 five times
         "block_pairs": torch.block_diag(torch.tensor([[0.0, -2.0], [2.0, 0.0]]), torch.tensor([[1.0, 5.0], [-1.0, 1.0]]), torch.tensor([[3.0]])),
     }
 

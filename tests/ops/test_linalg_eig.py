@@ -204,12 +204,13 @@ class _Eig(torch.nn.Module):
         return w, v, torch.linalg.eigvals(a)
 
 
-def test_export_with_a_dynamic_batch_runs_in_onnxruntime():
+@pytest.mark.parametrize("dtype", [F32, F64], ids=str)
+def test_export_with_a_dynamic_batch_runs_in_onnxruntime(dtype):
     import torchlib
 
-    a = rand(3, 4, 4, dtype=F32)
+    a = rand(3, 4, 4, dtype=dtype)
     result = torchlib.export(_Eig(), (a,), dynamic_shapes=({0: torch.export.Dim("batch")},))
-    a5 = rand(5, 4, 4, dtype=F32, seed=2)
+    a5 = rand(5, 4, 4, dtype=dtype, seed=2)
     w, v, w2 = (torch.as_tensor(t) for t in result(a5))
     check_eig(a5, w, v)
     torch.testing.assert_close(w2, w)

@@ -272,34 +272,38 @@ def _sweep(h: Value, z: Value, kdefl: Value, last_hi: Value) -> tuple[Value, Val
     d, sub, sup = _band(h, 0), _band(h, -1), _shift(_band(h, 1), -1)
     shifts = _shifts(d, sub, sup, lo, hi, kdefl)
     m, s1, s2, s3 = _start(d, sub, sup, lo, hi, shifts)
+    # per-matrix scalars as (..., 1), (..., 1, 1): no Unsqueeze in the unrolled steps
+    m, hi1 = _at(m), _at(hi)
+    s1, s2, s3 = _at(s1), _at(s2), _at(s3)
     for k in range(n - 1):
-        act = op.And(op.LessOrEqual(m, k), op.Less(np.array(k, np.int64), hi))
+        act = op.And(op.LessOrEqual(m, k), op.Less(np.array(k, np.int64), hi1))  # (..., 1)
         first = op.Equal(m, k)
         x, y, zz = s1, s2, s3
         if k >= 1:
             c = op.Gather(h, k - 1, axis=-1)  # column k - 1 (..., n)
-            x = op.Where(first, x, op.Gather(c, k, axis=-1))
-            y = op.Where(first, y, op.Gather(c, k + 1, axis=-1))
-            zz = op.Where(first, zz, op.Gather(c, k + 2, axis=-1)) if k + 2 < n else zz
+            x = op.Where(first, x, op.Gather(c, [k], axis=-1))
+            y = op.Where(first, y, op.Gather(c, [k + 1], axis=-1))
+            zz = op.Where(first, zz, op.Gather(c, [k + 2], axis=-1)) if k + 2 < n else zz
         if k + 2 < n:
-            zz = op.Where(op.LessOrEqual(np.array(k + 2, np.int64), hi), zz, 0.0)
+            zz = op.Where(op.LessOrEqual(np.array(k + 2, np.int64), hi1), zz, 0.0)
         else:
             zz = op.Mul(zz, 0.0)
-        x, y, zz = (op.Unsqueeze(t, [-1]) for t in (x, y, zz))  # (..., 1)
         xnorm = op.Sqrt(op.Add(op.Mul(y, y), op.Mul(zz, zz)))
         beta = op.Mul(op.Neg(_sign(x)), op.Sqrt(op.Add(op.Mul(x, x), op.Mul(xnorm, xnorm))))
-        trivial = op.Or(op.Equal(xnorm, 0.0), op.Not(_at(act)))
+        trivial = op.Or(op.Equal(xnorm, 0.0), op.Not(act))
         tau = op.Where(trivial, 0.0, op.Div(op.Sub(beta, x), beta))
         scale = op.Where(trivial, 0.0, op.Div(1.0, op.Where(trivial, 1.0, op.Sub(x, beta))))
         v = op.Mul(op.Concat(y, zz, axis=-1), scale)  # (..., 2)
         v = op.Where(idx == k, 1.0, op.MatMul(v, np.eye(2, n, k=k + 1)))  # (..., n)
-        h = _reflect(h, v, tau, left=True, right=True)
-        z = _reflect(z, v, tau, left=False, right=True)
+        row, column, t = op.Unsqueeze(v, [-2]), op.Unsqueeze(v, [-1]), op.Unsqueeze(tau, [-1])
+        h = op.Sub(h, op.Mul(op.Mul(column, t), op.MatMul(row, h)))  # (I - tau v vᵀ) h
+        row_t = op.Mul(row, t)
+        h = op.Sub(h, op.Mul(op.MatMul(h, column), row_t))  # h (I - tau v vᵀ)
+        z = op.Sub(z, op.Mul(op.MatMul(z, column), row_t))
         if k >= 1:  # the bulge's column: beta (lahqr keeps (1 - tau) h[m, m-1] at m), then zeros
-            fix = op.Unsqueeze(op.And(act, op.Not(first)), [-1])
+            keep_first = op.And(act, op.Not(first))  # (..., 1)
+            rows = op.Or(op.And(act, (idx > k) & (idx <= k + 2)), op.And(keep_first, idx == k))  # (..., n)
             newcol = op.Where(idx == k, op.Where(op.Equal(xnorm, 0.0), x, beta), 0.0)  # (..., n)
-            rows = op.And(_at(act), (idx > k) & (idx <= k + 2))
-            rows = op.Or(rows, op.And(fix, idx == k))
             h = op.Where(op.And(op.Unsqueeze(rows, [-1]), idx[None, :] == k - 1), op.Unsqueeze(newcol, [-1]), h)
     return _deflate(h), z, kdefl, hi
 

@@ -54,6 +54,7 @@ class _Root:
         self.subgraphs: dict[int, GraphBuilder] = {}
         # ONNX shape inference results by (signature, attributes, input types and constants)
         self.inferred: dict[Any, list[tuple[DType | None, ir.Shape | None]]] = {}
+        self.folded: dict[Any, list[np.ndarray]] = {}  # constant calls run at trace time, by op and inputs' bytes
 
     def unique(self, base: str) -> str:
         names = self.names
@@ -280,7 +281,7 @@ class GraphBuilder:
             foldable = not any(type(a) is Graph for a in attrs.values())
         if foldable:
             arrays = [None if v is None else v.const_value for v in values]
-            results = EAGER.run_arrays(sig, arrays, attrs, n_outputs)
+            results = self._fold(sig, arrays, attrs, n_outputs)
             if all(r.size <= FOLD_LIMIT for r in results):
                 return [self.constant(r) for r in results]
         node = Node(sig.domain, sig.name, values, attrs, sig.attr_types, None)
@@ -297,6 +298,24 @@ class GraphBuilder:
         if sig.domain and sig.domain not in graph.opset_imports:
             graph.opset_imports[sig.domain] = sig.opset
         return node.outputs
+
+    def _fold(self, sig: OpSignature, arrays: list[np.ndarray | None], attrs: dict[str, Any], n_outputs: int) -> list[np.ndarray]:
+        """Run an op on constant inputs in onnxruntime, once per distinct call in this graph:
+        functions repeat the same small shape computations (every batch norm of a model)."""
+        try:
+            key: Any = (
+                sig, n_outputs,
+                tuple([None if a is None else (a.dtype.str, a.shape, a.tobytes()) for a in arrays]),
+                tuple([(k, ir._freeze(a)) for k, a in attrs.items()]),
+            )  # fmt: skip
+            cached = self._root.folded.get(key)
+        except TypeError:  # an unhashable attribute
+            key, cached = None, None
+        if cached is None:
+            cached = EAGER.run_arrays(sig, arrays, attrs, n_outputs)
+            if key is not None:
+                self._root.folded[key] = cached
+        return cached
 
     def _at_target_opset(self, sig: OpSignature, inputs: list[Any], attrs: dict[str, Any]) -> OpSignature:
         """The signature of the same operator in the opset this graph targets, when the call

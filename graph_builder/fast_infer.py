@@ -380,6 +380,7 @@ RULES.update(
     Where=_where, Cast=_cast, CastLike=_cast_like, MatMul=_matmul, Reshape=_reshape_sym, Transpose=_transpose,
     Unsqueeze=_unsqueeze, Squeeze=_squeeze, Shape=_shape, Concat=_concat, Gather=_gather, Slice=_slice,
     Expand=_expand, ConstantOfShape=_constant_of_shape, LayerNormalization=_layer_norm, RMSNormalization=_layer_norm,
+    BatchNormalization=_layer_norm,  # inference mode: one output shaped like X (training mode has 3: ONNX decides)
 )  # fmt: skip
 
 

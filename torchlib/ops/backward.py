@@ -62,19 +62,27 @@ def _cell_bounds(size_in: int, size_out: int) -> list[tuple[int, int]]:
     return [((o * size_in) // size_out, -((-(o + 1) * size_in) // size_out)) for o in range(size_out)]
 
 
-def _spread(grad: Value, axis: int, size_in: int, size_out: int) -> Value:
-    """grad along `axis` (size_out cells) spread over the size_in input elements: each element
-    gets the sum, in cell order, of grad / cell size over the cells that hold it. Only those
-    cells are read (a gather, not a matrix product: an inf reaches only its own cell's inputs)."""
-    bounds = _cell_bounds(size_in, size_out)
-    holders = [[o for o, (start, end) in enumerate(bounds) if start <= i < end] for i in range(size_in)]
-    most = max(len(h) for h in holders)
-    index = np.array([h + [size_out] * (most - len(h)) for h in holders], np.int64)  # size_out: the zero pad
-    sizes = np.array([end - start for start, end in bounds], grad.dtype.numpy).reshape([-1] + [1] * (grad.rank - 1 - axis))
+def spread_windows(grad: Value, axis: int, windows: Sequence[tuple[int, int]], size_in: int) -> Value:
+    """grad along `axis` (one entry per window [start, end)) spread over the size_in input
+    elements: each element gets the sum, in window order, of the windows that hold it. Only
+    those windows are read (a gather, not a matrix product: an inf reaches only its own
+    window's elements, where 0 * inf would spread NaN)."""
+    holders = [[o for o, (start, end) in enumerate(windows) if start <= i < end] for i in range(size_in)]
+    most = max((len(h) for h in holders), default=0)
+    if most == 0:  # no window holds any element
+        shape = op.Concat(op.Shape(grad, end=axis), np.array([size_in], np.int64), op.Shape(grad, start=axis + 1), axis=0)
+        return op.Expand(op.CastLike(0, grad), shape)
+    index = np.array([h + [len(windows)] * (most - len(h)) for h in holders], np.int64)  # len(windows): the zero pad
     pads = [0] * (2 * grad.rank)
     pads[grad.rank + axis] = 1
-    padded = op.Pad(op.Div(grad, sizes), np.array(pads, np.int64))
-    return op.ReduceSum(op.Gather(padded, index, axis=axis), [axis + 1], keepdims=0)
+    return op.ReduceSum(op.Gather(op.Pad(grad, np.array(pads, np.int64)), index, axis=axis), [axis + 1], keepdims=0)
+
+
+def _spread(grad: Value, axis: int, size_in: int, size_out: int) -> Value:
+    """Adaptive cells: grad / cell size spread over the cells' input elements."""
+    bounds = _cell_bounds(size_in, size_out)
+    sizes = np.array([end - start for start, end in bounds], grad.dtype.numpy).reshape([-1] + [1] * (grad.rank - 1 - axis))
+    return spread_windows(op.Div(grad, sizes), axis, bounds, size_in)
 
 
 def _adaptive_avg_backward(grad_output: Value, self: Value, spatial: int, name: str) -> Value:

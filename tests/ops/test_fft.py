@@ -66,3 +66,21 @@ def test_istft_length_longer_than_the_signal():
     spec = torch.stft(torch.randn(60), 16, 4, window=torch.hann_window(16), return_complex=True)
     expected = torch.istft(spec, 16, 4, window=torch.hann_window(16), length=80)
     check_function(S.aten_istft, (spec, 16, 4), {"window": torch.hann_window(16), "length": 80}, expected=expected, rtol=1e-5, atol=1e-6)
+
+
+def test_float64_r2c_near_max_has_no_nan_where_torch_is_finite():
+    """Issue 13, fuzz `huge`: onnxruntime's chirp-z DFT of a length that is not a power of two
+    overflowed inside (NaN) on float64 values near finfo.max; the input is scaled by a power of
+    two first. Its roundoff (about eps * max|x| in every bin) remains, so values are compared to
+    that scale."""
+    from torchlib.ops.fft import aten__fft_r2c
+
+    info = torch.finfo(torch.float64)
+    x = torch.randn(3, 10, dtype=torch.float64)
+    x[0, :2] = torch.tensor([info.max / 4, -info.max / 4], dtype=torch.float64)
+    expected = torch.ops.aten._fft_r2c(x, [1], 1, False)
+    actual = aten__fft_r2c(x, [1], 1, False)
+    assert torch.isfinite(torch.view_as_real(expected)).all()
+    torch.testing.assert_close(torch.view_as_real(actual), torch.view_as_real(expected), rtol=1e-12, atol=1e-13 * info.max)
+    tiny = torch.randn(2, 10, dtype=torch.float64) * 1e-310  # subnormal: not scaled, no bits lost
+    torch.testing.assert_close(aten__fft_r2c(tiny, [1], 0, True), torch.ops.aten._fft_r2c(tiny, [1], 0, True), rtol=1e-7, atol=0)

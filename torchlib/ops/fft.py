@@ -75,8 +75,21 @@ def _scale(x: Value, lengths: Sequence[Any], normalization: int) -> Value:
 
 
 def _dft(x: Value, axis: int, onesided: bool = False) -> Value:
-    """One forward DFT along `axis` of the real view x ([..., 1] real or [..., 2] complex)."""
-    return op.DFT(x, None, np.array(axis, dtype=np.int64), onesided=int(onesided))
+    """One forward DFT along `axis` of the real view x ([..., 1] real or [..., 2] complex).
+
+    A float64 x near finfo.max: onnxruntime's DFT of a length that is not a power of two is a
+    chirp-z transform whose intermediate sums overflow (NaN) long before the result does. Such an
+    x is scaled down by 2^-k first (k from the length: the sums grow up to n * m^2, m the padded
+    length) and the result scaled back, exactly (powers of two); smaller inputs are left alone,
+    so subnormal ones lose no bits."""
+    length = x.shape[axis] if x.shape is not None else None
+    if x.dtype is not DOUBLE or not isinstance(length, int) or length < 2 or length & (length - 1) == 0:
+        return op.DFT(x, None, np.array(axis, dtype=np.int64), onesided=int(onesided))
+    k = 2 * math.ceil(math.log2(length)) + 2
+    big = op.GreaterOrEqual(op.ReduceMax(op.Abs(x), keepdims=0), np.array(2.0 ** (1023 - k)))
+    down = op.Where(big, np.array(2.0**-k), np.array(1.0))
+    y = op.DFT(op.Mul(x, down), None, np.array(axis, dtype=np.int64), onesided=int(onesided))
+    return op.Mul(y, op.Reciprocal(down))
 
 
 def _conj(x: Value) -> Value:

@@ -92,6 +92,20 @@ def _dft(x: Value, axis: int, onesided: bool = False) -> Value:
     return op.Mul(y, op.Reciprocal(down))
 
 
+def _real_input_zeros(x: Value, axis: int, length: Any) -> Value:
+    """The imaginary parts that a DFT of real input has exactly 0 (bin 0, and bin n/2 for an
+    even n), set to 0 as torch's pocketfft leaves them (its half-complex result does not hold
+    them): onnxruntime's chirp-z DFT puts its roundoff there (eps * max|x|), or NaN."""
+    bins = x.shape[axis] if x.shape is not None else None
+    if not isinstance(length, int) or not isinstance(bins, int) or bins == 0:
+        return x
+    mask = np.zeros([bins] + [1] * (x.rank - axis - 2) + [2], bool)
+    mask[0, ..., 1] = True
+    if length % 2 == 0 and length // 2 < bins:
+        mask[length // 2, ..., 1] = True
+    return op.Where(mask, np.array(0, x.dtype.numpy), x)
+
+
 def _conj(x: Value) -> Value:
     return op.Mul(x, np.array([1, -1], dtype=x.dtype.numpy))
 
@@ -126,7 +140,7 @@ def aten__fft_r2c(self: TFloat, dim: Sequence[int], normalization: int, onesided
     lengths = [_size(self, a) for a in axes]
     dtype = _compute_dtype(self, lengths)
     # the last dim is the real-to-complex one (halved when onesided), the others complex
-    x = _dft(op.Unsqueeze(_back(self, dtype), [-1]), axes[-1], onesided=onesided)
+    x = _real_input_zeros(_dft(op.Unsqueeze(_back(self, dtype), [-1]), axes[-1], onesided=onesided), axes[-1], lengths[-1])
     for a in axes[:-1]:
         x = _dft(x, a)
     return _back(_scale(x, lengths, normalization), self.dtype).as_complex()

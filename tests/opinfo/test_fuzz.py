@@ -109,6 +109,26 @@ def test_order_dependent_overflow_is_its_own_outcome_and_nothing_more(harness):
     assert not check(lambda x: torch.tensor(float("nan")), torch.sum, torch.tensor([float("inf"), 1.0]))
 
 
+def test_complex_results_are_judged_part_by_part(harness):
+    """A complex64 result overflows in its real or imaginary part as a float32 result does
+    (complex128 recomputation); a part whose exact value is representable must still match."""
+    from torchlib.conformance import fuzz as F
+
+    big = torch.finfo(torch.float32).max
+    x = torch.tensor([big, big, 1.0])
+
+    def reference(t):  # real part: big + big overflows (exact 6.8e38 is beyond float32); imaginary part: 1
+        return torch.complex(t[:2].sum(), t[2:].sum()).reshape(1)
+
+    def ours(imag):
+        return lambda t: torch.complex(torch.tensor([float("nan")]), torch.tensor([imag]))
+
+    assert F._overflow_excused(Call((x,), {}), reference, ours(1.0)(x), reference(x), None)
+    assert not F._overflow_excused(Call((x,), {}), reference, ours(5.0)(x), reference(x), None)  # the finite part differs
+    y = torch.tensor([big, -big, 1.0])  # exact real part 0: representable, never excused
+    assert not F._overflow_excused(Call((y,), {}), reference, ours(1.0)(y), reference(y), None)
+
+
 def test_overflow_and_symint_results_beyond_int64_in_run_input(harness):
     big = torch.finfo(torch.float32).max
     x, y = torch.tensor([[big, big]]), torch.tensor([[2.0], [2.0]])

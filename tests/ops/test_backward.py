@@ -41,3 +41,29 @@ def test_native_layer_norm_backward() -> None:
     g = torch.randn(2, 3, 4, dtype=torch.float64)
     check_function(B.aten_native_layer_norm_backward, (g, x, [4], mean, rstd, w, b, [True, True, True]),
                    expected=A.native_layer_norm_backward(g, x, [4], mean, rstd, w, b, [True, True, True]))  # fmt: skip
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_adaptive_avg_pool_backward_nan_inf_and_huge_reach_only_their_cells(dtype) -> None:
+    """Issue 13, fuzz `nan_inf`/`huge`: torch adds grad / cell size to each input of the cell, so
+    an inf reaches only its cell's inputs (a matrix product spread 0 * inf = NaN everywhere) and
+    a row's max and -max cancel before the next row's cells are added."""
+    info = torch.finfo(dtype)
+    x = torch.randn(2, 3, 7, 6, dtype=dtype)
+    for values in ([float("nan"), float("inf"), float("-inf")], [info.max, -info.max, info.tiny, info.max / 3, -info.tiny]):
+        g = torch.randn(2, 3, 3, 4, dtype=dtype)
+        g.view(-1)[: len(values)] = torch.tensor(values, dtype=dtype)
+        check_function(B.aten__adaptive_avg_pool2d_backward, (g, x), expected=A._adaptive_avg_pool2d_backward(g, x))
+        g3 = torch.randn(1, 2, 2, 3, 2, dtype=dtype)
+        g3.view(-1)[: len(values)] = torch.tensor(values, dtype=dtype)
+        x3 = torch.randn(1, 2, 5, 4, 3, dtype=dtype)
+        check_function(B.aten__adaptive_avg_pool3d_backward, (g3, x3), expected=A._adaptive_avg_pool3d_backward(g3, x3))
+
+
+@pytest.mark.parametrize("batch", [0, 1])
+def test_adaptive_avg_pool2d_backward_grad_with_fewer_planes_than_self(batch) -> None:
+    """torch writes grad_output's planes into the first planes of zeros shaped like self (it does
+    not check the batch sizes agree): the planes grad_output lacks stay zero."""
+    x = torch.randn(2, 3, 7, 6)
+    g = torch.randn(batch, 3, 3, 4)
+    check_function(B.aten__adaptive_avg_pool2d_backward, (g, x), expected=A._adaptive_avg_pool2d_backward(g, x))

@@ -69,3 +69,39 @@ def test_native_batch_norm_backward_without_weight(train: bool, mask: list[bool]
     args = (g, x, None, rm, rv, save_mean, save_invstd, train, 1e-5, mask)
     expected = tuple(out if wanted else None for out, wanted in zip(A.native_batch_norm_backward(*args), mask))
     check_function(B.aten_native_batch_norm_backward, args, expected=expected)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_avg_pool_backward_spreads_each_window_in_torchs_order(dtype: torch.dtype) -> None:
+    """Issue 13, fuzz `huge`/`nan_inf`: torch adds grad / divisor to each element of the window,
+    window after window in row-major order: max and -max of one row cancel before the next
+    row's small values come, and an inf reaches only its window's elements."""
+    info = torch.finfo(dtype)
+    for values in ([info.max, -info.max, info.tiny, info.max / 3, -info.tiny], [float("nan"), float("inf"), float("-inf")]):
+        x = torch.randn(1, 3, 9, 9, dtype=dtype)
+        for args in (([3, 3], [1, 1], [1, 1], True, False, 2), ([4, 4], [2, 3], [1, 1], True, False, 2)):
+            g = torch.randn(A.avg_pool2d(x, *args).shape, dtype=dtype)
+            g.view(-1)[: len(values)] = torch.tensor(values, dtype=dtype)
+            check_function(B.aten_avg_pool2d_backward, (g, x, *args), expected=A.avg_pool2d_backward(g, x, *args))
+        x3 = torch.randn(1, 2, 5, 5, 5, dtype=dtype)
+        args3 = ([2, 2, 2], [1, 1, 1], [1, 1, 1], True, False, 2)
+        g3 = torch.randn(A.avg_pool3d(x3, *args3).shape, dtype=dtype)
+        g3.view(-1)[: len(values)] = torch.tensor(values, dtype=dtype)
+        check_function(B.aten_avg_pool3d_backward, (g3, x3, *args3), expected=A.avg_pool3d_backward(g3, x3, *args3))
+
+
+@pytest.mark.parametrize("batch", [0, 1])
+def test_avg_pool2d_backward_grad_with_fewer_planes_than_self(batch: int) -> None:
+    """torch's 2-d kernel runs over grad_output's planes into zeros shaped like self (it does not
+    check the batch sizes agree): the planes grad_output lacks stay zero."""
+    x = torch.randn(2, 3, 9, 9)
+    args = ([4, 4], [2, 3], [1, 1], True, False, 2)
+    g = torch.randn(batch, 3, 5, 4)
+    check_function(B.aten_avg_pool2d_backward, (g, x, *args), expected=A.avg_pool2d_backward(g, x, *args))
+
+
+def test_avg_pool3d_backward_rejects_a_grad_with_other_planes() -> None:
+    """torch's 3-d kernel takes its planes from self and reads past a smaller grad_output's end
+    (garbage): not an input with a defined result, so we raise."""
+    with pytest.raises(ValueError, match="batch or channel"):
+        B.aten_avg_pool3d_backward(torch.randn(1, 3, 1, 2, 2), torch.randn(2, 3, 3, 4, 4), [2, 2, 2], [], [0, 0, 0], False, True, None)

@@ -415,3 +415,16 @@ def test_adaptive_avg_pool_propagates_nan_and_inf_only_to_its_windows(n, dtype):
     for out in ([5, 7, 4][:n], [3] * n, [9] * n):
         expected = getattr(torch.ops.aten, f"adaptive_avg_pool{n}d")(x, out)
         check(getattr(cp, f"aten_adaptive_avg_pool{n}d"), (x, out), expected=expected, dtype=dtype)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("n", [2, 3])
+def test_adaptive_avg_pool_sums_rows_first_as_torch(dtype, n):
+    """Issue 13, fuzz `huge`: torch adds each window in row-major order, so max and -max in one
+    row cancel before the next row's small values come (summing columns first lost them)."""
+    x = torch.randn((1, 8) + (8,) * n, dtype=dtype)
+    info = torch.finfo(dtype)
+    x.view(-1)[:5] = torch.tensor([info.max, -info.max, info.tiny, info.max / 3, -info.tiny], dtype=dtype)
+    out = [5, 7, 4][:n]
+    fn, ref = (cp.aten_adaptive_avg_pool2d, torch.ops.aten._adaptive_avg_pool2d) if n == 2 else (cp.aten_adaptive_avg_pool3d, torch.ops.aten._adaptive_avg_pool3d)
+    check_function(fn, (x, out), expected=ref(x, out))

@@ -66,3 +66,39 @@ def test_istft_length_longer_than_the_signal():
     spec = torch.stft(torch.randn(60), 16, 4, window=torch.hann_window(16), return_complex=True)
     expected = torch.istft(spec, 16, 4, window=torch.hann_window(16), length=80)
     check_function(S.aten_istft, (spec, 16, 4), {"window": torch.hann_window(16), "length": 80}, expected=expected, rtol=1e-5, atol=1e-6)
+
+
+def test_float64_r2c_near_max_has_no_nan_where_torch_is_finite():
+    """Issue 13, fuzz `huge`: onnxruntime's chirp-z DFT of a length that is not a power of two
+    overflowed inside (NaN) on float64 values near finfo.max; the input is scaled by a power of
+    two first. Its roundoff (about eps * max|x| in every bin) remains, so values are compared to
+    that scale."""
+    from torchlib.ops.fft import aten__fft_r2c
+
+    info = torch.finfo(torch.float64)
+    x = torch.randn(3, 10, dtype=torch.float64)
+    x[0, :2] = torch.tensor([info.max / 4, -info.max / 4], dtype=torch.float64)
+    expected = torch.ops.aten._fft_r2c(x, [1], 1, False)
+    actual = aten__fft_r2c(x, [1], 1, False)
+    assert torch.isfinite(torch.view_as_real(expected)).all()
+    torch.testing.assert_close(torch.view_as_real(actual), torch.view_as_real(expected), rtol=1e-12, atol=1e-13 * info.max)
+    tiny = torch.randn(2, 10, dtype=torch.float64) * 1e-310  # subnormal: not scaled, no bits lost
+    torch.testing.assert_close(aten__fft_r2c(tiny, [1], 0, True), torch.ops.aten._fft_r2c(tiny, [1], 0, True), rtol=1e-7, atol=0)
+
+
+@pytest.mark.parametrize("n, onesided", [(10, True), (10, False), (7, True), (12, False)])
+def test_real_input_bins_with_an_exactly_zero_imaginary_part(n, onesided):
+    """Issue 13, fuzz `huge`/`nan_inf`: torch's rfft leaves Im X[0] (and Im X[n/2] for even n) at
+    exactly 0, whatever the input holds; onnxruntime's chirp-z DFT put its roundoff there
+    (7e22 next to 3.4e38) or NaN."""
+    info = torch.finfo(torch.float32)
+    x = torch.randn(3, n)
+    x[0, :3] = torch.tensor([info.max, -info.max, info.max / 3])
+    x[1, 2] = float("nan")
+    expected = torch.ops.aten._fft_r2c(x, [1], 0, onesided)
+    actual = F.aten__fft_r2c(x, [1], 0, onesided)
+    zero_bins = [0] + ([n // 2] if n % 2 == 0 else [])
+    assert (expected.imag[:, zero_bins] == 0).all()
+    assert (actual.imag[:, zero_bins] == 0).all()
+    spec = S.aten_stft(x[0], n, 2, None, None, False, None, True)
+    assert (spec.imag[zero_bins] == 0).all()

@@ -109,3 +109,52 @@ def test_higher_order_ops_do_not_run_eagerly():
 
     with pytest.raises(TypeError, match="runs only while exporting"):
         control_flow.higher_order_while_loop(None, None, [torch.zeros(())], [])
+
+
+# -- edge inputs of the fuzz pass (issue 13) ---------------------------------------------------------
+from torchlib.testing import check_function  # noqa: E402
+
+_NAN_INF = torch.tensor([float("nan"), float("inf"), float("-inf"), 1.0, -1.0, 0.3])
+
+
+@pytest.mark.parametrize("dtype, bounds, zero_point", [
+    (torch.int8, (-128, 127), 3), (torch.int8, (-127, 127), 0), (torch.uint8, (0, 255), 3), (torch.uint8, (10, 200), 20),
+    (torch.int16, (-1000, 1000), 3), (torch.int32, (-1000, 1000), 3), (torch.int8, (-128, 127), 300),
+])  # fmt: skip
+def test_quantize_nan_and_inf_as_torch(dtype, bounds, zero_point):
+    """torch's clamp keeps NaN and .to(dtype) gives int32's minimum, 0 in the narrower dtypes
+    (onnxruntime's QuantizeLinear gave quant_min); inf clamps to the bounds."""
+    low, high = bounds
+    if dtype is torch.int8 and zero_point == 300:  # a zero point outside int8: the Round/Clip/Cast path
+        low, high = -128, 127
+    x = _NAN_INF.repeat(3)
+    check_function(Q.quantized_decomposed_quantize_per_tensor, (x, 0.0123, zero_point, low, high, dtype),
+                   expected=qd.quantize_per_tensor(x, 0.0123, zero_point, low, high, dtype))  # fmt: skip
+    scale, zp = torch.tensor(0.0123, dtype=torch.float64), torch.tensor(zero_point)
+    check_function(Q.quantized_decomposed_quantize_per_tensor_tensor, (x, scale, zp, low, high, dtype),
+                   expected=qd.quantize_per_tensor.tensor(x, scale, zp, low, high, dtype))  # fmt: skip
+    x3 = x.reshape(3, 6)
+    scales, zps = torch.tensor([0.1, 0.02, 0.5]), torch.tensor([zero_point, 0, 1])
+    check_function(Q.quantized_decomposed_quantize_per_channel, (x3, scales, zps, 0, low, high, dtype),
+                   expected=qd.quantize_per_channel(x3, scales, zps, 0, low, high, dtype))  # fmt: skip
+
+
+@pytest.mark.parametrize("shape", [(0, 16), (0, 3, 8)])
+def test_choose_qparams_per_token_of_an_empty_batch(shape):
+    """One scale per token: shape (..., 1) even when there is no token (onnxruntime's reductions
+    of an empty tensor ignored the negative axis and kept every element)."""
+    x = torch.zeros(shape)
+    check_function(Q.quantized_decomposed_choose_qparams_per_token, (x, torch.int8), expected=qd.choose_qparams_per_token(x, torch.int8))
+    check_function(Q.quantized_decomposed_choose_qparams_per_token_asymmetric, (x, torch.int8),
+                   expected=qd.choose_qparams_per_token_asymmetric(x, torch.int8))  # fmt: skip
+
+
+@pytest.mark.parametrize("with_zero_points", [True, False])
+def test_dequantize_per_channel_size1_axis_broadcasts_against_the_channels(with_zero_points):
+    """torch views the scales as (C, 1, ...) and broadcasts: an input with 1 on the axis gives C
+    channels (DequantizeLinear's axis needs them equal)."""
+    q = torch.randint(-128, 127, (1, 5, 4), dtype=torch.int8)
+    scales = torch.tensor([0.1, 0.2, 0.3])
+    zps = torch.tensor([1, -2, 3]) if with_zero_points else None
+    check_function(Q.quantized_decomposed_dequantize_per_channel, (q, scales, zps, 0, -128, 127, torch.int8), {"out_dtype": torch.float32},
+                   expected=qd.dequantize_per_channel(q, scales, zps, 0, -128, 127, torch.int8, out_dtype=torch.float32))  # fmt: skip

@@ -38,7 +38,9 @@ statistics, prod's order of products), ours must be non-finite too or match that
 result. For float64 such elements are not checked at all (ours may be the exact finite product
 torch missed, and no wider torch result can tell): this is the fuzz pass's one blind spot, on
 float64 cells with huge inputs only; the float32 cell of the same function is checked against
-its float64 recomputation. The input then counts as "overflow", never as "ok", and `--all`
+its float64 recomputation. A complex result is judged part by part: its real and imaginary
+parts are real results of their own (complex64 is recomputed in complex128), so a part whose
+exact value is representable must match. The input then counts as "overflow", never as "ok", and `--all`
 lists it. prod of float64 has an exact reference (rational arithmetic): where torch's running
 product left float64's range (a subnormal partial product loses digits) and ours is the exact
 product rounded, the input counts as "overflow" too. Nothing else is relaxed: inputs holding inf/NaN are never excused (NaN propagation is checked strictly); a
@@ -513,7 +515,7 @@ def _overflow_excused(the_call: Call, reference: Callable[..., Any], actual: Any
     torch and we are both non-finite (see the module docstring); checked by comparing again
     with those elements of ours replaced by torch's. Outputs are compared through the entry's
     `canonical` (its invariants for outputs defined only up to sign)."""
-    inputs = [t for t in _tensors(the_call) if t.is_floating_point()]
+    inputs = [t for t in _tensors(the_call) if t.is_floating_point() or t.is_complex()]
     if not inputs or not all(bool(torch.isfinite(t).all()) for t in inputs):
         return False  # inf or NaN given: propagating them is not an overflow
     args, kwargs = _map_tensors((the_call.args, the_call.kwargs), _widen)
@@ -527,24 +529,19 @@ def _overflow_excused(the_call: Call, reference: Callable[..., Any], actual: Any
         return False
     patched, any_excused = [], False
     for i, (a, e) in enumerate(zip(actual_flat, expected_flat)):
-        ok_types = isinstance(a, torch.Tensor) and isinstance(e, torch.Tensor) and e.dtype.is_floating_point
+        ok_types = isinstance(a, torch.Tensor) and isinstance(e, torch.Tensor) and (e.dtype.is_floating_point or e.dtype.is_complex)
         if not ok_types or a.shape != e.shape or a.dtype != e.dtype:
             patched.append(a)
             continue
         w = wide[i] if wide is not None else None
-        torch_lost = ~torch.isfinite(e)
-        if e.dtype in _WIDENED and isinstance(w, torch.Tensor) and w.shape == e.shape:
-            w = w.double()
-            overflowed = ~torch.isfinite(w) | (w.abs() > torch.finfo(e.dtype).max)
-            # torch overflowed inside its own algorithm (the float64 result is representable):
-            # ours may be non-finite too, or be that float64 result
-            rtol, atol = tol if tol is not None else DEFAULT_TOL.get(e.dtype, (0.0, 0.0))
-            near = (a.double() - w).abs() <= atol + rtol * w.abs()
-            internal = torch_lost & ~overflowed & (~torch.isfinite(a) | near)
-        else:  # float64, or no wider result: torch's non-finite result from finite inputs is no reference
-            overflowed = torch_lost
-            internal = torch_lost
-        excused = (overflowed & torch_lost & ~torch.isfinite(a)) | internal
+        if e.dtype.is_complex:  # each of the real and imaginary parts is a real number of its own
+            w = torch.view_as_real(w) if isinstance(w, torch.Tensor) and w.is_complex() else None
+            a_real, e_real = torch.view_as_real(a), torch.view_as_real(e)
+            excused_real = _excused(a_real, e_real, w, tol)
+            any_excused = any_excused or bool(excused_real.any())
+            patched.append(torch.view_as_complex(torch.where(excused_real, e_real, a_real).contiguous()))
+            continue
+        excused = _excused(a, e, w, tol)
         any_excused = any_excused or bool(excused.any())
         patched.append(torch.where(excused, e, a))
     if not any_excused:
@@ -594,7 +591,28 @@ def _within_normwise_bound(the_call: Call, actual: Any, expected: Any, tol: tupl
     return True
 
 
+def _excused(a: torch.Tensor, e: torch.Tensor, w: Any, tol: tuple[float, float] | None) -> torch.Tensor:
+    """The elements of a real result where ours may differ from torch's (the module docstring):
+    torch and we are both non-finite where the exact value overflows, or torch overflowed
+    inside its own algorithm. `w` is torch's result on the widened inputs (or None)."""
+    torch_lost = ~torch.isfinite(e)
+    if e.dtype in _WIDENED and isinstance(w, torch.Tensor) and w.shape == e.shape:
+        w = w.double()
+        overflowed = ~torch.isfinite(w) | (w.abs() > torch.finfo(e.dtype).max)
+        # torch overflowed inside its own algorithm (the float64 result is representable):
+        # ours may be non-finite too, or be that float64 result
+        rtol, atol = tol if tol is not None else DEFAULT_TOL.get(e.dtype, (0.0, 0.0))
+        near = (a.double() - w).abs() <= atol + rtol * w.abs()
+        internal = torch_lost & ~overflowed & (~torch.isfinite(a) | near)
+    else:  # float64, or no wider result: torch's non-finite result from finite inputs is no reference
+        overflowed = torch_lost
+        internal = torch_lost
+    return (overflowed & torch_lost & ~torch.isfinite(a)) | internal
+
+
 def _widen(t: torch.Tensor) -> torch.Tensor:
+    if t.dtype is torch.complex64:
+        return t.to(torch.complex128)
     return t.double() if t.dtype in _WIDENED else t
 
 

@@ -9,7 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import ml_dtypes
+
 from graph_builder import op
+from graph_builder.ir import Value
 from graph_builder.types import BOOL, DType, TBool, TFloat, TReal, TRealOrBool
 from torchlib.ops._kernels import full_of
 from torchlib.ops.activations import aten_clamp, aten_clamp_tensor, aten_log_softmax, aten_relu, aten_sigmoid, aten_softmax
@@ -146,16 +149,27 @@ def aten_clip_tensor(self: TReal, min: TReal | None = None, max: TReal | None = 
     return aten_clamp_tensor(self, min, max)
 
 
+def _add_relu(total: Value) -> Value:
+    """torch's add_clamp kernel clamps to [0, finfo.max] as min(max, max(0, x)): inf gives
+    finfo.max, and NaN gives 0 on its scalar path. (Its vectorised lanes keep NaN: which
+    elements take which path depends on the CPU's vector width, so a graph follows the scalar
+    definition.) Integers: relu."""
+    if not total.dtype.is_floating:
+        return aten_relu(total)
+    big = float(ml_dtypes.finfo(total.dtype.numpy).max)
+    return op.Where(op.Greater(total, 0), op.Min(total, big), 0)
+
+
 @aten_op("aten::_add_relu.Tensor")
 def aten__add_relu(self: TReal, other: TReal, *, alpha: float = 1) -> TReal:
     """_add_relu.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor"""
-    return aten_relu(aten_add(self, other, alpha=alpha))
+    return _add_relu(aten_add(self, other, alpha=alpha))
 
 
 @aten_op("aten::_add_relu.Scalar")
 def aten__add_relu_scalar(self: TReal, other: float, alpha: float = 1) -> TReal:
     """_add_relu.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor"""
-    return aten_relu(aten_add(self, other, alpha=alpha))
+    return _add_relu(aten_add(self, other, alpha=alpha))
 
 
 # -- comparisons ---------------------------------------------------------------------------------

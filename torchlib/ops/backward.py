@@ -2,7 +2,7 @@
 max_pool2d/3d_with_indices_backward, _adaptive_avg_pool2d/3d_backward, embedding_dense_backward.
 
 Gradients are added into zeros with ScatterElements(reduction="add") (the half types add in
-float32, their result rounded once) or, for adaptive average pooling, with one matrix per
+float32, their result rounded once) or, for adaptive average pooling, with one gather per
 spatial dim: grad_input = sum over the output cells that hold an input element of
 grad / cell size, the cells being [floor(i * in / out), ceil((i + 1) * in / out)) as in torch.
 """
@@ -57,29 +57,55 @@ def aten_max_pool3d_with_indices_backward(
     return _max_pool_backward(grad_output, self, indices, 3)
 
 
-def _cells(size_in: int, size_out: int) -> np.ndarray:
-    """[size_out, size_in]: 1 / cell size where input element i is in output cell o."""
-    m = np.zeros((size_out, size_in), np.float64)
-    for o in range(size_out):
-        start, end = (o * size_in) // size_out, -((-(o + 1) * size_in) // size_out)
-        m[o, start:end] = 1.0 / (end - start)
-    return m
+def _cell_bounds(size_in: int, size_out: int) -> list[tuple[int, int]]:
+    """torch's adaptive cells: [floor(o * in / out), ceil((o + 1) * in / out))."""
+    return [((o * size_in) // size_out, -((-(o + 1) * size_in) // size_out)) for o in range(size_out)]
+
+
+def spread_windows(grad: Value, axis: int, windows: Sequence[tuple[int, int]], size_in: int) -> Value:
+    """grad along `axis` (one entry per window [start, end)) spread over the size_in input
+    elements: each element gets the sum, in window order, of the windows that hold it. Only
+    those windows are read (a gather, not a matrix product: an inf reaches only its own
+    window's elements, where 0 * inf would spread NaN)."""
+    holders = [[o for o, (start, end) in enumerate(windows) if start <= i < end] for i in range(size_in)]
+    most = max((len(h) for h in holders), default=0)
+    if most == 0:  # no window holds any element
+        shape = op.Concat(op.Shape(grad, end=axis), np.array([size_in], np.int64), op.Shape(grad, start=axis + 1), axis=0)
+        return op.Expand(op.CastLike(0, grad), shape)
+    index = np.array([h + [len(windows)] * (most - len(h)) for h in holders], np.int64)  # len(windows): the zero pad
+    pads = [0] * (2 * grad.rank)
+    pads[grad.rank + axis] = 1
+    return op.ReduceSum(op.Gather(op.Pad(grad, np.array(pads, np.int64)), index, axis=axis), [axis + 1], keepdims=0)
+
+
+def _spread(grad: Value, axis: int, size_in: int, size_out: int) -> Value:
+    """Adaptive cells: grad / cell size spread over the cells' input elements."""
+    bounds = _cell_bounds(size_in, size_out)
+    sizes = np.array([end - start for start, end in bounds], grad.dtype.numpy).reshape([-1] + [1] * (grad.rank - 1 - axis))
+    return spread_windows(op.Div(grad, sizes), axis, bounds, size_in)
 
 
 def _adaptive_avg_backward(grad_output: Value, self: Value, spatial: int, name: str) -> Value:
+    """torch's CPU kernel: for each cell in row-major order, grad / kh / kw is added to every
+    input element of the cell. Separable here, the last axis first (a row's cells are added
+    before the next row's). torch reads the planes of grad_output and writes them into the first
+    planes of a zero tensor shaped like self: a grad with fewer planes leaves the rest zero."""
     sizes_in, sizes_out = self.shape[-spatial:] if self.shape else None, grad_output.shape[-spatial:] if grad_output.shape else None
     if sizes_in is None or sizes_out is None or not all(isinstance(s, int) for s in (*sizes_in, *sizes_out)):
         raise ValueError(f"aten::{name} needs static spatial sizes, got input {self.shape} and grad {grad_output.shape}")
     dtype = types.DOUBLE if self.dtype is types.DOUBLE else types.FLOAT
     grad = cast_to(grad_output, dtype)
     rank = grad_output.rank
-    for k, (n_in, n_out) in enumerate(zip(sizes_in, sizes_out)):
-        axis = rank - spatial + k
-        # move this spatial dim last, multiply by the [out, in] cell matrix, move it back
-        perm = [i for i in range(rank) if i != axis] + [axis]
-        back = list(np.argsort(perm))
-        moved = op.Transpose(grad, perm=perm)
-        grad = op.Transpose(op.MatMul(moved, op.Constant(value=_cells(n_in, n_out).astype(dtype.numpy))), perm=back)
+    for k in reversed(range(spatial)):
+        grad = _spread(grad, rank - spatial + k, sizes_in[k], sizes_out[k])
+    planes_grad, planes_self = grad_output.shape[:-spatial], self.shape[:-spatial]
+    if planes_grad != planes_self and all(isinstance(s, int) for s in (*planes_grad, *planes_self)):
+        have, want = int(np.prod(planes_grad)), int(np.prod(planes_self))
+        if have > want:
+            raise ValueError(f"aten::{name}: grad_output {grad_output.shape} has more planes than self {self.shape}")
+        flat = op.Reshape(grad, np.array([have, *sizes_in], np.int64), allowzero=1)
+        pads = np.array([0] * (spatial + 1) + [want - have] + [0] * spatial, np.int64)
+        grad = op.Reshape(op.Pad(flat, pads), np.array(self.shape, np.int64), allowzero=1)
     return cast_to(grad, self.dtype)
 
 

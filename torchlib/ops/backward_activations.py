@@ -11,11 +11,13 @@ and round once; float64 stays float64.
 from __future__ import annotations
 
 import math
+from typing import Any
 
 from graph_builder import op, types
 from graph_builder.ir import Value
 from graph_builder.types import TFloat
 from torchlib.ops import _cephes as cephes
+from torchlib.ops.elementwise import log1p
 from torchlib.promotion import cast_to
 from torchlib.registry import aten_op
 
@@ -23,6 +25,22 @@ from torchlib.registry import aten_op
 def _opmath(*xs: Value) -> list[Value]:
     dtype = types.DOUBLE if xs[0].dtype is types.DOUBLE else types.FLOAT
     return [cast_to(x, dtype) for x in xs]  # type: ignore[misc]
+
+
+def _rounded_from_double(fn: Any, x: Value) -> Value:
+    """fn(x) evaluated in float64 and rounded to x's dtype. onnxruntime's float32 Erf/Tanh are a
+    few 1e-7 off (its Sigmoid far more in the tails), which a grad near finfo.max shows; torch's
+    float32 kernels are within about an ulp. The formulas around them stay in x's dtype, so they
+    overflow where torch's do."""
+    if x.dtype is types.DOUBLE:
+        return fn(x)
+    return op.Cast(fn(op.Cast(x, to=types.DOUBLE.onnx)), to=x.dtype.onnx)
+
+
+def _sigmoid(x: Value) -> Value:
+    """torch's 1 / (1 + exp(-x)) (0 where exp(-x) overflows; onnxruntime's Sigmoid is only
+    absolutely accurate in the tails)."""
+    return op.Div(op.CastLike(1, x), op.Add(op.Exp(op.Neg(x)), 1.0))
 
 
 def _zero(x: Value) -> Value:
@@ -65,15 +83,14 @@ def aten_gelu_backward(grad_output: TFloat, self: TFloat, *, approximate: str = 
         beta, kappa = math.sqrt(2.0) * (2.0 / math.sqrt(math.pi)) * 0.5, 0.044715
         x_sq = op.Mul(x, x)
         inner = op.Mul(op.Add(x, op.Mul(op.Mul(x_sq, x), kappa)), beta)
-        tanh_inner = op.Tanh(inner)
+        tanh_inner = _rounded_from_double(op.Tanh, inner)
         left_derivative = op.Mul(op.Add(tanh_inner, 1.0), 0.5)
         right_derivative = op.Mul(op.Mul(op.Mul(x, 0.5), op.Sub(1.0, op.Mul(tanh_inner, tanh_inner))),
                                   op.Mul(op.Add(op.Mul(x_sq, 3 * kappa), 1.0), beta))  # fmt: skip
         result = op.Mul(g, op.Add(left_derivative, right_derivative))
     elif approximate == "none":
         alpha = (2.0 / math.sqrt(math.pi)) * math.sqrt(0.5) * 0.5
-        erf = cephes.erf if x.dtype is types.DOUBLE else op.Erf  # onnxruntime's Erf has no double kernel
-        cdf = op.Mul(op.Add(erf(op.Mul(x, math.sqrt(0.5))), 1.0), 0.5)
+        cdf = op.Mul(op.Add(_rounded_from_double(cephes.erf, op.Mul(x, math.sqrt(0.5))), 1.0), 0.5)  # no double Erf kernel
         pdf = op.Mul(op.Exp(op.Mul(op.Mul(x, x), -0.5)), alpha)
         result = op.Mul(g, op.Add(cdf, op.Mul(x, pdf)))
     else:
@@ -85,7 +102,7 @@ def aten_gelu_backward(grad_output: TFloat, self: TFloat, *, approximate: str = 
 def aten_silu_backward(grad_output: TFloat, self: TFloat) -> TFloat:
     """silu_backward(Tensor grad_output, Tensor self) -> Tensor"""
     g, x = _opmath(grad_output, self)
-    s = op.Sigmoid(x)
+    s = _sigmoid(x)
     return cast_to(op.Mul(op.Mul(g, s), op.Add(op.Mul(x, op.Sub(1.0, s)), 1.0)), grad_output.dtype)
 
 
@@ -183,8 +200,8 @@ def aten_softshrink_backward(grad_output: TFloat, self: TFloat, lambd: float) ->
 def aten_mish_backward(grad_output: TFloat, self: TFloat) -> TFloat:
     """mish_backward(Tensor grad_output, Tensor self) -> Tensor"""
     g, x = _opmath(grad_output, self)
-    sigmoid = op.Sigmoid(x)
-    tanh_softplus = op.Tanh(op.Log(op.Add(op.Exp(x), 1.0)))  # torch's log1p(exp(x)); onnxruntime has no double Softplus
+    sigmoid = _sigmoid(x)
+    tanh_softplus = _rounded_from_double(op.Tanh, log1p(op.Exp(x)))  # torch's tanh(log1p(exp(x))), exp in x's dtype
     derivative = op.Add(tanh_softplus, op.Mul(op.Mul(x, sigmoid), op.Sub(1.0, op.Mul(tanh_softplus, tanh_softplus))))
     return cast_to(op.Mul(g, derivative), grad_output.dtype)
 

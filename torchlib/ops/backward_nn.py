@@ -29,6 +29,7 @@ from graph_builder import op, types
 from graph_builder.ir import Value
 from graph_builder.types import TFloat
 from torchlib.ops._helpers import as_shape
+from torchlib.ops.backward import spread_windows
 from torchlib.ops.conv_pool import _conv, _conv_dtype, _conv_transpose, _ints, _pad_spatial, _patches, _spatial_sizes
 from torchlib.promotion import cast_to
 from torchlib.registry import aten_op
@@ -164,16 +165,24 @@ def _avg_pool_backward(
     out = _spatial_sizes(grad_output, n, f"aten::{name}")
     dtype = _opmath(self.dtype)
     divisors = _avg_divisors(sizes, out, kernel, strides, pads, count_include_pad, divisor_override)
+    # torch's CPU kernel: for each window in row-major order, grad / divisor is added to every
+    # input element of the window (clipped to the input). Separable here, the last axis first
+    # (a row's windows are added before the next row's); only a window's own elements are read.
     grad = op.Div(cast_to(grad_output, dtype), op.Constant(value=divisors.astype(dtype.numpy)))
-    # every window spread back over its kernel: a transposed convolution of each plane with ones,
-    # unpadded, giving (out - 1) * stride + kernel rows from the padded input's first row
-    planes = op.Reshape(grad, op.Concat(np.array([-1, 1], np.int64), op.Shape(grad, start=-n), axis=0))
-    full = [(o - 1) * s + k for o, s, k in zip(out, strides, kernel)]
-    extra = [max(p + size - f, 0) for p, size, f in zip(pads, sizes, full)]  # rows past the last window
-    ones = op.Constant(value=np.ones([1, 1, *kernel], dtype.numpy))
-    spread = _conv_transpose(planes, ones, None, strides, [0] * n, [1] * n, extra, 1)
-    spread = op.Slice(spread, pads, [p + size for p, size in zip(pads, sizes)], list(range(2, 2 + n)))
-    return cast_to(op.Reshape(spread, op.Shape(self)), self.dtype)
+    for i in reversed(range(n)):
+        size, s, k, p = sizes[i], strides[i], kernel[i], pads[i]
+        windows = [(max(o * s - p, 0), min(o * s - p + k, size + p, size)) for o in range(out[i])]
+        grad = spread_windows(grad, grad.rank - n + i, windows, size)
+    leading_grad, leading_self = grad_output.shape[:-n], self.shape[:-n]
+    if leading_grad != leading_self and all(isinstance(d, int) for d in (*leading_grad, *leading_self)):
+        have, want = int(np.prod(leading_grad)), int(np.prod(leading_self))
+        if n == 3 or have > want:  # torch's 3-d kernel reads past grad_output's end (its planes are self's)
+            raise ValueError(f"aten::{name}: grad_output {grad_output.shape} and self {self.shape} have different batch or channel sizes")
+        # torch's 2-d kernel runs over grad_output's planes, into zeros shaped like self
+        flat = op.Reshape(grad, np.array([have, *sizes], np.int64), allowzero=1)
+        pad = np.array([0] * (n + 1) + [want - have] + [0] * n, np.int64)
+        grad = op.Reshape(op.Pad(flat, pad), np.array(self.shape, np.int64), allowzero=1)
+    return cast_to(grad, self.dtype)
 
 
 @aten_op("aten::avg_pool2d_backward")

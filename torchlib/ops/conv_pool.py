@@ -673,10 +673,11 @@ def _adaptive_avg_pool(self: Value, output_size: Any, n: int) -> Value:
     # torch sums each window, then divides by its size. The sum over a box is separable: per
     # spatial axis, gather every window (padded to the longest with a zero past the end of the
     # axis) and sum it. Only the window's own elements are read, so an inf or NaN reaches only
-    # the outputs whose window holds it, as in torch.
+    # the outputs whose window holds it, as in torch. The last axis is summed first: torch adds
+    # each window in row-major order, so a row's max and -max cancel before the next row comes.
     y = x
     counts = np.ones([1] * n, dtype=x.dtype.numpy)
-    for i in range(n):
+    for i in reversed(range(n)):
         axis = rank - n + i
         windows = _adaptive_windows(sizes[i], out[i])
         longest = max(end - start for start, end in windows)

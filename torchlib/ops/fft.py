@@ -75,8 +75,35 @@ def _scale(x: Value, lengths: Sequence[Any], normalization: int) -> Value:
 
 
 def _dft(x: Value, axis: int, onesided: bool = False) -> Value:
-    """One forward DFT along `axis` of the real view x ([..., 1] real or [..., 2] complex)."""
-    return op.DFT(x, None, np.array(axis, dtype=np.int64), onesided=int(onesided))
+    """One forward DFT along `axis` of the real view x ([..., 1] real or [..., 2] complex).
+
+    A float64 x near finfo.max: onnxruntime's DFT of a length that is not a power of two is a
+    chirp-z transform whose intermediate sums overflow (NaN) long before the result does. Such an
+    x is scaled down by 2^-k first (k from the length: the sums grow up to n * m^2, m the padded
+    length) and the result scaled back, exactly (powers of two); smaller inputs are left alone,
+    so subnormal ones lose no bits."""
+    length = x.shape[axis] if x.shape is not None else None
+    if x.dtype is not DOUBLE or not isinstance(length, int) or length < 2 or length & (length - 1) == 0:
+        return op.DFT(x, None, np.array(axis, dtype=np.int64), onesided=int(onesided))
+    k = 2 * math.ceil(math.log2(length)) + 2
+    big = op.GreaterOrEqual(op.ReduceMax(op.Abs(x), keepdims=0), np.array(2.0 ** (1023 - k)))
+    down = op.Where(big, np.array(2.0**-k), np.array(1.0))
+    y = op.DFT(op.Mul(x, down), None, np.array(axis, dtype=np.int64), onesided=int(onesided))
+    return op.Mul(y, op.Reciprocal(down))
+
+
+def _real_input_zeros(x: Value, axis: int, length: Any) -> Value:
+    """The imaginary parts that a DFT of real input has exactly 0 (bin 0, and bin n/2 for an
+    even n), set to 0 as torch's pocketfft leaves them (its half-complex result does not hold
+    them): onnxruntime's chirp-z DFT puts its roundoff there (eps * max|x|), or NaN."""
+    bins = x.shape[axis] if x.shape is not None else None
+    if not isinstance(length, int) or not isinstance(bins, int) or bins == 0:
+        return x
+    mask = np.zeros([bins] + [1] * (x.rank - axis - 2) + [2], bool)
+    mask[0, ..., 1] = True
+    if length % 2 == 0 and length // 2 < bins:
+        mask[length // 2, ..., 1] = True
+    return op.Where(mask, np.array(0, x.dtype.numpy), x)
 
 
 def _conj(x: Value) -> Value:
@@ -113,7 +140,7 @@ def aten__fft_r2c(self: TFloat, dim: Sequence[int], normalization: int, onesided
     lengths = [_size(self, a) for a in axes]
     dtype = _compute_dtype(self, lengths)
     # the last dim is the real-to-complex one (halved when onesided), the others complex
-    x = _dft(op.Unsqueeze(_back(self, dtype), [-1]), axes[-1], onesided=onesided)
+    x = _real_input_zeros(_dft(op.Unsqueeze(_back(self, dtype), [-1]), axes[-1], onesided=onesided), axes[-1], lengths[-1])
     for a in axes[:-1]:
         x = _dft(x, a)
     return _back(_scale(x, lengths, normalization), self.dtype).as_complex()

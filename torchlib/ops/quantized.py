@@ -85,17 +85,28 @@ def _clamp(q: Value, quant_min: Any, quant_max: Any, dtype: DType) -> Value:
 def _quantize_scaled(scaled: Value, zero_point: Any, quant_min: Any, quant_max: Any, dtype: DType, axis: int | None = None) -> Value:
     """clamp(round(scaled) + zero_point, quant_min, quant_max).to(dtype): scaled is x * (1 / scale)
     already, in torch's computation dtype; zero_point a Python int, or a Value (1-D with axis)."""
-    if scaled.dtype is types.FLOAT and _fits(zero_point, dtype):
+    if scaled.dtype is types.FLOAT and dtype is not types.INT32 and _fits(zero_point, dtype):  # QuantizeLinear has no int32
         zp = op.Cast(zero_point, to=dtype.onnx) if isinstance(zero_point, Value) else np.array(zero_point, dtype.numpy)
         one = _f32(1.0) if axis is None else op.CastLike(op.ConstantOfShape(op.Shape(zp), value=np.array([1.0], np.float32)), scaled)
         # the zero point gives the output dtype (no output_dtype attribute: onnxruntime's int8-to-uint8
         # Q/DQ rewrite changes the zero point but not the attribute, and then rejects the graph)
         q = op.QuantizeLinear(scaled, one, zp, axis=1 if axis is None else axis)
-        return _clamp(q, quant_min, quant_max, dtype)
+        return _nan_as_torch(scaled, _clamp(q, quant_min, quant_max, dtype), dtype)
     if axis is not None:  # broadcast the per-channel zero point along `axis`
         zero_point = op.Reshape(zero_point, [-1] + [1] * (scaled.rank - 1 - axis))
     shifted = op.Add(op.Round(scaled), _as(zero_point, scaled.dtype))
-    return op.Cast(op.Clip(shifted, _as(quant_min, scaled.dtype), _as(quant_max, scaled.dtype)), to=dtype.onnx)
+    q = op.Cast(op.Clip(shifted, _as(quant_min, scaled.dtype), _as(quant_max, scaled.dtype)), to=dtype.onnx)
+    return _nan_as_torch(scaled, q, dtype)
+
+
+def _nan_as_torch(scaled: Value, q: Value, dtype: DType) -> Value:
+    """torch's clamp keeps NaN and its .to(dtype) converts it as x86 does: to int32's minimum,
+    whose low bits are 0 in the narrower dtypes (onnxruntime's QuantizeLinear saturates NaN to
+    quant_min). inf is clamped to the bounds on both sides."""
+    if dtype in (types.INT16, types.UINT16):  # onnxruntime's Where has no 16-bit kernels
+        return op.Cast(op.Where(op.IsNaN(scaled), np.array(0, np.int32), op.Cast(q, to=types.INT32.onnx)), to=dtype.onnx)
+    nan_value = np.iinfo(np.int32).min if dtype is types.INT32 else 0
+    return op.Where(op.IsNaN(scaled), np.array(nan_value, dtype.numpy), q)
 
 
 def _scalar(x: Value) -> Value:
@@ -208,7 +219,9 @@ def quantized_decomposed_dequantize_per_channel(
     """dequantize_per_channel(Tensor input, Tensor scales, Tensor? zero_points, int axis, int quant_min, int quant_max, ScalarType dtype, *, ScalarType? out_dtype=None) -> Tensor"""
     _check_dequantize("dequantize_per_channel", input, dtype, out_dtype)
     axis = _channel_axis("dequantize_per_channel", input, axis)
-    if scales.dtype is types.FLOAT and (zero_points is None or zero_points.dtype.is_integer):
+    # a size-1 axis broadcasts against the channels, as torch's view(new_shape) does; DequantizeLinear's axis cannot
+    broadcasts = input.shape is not None and input.shape[axis] == 1 and scales.shape != (1,)
+    if scales.dtype is types.FLOAT and (zero_points is None or zero_points.dtype.is_integer) and not broadcasts:
         zp = zero_points if zero_points is not None else op.ConstantOfShape(op.Shape(scales), value=np.array([0], np.int64))
         return _dequantize_float32(input, scales, zp, out_dtype, axis=axis)
     # (input - zero_points) * scales in torch's promoted dtype (float64 scales), then out_dtype
@@ -283,7 +296,8 @@ def quantized_decomposed_choose_qparams_per_token(input: Value, dtype: DType) ->
         raise ValueError(f"quantized_decomposed::choose_qparams_per_token: dtype {dtype} is not supported (torch supports int8 only)")
     _check_float("choose_qparams_per_token", input)
     d = types.FLOAT if input.dtype is types.FLOAT16 else input.dtype  # torch widens float16 scales
-    scales = op.ReduceMax(op.Abs(_as(input, types.FLOAT)), [-1], keepdims=1)
+    # a non-negative axis: onnxruntime's reductions of an empty tensor ignore a negative one
+    scales = op.ReduceMax(op.Abs(_as(input, types.FLOAT)), [input.rank - 1], keepdims=1)
     scales = _half_op(lambda a: op.Max(a, _f32(1e-5)), d, scales)  # clamp(min=1e-5) in d
     scales = _as(_half_op(lambda a: op.Div(a, _f32(127)), d, scales), d)
     return scales, _as(op.ConstantOfShape(op.Shape(scales), value=np.array([0.0], np.float32)), d)
@@ -295,7 +309,7 @@ def quantized_decomposed_choose_qparams_per_token_asymmetric(input: Value, dtype
     _check_float("choose_qparams_per_token_asymmetric", input)
     d = input.dtype
     qmin, qmax = -128, 127
-    low, high = _min_max(input, [-1], keepdims=1)
+    low, high = _min_max(input, [input.rank - 1], keepdims=1)  # not -1: see choose_qparams_per_token
     min_neg, max_pos = op.Min(low, _f32(0)), op.Max(high, _f32(0))
     width = _half_op(op.Sub, d, max_pos, min_neg)
     scale = _half_op(lambda a: op.Div(a, _f32(qmax - qmin)), d, width)

@@ -99,7 +99,7 @@ def _stft(name: str, self: Value, n_fft: int, hop_length: int | None, win_length
     else:
         if w is not None:
             frames = op.Mul(frames, w)
-        spectrum = fft._dft(op.Unsqueeze(frames, [-1]), 2, onesided=onesided)  # noqa: SLF001
+        spectrum = fft._real_input_zeros(fft._dft(op.Unsqueeze(frames, [-1]), 2, onesided=onesided), 2, n_fft)  # noqa: SLF001
     if normalized:
         spectrum = op.Mul(spectrum, np.array(n_fft ** -0.5, dtype=dtype.numpy))
     out = op.Transpose(spectrum, perm=[0, 2, 1, 3])  # [B, freq, frames, 2]

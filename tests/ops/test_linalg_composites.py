@@ -136,3 +136,13 @@ def test_lu_factor_tensorinv_tensorsolve(dtype):
         C.aten_linalg_tensorinv(_x((2, 3, 4), dtype), 1)
     with pytest.raises(ValueError, match="strictly positive"):
         C.aten_linalg_tensorinv(t, 0)
+
+
+@pytest.mark.parametrize("dtype", DTYPES + [torch.int32, torch.int64])
+def test_vander(dtype):
+    x = torch.tensor([[1, -2, 3], [0, 4, 5]], dtype=dtype)
+    for n in (None, 2, 5):
+        check_function(C.aten_linalg_vander, (x,), {"N": n}, expected=torch.linalg.vander(x, N=n))
+    check_function(C.aten_linalg_vander, (torch.tensor(3, dtype=dtype),), {"N": 3}, expected=torch.linalg.vander(torch.tensor(3, dtype=dtype), N=3))
+    with pytest.raises(ValueError, match="greater than 1"):
+        C.aten_linalg_vander(x, N=1)

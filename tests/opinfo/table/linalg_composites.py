@@ -101,6 +101,7 @@ ENTRIES = [
     Entry('aten_linalg_lu_factor', opinfo=['linalg.lu_factor']),
     Entry('aten_linalg_tensorinv', opinfo=['linalg.tensorinv']),
     Entry('aten_linalg_tensorsolve', opinfo=['linalg.tensorsolve']),
+    Entry('aten_linalg_vander', opinfo=['linalg.vander']),
     Entry('aten_linalg_matrix_norm', opinfo=['linalg.matrix_norm', 'linalg.norm', ('linalg.norm', 'subgradients_at_zero'), 'linalg.cond']),
     Entry('aten_linalg_matrix_norm_str_ord', opinfo=['linalg.matrix_norm', 'linalg.norm', ('linalg.norm', 'subgradients_at_zero'), 'linalg.cond']),
     Entry('aten_linalg_norm', opinfo=['linalg.norm', ('linalg.norm', 'subgradients_at_zero')]),

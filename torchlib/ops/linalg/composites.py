@@ -1,7 +1,7 @@
 """The linear algebra that torch composes from its factorisations and products (its
 CompositeImplicitAutograd kernels): det/slogdet/logdet/inv/cholesky/eigh/svd/qr/pinv under
 their public and legacy names, matrix powers, multi_dot, tensordot, inner/vdot/ger/vecdot,
-lu_factor, tensorinv/tensorsolve, and the matrix norms, condition numbers and ranks.
+lu_factor, tensorinv/tensorsolve, vander, and the matrix norms, condition numbers and ranks.
 
 Each calls the factorisation of this package (lu, cholesky, qr, spectral) or the product
 (products) it needs, and keeps torch's output conventions (svd returns V, not Vᴴ; logdet is NaN
@@ -27,7 +27,7 @@ from torchlib.ops.linalg.lu import aten__linalg_det, aten__linalg_slogdet, aten_
 from torchlib.ops.linalg.products import aten_dot, aten_matmul, aten_mm, aten_outer
 from torchlib.ops.linalg.qr import aten_linalg_qr
 from torchlib.ops.linalg.spectral import aten__linalg_eigh, aten__linalg_svd, aten_linalg_pinv_atol_rtol_float, aten_linalg_pinv_atol_rtol_tensor
-from torchlib.ops.reductions import aten_amax, aten_amin, aten_linalg_vector_norm, aten_sum_dim_IntList
+from torchlib.ops.reductions import aten_amax, aten_amin, aten_cumprod, aten_linalg_vector_norm, aten_sum_dim_IntList
 from torchlib.ops.shape import aten_diagonal, aten_expand, aten_permute
 from torchlib.promotion import promote_types
 from torchlib.registry import aten_op
@@ -634,3 +634,21 @@ def aten_linalg_matrix_rank_atol_rtol_tensor(
 def aten_linalg_matrix_rank_tol_tensor(input: TFloat, tol: TFloat, hermitian: bool = False) -> TInt:
     """linalg_matrix_rank.tol_tensor(Tensor input, Tensor tol, bool hermitian=False) -> Tensor"""
     return _matrix_rank("linalg.matrix_rank", input, tol, op.CastLike(0, tol), hermitian)
+
+
+@aten_op("aten::linalg_vander")
+def aten_linalg_vander(x: TReal, *, N: int | None = None) -> TReal:
+    """linalg_vander(Tensor x, *, SymInt? N=None) -> Tensor"""
+    if x.dtype not in (FLOAT, DOUBLE) and not (x.dtype.is_integer and x.dtype is not BOOL):
+        raise TypeError(f"aten::linalg_vander supports float32, float64 and integer tensors, got {x.dtype} (torch raises too)")
+    if x.rank == 0:
+        x = op.Unsqueeze(x, [0])
+    n = x.shape[-1] if N is None else N  # type: ignore[index]
+    if not isinstance(n, int):
+        raise ValueError("aten::linalg_vander: N (or the last dim of x) must be static")
+    if n <= 1:
+        raise ValueError("aten::linalg_vander: N must be greater than 1 (torch raises too)")
+    # torch: 1, then the cumulative products of n - 1 copies of x (integers as int64)
+    powers = aten_cumprod(aten_expand(op.Unsqueeze(x, [-1]), [-1] * x.rank + [n - 1]), -1)
+    ones = op.Expand(op.CastLike(1, powers), op.Concat(op.Shape(x), [1], axis=0))
+    return op.Concat(ones, powers, axis=-1)

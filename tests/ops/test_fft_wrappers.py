@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from torchlib.ops import fft_wrappers as W
-from torchlib.testing import check_function
+from torchlib.testing import check_function, run_dynamic
 
 DTYPES = [torch.float32, torch.float64]
 COMPLEX = [torch.complex64, torch.complex128]
@@ -113,3 +113,18 @@ def test_errors_like_torch():
         W.aten_fft_irfft_complex(torch.randn(1, dtype=torch.complex64))
     with pytest.raises(TypeError, match="unsupported dtype"):
         W.aten_fft_fft(torch.randn(4, dtype=torch.float16))
+
+
+def test_dynamic_sizes():
+    x = _x((2, 6, 8), torch.float32)
+    z = _x((2, 6, 8), torch.complex64)
+    for fn, ref, arg in ((W.aten_fft_fft, torch.fft.fft, x), (W.aten_fft_rfftn, torch.fft.rfftn, x), (W.aten_fft_ihfft2, torch.fft.ihfft2, x),
+                         (W.aten_fft_ifft_complex, torch.fft.ifft, z), (W.aten_fft_fftn_complex, torch.fft.fftn, z)):  # fmt: skip
+        torch.testing.assert_close(run_dynamic(fn, arg), ref(arg), rtol=1e-5, atol=1e-5)
+    for n in (4, 8, 11):  # n on a dynamic axis: trimmed or padded in the graph
+        torch.testing.assert_close(run_dynamic(lambda a: W.aten_fft_fft(a, n, 1), x), torch.fft.fft(x, n, 1), rtol=1e-5, atol=1e-5)
+    # a c2r output length from a dynamic size: a clear error
+    with pytest.raises(Exception, match="pass n="):
+        run_dynamic(W.aten_fft_irfft_complex, z)
+    torch.testing.assert_close(run_dynamic(lambda a: W.aten_fft_irfftn_complex(a, [6, 8], [1, 2]), z), torch.fft.irfftn(z, [6, 8], [1, 2]),
+                               rtol=1e-5, atol=1e-5)

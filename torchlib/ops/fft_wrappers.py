@@ -27,7 +27,7 @@ import numpy as np
 from graph_builder import op
 from graph_builder.ir import Value
 from graph_builder.types import DOUBLE, FLOAT, TTensor
-from torchlib.ops._helpers import normalize_dim
+from torchlib.ops._helpers import as_shape, normalize_dim
 from torchlib.ops.fft import aten__fft_c2c, aten__fft_c2r, aten__fft_r2c
 from torchlib.registry import aten_op
 
@@ -76,23 +76,35 @@ def _resize(x: Value, dims: Sequence[int], sizes: Sequence[Any]) -> Value:
     pads: list[Any] = [0] * (2 * rank)
     padded = False
     for d, n in zip(dims, sizes):
-        if n is None or n == -1:
-            continue
         have = _size(x, d)
-        if not isinstance(have, int) or not isinstance(n, int):
-            raise ValueError("aten::fft_*: the transformed sizes must be static when n or s is given")
-        if have > n:
-            x = op.Slice(x, [0], [n], [d])
-        elif have < n:
-            pads[rank + d] = n - have
+        if n is None or n == -1 or n is have or (isinstance(n, int) and n == have):  # kept as it is
+            continue
+        if isinstance(have, int) and isinstance(n, int):
+            if have > n:
+                x = op.Slice(x, [0], [n], [d])
+            else:
+                pads[rank + d] = n - have
+                padded = True
+        else:  # a dynamic size (or n): trim (Slice stops at the end), then pad what is missing
+            end = as_shape([n])
+            x = op.Slice(x, [0], end, [d])
+            pads[rank + d] = op.Squeeze(op.Max(op.Sub(end, op.Shape(x, start=d, end=d + 1)), [0]), [0])
             padded = True
     if padded:
-        x = op.Pad(x, np.array(pads, dtype=np.int64))
+        x = op.Pad(x, as_shape(pads))
     return x.as_complex() if complex_ and not x.is_complex else x
 
 
 def _conj(x: Value) -> Value:
     return op.Mul(x, np.array([1, -1], dtype=x.dtype.numpy)).as_complex()
+
+
+def _default_c2r_length(name: str, x: Value, d: int) -> int:
+    """2 (size - 1), the output length of a c2r transform without n / s; static (see _fft_c2r)."""
+    size = _size(x, d)
+    if not isinstance(size, int):
+        raise ValueError(f"aten::{name}: the output length must be static: pass n= (or s=) for a dynamic input size")
+    return 2 * (size - 1)
 
 
 def _check_n(n: Any) -> None:
@@ -131,7 +143,7 @@ def _c2r_1d(name: str, x: Value, n: int | None, dim: int, norm: str | None, forw
     conjugate for hfft."""
     x = _promote(name, x, complex_=True)
     d = normalize_dim(dim, _rank(name, x))
-    last = 2 * (_size(x, d) - 1) if n is None else n
+    last = _default_c2r_length(name, x, d) if n is None else n
     _check_n(last)
     if n is not None:
         x = _resize(x, [d], [n // 2 + 1])
@@ -230,7 +242,7 @@ def _c2r_shape_and_dims(name: str, x: Value, s: Sequence[int] | None, dim: Seque
     sizes, dims = _shape_and_dims(name, x, s, dim)
     if not dims:
         raise ValueError(f"aten::{name} must transform at least one axis (torch raises too)")
-    last = 2 * (_size(x, dims[-1]) - 1) if s is None or s[-1] == -1 else sizes[-1]
+    last = _default_c2r_length(name, x, dims[-1]) if s is None or s[-1] == -1 else sizes[-1]
     _check_n(last)
     return sizes[:-1] + [last // 2 + 1], dims, last
 

@@ -92,9 +92,10 @@ def test_cond_str_and_empty(dtype):
     a = _x((2, 3, 3), dtype)
     for p in ("fro", "nuc"):
         check_function(C.aten_linalg_cond_p_str, (a, p), expected=torch.linalg.cond(a, p), rtol=1e-4, atol=1e-4)
-    e = torch.zeros(2, 0, 0, dtype=dtype)
-    check_function(C.aten_linalg_cond, (e,), expected=torch.linalg.cond(e))
-    check_function(C.aten_linalg_cond_p_str, (e, "fro"), expected=torch.linalg.cond(e, "fro"))
+    for e in (torch.zeros(2, 0, 0, dtype=dtype), torch.zeros(0, 3, 3, dtype=dtype)):
+        for p in (None, 1.0, -2.0):
+            check_function(C.aten_linalg_cond, (e, p), expected=torch.linalg.cond(e, p))
+        check_function(C.aten_linalg_cond_p_str, (e, "fro"), expected=torch.linalg.cond(e, "fro"))
     with pytest.raises(ValueError, match="invalid norm type"):
         C.aten_linalg_cond(a, 3.0)
 

@@ -524,9 +524,9 @@ def aten_linalg_norm_ord_str(
 
 
 def _empty_cond(self: Value) -> Value | None:
-    """torch's condition number of 0x0 matrices: zeros of the batch shape (None otherwise)."""
-    m, n = self.shape[-2], self.shape[-1]  # type: ignore[index]
-    if m == 0 or n == 0:
+    """torch's condition number of a tensor without elements: zeros of the batch shape (None
+    otherwise)."""
+    if 0 in self.shape:  # type: ignore[operator]
         return op.ConstantOfShape(op.Shape(self, end=-2), value=np.zeros(1, self.dtype.numpy))
     return None
 

@@ -30,7 +30,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--budget", type=float, default=None, metavar="SECONDS", help="stop starting new cells after this long")
     p.add_argument("--timeout", type=float, default=60.0, metavar="SECONDS", help="per input (default 60)")
     p.add_argument("--json", type=Path, help="write every finding as JSON")
-    p.add_argument("--all", action="store_true", help="also list errors (we raise where torch works) and overflows (both overflow, differently)")
+    p.add_argument("--all", action="store_true", help="also list errors (we raise where torch works), overflows (both overflow, differently) and normwise differences (eigen/singular values within LAPACK's error bound)")
     args = p.parse_args(argv)
 
     from torchlib.conformance.engine import Harness
@@ -42,7 +42,7 @@ def main(argv: list[str] | None = None) -> int:
     jobs = harness.jobs(args.ops.split(",") if args.ops else None, dtypes)
     report = fuzz(harness, jobs, args.samples, args.budget, args.timeout, progress=lambda line: print(line, file=sys.stderr, flush=True))
     print(report.summary())
-    outcomes = ("crash", "timeout", "mismatch", "error", "overflow") if args.all else ("crash", "timeout", "mismatch")
+    outcomes = ("crash", "timeout", "mismatch", "error", "overflow", "normwise") if args.all else ("crash", "timeout", "mismatch")
     for line in report.lines(outcomes):
         print(line)
     if args.json:

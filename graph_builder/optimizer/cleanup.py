@@ -80,12 +80,17 @@ def _is_identity(node: Node) -> bool:
         return _static(x.shape) and x.shape == out.shape and x.dtype is out.dtype
     if op in ("Squeeze", "Unsqueeze") and len(node.inputs) > 1:
         return ints(node.inputs[1]) == []
+    if op == "Concat":
+        return len(node.inputs) == 1
+    if op == "Relu":  # Relu(Relu(x)) is Relu(x), NaN and signed zeros included
+        return x.producer is not None and x.producer.op_type == "Relu" and x.producer.domain in ("", "ai.onnx")
     return False
 
 
 def identities(uses: Uses) -> int:
     """Drop nodes that return their input unchanged (Identity, Cast to the same type, identity
-    Transpose, Reshape/Expand to the same static shape), and fold Transpose pairs into one."""
+    Transpose, Reshape/Expand to the same static shape, Concat of one input, Relu of a Relu), and
+    fold Transpose pairs into one."""
     removed = 0
     for node in list(uses.graph.nodes):
         if not uses.alive(node):

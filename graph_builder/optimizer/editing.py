@@ -93,6 +93,8 @@ class Uses:
                     if new.producer is not None and id(new) not in self.outputs and new.graph is self.graph:
                         new.name = old.name
                         new.set_type(old.dtype, old.shape)
+                        new.complex_dtype = old.complex_dtype  # the output's ValueInfo: still a complex view
+                        new.metadata.update(old.metadata)
                     outputs[i] = new
             self.outputs.discard(id(old))
             self.outputs.add(id(new))

@@ -65,6 +65,22 @@ def test_removes_identities_and_transpose_pairs_and_merges_repeats():
     assert after == ["Relu", "Add", "Transpose"]
 
 
+def test_an_output_that_views_a_complex_tensor_stays_one_when_its_node_goes():
+    """Removing the no-op Cast that made an output moves the output (name, type) to the Cast's
+    input: its complex marking and metadata move too (else a complex128 result came back as its
+    real view)."""
+    g = GraphBuilder()
+    x = g.input("x", FLOAT, [3, 2])
+    with g:
+        y = op.Cast(op.Add(x, x), to=FLOAT.onnx).as_complex()
+    g.output(y, "y")
+    optimize(g)
+    model = g.to_model()
+    assert [n.op_type for n in model.graph.node] == ["Add"]
+    assert g.graph.outputs[0].is_complex
+    assert [(p.key, p.value) for p in model.graph.output[0].metadata_props] == [("pkg.graph_builder.complex", "complex64")]
+
+
 def test_keeps_an_identity_that_names_an_input_as_output():
     def build(g):
         x = g.input("x", FLOAT, [2, 3, 8])

@@ -37,6 +37,36 @@ def test_transforms_make_edge_inputs():
     assert dims.args[1] == [-2, -1]
 
 
+@pytest.mark.parametrize("op", [torch.ops.aten.sym_stride.int, torch.ops.aten.sym_storage_offset.default,
+                                torch.ops.aten.sym_is_contiguous.default, torch.ops.aten.as_strided.default])
+def test_ops_that_report_the_layout_get_no_noncontiguous_input(op):
+    # a graph value is a dense tensor of its own: a hand-made view is outside these functions' contract
+    assert dict(transforms(op))["noncontiguous"] is None
+    assert dict(transforms(lambda x: x, [str(op._schema.name) + ".int"]))["noncontiguous"] is None  # an entry's lambda reference
+    assert dict(transforms(torch.ops.aten.sum.dim_IntList))["noncontiguous"] is not None
+
+
+def test_embedding_bag_weight_stays_dense_under_noncontiguous(harness):
+    # torch's sum fast path (empty offset2bag) needs weight.stride(1) == 1; a graph's weight is dense
+    w, i, o = torch.randn(10, 3), torch.tensor([1, 2, 4, 5, 4, 3, 2, 9]), torch.tensor([0, 2, 5])
+    assert torch.ops.aten.embedding_bag.default(noncontiguous(Call((w,), {})).args[0], i, o)[1].shape == (8,)
+    make = dict(transforms(torch.ops.aten.embedding_bag.padding_idx))["noncontiguous"]
+    c = make(Call((w, i, o, False, 0, False, None, False, None), {}))
+    assert c.args[0].is_contiguous() and not c.args[1].is_contiguous() and not c.args[2].is_contiguous()
+    s = torch.rand(8)  # per_sample_weights.stride(0) == 1 is part of the fast path's condition too
+    assert torch.ops.aten.embedding_bag.default(w, i, o, False, 0, False, noncontiguous(Call((s,), {})).args[0])[1].shape == (8,)
+    assert make(Call((w, i, o, False, 0, False, s, False, None), {})).args[6].is_contiguous()
+    assert run_input(harness, "aten_embedding_bag_padding_idx", "noncontiguous", c, torch.ops.aten.embedding_bag.padding_idx, torch.float32) == ("ok", "")
+
+
+def test_layer_norm_backward_statistics_stay_dense_under_noncontiguous():
+    # torch's kernel reads mean and rstd through their data pointer, ignoring strides
+    c = Call((torch.randn(3, 6), torch.randn(3, 6), [6], torch.randn(3, 1), torch.randn(3, 1), torch.randn(6), torch.randn(6),
+              [True, True, True]), {})  # fmt: skip
+    made = dict(transforms(torch.ops.aten.native_layer_norm_backward.default))["noncontiguous"](c)
+    assert [t.is_contiguous() for t in made.args if isinstance(t, torch.Tensor)] == [False, False, True, True, False, False]
+
+
 def test_a_wrong_answer_is_a_mismatch_and_an_exception_an_error(harness):
     entry_key = "aten_neg"
     good = run_input(harness, entry_key, "original", Call((torch.tensor([1.0, float("nan")]),), {}), torch.neg, torch.float32)
@@ -87,6 +117,63 @@ def test_overflow_and_symint_results_beyond_int64_in_run_input(harness):
     assert outcome == "rejected" and "int64" in message
     report = FuzzReport([Finding("f", "float32", "huge", "overflow")], 1, 1, 1.0)
     assert "1 edge inputs" in report.summary() and "1 overflow" in report.summary()
+
+
+def test_elements_torch_leaves_uninitialized_are_not_compared(harness):
+    from torchlib.ops.special.polynomials import aten_special_chebyshev_polynomial_u as ours
+
+    x, n = torch.tensor([float("nan"), 0.3, float("nan")]), torch.tensor(3.0)
+    garbage = lambda x, n: torch.tensor([1.9e28, float(ours(x, n)[1]), 0.0])  # noqa: E731  torch's uninitialized r
+    outcome, message = run_input(harness, "aten_special_chebyshev_polynomial_u", "nan_inf", Call((x, n), {}), garbage, torch.float32)
+    assert outcome == "rejected" and "uninitialized" in message
+    wrong = lambda x, n: torch.tensor([1.9e28, 5.0, 0.0])  # noqa: E731  a defined element differs: still a mismatch
+    assert run_input(harness, "aten_special_chebyshev_polynomial_u", "nan_inf", Call((x, n), {}), wrong, torch.float32)[0] == "mismatch"
+    one = torch.tensor(1.0)  # degree 1 is defined (x + x): compared as usual
+    assert run_input(harness, "aten_special_chebyshev_polynomial_u", "nan_inf", Call((x, one), {}), torch.special.chebyshev_polynomial_u, torch.float32)[0] == "ok"
+
+
+def test_slices_torch_sorts_with_nan_are_not_compared(harness):
+    nan = float("nan")
+    x = torch.tensor([[nan, 1.0, nan, 1.0], [1.0, 2.0, 2.0, 3.0]])  # torch: NaN for the first row, ours 1
+    outcome, message = run_input(harness, "aten_mode", "nan_inf", Call((x, 1), {}), torch.ops.aten.mode.default, torch.float32)
+    assert outcome == "rejected" and "strict weak order" in message
+    wrong = lambda x, d: (torch.tensor([nan, 3.0]), torch.tensor([0, 3]))  # noqa: E731  the row without NaN is compared
+    assert run_input(harness, "aten_mode", "nan_inf", Call((x, 1), {}), wrong, torch.float32)[0] == "mismatch"
+    y = torch.tensor([2.0, nan, 2.0])
+    assert run_input(harness, "aten_unique_dim", "nan_inf", Call((y, 0), {}), torch.ops.aten.unique_dim.default, torch.float32)[0] == "rejected"
+
+
+def test_float64_prod_is_checked_against_the_exact_product(harness):
+    tiny, big = torch.finfo(torch.float64).tiny, torch.finfo(torch.float64).max
+    x = torch.tensor([tiny, 3e-16, big, 1e10], dtype=torch.float64)  # tiny * 3e-16 is subnormal: digits lost
+    torch_way = lambda x: torch.tensor(((tiny * 3e-16) * big) * 1e10, dtype=torch.float64)  # noqa: E731
+    outcome, message = run_input(harness, "aten_prod", "huge", Call((x,), {}), torch_way, torch.float64)
+    assert outcome == "overflow" and "exact product" in message
+    from torchlib.conformance import fuzz as F
+
+    exact = F._exact_product("aten_prod", Call((x,), {}), torch_way(x))
+    assert exact.item() == 3e-16 * big * tiny * 1e10
+    assert not F._closer(torch.tensor(1.0, dtype=torch.float64), exact, torch_way(x), None)  # ours not exact: no excuse
+
+def test_eigh_is_compared_through_the_entrys_invariants(harness):
+    x = torch.randn(5, 5, generator=torch.Generator().manual_seed(0))
+    flipped = lambda a, uplo: (lambda w, v: (w, -v))(*torch.ops.aten.linalg_eigh(a, uplo))  # other signs: same invariants
+    assert run_input(harness, "aten_linalg_eigh", "original", Call((x, "U"), {}), flipped, torch.float32) == ("ok", "")
+
+
+def test_normwise_is_lapacks_error_bound_and_nothing_more(harness):
+    x = torch.randn(5, 5, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
+    x.view(-1)[:5] = torch.tensor([1.7976931348623157e308, -1.7976931348623157e308, 2.2e-308, 5.9e307, -2.2e-308], dtype=torch.float64)
+    eigvalsh = torch.ops.aten.linalg_eigvalsh
+    noise = lambda a, uplo: eigvalsh(a, uplo) + torch.tensor([0.0, 1e290, -1e290, 0.0, 0.0], dtype=torch.float64)  # below 25·eps·max|A|
+    assert run_input(harness, "aten_linalg_eigvalsh", "huge", Call((x, "U"), {}), noise, torch.float64)[0] == "normwise"
+    wrong = lambda a, uplo: eigvalsh(a, uplo) * torch.tensor([1.0001, 1, 1, 1, 1], dtype=torch.float64)  # the largest finite one off
+    assert run_input(harness, "aten_linalg_eigvalsh", "huge", Call((x, "U"), {}), wrong, torch.float64)[0] == "mismatch"
+    y = torch.randn(5, 5, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
+    y[0, 0] = float("nan")  # NaN given: never excused
+    nan_noise = lambda a, uplo: torch.zeros(5, dtype=torch.float64)
+    assert run_input(harness, "aten_linalg_eigvalsh", "nan_inf", Call((y, "U"), {}), nan_noise, torch.float64)[0] == "mismatch"
+    assert run_input(harness, "aten_neg", "huge", Call((x,), {}), lambda a: -a + 1e290, torch.float64)[0] == "mismatch"  # not marked normwise
 
 
 def test_an_abort_is_counted_not_fatal(harness, monkeypatch):

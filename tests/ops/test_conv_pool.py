@@ -391,6 +391,23 @@ def test_max_pool_propagates_nan_and_inf(n, dtype):
               expected=getattr(torch.ops.aten, f"max_pool{n}d_with_indices")(*args))  # fmt: skip
 
 
+@pytest.mark.parametrize("ceil_mode", [False, True])
+def test_max_pool2d_float32_keeps_negative_zeros_infinities_and_nan_windows(ceil_mode):
+    # float32 2-D max pooling multiplies MaxPool by 1-or-NaN per window (Conv of Relu, Sigmoid):
+    # windows of -0.0 only, of -inf only, of +inf and -inf together, of huge values whose sum
+    # overflows, and with NaN, some reaching into the padding. (No +0.0: onnxruntime's MaxPool
+    # may keep either zero of a window holding both, torch the first.)
+    big = torch.finfo(torch.float32).max
+    row = [-0.0, -0.0, float("-inf"), float("-inf"), float("inf"), float("-inf"), big, big, float("nan"), -0.0, -0.0, -1.0, -2.0]
+    x = torch.tensor([row, row[::-1], [-0.0] * 13, [float("nan")] * 13]).reshape(1, 1, 4, 13).repeat(2, 3, 1, 1)
+    for kernel, stride, pad, dilation in [([2, 2], [2, 2], [0, 0], [1, 1]), ([3, 3], [2, 1], [1, 1], [1, 1]), ([2, 3], [1, 2], [1, 1], [1, 2])]:
+        args = (x, kernel, stride, pad, dilation, ceil_mode)
+        expected = torch.ops.aten.max_pool2d(*args)
+        got = run_traced(cp.aten_max_pool2d, *args)
+        torch.testing.assert_close(got, expected, equal_nan=True, rtol=0, atol=0)
+        assert torch.equal(got.nan_to_num().signbit(), expected.nan_to_num().signbit())
+
+
 @pytest.mark.parametrize("n", [1, 2, 3])
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.float16])
 def test_adaptive_avg_pool_propagates_nan_and_inf_only_to_its_windows(n, dtype):

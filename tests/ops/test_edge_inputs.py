@@ -174,3 +174,153 @@ def test_bucketize_puts_nan_after_every_boundary(right):
     values, boundaries = torch.tensor([float("nan"), 0.5, float("inf")]), torch.tensor([-1.0, 0.0, 1.0, 2.0, 3.0])
     check_function(T.aten_bucketize_Tensor, (values, boundaries), {"right": right},
                    expected=torch.bucketize(values, boundaries, right=right))
+
+
+# -- complex mean of an empty input: 0 / 0 in both parts, as torch --------------------------------
+@pytest.mark.parametrize("dtype", [torch.complex64, torch.complex128])
+def test_complex_mean_of_an_empty_input_is_nan(dtype):
+    from torchlib.ops.complex_shape import aten_mean_complex, aten_mean_dim_complex
+
+    check_function(aten_mean_complex, (torch.zeros(0, dtype=dtype),), expected=torch.mean(torch.zeros(0, dtype=dtype)))
+    x = torch.zeros(0, 3, dtype=dtype)
+    check_function(aten_mean_dim_complex, (x, [0], True), expected=torch.mean(x, [0], True))
+    check_function(aten_mean_dim_complex, (x, [1]), expected=torch.mean(x, [1]))
+
+
+# -- native_layer_norm_backward: torch reads the first M values of mean and rstd ------------------
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("rows", [0, 1, 2], ids=["empty", "size1", "same"])
+def test_layer_norm_backward_reads_the_first_rows_of_mean_and_rstd(dtype, rows):
+    from torchlib.ops.backward import aten_native_layer_norm_backward
+
+    g = torch.Generator().manual_seed(0)
+    x, dy = torch.randn(2, 3, 4, 5, generator=g, dtype=dtype), torch.randn(2, 3, 4, 5, generator=g, dtype=dtype)
+    w, b = torch.randn(4, 5, generator=g, dtype=dtype), torch.randn(4, 5, generator=g, dtype=dtype)
+    _, mean, rstd = torch.ops.aten.native_layer_norm(x, [4, 5], w, b, 1e-5)
+    # the fuzz pass's empty / size1 inputs: x and grad cut to `rows`, mean and rstd of the full batch
+    args = (dy[:rows], x[:rows], [4, 5], mean, rstd, w, b, [True, True, True])
+    tol = {"rtol": 1e-5, "atol": 1e-5} if dtype == torch.float32 else {}
+    check_function(aten_native_layer_norm_backward, args, expected=A.native_layer_norm_backward(*args), **tol)
+
+
+# -- batch norm in training on one element per channel: the output is the bias up to torch's roundings
+@pytest.mark.parametrize("shape", [(1, 3), (1, 3, 1, 1)])
+def test_batch_norm_training_one_element_per_channel_as_torch(shape):
+    g = torch.Generator().manual_seed(0)
+    x, w, b, rm, rv = (torch.randn(s, generator=g) for s in (shape, 3, 3, 3, 3))
+    # invstd = 1 / sqrt(0 + eps) in double; beta and the output by fused multiply-adds: the output
+    # differs from the bias by a few ulps of x * weight / sqrt(eps), as torch's, exactly
+    expected = A._native_batch_norm_legit_functional(x, w, b, rm, rv.abs(), True, 0.1, 1e-5)
+    check_function(N.aten__native_batch_norm_legit_functional, (x, w, b, rm, rv.abs(), True, 0.1, 1e-5), expected=expected, rtol=0, atol=0)
+
+# -- linear-algebra decompositions with NaN/inf and empty inputs: LAPACK's rules ----------------
+NAN, INF = float("nan"), float("inf")
+
+
+def _nan_first_row(shape: tuple[int, ...], dtype: torch.dtype = torch.float32, seed: int = 0) -> torch.Tensor:
+    """randn with its first elements nan, inf, -inf (the fuzz pass's nan_inf transform)."""
+    x = torch.randn(shape, generator=torch.Generator().manual_seed(seed), dtype=dtype)
+    x.view(-1)[:3] = torch.tensor([NAN, INF, -INF], dtype=dtype)
+    return x
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_slogdet_of_a_nan_matrix_has_sign_zero(dtype):
+    from torchlib.ops.linalg import composites as Co, lu as Lu
+
+    x = torch.tensor([[NAN]], dtype=dtype)  # torch's sign of a NaN pivot is (d > 0) - (d < 0) = 0
+    check_function(Co.aten_linalg_slogdet, (x,), expected=tuple(A.linalg_slogdet(x)))
+    check_function(Co.aten_slogdet, (x,), expected=tuple(A.slogdet(x)))
+    check_function(Lu.aten__linalg_slogdet, (x,), expected=tuple(A._linalg_slogdet(x)))
+    y = torch.tensor([[NAN, 1.0], [2.0, 3.0]], dtype=dtype)
+    check_function(Co.aten_linalg_slogdet, (y,), expected=tuple(A.linalg_slogdet(y)))
+
+
+@pytest.mark.parametrize("shape", [(3, 5), (4, 5), (5, 5)])
+def test_lu_of_nan_and_inf_keeps_the_pivot_row(shape):
+    from torchlib.ops.linalg import lu as Lu
+
+    x = _nan_first_row(shape)  # getf2 updates the trailing block only: row 0 stays [nan, inf, -inf, ...]
+    check_function(Lu.aten_linalg_lu_factor_ex, (x,), expected=tuple(A.linalg_lu_factor_ex(x)))
+    check_function(Lu.aten_linalg_lu, (x,), expected=tuple(A.linalg_lu(x)))
+    if shape[0] == shape[1]:
+        b = torch.randn(shape[0])
+        check_function(Lu.aten__linalg_solve_ex, (x, b), expected=tuple(A._linalg_solve_ex(x, b)))
+
+
+@pytest.mark.parametrize("column", [[1, NAN, 3], [NAN, 1, 3], [1, 3, NAN], [2, NAN, 1], [INF, NAN, 3], [0, 0, NAN], [0, NAN, 0]])
+def test_lu_pivot_passes_nan_over_as_idamax(column):
+    from torchlib.ops.linalg import lu as Lu
+
+    x = torch.tensor([[column[0], 1.0, 2.0], [column[1], 5.0, 1.0], [column[2], 2.0, 7.0]])
+    check_function(Lu.aten_linalg_lu_factor_ex, (x,), expected=tuple(A.linalg_lu_factor_ex(x)))
+
+
+@pytest.mark.parametrize("lu_shape", [(0, 5), (1, 5), (2, 5)])
+def test_lu_unpack_reads_min_m_n_pivots(lu_shape):
+    from torchlib.ops.linalg import lu as Lu
+
+    lu, pivots = torch.randn(lu_shape), torch.tensor([1, 2, 3], dtype=torch.int32)  # longer than min(m, n)
+    check_function(Lu.aten_lu_unpack, (lu, pivots), expected=tuple(A.lu_unpack(lu, pivots)))
+
+
+@pytest.mark.parametrize("upper", [False, True])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_cholesky_stops_at_the_first_bad_pivot(upper, dtype):
+    from torchlib.ops.linalg import cholesky as Ch
+
+    b = torch.randn(5, 5, generator=torch.Generator().manual_seed(1), dtype=dtype)
+    spd = b @ b.T + torch.eye(5, dtype=dtype)
+    first = spd.clone()
+    first.view(-1)[:3] = torch.tensor([NAN, INF, -INF], dtype=dtype)  # the fuzz's input: row 0 read for upper
+    later = spd.clone()
+    later[2, 2] = NAN
+    for x in (first, later, spd - 20 * torch.eye(5, dtype=dtype)):
+        check_function(Ch.aten_linalg_cholesky_ex, (x,), {"upper": upper}, expected=tuple(A.linalg_cholesky_ex(x, upper=upper)))
+    inf_pivot = torch.tensor([[INF]], dtype=dtype)  # sqrt(inf), not inf / inf
+    check_function(Ch.aten_linalg_cholesky_ex, (inf_pivot,), expected=tuple(A.linalg_cholesky_ex(inf_pivot)))
+    below = torch.diag(torch.tensor([INF, 1.0, 2.0], dtype=dtype))  # float32: NaN below an inf pivot, float64: 0
+    check_function(Ch.aten_linalg_cholesky_ex, (below,), expected=tuple(A.linalg_cholesky_ex(below)))
+    overflow = torch.tensor([[1.6365, 3.4028e38], [0.6070, INF]], dtype=dtype)  # float32: inf - inf, info 2
+    check_function(Ch.aten_linalg_cholesky_ex, (overflow,), {"upper": True}, expected=tuple(A.linalg_cholesky_ex(overflow, upper=True)))
+
+
+@pytest.mark.parametrize("shape", [(0, 5), (5, 0), (0, 0), (2, 0, 0), (0, 3, 4)])
+def test_cholesky_returns_an_empty_input_unchecked(shape):
+    from torchlib.ops.linalg import cholesky as Ch
+
+    x = torch.zeros(shape)  # torch returns it before checking that it is square
+    check_function(Ch.aten_cholesky, (x,), expected=A.cholesky(x))
+    check_function(Ch.aten_cholesky, (x, True), expected=A.cholesky(x, True))
+
+
+@pytest.mark.parametrize("shape", [(5, 5), (5, 2), (2, 5)])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_qr_of_nan_and_inf_as_mkl(shape, dtype):
+    from torchlib.ops.linalg import composites as Co, qr as Q
+
+    x = _nan_first_row(shape, dtype)  # R[0, 0] is MKL's dlapy2(nan, |x|) = |x| sqrt 2, the rest NaN
+    check_function(Q.aten_geqrf, (x,), expected=tuple(A.geqrf(x)))
+    check_function(Q.aten_linalg_qr, (x,), expected=tuple(A.linalg_qr(x)))
+    check_function(Q.aten_linalg_qr, (x, "complete"), expected=tuple(A.linalg_qr(x, "complete")))
+    check_function(Co.aten_qr, (x,), expected=tuple(A.qr(x)))
+
+
+@pytest.mark.parametrize("column", [[NAN, 3, 4], [NAN, 0, 0], [1, NAN, 4], [INF, 3, 4], [-INF, 3, 4], [3, INF, 4], [NAN, INF, 1]])
+def test_householder_reflector_of_nan_and_inf_columns(column):
+    from torchlib.ops.linalg import qr as Q
+
+    x = torch.tensor([[column[0], 1.0, 2.0], [column[1], 5.0, 1.0], [column[2], 2.0, 7.0]], dtype=torch.float64)
+    check_function(Q.aten_geqrf, (x,), expected=tuple(A.geqrf(x)))
+    check_function(Q.aten_linalg_qr, (x,), expected=tuple(A.linalg_qr(x)))
+    wide = torch.tensor([[-0.325, INF]])  # tau = 0 is applied too: inf - 0 * inf
+    check_function(Q.aten_geqrf, (wide,), expected=tuple(A.geqrf(wide)))
+
+
+@pytest.mark.parametrize("driver", ["gels", "gelsy", "gelsd", "gelss"])
+@pytest.mark.parametrize("shapes", [((0, 3), (0, 3)), ((3, 0), (3, 2)), ((0, 0), (0, 2)), ((2, 0, 3), (2, 0, 4)), ((0, 3), (0,)), ((0, 2, 2), (0, 2, 1))])
+def test_lstsq_of_empty_matrices(driver, shapes):
+    from torchlib.ops.linalg import lstsq as Ls
+
+    a, b = torch.randn(shapes[0], dtype=torch.float64), torch.randn(shapes[1], dtype=torch.float64)
+    check_function(Ls.aten_linalg_lstsq, (a, b), {"driver": driver}, expected=tuple(A.linalg_lstsq(a, b, driver=driver)))

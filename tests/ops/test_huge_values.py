@@ -126,3 +126,78 @@ def test_group_norm_near_max_gives_the_exact_statistics_where_torch_gives_nan(dt
     exact = torch.ops.aten.native_group_norm(x.double(), w.double(), b.double(), 1, 6, 3, 2, 0.5)
     tol = {"rtol": 1.6e-2, "atol": 1e-2} if dtype is torch.bfloat16 else {}
     same(N.aten_native_group_norm(x, w, b, 1, 6, 3, 2, 0.5), tuple(t.to(dtype) for t in exact), **tol)
+
+
+# -- polygamma: torch's zeta returns before its loop at a pole (q = -finfo.max is a whole number) ---
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("n", [2, 3])
+def test_polygamma_of_huge_arguments_is_fast_and_as_torch(dtype, n):
+    from torchlib.ops.special.gamma import aten_polygamma, aten_special_zeta
+
+    x = torch.cat([huge((5,), dtype), torch.tensor([-2.5, -3.0, 0.25, 7.5, 1e20, -1e5 - 0.5], dtype=dtype)])
+    same(aten_polygamma(n, x), torch.polygamma(n, x))  # q = -max: inf at once, not a loop that never ends
+    q = huge((6,), dtype)
+    same(aten_special_zeta(torch.full((6,), 2.5, dtype=dtype), q), torch.special.zeta(torch.full((6,), 2.5, dtype=dtype), q))
+
+# -- linear-algebra decompositions: scaled as LAPACK scales ----------------------------------------
+A = torch.ops.aten
+
+
+@pytest.mark.parametrize("shape", [(5, 5), (5, 2), (2, 5)])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_householder_qr_of_huge_entries(shape, dtype):
+    from torchlib.ops.linalg import composites as Co, qr as Q
+    from torchlib.testing import check_function
+
+    x = huge(shape, dtype)  # dnrm2/dlapy2 scale: R[0, 0] = -max, tau = inf, not a NaN column from inf norms
+    check_function(Q.aten_geqrf, (x,), expected=tuple(A.geqrf(x)))
+    check_function(Q.aten_linalg_qr, (x,), expected=tuple(A.linalg_qr(x)))
+    check_function(Co.aten_qr, (x,), expected=tuple(A.qr(x)))
+
+
+@pytest.mark.parametrize("upper", [False, True])
+def test_cholesky_of_huge_entries_float32(upper):
+    from torchlib.ops.linalg import cholesky as Ch
+    from torchlib.testing import check_function
+
+    b = torch.randn(5, 5, generator=torch.Generator().manual_seed(0))
+    x = b @ b.T + torch.eye(5)
+    x.view(-1)[:5] = torch.tensor([3.4028235e38, -3.4028235e38, 1.1754944e-38, 1.1342745e38, -1.1754944e-38])
+    # the reduced pivot 2.2 - L[1, 0]² is -max, finite, in torch (float64 here, then rounded), not -inf
+    check_function(Ch.aten_linalg_cholesky_ex, (x,), {"upper": upper}, expected=tuple(A.linalg_cholesky_ex(x, upper=upper)))
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_eigvalsh_and_svdvals_of_huge_entries(dtype):
+    from torchlib.ops.linalg import composites as Co
+
+    x = huge((5, 5), dtype)
+    # the largest values overflow as torch's (scaled back after the iteration); the others lie within
+    # LAPACK's error bound n·eps·‖A‖ of torch's (rounding noise of the largest: see the fuzz's "normwise")
+    bound = 5 * torch.finfo(dtype).eps * 5 * x.double().abs().max()
+    for ours, theirs in ((Co.aten_linalg_eigvalsh(x, "U"), A.linalg_eigvalsh(x, "U")), (Co.aten_linalg_svdvals(x), A.linalg_svdvals(x))):
+        assert torch.equal(torch.isfinite(ours), torch.isfinite(theirs))
+        finite = torch.isfinite(theirs)
+        assert (ours[finite].double() - theirs[finite].double()).abs().max() <= bound
+    tall = huge((5, 2), dtype)
+    same(Co.aten_linalg_svdvals(tall), A.linalg_svdvals(tall))
+
+
+def test_pinv_of_huge_entries_float64():
+    from torchlib.ops.linalg import composites as Co, spectral as Sp
+
+    x = huge((5, 5), torch.float64)
+    same(Co.aten_pinverse(x), A.pinverse(x))
+    same(Sp.aten_linalg_pinv_atol_rtol_float(x, rtol=1.0), A.linalg_pinv(x, rtol=1.0))
+    batch = huge((2, 3, 3), torch.float64)
+    same(Co.aten_linalg_pinv(batch, 1e-15, False), A.linalg_pinv(batch, 1e-15, False))
+
+
+@pytest.mark.parametrize("shape", [(2, 3), (3, 3), (4, 3)])
+def test_lstsq_gels_of_huge_entries_float64(shape):
+    from torchlib.ops.linalg import lstsq as Ls
+    from torchlib.testing import check_function
+
+    a, b = huge(shape, torch.float64), torch.randn(shape[0], 3, generator=torch.Generator().manual_seed(1), dtype=torch.float64)
+    # gels scales A to 1/smlnum and solves with its QR: x ~ 1e-307 and the last row ~ 5, as LAPACK
+    check_function(Ls.aten_linalg_lstsq, (a, b), {"driver": "gels"}, expected=tuple(A.linalg_lstsq(a, b, driver="gels")))

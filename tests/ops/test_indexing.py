@@ -202,6 +202,19 @@ def test_take_along_dim():
     check_function(I.aten_take_along_dim, (y, idx, 2), expected=torch.take_along_dim(y, idx, 2))
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_take_along_dim_wraps_indices_modulo_the_dim(dtype):
+    # torch: gather(self, dim, remainder(indices, size)): int64 extremes and a size-1 dim included
+    x = torch.arange(25, dtype=dtype).reshape(5, 5)
+    idx = torch.tensor([[2**63 - 1, -(2**63), -1, 0, 2**63 - 2]] * 5)
+    check_function(I.aten_take_along_dim, (x, idx, 0), expected=torch.take_along_dim(x, idx, 0))
+    wide = torch.tensor([[7], [-7], [5], [-1], [0]])
+    check_function(I.aten_take_along_dim, (x, wide, 1), expected=torch.take_along_dim(x, wide, 1))
+    row = x[:1].clone()
+    idx = torch.tensor([[0, 3, 1, 4, 2]])  # the fuzz pass's size-1 input: every index is 0 modulo 1
+    check_function(I.aten_take_along_dim, (row, idx, 0), expected=torch.take_along_dim(row, idx, 0))
+
+
 SCATTER_INDEX = torch.tensor([[0, 1, 2], [2, 0, 1]])  # no duplicates along dim 0 per column
 
 

@@ -140,3 +140,28 @@ def test_nan_input_makes_the_hidden_state_nan_from_its_step_on(name, gates, bidi
     args = (x, hx, w, True, 2, 0.0, False, bidirectional, False)
     expected = getattr(torch.ops.aten, name).input(*args)
     check_function(getattr(rnn, f"aten_{name}"), args, expected=expected, atol=1e-4, rtol=1e-4)
+    h[-1, 2, 0] = nan  # the last layer's own NaN row: its output NaN from the first step, not the fourth
+    expected = getattr(torch.ops.aten, name).input(*args)
+    check_function(getattr(rnn, f"aten_{name}"), args, expected=expected, atol=1e-4, rtol=1e-4)
+
+
+@pytest.mark.parametrize("mode", ["LSTM", "GRU"])
+def test_an_exported_stack_with_torchs_zero_state_masks_nan_steps_once(mode):
+    # without hx torch starts from zeros, known when the graph is built: no initial-state mask,
+    # and the one-direction stack's NaN steps are masked once, in the last layer's output, in an
+    # If taken only when the input holds a NaN
+    import torchlib
+
+    torch.manual_seed(0)
+    model = getattr(torch.nn, mode)(3, 4, num_layers=3, batch_first=True).eval()
+    x = torch.randn(3, 5, 3)
+    x[0, 1, 0] = x[2, 4, 2] = float("nan")
+    x[1, 2, 1] = float("inf")
+    result = torchlib.export(model, (x,))
+    (branch,) = [n for n in result.model_proto.graph.node if n.op_type == "If"]
+    then_ops = [n.op_type for a in branch.attribute if a.name == "then_branch" for n in a.g.node]
+    assert then_ops.count("CumSum") == 1
+    for inputs in (x, x.nan_to_num(nan=0.5)):  # the If's two branches
+        got, expected = result(inputs), model(inputs)
+        for g, e in zip(got, expected):
+            torch.testing.assert_close(g, e, equal_nan=True, atol=1e-5, rtol=1e-5)

@@ -160,6 +160,19 @@ def test_mode_ties_pick_smallest_value_last_index(dtype: torch.dtype) -> None:
         check_function(S.aten_mode, (x, dim, keepdim), expected=tuple(torch.mode(x, dim, keepdim)))
 
 
+def test_mode_with_nan() -> None:
+    nan, inf = float("nan"), float("inf")
+    # torch where its sort keeps equal numbers together (NaN after them, or NaN only)
+    x = torch.tensor([[nan, 1.0, 1.0, 2.0], [2.0, inf, inf, nan], [nan, nan, nan, nan], [3.0, nan, 2.0, 1.0]])
+    check_function(S.aten_mode, (x, 1), expected=tuple(torch.mode(x, 1)))
+    # NaN splits the run of 1 in torch's insertion sort ([nan, 1, nan, 1]: torch says NaN, index 0,
+    # an artefact of sorting NaN with `<`): here 1 occurs twice and is the mode, NaN is never
+    ours = S.aten_mode(torch.tensor([nan, 1.0, nan, 1.0]))
+    assert ours[0].item() == 1.0 and ours[1].item() == 3
+    ours = S.aten_mode(torch.tensor([nan, nan, 1.0, 2.0], dtype=torch.float64))  # each NaN a run of its own
+    assert ours[0].item() == 1.0 and ours[1].item() == 2
+
+
 def test_mode_edges() -> None:
     check_function(S.aten_mode, (torch.tensor(2.5),), expected=tuple(torch.mode(torch.tensor(2.5))))  # 0-d
     x = torch.tensor([[7.0], [-1.0]])

@@ -39,6 +39,19 @@ def test_unique_dim(dim: int) -> None:
                    expected=A.unique_dim_consecutive(x, dim, True, True))  # fmt: skip
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.float16])
+def test_unique_dim_with_nan_as_torch_unique(dtype: torch.dtype) -> None:
+    # torch's unique_dim sorts NaN with `<` (undefined for std::sort: it returns 2 three times
+    # here); ours as torch.unique's flat kernel: NaN after every number, equal to nothing
+    nan, inf = float("nan"), float("inf")
+    x = torch.tensor([2.0, nan, 2.0, inf, nan, -inf, 2.0], dtype=dtype)
+    check_function(U.aten_unique_dim, (x, 0, True, True, True), expected=tuple(torch.unique(x, sorted=True, return_inverse=True, return_counts=True)))
+    rows = torch.tensor([[1.0, nan], [0.0, 2.0], [1.0, nan], [1.0, 3.0], [0.0, 2.0]], dtype=dtype)
+    values, inverse, counts = U.aten_unique_dim(rows, 0, True, True, True)
+    torch.testing.assert_close(values, rows[[1, 3, 0, 2]], equal_nan=True)  # NaN rows last, in input order
+    assert inverse.tolist() == [2, 0, 3, 1, 0] and counts.tolist() == [2, 1, 1, 1]
+
+
 def test_unique_consecutive_1d_dim0_is_flat() -> None:
     x = torch.tensor([1, 1, 0])  # torch returns empty inverse/counts when not asked, as without dim
     check_function(U.aten_unique_consecutive, (x, False, False, 0), expected=A.unique_consecutive(x, False, False, 0))

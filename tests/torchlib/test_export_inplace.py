@@ -215,6 +215,8 @@ def test_norm_running_stats_in_train_mode(model, x):
     expected, before = copy.deepcopy(model), copy.deepcopy(model.state_dict())
     expected(x)
     result = exported(model, x)
+    for name, value in model.state_dict().items():  # verify put the buffers back
+        assert torch.equal(value, before[name]), name
     state = expected.state_dict()
     changed = [n for n in state if not torch.equal(state[n], before[n])]
     assert sorted(result.written_inputs) == sorted(changed) and changed

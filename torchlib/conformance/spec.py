@@ -210,6 +210,12 @@ class Entry:
     canonical: for outputs torch defines only up to sign or rotation (singular vectors,
               eigenvectors): maps both the function's result and torch's output to invariants
               (e.g. U·diag(S)·Vᴴ and UᴴU) that are then compared; say why in a comment.
+    normwise: the outputs (after `canonical`) are eigenvalues or singular values of the first
+              input, or invariants built from them, which LAPACK computes to an absolute error
+              of p(n)·eps·‖A‖ only (LAPACK Users' Guide, "Error bounds for the symmetric
+              eigenproblem" and "for the singular value decomposition"): the fuzz pass counts a
+              difference within n·eps·max|torch's value| on finite inputs as "normwise", not as
+              a mismatch (values below that bound are rounding noise of the largest).
     xfail, skip: expected failures and skipped samples, each with its reason. Sample indices
               count the samples of one OpInfo (or of `samples`) from 0, before routing.
     reason:   for a function that is not run at all: why (must be given when there are
@@ -229,6 +235,7 @@ class Entry:
     tol_reason: str = ""
     compare: str = "values"
     canonical: Callable[[Any], Any] | None = None
+    normwise: bool = False
     xfail: Sequence[XFail | TorchLessAccurate] = ()
     skip: Sequence[Skip] = ()
     reason: str = ""

@@ -176,8 +176,14 @@ class ExportResult:
         """Max absolute and relative difference of each output of forward against torch eager,
         with the tolerance of its dtype (`OutputDiff.ok()`)."""
         actual = self.run(*args, **kwargs)[len(self.written_inputs):]  # first: torch may write into the inputs
+        # the buffers the program writes (a training-mode batch norm's running statistics) are
+        # put back after torch's run: verifying must not change the user's model
+        state = self.model.state_dict(keep_vars=True) if isinstance(self.model, torch.nn.Module) else {}
+        saved = {name: state[name].detach().clone() for name in self.written_inputs if name in state}
         with torch.no_grad():
             expected = [x for x in pytree.tree_leaves(self.model(*args, **kwargs)) if isinstance(x, torch.Tensor)]
+            for name, value in saved.items():
+                state[name].copy_(value)
         names = [v.name for v in self.graph.outputs][len(self.written_inputs):]
         diffs = []
         for name, e, a in zip(names, expected, actual):

@@ -117,6 +117,21 @@ def aten_embedding_dense_backward(
     return cast_to(op.ScatterElements(zeros, scatter_index, grad, axis=0, reduction="add"), grad_output.dtype)
 
 
+def _row_statistics(stat: Value, input: Value, outer: int) -> Value:
+    """mean or rstd as torch's CPU kernel reads it: the first M = prod(input.shape[:outer])
+    values of its (dense) data, one per row, shaped input.shape[:outer] + [1, ...]. The same
+    as `stat` when it has the forward's shape; a larger one (mean of another batch) is cut,
+    as torch reads it; a smaller one fails (torch reads past its end)."""
+    rank = input.rank
+    wanted = None if input.shape is None else [*input.shape[:outer], *([1] * (rank - outer))]
+    if wanted is not None and stat.shape is not None and list(stat.shape) == wanted:
+        return stat
+    leading = op.Shape(input, start=0, end=outer)
+    count = op.ReduceProd(leading, keepdims=1)
+    shape = op.Concat(leading, op.Constant(value=np.ones(rank - outer, np.int64)), axis=0)
+    return op.Reshape(op.Slice(op.Reshape(stat, [-1]), [0], count), shape)
+
+
 @aten_op("aten::native_layer_norm_backward")
 def aten_native_layer_norm_backward(
     grad_out: TFloat, input: TFloat, normalized_shape: Sequence[Any], mean: TFloat, rstd: TFloat,
@@ -128,6 +143,7 @@ def aten_native_layer_norm_backward(
     inner = op.Constant(value=np.arange(rank - k, rank, dtype=np.int64))
     outer = op.Constant(value=np.arange(0, rank - k, dtype=np.int64))
     x, dy = cast_to(input, dtype), cast_to(grad_out, dtype)
+    mean, rstd = _row_statistics(mean, input, rank - k), _row_statistics(rstd, input, rank - k)
     x_hat = op.Mul(op.Sub(x, cast_to(mean, dtype)), cast_to(rstd, dtype))
     grad_input = grad_weight = grad_bias = None
     if output_mask[0]:

@@ -261,16 +261,25 @@ def aten_sum_dim_IntList_complex(self: TTensor, dim: Sequence[int] | None, keepd
     return _reduce(op.ReduceSum, self, dim, keepdim, dtype)
 
 
+def _mean(self: Value, axes: Sequence[int], keepdims: int) -> Value:
+    """The sum over `axes` divided by the count, as torch: an empty slice gives 0 / 0 = NaN in
+    both parts (onnxruntime's ReduceMean gives 0 there)."""
+    total = op.ReduceSum(self, axes, keepdims=1)
+    count = op.Div(op.CastLike(op.Size(self), self), op.CastLike(op.Size(total), self))
+    out = op.Div(total, count)
+    return out if keepdims else op.Squeeze(out, axes)
+
+
 @aten_op("aten::mean", complex=True)
 def aten_mean_complex(self: TTensor, *, dtype: DType | None = None) -> TTensor:
     """mean(Tensor self, *, ScalarType? dtype=None) -> Tensor"""
-    return _reduce(op.ReduceMean, self, None, False, dtype)
+    return _reduce(_mean, self, None, False, dtype)
 
 
 @aten_op("aten::mean.dim", complex=True)
 def aten_mean_dim_complex(self: TTensor, dim: Sequence[int] | None, keepdim: bool = False, *, dtype: DType | None = None) -> TTensor:
     """mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor"""
-    return _reduce(op.ReduceMean, self, dim, keepdim, dtype)
+    return _reduce(_mean, self, dim, keepdim, dtype)
 
 
 # -- matrix products ----------------------------------------------------------------------------

@@ -14,8 +14,9 @@ Pooling indices follow torch: the flat index inside each (n, c) plane, where ONN
 over the whole N*C*H*W tensor.
 
 NaN and inf: onnxruntime's MaxPool skips NaN, torch's max of a window holding one is NaN (at the
-window's last NaN): floating max pooling adds a second MaxPool over a NaN mask (with indices: over
-"position + 1 where NaN") and a Where. Adaptive average pooling sums each window's own elements
+window's last NaN): float32 2-D max pooling multiplies by 1-or-NaN per window, from ops that run
+in onnxruntime's NCHWc layout (`_ones_or_nan_per_window`); other floating max pooling adds a
+second MaxPool over a NaN mask (with indices: over "position + 1 where NaN") and a Where. Adaptive average pooling sums each window's own elements
 (an averaging matrix would multiply inf by the zeros outside the window).
 """
 
@@ -410,8 +411,11 @@ def _max_pool(
                  ceil_mode=int(ceil_mode))  # fmt: skip
     if not with_indices:
         y = op.MaxPool(x, **attrs)
-        if x.dtype.is_floating:
-            # onnxruntime's MaxPool skips NaN; torch's max of a window holding a NaN is NaN
+        # onnxruntime's MaxPool skips NaN; torch's max of a window holding a NaN is NaN
+        channels = x.shape[1] if x.shape is not None else None
+        if x.dtype is types.FLOAT and n == 2 and isinstance(channels, int) and (not ceil_mode or all(isinstance(d, int) for d in sizes)):
+            y = op.Mul(y, _ones_or_nan_per_window(x, channels, kernel, strides, pads, attrs["dilations"], ceil_mode))
+        elif x.dtype.is_floating:
             has_nan = op.Cast(op.MaxPool(op.Cast(op.IsNaN(x), to=x.dtype.onnx), **attrs), to=types.BOOL.onnx)
             y = op.Where(has_nan, op.CastLike(np.nan, y), y)
         return _unbatched(cast_to(y, dtype), squeeze)  # type: ignore[arg-type]
@@ -420,6 +424,28 @@ def _max_pool(
     if x.dtype.is_floating:
         y, indices = _nan_in_windows(x, y, indices, n, attrs)
     return _unbatched(cast_to(y, dtype), squeeze), _unbatched(indices, squeeze)  # type: ignore[arg-type]
+
+
+def _ones_or_nan_per_window(
+    x: Value, channels: int, kernel: list[int], strides: list[int], pads: list[int], dilation: list[int], ceil_mode: bool,
+) -> Value:  # fmt: skip
+    """Per max pooling window of a float32 (N, C, H, W) x: 1 where the window holds no NaN, NaN
+    where it holds one; `MaxPool(x) * this` is torch's max pooling exactly (y * 1 is y, signed
+    zeros included). The window sums of Relu(x) (NaN stays NaN, -inf goes, so no inf - inf) are
+    NaN exactly where a NaN is, else in [0, inf]; Sigmoid makes them finite, and a 1x1 Conv with
+    weight 0 and bias 1 gives 1 + 0 * s. Depthwise Conv, Relu, Sigmoid and Mul all run in
+    onnxruntime's blocked NCHWc layout next to its MaxPool, where IsNaN/Cast/Where would reorder
+    the tensors back and forth: SmallCNN in bench/bench_latency.py runs at 1.07-1.08x the
+    reference's latency, 1.21-1.29x with IsNaN/MaxPool/Where; a MaxPool alone, 0.62-1.07x the
+    latency of that form (docs/nan_latency.md, bench/bench_nan_forms.py)."""
+    n = len(kernel)
+    span = [(k - 1) * d + 1 for k, d in zip(kernel, dilation)]
+    extra = _ceil_overhang(_spatial_sizes(x, n, "max_pool with ceil_mode"), span, strides, pads) if ceil_mode else [0] * n
+    ones = np.ones((channels, 1, *kernel), np.float32)
+    sums = op.Conv(op.Relu(x), ones, kernel_shape=kernel, strides=strides, dilations=dilation,
+                   pads=pads + [p + e for p, e in zip(pads, extra)], group=channels)  # fmt: skip
+    return op.Conv(op.Sigmoid(sums), np.zeros((channels, 1) + (1,) * n, np.float32), np.ones(channels, np.float32),
+                   kernel_shape=[1] * n, group=channels)  # fmt: skip
 
 
 def _nan_in_windows(x: Value, y: Value, indices: Value, n: int, attrs: dict[str, Any]) -> tuple[Value, Value]:

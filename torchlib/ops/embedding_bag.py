@@ -8,7 +8,9 @@ the rows of padding_idx are left out, and ScatterElements reduces the rows into 
 (add, or max; the half types in float32, rounded once). An empty bag gives zeros. The other
 outputs are what torch returns on CPU:
 - offset2bag: the bag of each index; empty (shape (0,)) where torch's sum fast path skips it
-  (mode sum, float32/float16/bfloat16 weight, no padding_idx).
+  (mode sum, float32/float16/bfloat16 weight, no padding_idx). torch also takes the slow path,
+  and fills offset2bag, for a weight view with stride(1) != 1: a layout that the dense weight
+  of a graph never has (the fuzz pass keeps weight dense for this reason).
 - bag_size: the number of non-padding indices per bag for mean and max; for sum zeros of
   offsets' size, as torch gives them when weight does not require grad (with requires_grad
   and include_last_offset torch's has one element less).

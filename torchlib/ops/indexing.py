@@ -252,7 +252,11 @@ def aten_gather(self: TTensor, dim: int, index: TTensor, *, sparse_grad: bool = 
 
 @aten_op("aten::take_along_dim")
 def aten_take_along_dim(self: TTensor, indices: TTensor, dim: int | None = None) -> TTensor:
-    """take_along_dim(Tensor self, Tensor indices, int? dim=None) -> Tensor"""
+    """take_along_dim(Tensor self, Tensor indices, int? dim=None) -> Tensor
+
+    With a dim, torch (2.13, a composite: expand, remainder, gather) takes every index modulo
+    the size of that dim (Python's sign: -1 is the last, 7 of 5 is 2), so no index is out of
+    range; here too. Without a dim, an index out of range is an error, as in torch."""
     if dim is None:
         return op.GatherElements(op.Reshape(self, [-1]), op.Reshape(indices, [-1]), axis=0)
     d = normalize_dim(dim, self.rank)
@@ -261,7 +265,8 @@ def aten_take_along_dim(self: TTensor, indices: TTensor, dim: int | None = None)
     indices = op.Expand(indices, join(shape_of(self, 0, d), ones, shape_of(self, d + 1)))
     data = cast_for_kernel(self, frozenset({types.BFLOAT16}))
     data = cast_to(op.Expand(data, join(shape_of(indices, 0, d), ones, shape_of(indices, d + 1))), self.dtype)
-    return op.GatherElements(data, _int64(indices), axis=d)
+    size = op.Max(op.Shape(data, start=d, end=d + 1), np.array([1], np.int64))  # (0: no index is valid)
+    return op.GatherElements(data, op.Mod(_int64(indices), size, fmod=0), axis=d)
 
 
 def _slice_to(x: Value, like: Value) -> Value:

@@ -107,14 +107,30 @@ def _bn_training(
     mean = op.ReduceMean(x, axes, keepdims=1)
     centered = op.Sub(x, mean)
     var = op.ReduceMean(op.Mul(centered, centered), axes, keepdims=1)
-    invstd = op.Reciprocal(op.Sqrt(op.Add(var, eps)))
+    if dtype is types.FLOAT:  # torch: 1 / sqrt(var + eps) in double (its accumulate type), eps not rounded to float
+        invstd = op.Cast(op.Reciprocal(op.Sqrt(op.Add(op.Cast(var, to=types.DOUBLE.onnx), eps))), to=types.FLOAT.onnx)
+    else:
+        invstd = op.Reciprocal(op.Sqrt(op.Add(var, eps)))
     # torch's CPU kernel: x * alpha + beta with alpha = invstd * weight, beta = bias - mean * alpha
     # (so a variance that overflows, invstd 0, gives the bias, not (x - mean) * 0 = NaN)
     alpha = invstd if weight is None else op.Mul(invstd, _per_channel(weight, dtype, input.rank))
-    beta = op.Neg(op.Mul(mean, alpha))
-    if bias is not None:
-        beta = op.Add(_per_channel(bias, dtype, input.rank), beta)
-    y = op.Add(op.Mul(x, alpha), beta)
+    bias_c = _per_channel(bias, dtype, input.rank) if bias is not None else None
+    if dtype is types.FLOAT:
+        # both multiply-adds are compiled to fused ones in torch's kernel: the exact product,
+        # rounded once with the addend (double holds a float32 product exactly). It matters
+        # where x - mean cancels: one element per channel, where alpha = weight / sqrt(eps) is
+        # large and the output is the bias up to those roundings
+        def wide(v: Value) -> Value:
+            return op.Cast(v, to=types.DOUBLE.onnx)
+
+        minus = op.Neg(op.Mul(wide(mean), wide(alpha)))
+        beta = op.Cast(minus if bias_c is None else op.Add(wide(bias_c), minus), to=types.FLOAT.onnx)
+        y = op.Cast(op.Add(op.Mul(wide(x), wide(alpha)), wide(beta)), to=types.FLOAT.onnx)
+    else:
+        beta = op.Neg(op.Mul(mean, alpha))
+        if bias_c is not None:
+            beta = op.Add(bias_c, beta)
+        y = op.Add(op.Mul(x, alpha), beta)
     mean, var, invstd = (op.Squeeze(v, axes) for v in (mean, var, invstd))
     assert input.shape is not None
     sizes = [input.shape[a] for a in axes]

@@ -120,8 +120,14 @@ def aten_mode(self: TRealOrBool, dim: int = -1, keepdim: bool = False) -> tuple[
     std::sort is an insertion sort, hence stable) is the value's last occurrence, as here. For
     longer slices torch's index is whichever occurrence libstdc++'s introsort leaves last (any
     occurrence of the value); ours stays the last. Every element is compared with every other
-    of its slice (O(n²) per slice). NaN is never equal to itself here; torch's result on NaN
-    depends on where its sort leaves them."""
+    of its slice (O(n²) per slice).
+
+    NaN: torch sorts with `<`, which NaN breaks (not a strict weak order: undefined behaviour
+    for std::sort); in practice its insertion sort leaves each NaN where it was and moves the
+    numbers around it, so its mode depends on the NaNs' positions ([nan, 1, nan, 1]: NaN at 0;
+    [1, nan, nan, 2, 2]: 2). Here NaN is a run of its own (NaN != NaN, as torch's run count)
+    sorted after every number: the mode is the number torch gives without the NaNs, and a
+    slice of NaN only gives NaN at index 0, as torch."""
     if self.rank == 0:
         if dim not in (0, -1):
             raise IndexError(f"aten::mode: dim {dim} is out of range for a 0-d tensor")
@@ -135,13 +141,22 @@ def aten_mode(self: TRealOrBool, dim: int = -1, keepdim: bool = False) -> tuple[
     x = cast_to(self, work)
     counts = op.ReduceSum(op.Cast(op.Equal(op.Unsqueeze(x, [axis + 1]), op.Unsqueeze(x, [axis])), to=types.INT32.onnx),
                           [axis + 1], keepdims=0)  # counts[..., i, ...]: how often x[..., i, ...] occurs
-    most = op.Equal(counts, op.ReduceMax(counts, [axis], keepdims=1))
+    if work.is_floating:
+        nan = op.IsNaN(x)
+        counts = op.Add(counts, op.Cast(nan, to=types.INT32.onnx))  # a NaN is a run of its own (NaN != NaN)
+        most = op.And(op.Equal(counts, op.ReduceMax(counts, [axis], keepdims=1)), op.Not(nan))
+    else:
+        most = op.Equal(counts, op.ReduceMax(counts, [axis], keepdims=1))
     largest = np.inf if work.is_floating else np.iinfo(work.numpy).max
     value = op.ReduceMin(op.Where(most, x, op.CastLike(largest, x)), [axis], keepdims=1)
     n = op.Shape(x, start=axis, end=axis + 1)
     positions = op.Reshape(op.Range(np.array(0, np.int64), op.Squeeze(n, [0]), np.array(1, np.int64)),
                            op.Concat(n, np.ones(x.rank - axis - 1, np.int64), axis=0))
     index = op.ReduceMax(op.Where(op.Equal(x, value), positions, np.array(-1, np.int64)), [axis], keepdims=1)
+    if work.is_floating:  # a slice of NaN only: NaN at 0 (its first run); NaN elsewhere is never the mode
+        all_nan = op.Not(op.Cast(op.ReduceMax(op.Cast(most, to=types.INT32.onnx), [axis], keepdims=1), to=types.BOOL.onnx))
+        value = op.Where(all_nan, op.CastLike(np.nan, x), value)
+        index = op.Where(all_nan, np.array(0, np.int64), index)
     if not keepdim:
         value, index = op.Squeeze(value, [axis]), op.Squeeze(index, [axis])
     return cast_to(value, self.dtype), index

@@ -264,15 +264,25 @@ def operator_ge(a: SymValue, b: SymValue) -> SymValue:
     return _binary(operator.ge, op.GreaterOrEqual, a, b)
 
 
-@aten_op("_operator::getitem")
-def operator_getitem(a: Sequence[Any], b: int) -> Any:
-    """getitem(Any[] a, int b) -> Any"""
+def _getitem(a: Sequence[Any], b: int) -> Any:
     if isinstance(a, Value):
         raise TypeError(
             f"getitem on the tensor {a.name!r}: exported graphs index tensors with aten::select/slice/index, "
             "getitem only picks an output of a multi-output op"
         )
     return a[b]
+
+
+@aten_op("_operator::getitem")
+def operator_getitem(a: Sequence[Any], b: int) -> Any:
+    """getitem(Any[] a, int b) -> Any"""
+    return _getitem(a, b)
+
+
+@aten_op("_operator::getitem", complex=True)
+def operator_getitem_complex(a: Sequence[Any], b: int) -> Any:
+    """getitem(Any[] a, int b) -> Any"""
+    return _getitem(a, b)  # picks a complex output (linalg_eig's, split's) as it is
 
 
 def _to_int(x: SymValue, onnx_round: Callable[[Value], Value], py_round: Callable[[float], int]) -> SymValue:

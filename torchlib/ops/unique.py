@@ -104,16 +104,28 @@ def _check_dim(name: str, self: Value, dim: int) -> int:
 def aten_unique_dim(
     self: TRealOrBool, dim: int, sorted: bool = True, return_inverse: bool = False, return_counts: bool = False
 ) -> tuple[TRealOrBool, TInt, TInt]:
-    """unique_dim(Tensor self, int dim, bool sorted=True, bool return_inverse=False, bool return_counts=False) -> (Tensor, Tensor, Tensor)"""
+    """unique_dim(Tensor self, int dim, bool sorted=True, bool return_inverse=False, bool return_counts=False) -> (Tensor, Tensor, Tensor)
+
+    NaN: a row holding NaN equals no row, and NaN sorts after every number (torch.unique's
+    flat kernel on 1-D input). torch's unique_dim sorts rows with std::sort and `<`, which NaN
+    breaks (undefined behaviour: it can return equal rows apart, [2, nan, 2] gives 2 twice)."""
     dim = _check_dim("unique_dim", self, dim)
     rows = op.Flatten(_move_to_front(_comparable(self), dim), axis=1)  # [n, m]
     a, b = op.Unsqueeze(rows, [1]), op.Unsqueeze(rows, [0])  # [n, 1, m], [1, n, m]
     eq = op.Equal(a, b)
-    equal_before = op.Equal(op.CumSum(cast_to(op.Not(eq), types.INT64), 2, exclusive=1), 0)
-    less = op.ReduceMax(cast_to(op.And(op.Less(a, b), equal_before), types.INT64), [2], keepdims=0)  # [i, j]: i < j
+    lt, tied = op.Less(a, b), eq  # the sort order, elementwise: NaN after every number, NaN tied with NaN
+    if rows.dtype.is_floating:
+        nan_a, nan_b = op.IsNaN(a), op.IsNaN(b)
+        lt = op.Or(lt, op.And(op.Not(nan_a), nan_b))
+        tied = op.Or(eq, op.And(nan_a, nan_b))
+    tied_before = op.Equal(op.CumSum(cast_to(op.Not(tied), types.INT64), 2, exclusive=1), 0)
+    less = cast_to(op.ReduceMax(cast_to(op.And(lt, tied_before), types.INT64), [2], keepdims=0), types.BOOL)  # [i, j]: i < j
     same = cast_to(op.ReduceMin(cast_to(eq, types.INT64), [2], keepdims=0), types.BOOL)  # (empty slices: equal)
+    all_tied = cast_to(op.ReduceMin(cast_to(tied, types.INT64), [2], keepdims=0), types.BOOL)
     index = op.Range(0, op.Squeeze(op.Shape(rows, start=0, end=1), [0]), 1)
     before = op.Less(op.Unsqueeze(index, [1]), op.Unsqueeze(index, [0]))  # [j, i]: j < i
+    # rows holding NaN equal no row (not even their copies): tied in the order, they keep their input order
+    less = cast_to(op.Or(less, op.And(op.And(all_tied, op.Not(same)), before)), types.INT64)
     dup = op.ReduceMax(cast_to(op.And(same, before), types.INT64), [0], keepdims=0)
     first = op.Equal(dup, 0)  # row i is the first of its kind
     # the sorted position of a row: how many distinct rows are less than it

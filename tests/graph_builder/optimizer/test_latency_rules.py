@@ -142,6 +142,25 @@ def test_an_unsqueeze_pair_becomes_one(inner, outer):
     assert _run(after, feeds)[0].shape == want
 
 
+def test_a_relu_of_a_relu_and_a_concat_of_one_input_go():
+    # max pooling's NaN check takes Relu(x), and x is often a Relu's output; an LSTM layer's NaN
+    # mask concatenates its one direction
+    g = GraphBuilder()
+    x = g.input("x", FLOAT, [2, 7])
+    with g:
+        r = op.Relu(x)
+        twice = op.Relu(r)
+        single = op.Concat(op.Unsqueeze(x, [0]), axis=0)
+        y = op.Add(op.Mul(twice, r), single)
+    g.output(y, "y")
+    feeds = {"x": np.array([[np.nan, -0.0, 0.0, -np.inf, np.inf, -1.5, 2.5]] * 2, np.float32)}
+    expected = _run(g.to_model(), feeds)[0]
+    before, after, _ = _optimized(g, feeds)
+    assert before.count("Relu") == 2 and "Concat" in before
+    assert sorted(n.op_type for n in after.graph.node) == ["Add", "Mul", "Relu", "Unsqueeze"]
+    np.testing.assert_array_equal(np.signbit(_run(after, feeds)[0]), np.signbit(expected))
+
+
 def test_repeated_nodes_on_equal_small_constants_merge():
     g = GraphBuilder()
     x = g.input("x", FLOAT, [2, 3])

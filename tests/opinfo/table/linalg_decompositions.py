@@ -1,4 +1,4 @@
-"""Expectations for torchlib/ops/linalg/{lu,cholesky,ldl,qr,spectral,matrix_functions}.py."""
+"""Expectations for torchlib/ops/linalg/{lu,cholesky,ldl,qr,spectral,eig,matrix_functions}.py."""
 
 from __future__ import annotations
 
@@ -35,6 +35,50 @@ def _eigh_invariants(out: Any) -> Any:
     return w, (v * w.unsqueeze(-2)) @ v.mT, v.mT @ v
 
 
+def _eig_order(w: torch.Tensor) -> torch.Tensor:
+    """The permutation sorting each row of eigenvalues by (real, imaginary) part."""
+    order = torch.sort(w.imag, dim=-1, stable=True).indices
+    return order.gather(-1, torch.sort(w.real.gather(-1, order), dim=-1, stable=True).indices)
+
+
+def _sorted_eigvals(out: Any) -> Any:
+    """The eigenvalues sorted by (real, imaginary) part: LAPACK's order is its QR iteration's
+    deflation order; ours runs the same iteration (lahqr) and agrees on random matrices (the
+    OpInfo samples compare directly), but can deflate in another order on matrices with
+    repeated or clustered eigenvalues (the edge samples of _eig_edges)."""
+    w = _t(out)
+    return w.gather(-1, _eig_order(w)) if w.numel() else w
+
+
+def _eig_invariants(out: Any) -> Any:
+    """float64: compared directly (on the OpInfo samples the eigenvalue order and the
+    eigenvectors' phases are dgeev's: the same steps, lahqr and trevc, in float64).
+    float32: torch's sgeev iterates in float32 and its rounding leads it to the opposite sign
+    for some eigenvectors (ours, in float64 and rounded, equals torch's float64 result sign
+    included): compare the eigenvalues sorted by (real, imaginary) part, the moduli of the
+    eigenvectors' components in that order (unit columns), and V·diag(w)·V⁻¹ (the matrix
+    itself, whatever the order and phases) instead."""
+    w, v = (_t(x) for x in out)
+    if w.dtype == torch.complex128 or w.numel() == 0:
+        return w, v
+    order = _eig_order(w)
+    columns = v.gather(-1, order.unsqueeze(-2).expand(v.shape))
+    return w.gather(-1, order), columns.abs(), (v * w.unsqueeze(-2)) @ torch.linalg.inv(v)
+
+
+def _eig_edges(dtype: torch.dtype) -> Any:
+    """Matrices of 0, 1 and 2 rows, a rotation (purely imaginary pair), repeated and defective
+    eigenvalues, a triangular one, an empty batch and a batch of random ones."""
+    from torchlib.conformance.spec import sample_input
+
+    torch.manual_seed(0)
+    rotation = torch.tensor([[0.0, -1.0], [1.0, 0.0]])
+    for a in (torch.zeros(0, 0), torch.tensor([[3.0]]), torch.tensor([[1.0, 2.0], [-3.0, 1.0]]), rotation,
+              torch.eye(4), torch.tensor([[2.0, 1.0, 0.0], [0.0, 2.0, 1.0], [0.0, 0.0, 2.0]]),
+              torch.triu(torch.randn(5, 5)), torch.zeros(0, 4, 4), torch.randn(3, 2, 6, 6)):  # fmt: skip
+        yield sample_input(a.to(dtype))
+
+
 ENTRIES = [
     # LU and what it gives
     Entry('aten__linalg_det', opinfo=['linalg.det']),
@@ -64,11 +108,15 @@ ENTRIES = [
     Entry('aten_linalg_householder_product', opinfo=['linalg.householder_product']),
     Entry('aten_ormqr', opinfo=['ormqr']),
     # Jacobi eigh and SVD
-    Entry('aten__linalg_eigh', opinfo=['linalg.eigh', 'linalg.eigvalsh', ('linalg.matrix_rank', 'hermitian')], canonical=_eigh_invariants),
-    Entry('aten__linalg_svd', opinfo=['linalg.svd', 'svd', 'linalg.svdvals', 'linalg.matrix_rank', 'linalg.cond', 'linalg.norm', 'linalg.matrix_norm', 'svd_lowrank', 'pca_lowrank'], canonical=_svd_invariants,
+    Entry('aten__linalg_eigh', opinfo=['linalg.eigh', 'linalg.eigvalsh', ('linalg.matrix_rank', 'hermitian')], canonical=_eigh_invariants, normwise=True),
+    Entry('aten__linalg_svd', opinfo=['linalg.svd', 'svd', 'linalg.svdvals', 'linalg.matrix_rank', 'linalg.cond', 'linalg.norm', 'linalg.matrix_norm', 'svd_lowrank', 'pca_lowrank'], canonical=_svd_invariants, normwise=True,
           skip=[Skip("torch has no float16/bfloat16 SVD on CPU: no OpInfo sample reaches _linalg_svd in half precision", dtypes=[torch.float16, torch.bfloat16])]),
     Entry('aten_linalg_pinv_atol_rtol_tensor', opinfo=['linalg.pinv', ('linalg.pinv', 'singular'), ('linalg.pinv', 'hermitian'), 'pinverse']),
     Entry('aten_linalg_pinv_atol_rtol_float', opinfo=['linalg.pinv', ('linalg.pinv', 'singular'), ('linalg.pinv', 'hermitian'), 'pinverse']),
+    # general eigenvalue problem: real inputs (float32/float64); complex ones have no complex variant (the export raises naming aten::linalg_eig)
+    Entry('aten_linalg_eig', opinfo=['linalg.eig'], canonical=_eig_invariants),
+    Entry('aten_linalg_eigvals', opinfo=['linalg.eigvals']),  # the same order as LAPACK's on these samples
+    Entry('aten__linalg_eigvals', samples=_eig_edges, dtypes=[torch.float32, torch.float64], canonical=_sorted_eigvals),
     # least squares through the SVD
     Entry('aten_linalg_lstsq', opinfo=['linalg.lstsq', ('linalg.lstsq', 'grad_oriented')]),
     # matrix functions

@@ -44,6 +44,7 @@ ENTRIES = [
     Entry('operator_floordiv', samples=h.int_pairs, dtypes=[torch.int64], reference=h.on_python(operator.floordiv)),
     Entry('operator_ge', samples=h.int_pairs, dtypes=[torch.int64], reference=h.on_python(operator.ge)),
     Entry('operator_getitem', samples=h.getitem, dtypes=[torch.float32, torch.int64], reference=operator.getitem),
+    Entry('operator_getitem_complex', samples=h.getitem, dtypes=[torch.complex64, torch.complex128], reference=operator.getitem),
     Entry('operator_gt', samples=h.int_pairs, dtypes=[torch.int64], reference=h.on_python(operator.gt)),
     Entry('operator_le', samples=h.int_pairs, dtypes=[torch.int64], reference=h.on_python(operator.le)),
     Entry('operator_lt', samples=h.int_pairs, dtypes=[torch.int64], reference=h.on_python(operator.lt)),

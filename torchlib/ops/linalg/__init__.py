@@ -7,6 +7,8 @@
 - ldl: LDLᵀ with Bunch-Kaufman pivoting (ldl_factor, ldl_solve), LAPACK's sytf2/sytrs;
 - qr: Householder QR the LAPACK way (geqrf, linalg_qr, householder_product, ormqr);
 - spectral: Jacobi eigenvalue iteration (eigh) and one-sided Jacobi SVD (svd, pinv);
+- eig: the general (nonsymmetric) eigenvalue problem as LAPACK's geev: Hessenberg reduction,
+  Francis double-shift QR iteration, back substitution for the eigenvectors (eig, eigvals);
 - matrix_functions: matrix_exp by scaling and squaring;
 - lstsq: linalg_lstsq through the SVD.
 - composites: what torch composes from these (det, inv, svd, qr, pinv under their public and
@@ -26,6 +28,7 @@ from torchlib.ops.linalg import (
     lu,  # noqa: F401
     matrix_functions,  # noqa: F401
     products,  # noqa: F401
+    eig,  # noqa: F401
     qr,  # noqa: F401
     spectral,  # noqa: F401
 )

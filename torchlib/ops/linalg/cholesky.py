@@ -4,16 +4,17 @@
 A = L Lᵀ, one column at a time (LAPACK's potf2, unrolled over the static matrix dimension;
 batch dimensions may be dynamic): L[j, j] = sqrt(A[j, j] - |L[j, :j]|²) and the column below
 is (A[j+1:, j] - L[j+1:, :j] L[j, :j]ᵀ) / L[j, j]. Only the lower triangle of A is read (the
-upper one for upper=True, as torch). Where a pivot is not positive (A is not positive-definite),
-`info` is its 1-based index, as LAPACK's; the factor's columns from there on are not
-meaningful (torch's neither), and cholesky (no `_ex`) has no check to raise.
+upper one for upper=True, as torch). Where a pivot is not positive or NaN (A is not
+positive-definite), `info` is its 1-based index and the factorisation stops there, as LAPACK's
+potf2: that diagonal element holds the reduced pivot and the columns from there on hold A's
+own; cholesky (no `_ex`) has no check to raise.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from graph_builder import op
+from graph_builder import op, types
 from graph_builder.ir import Value
 from graph_builder.types import TFloat
 from torchlib.ops.linalg._common import (
@@ -31,8 +32,16 @@ from torchlib.ops.linalg._common import (
 from torchlib.registry import aten_op
 
 
-def _cholesky(a: Value) -> tuple[Value, Value]:
-    """(L, info) for the lower triangle of a."""
+def _cholesky(a: Value, float32: bool = False) -> tuple[Value, Value]:
+    """(L, info) for the lower triangle of a. With `float32` (a float32 input held in
+    float64), every stored and reduced value is rounded to float32 (so a dot product beyond its
+    range overflows, and inf - inf gives torch's NaN pivot), while the square root and the
+    scaling are computed in float64 and rounded once; an inf pivot scales the column below it by
+    NaN, as torch's float32 kernel does (MKL's spotrf: its float64 one gives 1/inf = 0)."""
+
+    def rounded(x: Value) -> Value:
+        return op.Cast(op.Cast(x, to=types.FLOAT.onnx), to=types.DOUBLE.onnx) if float32 else x
+
     n = a.shape[-1]  # type: ignore[index]
     a = tril(a)
     factor = zeros_like(a)
@@ -40,12 +49,22 @@ def _cholesky(a: Value) -> tuple[Value, Value]:
     zero = op.CastLike(0, a)
     for j in range(n):
         done = row(factor, j, keep=True)  # (..., 1, n): L[j, :j], zeros after
-        column = op.Sub(col(a, j, keep=True), mm(factor, tr(done)))  # (..., n, 1)
+        original = col(a, j, keep=True)  # (..., n, 1)
+        column = rounded(op.Sub(original, rounded(mm(factor, tr(done)))))
         d = op.Gather(column, [j], axis=-2)  # (..., 1, 1)
+        stopped = op.Unsqueeze(op.Not(op.Equal(info, 0)), [-1, -2])  # an earlier pivot failed
         bad = op.Not(op.Greater(d, zero))  # not positive, or NaN
         first = op.And(op.Equal(info, 0), op.Squeeze(bad, [-1, -2]))
         info = op.Where(first, np.array(j + 1, np.int32), info)
-        new = op.Div(column, op.Sqrt(d))
+        # potf2 stops at the first bad pivot: it stores the reduced pivot there and leaves the
+        # columns from there on as A's
+        failed = op.Where(rows(n) == j, d, original)
+        root = op.Sqrt(d)
+        scale = op.Reciprocal(root)  # potf2: sqrt, then the column below scaled by 1 / it
+        if float32:
+            scale = op.Where(op.IsInf(root), op.CastLike(np.nan, root), scale)
+        good = rounded(op.Where(rows(n) == j, root, op.Mul(column, scale)))
+        new = op.Where(op.Or(stopped, bad), op.Where(stopped, original, failed), good)
         factor = op.Where(
             op.And((rows(n) >= j), np.arange(n)[None, :] == j),
             new,
@@ -55,9 +74,14 @@ def _cholesky(a: Value) -> tuple[Value, Value]:
 
 
 def _factor(fn: str, A: Value, upper: bool) -> tuple[Value, Value]:
+    """float32 is held in float64 and rounded to float32 at each step (see _cholesky): torch's
+    float32 L[j, i] = A[j, i] / sqrt(A[i, i]) of A[i, i] = A[j, i] = max is the float32 below
+    2^64, whose square is representable; plain float32 rounds the quotient to 2^64, and the
+    reduced pivot A[j, j] - L[j, i]² overflows to -inf where torch's is -max."""
     check_square(fn, A)
-    lower, info = _cholesky(tr(A) if upper else A)
-    return (tr(lower) if upper else lower), info
+    a = op.Cast(A, to=types.DOUBLE.onnx) if A.dtype is types.FLOAT else A
+    lower, info = _cholesky(tr(a) if upper else a, float32=A.dtype is types.FLOAT)
+    return op.CastLike(tr(lower) if upper else lower, A), info
 
 
 @aten_op("aten::linalg_cholesky_ex")
@@ -69,6 +93,9 @@ def aten_linalg_cholesky_ex(self: TFloat, *, upper: bool = False, check_errors: 
 @aten_op("aten::cholesky")
 def aten_cholesky(self: TFloat, upper: bool = False) -> TFloat:
     """cholesky(Tensor self, bool upper=False) -> Tensor"""
+    if self.shape is not None and 0 in self.shape:
+        check_matrix("cholesky", self, "self")
+        return op.Identity(self)  # torch returns an empty input as it is, before checking that it is square
     return _factor("cholesky", self, upper)[0]
 
 

@@ -60,19 +60,21 @@ def _lu(a: Value) -> tuple[Value, Value, Value]:
     pivots = []
     zero = op.CastLike(0, a)
     for k in range(min(m, n)):
-        candidates = op.Where((rows(m) >= k)[:, 0], op.Abs(col(a, k)), op.CastLike(-1, a))
-        p = op.ArgMax(candidates, axis=a.rank - 2, keepdims=0)  # the first largest, as idamax; positive axis: see reduce()
+        p = _pivot(col(a, k), k)
         pivots.append(op.Unsqueeze(op.Add(p, 1), [-1]))
         a = _swap_rows(a, k, p)
         pivot = op.Gather(row(a, k, keep=True), [k], axis=-1)  # (..., 1, 1)
         singular = op.Equal(pivot, zero)
         below = rows(m) > k
-        scaled = op.Where(op.And(below, op.Not(singular)), op.Div(col(a, k, keep=True), pivot), zero)  # (..., m, 1)
-        upper = op.Where((cols(n) > k), row(a, k, keep=True), zero)  # (..., 1, n)
+        column = col(a, k, keep=True)  # (..., m, 1)
+        # a zero pivot leaves the column as it is (zeros, or a NaN idamax passed over) and the
+        # update still runs with it, as getf2's dger does
+        scaled = op.Where(below, op.Where(singular, column, op.Div(column, pivot)), zero)
+        # only the trailing block is updated: 0 * inf elsewhere would put NaN where LAPACK writes nothing
         a = op.Where(
             op.And(below, (cols(n) == k)),
             scaled,
-            op.Sub(a, op.Mul(scaled, upper)),
+            op.Where(op.And(below, (cols(n) > k)), op.Sub(a, op.Mul(scaled, row(a, k, keep=True))), a),
         )
         first = op.And(op.Equal(info, 0), op.Squeeze(singular, [-1, -2]))
         info = op.Where(first, np.array(k + 1, np.int32), info)
@@ -83,10 +85,22 @@ def _lu(a: Value) -> tuple[Value, Value, Value]:
     return a, piv, info
 
 
-def _permute(b: Value, pivots: Value, reverse: bool = False) -> Value:
-    """The row swaps of `pivots` (1-based, as LAPACK's) applied to b in order (Pᵀ b), or in
-    reverse order (P b)."""
-    k = pivots.shape[-1]  # type: ignore[index]
+def _pivot(x: Value, k: int) -> Value:
+    """The pivot row (INT64, 0-based) of column x (..., m) at step k: reference BLAS idamax on
+    x[k:], which keeps the first element of largest magnitude and compares with `>`, so a NaN is
+    never taken over a number, and a NaN first element (the running maximum) is never replaced."""
+    m = x.shape[-1]  # type: ignore[index]
+    size = op.Abs(x)
+    candidates = op.Where(op.And((np.arange(m) >= k), op.Not(op.IsNaN(size))), size, op.CastLike(-1, x))
+    p = op.ArgMax(candidates, axis=x.rank - 1, keepdims=0)  # the first largest; positive axis: see reduce()
+    first_nan = op.IsNaN(op.Gather(x, k, axis=-1))
+    return op.Where(first_nan, np.array(k, np.int64), p)
+
+
+def _permute(b: Value, pivots: Value, reverse: bool = False, count: int | None = None) -> Value:
+    """The row swaps of the first `count` (default all) `pivots` (1-based, as LAPACK's) applied
+    to b in order (Pᵀ b), or in reverse order (P b)."""
+    k = pivots.shape[-1] if count is None else count  # type: ignore[index]
     order = reversed(range(k)) if reverse else range(k)
     for i in order:
         p = op.Sub(op.Cast(op.Gather(pivots, i, axis=-1), to=types.INT64.onnx), 1)
@@ -157,7 +171,7 @@ def aten_lu_unpack(
         return empty(LU_data), lower, upper
     # the row order after the swaps: perm[i] is the original row now at i; P[perm[i], i] = 1
     start = op.Expand(op.CastLike(np.arange(m)[:, None], LU_data), op.Concat(op.Shape(LU_data, end=-2), [m, 1], axis=0))
-    perm = _permute(start, LU_pivots)  # (..., m, 1)
+    perm = _permute(start, LU_pivots, count=k)  # (..., m, 1); torch reads the first min(m, n) pivots only
     x = op.CastLike(op.Equal(perm, op.CastLike(np.arange(m)[None, :], LU_data)), LU_data)
     return tr(x), lower, upper
 
@@ -190,7 +204,10 @@ def aten__linalg_slogdet(A: TFloat) -> tuple[TFloat, TFloat, TFloat, TFloat]:
     n = check_square("linalg.slogdet", A)
     lu, piv, _ = _lu(tr(A))
     d = diagonal(lu, n)
-    sign = op.Mul(reduce("Prod", op.Sign(d), [-1], keepdims=0), _permutation_sign(piv, A.dtype))  # type: ignore[arg-type]
+    zero = op.CastLike(0, d)
+    # torch's sign of each pivot: (d > 0) - (d < 0), so 0 for a NaN pivot (onnx Sign gives NaN)
+    signs = op.Sub(op.CastLike(op.Greater(d, zero), d), op.CastLike(op.Less(d, zero), d))
+    sign = op.Mul(reduce("Prod", signs, [-1], keepdims=0), _permutation_sign(piv, A.dtype))  # type: ignore[arg-type]
     logabsdet = reduce("Sum", op.Log(op.Abs(d)), [-1], keepdims=0)
     return sign, logabsdet, lu, piv
 

@@ -36,8 +36,6 @@ from torchlib.ops.linalg._common import (
     mm,
     reduce,
     tr,
-    tril,
-    triu,
 )
 from torchlib.ops.linalg.qr import _apply_q, _geqrf
 from torchlib.registry import aten_op
@@ -156,10 +154,34 @@ def _sort(values: Value, vectors: Value | None, descending: bool) -> tuple[Value
 
 
 def _symmetric_part(A: Value, uplo: str) -> Value:
+    """The symmetric matrix of A's lower (or upper) triangle, picked, not summed (a sum of
+    huge entries would overflow)."""
     if uplo not in ("L", "U", "l", "u"):
         raise ValueError(f"linalg.eigh: UPLO must be 'L' or 'U', got {uplo!r}")
-    half = tril(A) if uplo in ("L", "l") else triu(A)
-    return op.Sub(op.Add(half, tr(half)), op.Mul(A, op.CastLike(np.eye(A.shape[-1]), A)))  # type: ignore[index]
+    n = A.shape[-1]  # type: ignore[index]
+    lower = np.arange(n)[:, None] >= np.arange(n)[None, :]
+    return op.Where(lower if uplo in ("L", "l") else lower.T, A, tr(A))
+
+
+def _scale(x: Value) -> tuple[Value, Value]:
+    """(x / 2^e, 2^e) per matrix, scaling a matrix whose largest entry is beyond 2^±500 into
+    that range (e = 0 otherwise, and when that entry is 0, inf or NaN): Jacobi squares the
+    entries, which must neither overflow nor underflow. LAPACK's drivers scale the same way
+    (dlascl) outside sqrt(underflow)..sqrt(overflow), into that range rather than down to 1, so
+    that small singular values keep their precision; the values are scaled back at the end, and
+    those beyond the dtype's range overflow there, as LAPACK's do. A power of two scales exactly.
+    The iteration runs in float64: a float32 input never needs it."""
+    size = reduce("Max", op.Abs(x), [-2, -1], keepdims=1)
+    usable = op.And(op.Greater(size, op.CastLike(0, x)), op.Not(op.IsInf(size)))  # NaN: not greater
+    exponent = op.Floor(op.Div(op.Log(op.Where(usable, size, op.CastLike(1, x))), op.CastLike(np.log(2.0), x)))
+    bound = op.CastLike(500, x)
+    shift = op.Where(
+        op.Greater(exponent, bound),
+        op.Sub(exponent, bound),
+        op.Where(op.Less(exponent, op.Neg(bound)), op.Add(exponent, bound), op.CastLike(0, x)),
+    )
+    power = op.Pow(op.CastLike(2, x), shift)
+    return op.Div(x, power), power
 
 
 @aten_op("aten::_linalg_eigh")
@@ -168,9 +190,9 @@ def aten__linalg_eigh(A: TFloat, UPLO: str = "L", compute_v: bool = True) -> tup
     n = check_square("linalg.eigh", A)
     if n == 0:
         return reduce("Sum", A, [-1]), (A if compute_v else empty(A))
-    x = op.Cast(_symmetric_part(A, UPLO), to=types.DOUBLE.onnx)
+    x, power = _scale(op.Cast(_symmetric_part(A, UPLO), to=types.DOUBLE.onnx))
     x, v = _jacobi(x, symmetric=True)
-    w, v = _sort(diagonal(x, n), v if compute_v else None, descending=False)
+    w, v = _sort(op.Mul(diagonal(x, n), op.Squeeze(power, [-1])), v if compute_v else None, descending=False)
     w = op.CastLike(w, A)
     return (w, op.CastLike(v, A)) if v is not None else (w, empty(A))  # type: ignore[arg-type]
 
@@ -188,13 +210,14 @@ def _svd(A: Value, full_matrices: bool, compute_uv: bool) -> tuple[Value, Value,
         vh = op.Expand(np.eye(n if full_matrices else 0, n), op.Concat(batch, [1, 1], axis=0))
         return u, s, vh
     wide = m < n
-    g = op.Cast(tr(A) if wide else A, to=types.DOUBLE.onnx)
+    g, power = _scale(op.Cast(tr(A) if wide else A, to=types.DOUBLE.onnx))
     rows, cols = max(m, n), min(m, n)
     g, v = _jacobi(g, symmetric=False)
-    s = op.Sqrt(reduce("Sum", op.Mul(g, g), [-2], keepdims=0))
+    s = op.Sqrt(reduce("Sum", op.Mul(g, g), [-2], keepdims=0))  # of the scaled matrix
     s, order = op.TopK(s, np.array([cols], np.int64), axis=-1, largest=1, sorted=1) if cols else (s, None)
+    power = op.Squeeze(power, [-1])
     if not compute_uv:
-        return empty(g), s, empty(g)
+        return empty(g), op.Mul(s, power), empty(g)
     if cols:
         g = op.GatherElements(g, op.Expand(op.Unsqueeze(order, [-2]), op.Shape(g)), axis=-1)
         v = op.GatherElements(v, op.Expand(op.Unsqueeze(order, [-2]), op.Shape(v)), axis=-1)
@@ -216,6 +239,7 @@ def _svd(A: Value, full_matrices: bool, compute_uv: bool) -> tuple[Value, Value,
             axis=-1,
         )
     u = op.Mul(u, op.Unsqueeze(signs, [-2]))
+    s = op.Mul(s, power)
     if wide:
         return v, s, tr(u)
     return u, s, tr(v)

@@ -117,6 +117,13 @@ def _zeta(x: Value, q: Value) -> Value:
     """zeta(x, q) = sum over k >= 0 of (k + q)^-x, in double: torch's loop sums terms (at least
     9, until the term index passes 9, or until a term is below MACHEP of the sum: one ONNX Loop,
     masked per element), then adds the Euler-Maclaurin tail (12 terms, unrolled, masked)."""
+    # torch returns before its loop where x <= 1 or q is a pole (q <= 0 whole) or q <= 0 meets a
+    # fractional x; those elements sum from q = 2 instead (their result is replaced below), so
+    # that q = -finfo.max (where a + 1 == a) cannot keep the loop running
+    q_in = q
+    q_pole = op.And(op.LessOrEqual(q, 0.0), op.Equal(q, op.Floor(q)))
+    q_nan = op.And(op.LessOrEqual(q, 0.0), op.Not(op.Equal(x, op.Floor(x))))
+    q = op.Where(op.Or(op.LessOrEqual(x, 1.0), op.Or(q_pole, q_nan)), like(2.0, q), q)
     s0 = op.Pow(q, op.Neg(x))
     # the direct sum: each element runs while (i < 9 or a <= 9) and its terms are not negligible
     body = loop_builder("zeta")
@@ -162,9 +169,8 @@ def _zeta(x: Value, q: Value) -> Value:
         k = op.Add(k, 1.0)
     out = op.Where(early, s_sum, s)
     # the domain: inf at x = 1, NaN below; q <= 0: inf at the integers, NaN unless x is whole
-    q_pole = op.And(op.LessOrEqual(q, 0.0), op.Equal(q, op.Floor(q)))
-    out = op.Where(op.And(op.LessOrEqual(q, 0.0), op.Not(op.Equal(x, op.Floor(x)))), like(math.nan, q), out)
-    out = op.Where(q_pole, like(math.inf, q), out)
+    out = op.Where(q_nan, like(math.nan, q_in), out)
+    out = op.Where(q_pole, like(math.inf, q_in), out)
     out = op.Where(op.Less(x, 1.0), like(math.nan, q), out)
     return op.Where(op.Equal(x, 1.0), like(math.inf, q), out)
 

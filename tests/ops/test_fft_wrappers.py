@@ -4,11 +4,13 @@ int inputs, and the errors torch raises too."""
 
 from __future__ import annotations
 
+import math
+
 import pytest
 import torch
 
 from torchlib.ops import fft_wrappers as W
-from torchlib.testing import check_function, run_dynamic
+from torchlib.testing import check_function, run_dynamic, run_traced
 
 DTYPES = [torch.float32, torch.float64]
 COMPLEX = [torch.complex64, torch.complex128]
@@ -128,3 +130,10 @@ def test_dynamic_sizes():
         run_dynamic(W.aten_fft_irfft_complex, z)
     torch.testing.assert_close(run_dynamic(lambda a: W.aten_fft_irfftn_complex(a, [6, 8], [1, 2]), z), torch.fft.irfftn(z, [6, 8], [1, 2]),
                                rtol=1e-5, atol=1e-5)
+
+
+def test_real_input_made_complex_keeps_inf_and_nan_out_of_the_imaginary_part():
+    # fftn over no dim: only the promotion to complex (a zero imaginary part, not inf * 0)
+    x = torch.tensor([[1.0, math.inf, 2.0, 0.5], [0.0, -math.inf, math.nan, 3.0]])
+    for result in (W.aten_fft_fftn(x, None, []), run_traced(lambda a: W.aten_fft_fftn(a, None, []), x)):
+        torch.testing.assert_close(result, torch.fft.fftn(x, dim=[]), equal_nan=True)

@@ -54,8 +54,8 @@ def _promote(name: str, x: Value, complex_: bool = False) -> Value:
         raise TypeError(f"aten::{name}: unsupported dtype {x.dtype} (torch's CPU FFT takes float32 and float64)")
     if not complex_:
         return x
-    real = op.Unsqueeze(x, [-1])
-    return op.Concat(real, op.Mul(real, np.array(0, dtype=x.dtype.numpy)), axis=-1).as_complex()
+    pads = [0] * (x.rank + 1) + [0] * x.rank + [1]  # an imaginary part of exact zeros (also beside inf and NaN)
+    return op.Pad(op.Unsqueeze(x, [-1]), np.array(pads, dtype=np.int64)).as_complex()
 
 
 def _rank(name: str, x: Value) -> int:
@@ -77,7 +77,7 @@ def _resize(x: Value, dims: Sequence[int], sizes: Sequence[Any]) -> Value:
     padded = False
     for d, n in zip(dims, sizes):
         have = _size(x, d)
-        if n is None or n == -1 or n is have or (isinstance(n, int) and n == have):  # kept as it is
+        if n is None or n is have or (isinstance(n, (int, str)) and (n == -1 or n == have)):  # kept as it is
             continue
         if isinstance(have, int) and isinstance(n, int):
             if have > n:

@@ -125,3 +125,13 @@ def test_builder_input_of_a_complex_dtype():
     v = g.input("z", types.COMPLEX64, ["n", 4])
     assert v.dtype is types.FLOAT and v.shape == ("n", 4, 2)
     assert v.is_complex and v.logical_shape == ("n", 4) and v.logical_rank == 2 and v.logical_dtype is types.COMPLEX64
+
+
+@pytest.mark.parametrize("dtype", [torch.complex64, torch.complex128])
+def test_fft_shifts_of_complex_tensors(dtype):
+    z = torch.randn(3, 4, 5, dtype=dtype, generator=torch.Generator().manual_seed(0))
+    for dim in (None, [0], [-1, 1]):
+        check_function(S.aten_fft_fftshift_complex, (z, dim), expected=torch.fft.fftshift(z, dim))
+        check_function(S.aten_fft_ifftshift_complex, (z, dim), expected=torch.fft.ifftshift(z, dim))
+    with pytest.raises(ValueError, match="no dims"):
+        S.aten_fft_fftshift_complex(z, [])

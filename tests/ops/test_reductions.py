@@ -384,3 +384,16 @@ def test_var_mean_mean_is_nan_after_an_inf_as_in_torchs_welford(dtype: torch.dty
     y[0, 0, 0] = y[1, -1, -1] = y[2, -1, 0] = inf  # several reduced dims: the last element is the last of each
     check_function(R.aten_var_mean_dim, (y, [0, 2]), expected=torch.ops.aten.var_mean.dim(y, [0, 2]))
     torch.testing.assert_close(run_dynamic(lambda t: R.aten_var_mean_dim(t, [1]), y), torch.var_mean(y, [1]), equal_nan=True)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.float16])
+@pytest.mark.parametrize("ord", [2, 1, 3, 0.5, 0, -1, math.inf, -math.inf])
+def test_linalg_powsum(ord, dtype):
+    x = torch.randn(3, 4, dtype=dtype, generator=torch.Generator().manual_seed(0))
+    x[0, :2] = 0  # 0 ** 0 = 1, 0 ** -1 = inf
+    powsum = torch.ops.aten.linalg__powsum
+    check_function(R.aten_linalg__powsum, (x, ord), expected=powsum(x, ord))
+    check_function(R.aten_linalg__powsum, (x, ord, [1], True), expected=powsum(x, ord, [1], True))
+    check_function(R.aten_linalg__powsum, (x, ord, [0]), {"dtype": torch.float64}, expected=powsum(x, ord, [0], dtype=torch.float64))
+    with pytest.raises(TypeError, match="floating"):
+        R.aten_linalg__powsum(torch.arange(3), ord)

@@ -645,8 +645,11 @@ def _attempt(run: Callable[[], Any], entry: Entry, expected: Any, tol: tuple[flo
 
 # -- torch less accurate than us: both errors against torch's float64 computation ----------------
 def _upcast(x: Any) -> Any:
-    """Floating tensors (and floating dtype arguments) below float64 as float64."""
+    """Floating tensors (and floating dtype arguments) below float64 as float64, complex64 ones
+    as complex128."""
     if isinstance(x, torch.Tensor):
+        if x.dtype == torch.complex64:
+            return x.to(torch.complex128)
         return x.to(torch.float64) if x.is_floating_point() and x.dtype != torch.float64 else x
     if isinstance(x, torch.dtype):
         return torch.float64 if x.is_floating_point else x
@@ -665,6 +668,8 @@ def _largest_error(actual: Any, exact: Any) -> float:
             from graph_builder.opset import numpy_to_torch
 
             actual = numpy_to_torch(actual)
+        if exact.is_complex() and actual.is_complex() and actual.shape == exact.shape:  # (real, imaginary) parts
+            actual, exact = torch.view_as_real(actual.resolve_conj()), torch.view_as_real(exact.resolve_conj())
         if not exact.is_floating_point() or actual.shape != exact.shape:
             return 0.0 if torch.equal(actual.to(exact.dtype), exact) else math.inf
         a, e = actual.to(torch.float64), exact.to(torch.float64)

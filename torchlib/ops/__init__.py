@@ -28,6 +28,7 @@ from torchlib.ops import quantized  # noqa: F401
 from torchlib.ops import complex  # noqa: F401
 from torchlib.ops import complex_shape  # noqa: F401
 from torchlib.ops import fft  # noqa: F401
+from torchlib.ops import fft_wrappers  # noqa: F401
 from torchlib.ops import spectral  # noqa: F401
 from torchlib.ops import effects  # noqa: F401
 from torchlib.ops import unique  # noqa: F401

@@ -189,6 +189,29 @@ def aten_roll_complex(self: TTensor, shifts: Sequence[int], dims: Sequence[int] 
     return _on_view(shape_ops.aten_roll, self, shifts, [_dim(d, self) for d in dims])
 
 
+def _fft_shift(self: Value, dim: Sequence[int] | None, inverse: bool) -> Value:
+    """roll every dim (all when None) by half its size: n // 2 (fftshift) or (n + 1) // 2."""
+    shape = self.logical_shape or ()
+    dims = list(range(len(shape))) if dim is None else [_dim(d, self) for d in dim]
+    if not dims:
+        raise ValueError(f"aten::fft_{'i' if inverse else ''}fftshift: no dims to shift (torch's roll raises: `shifts` required)")
+    if not all(isinstance(shape[d], int) for d in dims):
+        raise ValueError(f"aten::fft_{'i' if inverse else ''}fftshift: the shifted dims must be static, got shape {list(shape)}")
+    return aten_roll_complex(self, [(shape[d] + inverse) // 2 for d in dims], dims)
+
+
+@aten_op("aten::fft_fftshift", complex=True)
+def aten_fft_fftshift_complex(self: TTensor, dim: Sequence[int] | None = None) -> TTensor:
+    """fft_fftshift(Tensor self, int[1]? dim=None) -> Tensor"""
+    return _fft_shift(self, dim, inverse=False)
+
+
+@aten_op("aten::fft_ifftshift", complex=True)
+def aten_fft_ifftshift_complex(self: TTensor, dim: Sequence[int] | None = None) -> TTensor:
+    """fft_ifftshift(Tensor self, int[1]? dim=None) -> Tensor"""
+    return _fft_shift(self, dim, inverse=True)
+
+
 @aten_op("aten::constant_pad_nd", complex=True)
 def aten_constant_pad_nd_complex(self: TTensor, pad: Sequence[int], value: float = 0) -> TTensor:
     """constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0) -> Tensor"""

@@ -598,6 +598,23 @@ def aten_linalg_vector_norm(
     return _vector_norm(self, ord, dim, keepdim, dtype)
 
 
+@aten_op("aten::linalg__powsum")
+def aten_linalg__powsum(
+    self: TFloat, ord: float = 2, dim: Sequence[int] | None = None, keepdim: bool = False, *, dtype: DType | None = None
+) -> TFloat:
+    """linalg__powsum(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
+
+    sum(|x| ** ord) over dim, the power sum under a p-norm (pow's rules: 0 ** 0 = 1, 0 ** -1 = inf),
+    float16/bfloat16 accumulated in float32 and rounded once, as torch."""
+    x = cast_to(self, dtype) if dtype is not None else self
+    if not x.dtype.is_floating:
+        raise TypeError(f"linalg__powsum: expected a floating point tensor, got {x.dtype} (torch raises too)")
+    out_dtype = x.dtype
+    x = _accumulate(x)
+    powered = op.Pow(op.Abs(x), op.CastLike(float(ord), x))
+    return cast_to(_reduce(op.ReduceSum, powered, _dims(self, dim), keepdim), out_dtype)
+
+
 @aten_op("aten::norm.Scalar")
 def aten_norm_Scalar(self: TFloat, p: float = 2) -> TFloat:
     """norm.Scalar(Tensor self, Scalar p=2) -> Tensor"""

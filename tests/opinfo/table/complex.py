@@ -137,6 +137,8 @@ ENTRIES = [
     Entry('aten_unbind_complex', opinfo=['unbind']),
     Entry('aten_flip_complex', opinfo=['flip']),
     Entry('aten_roll_complex', opinfo=['roll', 'fft.fftshift', 'fft.ifftshift']),
+    Entry('aten_fft_fftshift_complex', opinfo=['fft.fftshift']),
+    Entry('aten_fft_ifftshift_complex', opinfo=['fft.ifftshift']),
     Entry('aten_constant_pad_nd_complex', opinfo=['constant_pad_nd']),
     Entry('aten_clone_complex', opinfo=['clone']),
     Entry('aten_alias_complex', samples=complex_tensors, dtypes=COMPLEX),  # alias, detach, lift_fresh_copy

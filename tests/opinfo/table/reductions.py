@@ -4,11 +4,25 @@ from __future__ import annotations
 
 import torch
 
-from torchlib.conformance.spec import Entry
+from torchlib.conformance.spec import Entry, sample_input
 
 from . import _helpers as h
 
 FLOATS = [torch.float32, torch.float16, torch.bfloat16, torch.float64]
+
+def _powsum(dtype: torch.dtype):
+    """linalg__powsum (no OpInfo): every kind of order (zeros in the input for 0 ** 0 and
+    0 ** -1), dims, keepdim, and a wider dtype."""
+    torch.manual_seed(0)
+    x = torch.randn(3, 4, 5, dtype=dtype)
+    x[0, 0, :2] = 0
+    for ord in (2, 1, 3, 0.5, 0, -1, float('inf'), -float('inf')):
+        yield sample_input(x, ord)
+    yield sample_input(x, 2, [1], True)
+    yield sample_input(x, 3, [0, 2])
+    yield sample_input(x, 1.5, [-1], False, dtype=torch.float64)
+    yield sample_input(torch.randn((), dtype=dtype), 2)
+
 
 ENTRIES = [
     Entry('aten_all', opinfo=['all']),  # all
@@ -24,6 +38,7 @@ ENTRIES = [
     Entry('aten_cumprod', opinfo=['cumprod']),  # cumprod
     Entry('aten_cumsum', opinfo=['cumsum']),  # cumsum
     Entry('aten_linalg_vector_norm', opinfo=['norm', 'linalg.norm']),  # linalg_vector_norm
+    Entry('aten_linalg__powsum', samples=_powsum, dtypes=[torch.float32, torch.float16, torch.bfloat16, torch.float64]),
     Entry('aten_logsumexp', opinfo=['logsumexp']),  # logsumexp
     Entry('aten_max', opinfo=[('max', 'reduction_no_dim')]),  # max
     Entry('aten_max_dim', opinfo=[('max', 'reduction_with_dim')]),  # max.dim

@@ -1,6 +1,7 @@
 """The linear algebra that torch composes from its factorisations and products (its
 CompositeImplicitAutograd kernels): det/slogdet/logdet/inv/cholesky/eigh/svd/qr/pinv under
-their public and legacy names, matrix powers, multi_dot, tensordot, inner/vdot/ger/vecdot.
+their public and legacy names, matrix powers, multi_dot, tensordot, inner/vdot/ger/vecdot,
+lu_factor, tensorinv/tensorsolve, vander, and the matrix norms, condition numbers and ranks.
 
 Each calls the factorisation of this package (lu, cholesky, qr, spectral) or the product
 (products) it needs, and keeps torch's output conventions (svd returns V, not Vᴴ; logdet is NaN
@@ -8,24 +9,27 @@ for a negative determinant)."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
 from graph_builder import op
 from graph_builder.ir import Value
-from graph_builder.types import BFLOAT16, BOOL, FLOAT, FLOAT16, TFloat, TReal
+from graph_builder.types import BFLOAT16, BOOL, DOUBLE, FLOAT, FLOAT16, INT64, DType, TFloat, TInt, TReal
 from torchlib.ops._helpers import normalize_dim
 from torchlib.ops._kernels import full_of
 from torchlib.ops.elementwise import aten_add, aten_mul
-from torchlib.ops.linalg._common import check_square, eye, tr
+from torchlib.ops.linalg._common import check_matrix, check_square, eye, tr
 from torchlib.ops.linalg.cholesky import aten_linalg_cholesky_ex
-from torchlib.ops.linalg.lu import aten__linalg_det, aten__linalg_slogdet, aten_linalg_inv_ex
+from torchlib.ops.linalg.lu import aten__linalg_det, aten__linalg_slogdet, aten_linalg_inv_ex, aten_linalg_lu_factor_ex, aten_linalg_solve
 from torchlib.ops.linalg.products import aten_dot, aten_matmul, aten_mm, aten_outer
 from torchlib.ops.linalg.qr import aten_linalg_qr
 from torchlib.ops.linalg.spectral import aten__linalg_eigh, aten__linalg_svd, aten_linalg_pinv_atol_rtol_float, aten_linalg_pinv_atol_rtol_tensor
-from torchlib.ops.reductions import aten_sum_dim_IntList
+from torchlib.ops.reductions import aten_amax, aten_amin, aten_cumprod, aten_linalg_vector_norm, aten_sum_dim_IntList
 from torchlib.ops.shape import aten_diagonal, aten_expand, aten_permute
+from torchlib.promotion import promote_types
 from torchlib.registry import aten_op
 
 # -- determinants and inverses -------------------------------------------------------------------
@@ -358,3 +362,293 @@ def aten_linalg_vecdot(x: TReal, y: TReal, *, dim: int = -1) -> TReal:
 def aten_linalg_diagonal(A: TReal, *, offset: int = 0, dim1: int = -2, dim2: int = -1) -> TReal:
     """linalg_diagonal(Tensor(a) A, *, int offset=0, int dim1=-2, int dim2=-1) -> Tensor(a)"""
     return aten_diagonal(A, offset, dim1, dim2)
+
+
+# -- factorisations without their error checks -------------------------------------------------
+
+
+@aten_op("aten::linalg_lu_factor")
+def aten_linalg_lu_factor(A: TFloat, *, pivot: bool = True) -> tuple[TFloat, TInt]:
+    """linalg_lu_factor(Tensor A, *, bool pivot=True) -> (Tensor LU, Tensor pivots)
+
+    torch raises for a singular matrix (info > 0); a graph cannot, it returns the factors."""
+    lu, pivots, _ = aten_linalg_lu_factor_ex(A, pivot=pivot)
+    return lu, pivots
+
+
+@aten_op("aten::linalg_tensorinv")
+def aten_linalg_tensorinv(self: TFloat, ind: int = 2) -> TFloat:
+    """linalg_tensorinv(Tensor self, int ind=2) -> Tensor"""
+    if ind <= 0:
+        raise ValueError(f"aten::linalg_tensorinv: expected a strictly positive integer for 'ind', got {ind} (torch raises too)")
+    shape = list(self.shape or [])
+    if not all(isinstance(d, int) for d in shape):
+        raise ValueError(f"aten::linalg_tensorinv: the shape must be static (the inverse is unrolled over it), got {shape}")
+    start, end = shape[:ind], shape[ind:]
+    n = math.prod(end)
+    if math.prod(start) != n:
+        raise ValueError(f"aten::linalg_tensorinv: prod(shape[:ind]) must equal prod(shape[ind:]), got shape {shape} and ind {ind} (torch raises too)")
+    inverse = aten_linalg_inv_ex(op.Reshape(self, [n, n]))[0]
+    return op.Reshape(inverse, end + start)
+
+
+@aten_op("aten::linalg_tensorsolve")
+def aten_linalg_tensorsolve(self: TFloat, other: TFloat, dims: Sequence[int] | None = None) -> TFloat:
+    """linalg_tensorsolve(Tensor self, Tensor other, int[]? dims=None) -> Tensor"""
+    if dims:  # torch moves these dims to the end, in their order
+        moved = [normalize_dim(d, self.rank) for d in dims]
+        self = aten_permute(self, [d for d in range(self.rank) if d not in moved] + moved)
+    shape, other_shape = list(self.shape or []), list(other.shape or [])
+    if not all(isinstance(d, int) for d in shape + other_shape):
+        raise ValueError(f"aten::linalg_tensorsolve: shapes must be static, got {shape} and {other_shape}")
+    result_shape = shape[other.rank:]
+    n = math.prod(other_shape)
+    if math.prod(result_shape) != n:
+        raise ValueError(f"aten::linalg_tensorsolve: expected self to satisfy prod(self.shape[other.ndim:]) == prod(self.shape[:other.ndim]), "
+                         f"got {shape} and {other_shape} (torch raises too)")  # fmt: skip
+    result = aten_linalg_solve(op.Reshape(self, [n, n]), op.Reshape(other, [n]))
+    return op.Reshape(result, result_shape)
+
+
+# -- norms, condition numbers, ranks (LinearAlgebra.cpp) ---------------------------------------
+
+
+def _matrix_dims(name: str, A: Value, dim: Sequence[int], dtype: DType | None, low_precision: bool) -> tuple[int, int]:
+    """torch's _linalg_matrix_norm_checks: two distinct dims of a floating tensor of rank >= 2."""
+    if A.rank is None or A.rank < 2:
+        raise ValueError(f"aten::{name}: the input must have at least 2 dimensions (torch raises too)")
+    if len(dim) != 2:
+        raise ValueError(f"aten::{name}: dim must be a 2-tuple of ints, got {list(dim)} (torch raises too)")
+    d0, d1 = (normalize_dim(d, A.rank) for d in dim)
+    if d0 == d1:
+        raise ValueError(f"aten::{name}: dims must be different, got {list(dim)} (torch raises too)")
+    allowed = (FLOAT, DOUBLE, FLOAT16, BFLOAT16) if low_precision else (FLOAT, DOUBLE)
+    if A.dtype not in allowed:
+        raise TypeError(f"aten::{name}: expected a floating point input, got {A.dtype} (torch raises too)")
+    if dtype is not None and (not dtype.is_floating or promote_types(A.dtype, dtype) is not dtype):
+        raise TypeError(f"aten::{name}: the dtype {dtype} cannot hold the input's {A.dtype} (torch raises too)")
+    return d0, d1
+
+
+def _empty_matrix_norm(A: Value, d0: int, d1: int, keepdim: bool, dtype: DType | None, ord: Any) -> Value:
+    """torch's norm when the last reduction (the singular values, or dim d1 for the 1- and
+    inf-norms) has no element: zeros when it is a maximum or a sum; a minimum of nothing raises."""
+    if not isinstance(ord, str) and ord < 0:
+        raise ValueError(f"aten::linalg_matrix_norm: order {ord} of this empty matrix takes the minimum of nothing (torch raises too)")
+    sizes = op.Shape(A)
+    sizes = op.ScatterElements(sizes, [d0, d1], [1, 1]) if keepdim else op.Gather(sizes, [d for d in range(A.rank) if d not in (d0, d1)])
+    return op.ConstantOfShape(sizes, value=np.zeros(1, (dtype or A.dtype).numpy))
+
+
+def _singular_value_norm(A: Value, d0: int, d1: int, keepdim: bool, dtype: DType | None, reduce: Any) -> Value:
+    """reduce(singular values, keepdim) of the matrices over (d0, d1), moved to the end first."""
+    if dtype is not None and dtype is not A.dtype:
+        A = op.Cast(A, to=dtype.onnx)
+    perm = [d for d in range(A.rank) if d not in (d0, d1)] + [d0, d1]
+    result = reduce(aten_linalg_svdvals(aten_permute(A, perm)), keepdim)
+    if keepdim:  # back to the input's layout, the two dims of size 1
+        result = aten_permute(op.Unsqueeze(result, [-1]), [perm.index(d) for d in range(A.rank)])
+    return result
+
+
+def _matrix_norm(A: Value, ord: float, dim: Sequence[int], keepdim: bool, dtype: DType | None) -> Value:
+    if abs(ord) not in (1.0, 2.0, math.inf):
+        raise ValueError(f"aten::linalg_matrix_norm: order {ord} not supported (torch raises too)")
+    d0, d1 = _matrix_dims("linalg_matrix_norm", A, dim, dtype, low_precision=abs(ord) != 2)
+    extremum = aten_amax if ord > 0 else aten_amin
+    if abs(ord) == 2:
+        if 0 in (A.shape[d0], A.shape[d1]):  # type: ignore[index]
+            return _empty_matrix_norm(A, d0, d1, keepdim, dtype, ord)
+        return _singular_value_norm(A, d0, d1, keepdim, dtype, lambda s, keep: extremum(s, [-1], keep))
+    if ord in (math.inf, -math.inf):  # the 1-norm of the transpose
+        d0, d1 = d1, d0
+    if A.shape[d1] == 0:  # type: ignore[index]
+        return _empty_matrix_norm(A, d0, d1, keepdim, dtype, ord)
+    if not keepdim and d0 < d1:
+        d1 -= 1
+    return extremum(aten_linalg_vector_norm(A, 1.0, [d0], keepdim, dtype=dtype), [d1], keepdim)
+
+
+def _matrix_norm_str(A: Value, ord: str, dim: Sequence[int], keepdim: bool, dtype: DType | None) -> Value:
+    if ord not in ("fro", "nuc"):
+        raise ValueError(f"aten::linalg_matrix_norm: order {ord!r} not supported (torch raises too)")
+    d0, d1 = _matrix_dims("linalg_matrix_norm", A, dim, dtype, low_precision=ord != "nuc")
+    if ord == "fro":
+        return aten_linalg_vector_norm(A, 2.0, [d0, d1], keepdim, dtype=dtype)
+    if 0 in (A.shape[d0], A.shape[d1]):  # type: ignore[index]
+        return _empty_matrix_norm(A, d0, d1, keepdim, dtype, ord)
+    return _singular_value_norm(A, d0, d1, keepdim, dtype, lambda s, keep: aten_sum_dim_IntList(s, [-1], keep))
+
+
+@aten_op("aten::linalg_matrix_norm")
+def aten_linalg_matrix_norm(
+    self: TFloat, ord: float, dim: Sequence[int] = (-2, -1), keepdim: bool = False, *, dtype: DType | None = None
+) -> TFloat:
+    """linalg_matrix_norm(Tensor self, Scalar ord, int[] dim=[-2,-1], bool keepdim=False, *, ScalarType? dtype=None) -> Tensor"""
+    return _matrix_norm(self, ord, dim, keepdim, dtype)
+
+
+@aten_op("aten::linalg_matrix_norm.str_ord")
+def aten_linalg_matrix_norm_str_ord(
+    self: TFloat, ord: str = "fro", dim: Sequence[int] = (-2, -1), keepdim: bool = False, *, dtype: DType | None = None
+) -> TFloat:
+    """linalg_matrix_norm.str_ord(Tensor self, str ord='fro', int[] dim=[-2,-1], bool keepdim=False, *, ScalarType? dtype=None) -> Tensor"""
+    return _matrix_norm_str(self, ord, dim, keepdim, dtype)
+
+
+def _norm_dims(self: Value, dim: Sequence[int] | None, ord_given: bool) -> None:
+    if dim is not None and len(dim) not in (1, 2):
+        raise ValueError(f"aten::linalg_norm: dim must be of length 1 or 2, got {list(dim)} (torch raises too)")
+    if dim is None and ord_given and self.rank not in (1, 2):
+        raise ValueError(f"aten::linalg_norm: without dim, an ord needs a 1-D or 2-D input, got {self.rank}-D (torch raises too)")
+
+
+@aten_op("aten::linalg_norm")
+def aten_linalg_norm(
+    self: TFloat, ord: float | None = None, dim: Sequence[int] | None = None, keepdim: bool = False, *, dtype: DType | None = None
+) -> TFloat:
+    """linalg_norm(Tensor self, Scalar? ord=None, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor"""
+    _norm_dims(self, dim, ord is not None)
+    if ord is not None and (len(dim) == 2 if dim is not None else self.rank == 2):
+        return _matrix_norm(self, ord, [0, 1] if dim is None else dim, keepdim, dtype)
+    return aten_linalg_vector_norm(self, 2.0 if ord is None else ord, dim, keepdim, dtype=dtype)
+
+
+@aten_op("aten::linalg_norm.ord_str")
+def aten_linalg_norm_ord_str(
+    self: TFloat, ord: str, dim: Sequence[int] | None = None, keepdim: bool = False, *, dtype: DType | None = None
+) -> TFloat:
+    """linalg_norm.ord_str(Tensor self, str ord, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor"""
+    _norm_dims(self, dim, True)
+    return _matrix_norm_str(self, ord, [0, 1] if dim is None else dim, keepdim, dtype)
+
+
+def _empty_cond(self: Value) -> Value | None:
+    """torch's condition number of a tensor without elements: zeros of the batch shape (None
+    otherwise)."""
+    if 0 in self.shape:  # type: ignore[operator]
+        return op.ConstantOfShape(op.Shape(self, end=-2), value=np.zeros(1, self.dtype.numpy))
+    return None
+
+
+def _cond_by_inverse(self: Value, ord: float | str) -> Value:
+    """norm(A) * norm(inv(A)), the inverse of a singular matrix (info > 0) all infinite, a NaN
+    product (0 * inf) infinite."""
+    inverse, info = aten_linalg_inv_ex(self)
+    singular = op.Unsqueeze(op.Greater(info, op.CastLike(0, info)), [-1, -2])
+    inverse = op.Where(singular, op.CastLike(math.inf, inverse), inverse)
+    norm = _matrix_norm if isinstance(ord, float) else _matrix_norm_str
+    result = op.Mul(norm(self, ord, [-2, -1], False, None), norm(inverse, ord, [-2, -1], False, None))  # type: ignore[operator]
+    return op.Where(op.IsNaN(result), op.CastLike(math.inf, result), result)
+
+
+@aten_op("aten::linalg_cond")
+def aten_linalg_cond(self: TFloat, p: float | None = None) -> TFloat:
+    """linalg_cond(Tensor self, Scalar? p=None) -> Tensor"""
+    if self.rank is None or self.rank < 2:
+        raise ValueError("aten::linalg_cond: the input must have at least 2 dimensions (torch raises too)")
+    ord = 2.0 if p is None else float(p)
+    if ord not in (1.0, -1.0, 2.0, -2.0, math.inf, -math.inf):
+        raise ValueError(f"aten::linalg_cond got an invalid norm type: {p} (torch raises too)")
+    empty = _empty_cond(self)
+    if empty is not None:
+        return empty
+    if abs(ord) == 2:  # the ratio of the extreme singular values (sorted in descending order)
+        s = aten_linalg_svdvals(self)
+        s_max, s_min = op.Slice(s, [0], [1], [-1]), op.Slice(s, [-1], [np.iinfo(np.int64).max], [-1])
+        return op.Squeeze(op.Div(s_min, s_max) if ord < 0 else op.Div(s_max, s_min), [-1])
+    check_square("linalg.cond", self)
+    return _cond_by_inverse(self, ord)
+
+
+@aten_op("aten::linalg_cond.p_str")
+def aten_linalg_cond_p_str(self: TFloat, p: str) -> TFloat:
+    """linalg_cond.p_str(Tensor self, str p) -> Tensor"""
+    check_square(f"linalg.cond(ord={p})", self)
+    if p not in ("fro", "nuc"):
+        raise ValueError(f"aten::linalg_cond got an invalid norm type: {p!r} (torch raises too)")
+    empty = _empty_cond(self)
+    if empty is not None:
+        return empty
+    if p == "nuc":  # torch: the sums of the singular values of A and of inv(A), without matrix_norm
+        nuclear = aten_sum_dim_IntList(aten_linalg_svdvals(self), [-1])
+        return op.Mul(nuclear, aten_sum_dim_IntList(aten_linalg_svdvals(aten_linalg_inv(self)), [-1]))
+    return _cond_by_inverse(self, p)
+
+
+def _matrix_rank(name: str, A: Value, atol: Value | float | None, rtol: Value | float | None, hermitian: bool) -> Value:
+    """torch's matrix_rank_impl: how many singular values (absolute eigenvalues when hermitian)
+    exceed max(atol, rtol * their largest), compared in the promoted dtype of the values and the
+    tolerances (float64 for tolerances given as floats or left out)."""
+    m, n = check_matrix(name, A)
+    if 0 in A.shape:  # type: ignore[operator]  # torch: rank 0 for matrices without elements
+        return op.ConstantOfShape(op.Shape(A, end=-2), value=np.zeros(1, np.int64))
+    if hermitian:
+        s = op.Abs(aten_linalg_eigvalsh(A))
+        s_max = op.ReduceMax(s, [-1], keepdims=1)
+    else:
+        s = aten_linalg_svdvals(A)
+        s_max = op.Slice(s, [0], [1], [-1])
+    default_rtol = float(np.finfo(A.dtype.numpy).eps) * max(m, n)
+    if not isinstance(atol, Value) and not isinstance(rtol, Value):  # floats: float64 tolerances
+        atol_v = 0.0 if atol is None else atol
+        rtol_v = rtol if rtol is not None else (0.0 if atol is not None and atol > 0 else default_rtol)
+        atol, rtol = (np.array(v, dtype=np.float64) for v in (atol_v, rtol_v))
+        dtype = DOUBLE
+    else:
+        dtype = s.dtype
+        for t in (atol, rtol):
+            dtype = promote_types(dtype, t.dtype if isinstance(t, Value) else DOUBLE)
+        if rtol is None:
+            default = np.array(default_rtol, dtype=np.float64)
+            rtol = default if atol is None else op.Where(op.Greater(atol, op.CastLike(0, atol)), np.array(0.0), default)
+        atol = np.array(0.0) if atol is None else atol
+    atol, rtol, s, s_max = (op.Cast(t, to=dtype.onnx) for t in (atol, rtol, s, s_max))
+    tol = op.Max(op.Unsqueeze(atol, [-1]), op.Mul(op.Unsqueeze(rtol, [-1]), s_max))
+    return op.ReduceSum(op.Cast(op.Greater(s, tol), to=INT64.onnx), [-1], keepdims=0)
+
+
+@aten_op("aten::linalg_matrix_rank")
+def aten_linalg_matrix_rank(self: TFloat, tol: float, hermitian: bool = False) -> TInt:
+    """linalg_matrix_rank(Tensor self, float tol, bool hermitian=False) -> Tensor"""
+    return _matrix_rank("linalg.matrix_rank", self, tol, 0.0, hermitian)
+
+
+@aten_op("aten::linalg_matrix_rank.atol_rtol_float")
+def aten_linalg_matrix_rank_atol_rtol_float(
+    self: TFloat, *, atol: float | None = None, rtol: float | None = None, hermitian: bool = False
+) -> TInt:
+    """linalg_matrix_rank.atol_rtol_float(Tensor self, *, float? atol=None, float? rtol=None, bool hermitian=False) -> Tensor"""
+    return _matrix_rank("linalg.matrix_rank", self, atol, rtol, hermitian)
+
+
+@aten_op("aten::linalg_matrix_rank.atol_rtol_tensor")
+def aten_linalg_matrix_rank_atol_rtol_tensor(
+    input: TFloat, *, atol: TFloat | None = None, rtol: TFloat | None = None, hermitian: bool = False
+) -> TInt:
+    """linalg_matrix_rank.atol_rtol_tensor(Tensor input, *, Tensor? atol=None, Tensor? rtol=None, bool hermitian=False) -> Tensor"""
+    return _matrix_rank("linalg.matrix_rank", input, atol, rtol, hermitian)
+
+
+@aten_op("aten::linalg_matrix_rank.tol_tensor")
+def aten_linalg_matrix_rank_tol_tensor(input: TFloat, tol: TFloat, hermitian: bool = False) -> TInt:
+    """linalg_matrix_rank.tol_tensor(Tensor input, Tensor tol, bool hermitian=False) -> Tensor"""
+    return _matrix_rank("linalg.matrix_rank", input, tol, op.CastLike(0, tol), hermitian)
+
+
+@aten_op("aten::linalg_vander")
+def aten_linalg_vander(x: TReal, *, N: int | None = None) -> TReal:
+    """linalg_vander(Tensor x, *, SymInt? N=None) -> Tensor"""
+    if x.dtype not in (FLOAT, DOUBLE) and not (x.dtype.is_integer and x.dtype is not BOOL):
+        raise TypeError(f"aten::linalg_vander supports float32, float64 and integer tensors, got {x.dtype} (torch raises too)")
+    if x.rank == 0:
+        x = op.Unsqueeze(x, [0])
+    n = x.shape[-1] if N is None else N  # type: ignore[index]
+    if not isinstance(n, int):
+        raise ValueError("aten::linalg_vander: N (or the last dim of x) must be static")
+    if n <= 1:
+        raise ValueError("aten::linalg_vander: N must be greater than 1 (torch raises too)")
+    # torch: 1, then the cumulative products of n - 1 copies of x (integers as int64)
+    powers = aten_cumprod(aten_expand(op.Unsqueeze(x, [-1]), [-1] * x.rank + [n - 1]), -1)
+    ones = op.Expand(op.CastLike(1, powers), op.Concat(op.Shape(x), [1], axis=0))
+    return op.Concat(ones, powers, axis=-1)

@@ -29,8 +29,9 @@ _INT_PAIRS = [(7, 3), (-7, 3), (0, 5), (12, -5), (2, 10)]
 def on_python(fn: Callable[..., Any]) -> Callable[..., Any]:
     """The Python reference of a symbolic op: 0-d tensors become Python numbers first."""
 
-    def reference(*args: Any) -> Any:
-        return fn(*(a.item() if isinstance(a, torch.Tensor) else a for a in args))
+    def reference(*args: Any, **kwargs: Any) -> Any:
+        args = tuple(a.item() if isinstance(a, torch.Tensor) else a for a in args)
+        return fn(*args, **{k: v.item() if isinstance(v, torch.Tensor) else v for k, v in kwargs.items()})
 
     reference.__name__ = getattr(fn, "__name__", "reference")
     return reference

@@ -153,6 +153,58 @@ def test_normal(dtype):
 
 
 @pytest.mark.parametrize("dtype", FLOAT_DTYPES, ids=str)
+def test_normal_functional(dtype):
+    for y in both(R.aten_normal_functional, torch.zeros(N, dtype=dtype), 3.0, 2.0):
+        assert y.shape == (N,) and y.dtype == dtype
+        check_normal(y, 3.0, 2.0)
+
+
+def _frequencies(draws, n):
+    return torch.bincount(draws.reshape(-1), minlength=n).double() / draws.numel()
+
+
+def test_multinomial_with_replacement():
+    p = torch.tensor([[0.1, 0.0, 0.6, 0.3], [1.0, 1.0, 0.0, 2.0]])
+    for y in both(R.aten_multinomial, p, N, True):
+        assert y.shape == (2, N) and y.dtype == torch.int64
+        for row, weights in zip(y, p):
+            expected = weights.double() / weights.sum()
+            assert (_frequencies(row, 4) - expected).abs().max() < 6 * (0.25 / N) ** 0.5
+            assert not bool((weights[row] == 0).any())  # a zero weight is never drawn
+
+
+def test_multinomial_without_replacement():
+    """The first draw follows the weights, later ones the weights left (Plackett-Luce); no
+    category twice, zero weights never; 1-D input gives 1-D draws."""
+    weights = torch.tensor([0.5, 0.3, 0.2, 0.0])
+    firsts, seconds = [], []
+    for _ in range(400):
+        y = R.aten_multinomial(weights, 3, False)
+        assert y.shape == (3,) and y.dtype == torch.int64 and len(set(y.tolist())) == 3 and 3 not in y.tolist()
+        firsts.append(int(y[0]))
+        seconds.append(int(y[1]))
+    first = _frequencies(torch.tensor(firsts), 4)
+    assert (first - torch.tensor([0.5, 0.3, 0.2, 0.0], dtype=torch.float64)).abs().max() < 6 * (0.25 / 400) ** 0.5
+    # P(second = 0) = 0.3 * 0.5 / 0.7 + 0.2 * 0.5 / 0.8
+    assert abs(_frequencies(torch.tensor(seconds), 4)[0] - (0.3 * 0.5 / 0.7 + 0.2 * 0.5 / 0.8)) < 6 * (0.25 / 400) ** 0.5
+    traced = run_traced(R.aten_multinomial, torch.tensor([[1.0, 2.0, 3.0]]), 3, False)
+    assert sorted(torch.as_tensor(traced).reshape(-1).tolist()) == [0, 1, 2]
+
+
+def test_multinomial_errors():
+    with pytest.raises(ValueError, match="without replacement"):
+        R.aten_multinomial(torch.ones(3), 4, False)
+    with pytest.raises(ValueError, match="positive"):
+        R.aten_multinomial(torch.ones(3), 0, True)
+
+
+def test_uniform_has_no_stuck_first_sample():
+    """onnxruntime's Dropout mask always keeps its element 0; _uniform drops that coin."""
+    firsts = torch.stack([_torch(R.aten_rand_like(torch.zeros(2, dtype=torch.float64)))[0] for _ in range(400)])
+    assert firsts.min() < 0.5 and abs(float(firsts.mean()) - 0.5) < 6 * (1 / 12 / 400) ** 0.5
+
+
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES, ids=str)
 def test_uniform_exponential(dtype):
     x = torch.zeros(N, dtype=dtype)
     for y in both(R.aten_uniform, x, -2.0, 5.0):

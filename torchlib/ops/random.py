@@ -1,5 +1,5 @@
 """Random sampling: rand, randn, randint and their _like forms, bernoulli, normal, uniform,
-exponential.
+exponential, multinomial.
 
 onnxruntime 1.31 has no kernel for the ONNX random operators at opset 22 and later
 (RandomUniform(Like)-22, RandomNormal(Like)-22, Bernoulli-22, Multinomial-22 all fail with
@@ -10,6 +10,12 @@ m * 2^-k in [0, 1), with k the precision of the output dtype (float16 11 bits, b
 float32 24, float64 53), so every sample is exactly representable and never rounds up to 1.
 Normal samples use Box-Muller, integers floor a float64 uniform. The samples follow torch's
 distributions, not its random stream: results are compared by shape, dtype and statistics.
+
+Measured limits of onnxruntime's Dropout mask (1.31, CPU): element 0 is always kept (so the
+first coin is dropped here), and successive runs are not independent: over 200 runs of one
+200,000-element mask, 266 positions were kept every time. Samples within one run follow the
+distributions; samples of different runs are correlated. Models that need independent noise
+on every run should take it as an input.
 """
 
 from __future__ import annotations
@@ -41,8 +47,14 @@ def _uniform(shape: Any, dtype: DType) -> Value:
     wide = DOUBLE if k > 24 else FLOAT
     shape = as_shape(shape)
     coins_shape = [*shape, k] if isinstance(shape, list) else op.Concat(shape, [k], axis=0)
-    ones = op.ConstantOfShape(coins_shape, value=np.array([1.0], dtype=np.float32))
+    # one coin more than needed, the first dropped: onnxruntime's mask always keeps element 0
+    if isinstance(coins_shape, list) and all(isinstance(d, int) for d in coins_shape):
+        n: Any = [math.prod(coins_shape) + 1]
+    else:
+        n = op.Add(op.ReduceProd(op.Cast(coins_shape, to=INT64.onnx), keepdims=1), np.array([1], np.int64))
+    ones = op.ConstantOfShape(n, value=np.array([1.0], dtype=np.float32))
     _, coins = op.Dropout(ones, 0.5, True, _outputs=2)
+    coins = op.Slice(coins, [1], [np.iinfo(np.int64).max], [0])
     weights = op.Constant(value=np.array([2.0**-i for i in range(1, k + 1)], dtype=wide.numpy).reshape(k, 1))
     flat = op.MatMul(op.Reshape(op.Cast(coins, to=wide.onnx), [-1, k]), weights)  # 2-D x 2-D: onnxruntime fails on empty (0, k) x (k,)
     samples = op.Reshape(flat, shape, allowzero=1)
@@ -211,6 +223,53 @@ def aten_normal_float_float(
     dtype = dtype or DEFAULT_FLOAT
     _floating_dtype("normal", dtype)
     return _scale_shift(_normal(as_shape(size), dtype), std, mean)
+
+
+@aten_op("aten::normal_functional")
+def aten_normal_functional(self: TFloat, mean: float = 0, std: float = 1, *, generator: Any = None) -> TFloat:
+    """normal_functional(Tensor self, float mean=0, float std=1, *, Generator? generator=None) -> Tensor"""
+    _floating_dtype("normal_functional", self.dtype)
+    if std < 0:
+        raise ValueError(f"aten::normal_functional: std must be >= 0, got {std}")
+    return _scale_shift(_normal(op.Shape(self), self.dtype), std, mean)
+
+
+@aten_op("aten::multinomial")
+def aten_multinomial(self: TFloat, num_samples: int, replacement: bool = False, *, generator: Any = None) -> TReal:
+    """multinomial(Tensor self, SymInt num_samples, bool replacement=False, *, Generator? generator=None) -> Tensor
+
+    `self` holds non-negative weights (1-D, or one row per distribution). With replacement, each
+    draw is the category whose cumulative weight interval [c[k-1], c[k]) holds u·c[-1] (u
+    uniform in [0, 1)): a category of weight 0 has an empty interval and is never drawn. Without
+    replacement, the num_samples largest of log(w) + Gumbel noise, in decreasing order: exactly
+    the law of drawing without replacement one category after another (Plackett-Luce), and a
+    weight of 0 (log -inf) is never drawn. torch checks the weights (negative, inf, NaN, all
+    zero, fewer non-zero than num_samples without replacement) and raises; a graph cannot, and
+    gives some index there."""
+    _floating_dtype("multinomial", self.dtype)
+    if self.rank not in (1, 2):
+        raise ValueError(f"aten::multinomial: self must be 1-D or 2-D, got rank {self.rank}")
+    if isinstance(num_samples, int) and num_samples <= 0:
+        raise ValueError(f"aten::multinomial: num_samples must be positive, got {num_samples}")
+    if not replacement and isinstance(num_samples, int) and isinstance(self.shape[-1], int) and num_samples > self.shape[-1]:
+        raise ValueError(f"aten::multinomial: cannot draw {num_samples} samples without replacement from {self.shape[-1]} categories")
+    weights = op.Cast(self, to=DOUBLE.onnx)
+    rows = weights if self.rank == 2 else op.Unsqueeze(weights, [0])
+    count = op.Reshape(op.Cast(num_samples, to=INT64.onnx) if isinstance(num_samples, Value) else np.array(num_samples, np.int64), [1])
+    if replacement:
+        cdf = op.CumSum(rows, np.array(1, np.int64))  # (R, n)
+        total = op.Slice(cdf, [-1], [np.iinfo(np.int64).max], [1])  # (R, 1)
+        u = _uniform(op.Concat(op.Shape(rows, start=0, end=1), count, axis=0), DOUBLE)  # (R, k)
+        x = op.Unsqueeze(op.Mul(u, total), [2])  # (R, k, 1)
+        below = op.LessOrEqual(op.Unsqueeze(cdf, [1]), x)  # (R, k, n): intervals ending at or below the draw
+        index = op.ReduceSum(op.Cast(below, to=INT64.onnx), [2], keepdims=0)
+        last = op.Sub(op.Shape(rows, start=1, end=2), np.array([1], np.int64))
+        drawn = op.Min(index, last)  # u·c[-1] < c[-1] in exact arithmetic; guard its rounding
+    else:
+        gumbel = op.Neg(op.Log(op.Neg(op.Log(op.Sub(1.0, _uniform(op.Shape(rows), DOUBLE))))))  # -log(-log(U)), U in (0, 1]
+        keys = op.Add(op.Log(rows), gumbel)
+        _, drawn = op.TopK(keys, count, axis=-1, largest=1, sorted=1)
+    return drawn if self.rank == 2 else op.Squeeze(drawn, [0])
 
 
 def _scale_shift(z: Value, scale: Any, shift: Any) -> Value:

@@ -52,12 +52,19 @@ def normal_float_tensor(dtype: torch.dtype) -> Iterator[Any]:
         yield sample_input(mean, x)
 
 
+def normal_functional(dtype: torch.dtype) -> Iterator[Any]:
+    for x, (mean, std) in zip(_tensors(dtype), ((0.0, 1.0), (-1.0, 0.5), (2.0, 0.0), (0.0, 3.0))):
+        yield sample_input(x, mean, std)
+
+
 ENTRIES = [
     Entry('aten_bernoulli', opinfo=['bernoulli'], compare='shape'),
     Entry('aten_bernoulli_p', samples=bernoulli_p, dtypes=FLOATS + [torch.int64, torch.bool], compare='shape'),
     Entry('aten_exponential', samples=exponential, dtypes=FLOATS, compare='shape'),
+    Entry('aten_multinomial', opinfo=['multinomial'], compare='shape'),
     Entry('aten_normal_float_float', opinfo=['normal', ('normal', 'number_mean')], compare='shape'),
     Entry('aten_normal_float_tensor', samples=normal_float_tensor, dtypes=FLOATS, compare='shape'),
+    Entry('aten_normal_functional', samples=normal_functional, dtypes=FLOATS, compare='shape'),  # normal_ in an exported graph
     Entry('aten_normal_tensor_float', opinfo=['normal'], compare='shape'),
     Entry('aten_normal_tensor_tensor', opinfo=['normal'], compare='shape'),
     Entry('aten_rand', samples=sizes, dtypes=FLOATS, compare='shape'),

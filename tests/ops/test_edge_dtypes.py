@@ -1,0 +1,54 @@
+"""Edge inputs on the dtypes after each function's first (issue 13, the fuzz pass run with
+`--dtypes int64`, `int32,bool`, `float16,bfloat16`, ...): integer extremes (torch's integer
+arithmetic wraps around), integer division rounding, bool promotion, half-precision rounding.
+Each test is the repro of a wrong answer or an error bench/fuzz_ops.py found, checked eagerly
+and traced."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from torchlib.ops import batch_sums as B
+from torchlib.ops import elementwise as E
+from torchlib.ops.special import misc as M
+from torchlib.testing import check_function
+
+A = torch.ops.aten
+I64 = torch.iinfo(torch.int64)
+
+
+# -- integer division: c10's div_floor_integer in exact integers -------------------------------
+FLOOR_A = torch.tensor([-9223372036854775801, -11, 11, 2**62 + 1, I64.min, I64.max, -7, 7])
+FLOOR_B = torch.tensor([2, 2, 2, 2, 3, -2, 7, -7])
+
+
+@pytest.mark.parametrize("fn, args, torch_fn", [
+    # floor(-(2^63 - 7) / 2) = -(2^62 - 3) - 1: the remainder test went through double (Mod fmod=1)
+    (M.aten_floor_divide, (FLOOR_A, FLOOR_B), A.floor_divide.default),
+    (E.aten_div_mode, (FLOOR_A, FLOOR_B), lambda a, b: A.div.Tensor_mode(a, b, rounding_mode="floor")),
+])  # fmt: skip
+def test_int64_floor_division_is_exact(fn, args, torch_fn):
+    kwargs = {"rounding_mode": "floor"} if fn is E.aten_div_mode else {}
+    check_function(fn, args, kwargs, expected=torch_fn(*args))
+
+
+# -- index_reduce on integers: in the dtype's wrapping arithmetic, floor-divided means -----------
+@pytest.mark.parametrize("dtype", [torch.int64, torch.int32, torch.int16, torch.int8, torch.uint8])
+@pytest.mark.parametrize("reduce", ["prod", "mean", "amax", "amin"])
+@pytest.mark.parametrize("include_self", [True, False])
+def test_integer_index_reduce_wraps_like_torch(dtype, reduce, include_self):
+    """The fuzz row: index_reduce(i64[]=MAX, 0, [0], 6, 'prod') gave MAX * 6 through float64
+    (torch: -6, wrapped). Sums of means wrap in the dtype before the floor division."""
+    info = torch.iinfo(dtype)
+    x = torch.tensor([5, info.max, 3, 9, info.min], dtype=dtype)
+    source = torch.tensor([info.max, 3, 100, 6, info.max - 1, 7], dtype=dtype)
+    index = torch.tensor([0, 0, 1, 2, 1, 4])
+    args = (x, 0, index, source, reduce)
+    expected = A.index_reduce(*args, include_self=include_self)
+    check_function(B.aten_index_reduce, args, {"include_self": include_self}, expected=expected)
+
+
+def test_int64_scalar_index_reduce_prod_wraps():
+    args = (torch.tensor(I64.max), 0, torch.tensor([0]), torch.tensor(6), "prod")
+    check_function(B.aten_index_reduce, args, expected=A.index_reduce(*args))

@@ -9,6 +9,7 @@ from __future__ import annotations
 import pytest
 import torch
 
+from torchlib.ops import aliases as Al
 from torchlib.ops import batch_sums as B
 from torchlib.ops import elementwise as E
 from torchlib.ops.special import misc as M
@@ -52,3 +53,14 @@ def test_integer_index_reduce_wraps_like_torch(dtype, reduce, include_self):
 def test_int64_scalar_index_reduce_prod_wraps():
     args = (torch.tensor(I64.max), 0, torch.tensor([0]), torch.tensor(6), "prod")
     check_function(B.aten_index_reduce, args, expected=A.index_reduce(*args))
+
+
+# -- _add_relu: torch's add_clamp kernel clamps to [0, finfo.max] --------------------------------
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_add_relu_clamps_inf_to_the_dtype_max(dtype):
+    """+inf gives finfo.max (was inf). NaN stays NaN as torch's vectorised loop gives it on 20
+    elements (its scalar tail on short tensors gives 0: torch depends on the length there)."""
+    a = torch.tensor([float("nan"), float("inf"), float("-inf"), 1.0, -1.0] * 4, dtype=dtype)
+    b = torch.ones_like(a)
+    check_function(Al.aten__add_relu, (a, b), expected=A._add_relu.Tensor(a, b))
+    check_function(Al.aten__add_relu_scalar, (a, 1.0), expected=A._add_relu.Scalar(a, 1.0))

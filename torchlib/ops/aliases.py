@@ -9,7 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import ml_dtypes
+
 from graph_builder import op
+from graph_builder.ir import Value
 from graph_builder.types import BOOL, DType, TBool, TFloat, TReal, TRealOrBool
 from torchlib.ops._kernels import full_of
 from torchlib.ops.activations import aten_clamp, aten_clamp_tensor, aten_log_softmax, aten_relu, aten_sigmoid, aten_softmax
@@ -146,16 +149,27 @@ def aten_clip_tensor(self: TReal, min: TReal | None = None, max: TReal | None = 
     return aten_clamp_tensor(self, min, max)
 
 
+def _add_clamp(total: Value) -> Value:
+    """torch's add_clamp kernel: the sum clamped to [0, the dtype's max], so +inf gives finfo.max.
+    NaN stays NaN, as in its vectorised loop (the scalar tail of short tensors gives 0: torch
+    depends on the length there)."""
+    out = aten_relu(total)
+    if not total.dtype.is_floating:
+        return out
+    biggest = op.CastLike(float(ml_dtypes.finfo(total.dtype.numpy).max), out)
+    return op.Where(op.Greater(out, biggest), biggest, out)
+
+
 @aten_op("aten::_add_relu.Tensor")
 def aten__add_relu(self: TReal, other: TReal, *, alpha: float = 1) -> TReal:
     """_add_relu.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor"""
-    return aten_relu(aten_add(self, other, alpha=alpha))
+    return _add_clamp(aten_add(self, other, alpha=alpha))
 
 
 @aten_op("aten::_add_relu.Scalar")
 def aten__add_relu_scalar(self: TReal, other: float, alpha: float = 1) -> TReal:
     """_add_relu.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor"""
-    return aten_relu(aten_add(self, other, alpha=alpha))
+    return _add_clamp(aten_add(self, other, alpha=alpha))
 
 
 # -- comparisons ---------------------------------------------------------------------------------

@@ -11,6 +11,7 @@ import torch
 
 from torchlib.ops import aliases as Al
 from torchlib.ops import batch_sums as B
+from torchlib.ops import complex_shape as Cs
 from torchlib.ops import elementwise as E
 from torchlib.ops.special import misc as M
 from torchlib.testing import check_function
@@ -64,3 +65,15 @@ def test_add_relu_clamps_inf_to_the_dtype_max(dtype):
     b = torch.ones_like(a)
     check_function(Al.aten__add_relu, (a, b), expected=A._add_relu.Tensor(a, b))
     check_function(Al.aten__add_relu_scalar, (a, 1.0), expected=A._add_relu.Scalar(a, 1.0))
+
+
+# -- complex mean of nothing is NaN -------------------------------------------------------------
+@pytest.mark.parametrize("dtype", [torch.complex64, torch.complex128])
+@pytest.mark.parametrize("shape, dim", [((0,), None), ((0, 3), [0]), ((3, 0), [1]), ((2, 3, 4), [0, 2])])
+def test_complex_mean_of_an_empty_input_is_nan(dtype, shape, dim):
+    """onnxruntime's ReduceMean of nothing gives 0; torch's sum / count gives nan+nanj."""
+    x = torch.randn(shape, dtype=dtype)
+    if dim is None:
+        check_function(Cs.aten_mean_complex, (x,), expected=A.mean.default(x))
+    else:
+        check_function(Cs.aten_mean_dim_complex, (x, dim, True), expected=A.mean.dim(x, dim, True))

@@ -238,16 +238,23 @@ def aten_sum_dim_IntList_complex(self: TTensor, dim: Sequence[int] | None, keepd
     return _reduce(op.ReduceSum, self, dim, keepdim, dtype)
 
 
+def _mean(self: Value, axes: list[int], keepdims: int = 0) -> Value:
+    """torch's sum / count: the mean of nothing is NaN (onnxruntime's ReduceMean gives 0)."""
+    total = op.ReduceSum(self, axes, keepdims=keepdims)
+    count = op.ReduceProd(op.Gather(op.Shape(self), axes, axis=0), keepdims=0)
+    return op.Div(total, op.CastLike(count, total))
+
+
 @aten_op("aten::mean", complex=True)
 def aten_mean_complex(self: TTensor, *, dtype: DType | None = None) -> TTensor:
     """mean(Tensor self, *, ScalarType? dtype=None) -> Tensor"""
-    return _reduce(op.ReduceMean, self, None, False, dtype)
+    return _reduce(_mean, self, None, False, dtype)
 
 
 @aten_op("aten::mean.dim", complex=True)
 def aten_mean_dim_complex(self: TTensor, dim: Sequence[int] | None, keepdim: bool = False, *, dtype: DType | None = None) -> TTensor:
     """mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor"""
-    return _reduce(op.ReduceMean, self, dim, keepdim, dtype)
+    return _reduce(_mean, self, dim, keepdim, dtype)
 
 
 # -- matrix products ----------------------------------------------------------------------------

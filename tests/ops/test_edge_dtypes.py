@@ -13,6 +13,7 @@ from torchlib.ops import aliases as Al
 from torchlib.ops import batch_sums as B
 from torchlib.ops import complex_shape as Cs
 from torchlib.ops import elementwise as E
+from torchlib.ops import histogram as H
 from torchlib.ops.special import misc as M
 from torchlib.testing import check_function
 
@@ -77,3 +78,12 @@ def test_complex_mean_of_an_empty_input_is_nan(dtype, shape, dim):
         check_function(Cs.aten_mean_complex, (x,), expected=A.mean.default(x))
     else:
         check_function(Cs.aten_mean_dim_complex, (x, dim, True), expected=A.mean.dim(x, dim, True))
+
+
+# -- bincount of nothing: torch's int64 zeros, whatever the weights ---------------------------------
+@pytest.mark.parametrize("weights", [torch.zeros(0, dtype=torch.int64), torch.zeros(0), torch.zeros(0, dtype=torch.float64), None])
+def test_bincount_of_an_empty_input_is_int64_zeros(weights):
+    """The fuzz row: bincount(i64[0], i64[0]) gave float64[0] (the weighted dtype); torch
+    returns zeros(minlength) of int64 before looking at the weights."""
+    args = (torch.zeros(0, dtype=torch.int64), weights, 3)
+    check_function(H.aten_bincount, args, expected=A.bincount(*args))

@@ -12,6 +12,7 @@ import torch
 from torchlib.ops import aliases as Al
 from torchlib.ops import batch_sums as B
 from torchlib.ops import complex_shape as Cs
+from torchlib.ops import conv_pool as C
 from torchlib.ops import elementwise as E
 from torchlib.ops import histogram as H
 from torchlib.ops.special import misc as M
@@ -87,3 +88,19 @@ def test_bincount_of_an_empty_input_is_int64_zeros(weights):
     returns zeros(minlength) of int64 before looking at the weights."""
     args = (torch.zeros(0, dtype=torch.int64), weights, 3)
     check_function(H.aten_bincount, args, expected=A.bincount(*args))
+
+
+# -- integer and double convolution (im2col + MatMul) of an empty batch --------------------------
+@pytest.mark.parametrize("dtype", [torch.int64, torch.float64])
+@pytest.mark.parametrize("batch", [0, 2])
+def test_grouped_matmul_convolution_of_an_empty_batch(dtype, batch):
+    """The fuzz row: conv1d(i64[0, 4, 8], i64[2, 2, 3], groups=2) failed in onnxruntime's MatMul,
+    which cannot broadcast a batch dim holding 0 against the groups."""
+    g = torch.Generator().manual_seed(0)
+    x = torch.randint(-5, 5, (batch, 4, 8), generator=g).to(dtype)
+    w = torch.randint(-5, 5, (2, 2, 3), generator=g).to(dtype)
+    b = torch.randint(-5, 5, (2,), generator=g).to(dtype)
+    args = (x, w, b, [3], [1], [2], 2)
+    check_function(C.aten_conv1d, args, expected=A.conv1d(*args))
+    args2 = (x.unsqueeze(-1).expand(-1, -1, -1, 3).contiguous(), w.unsqueeze(-1), None, [1, 1], [0, 1], [1, 1], 2)
+    check_function(C.aten_conv2d, args2, expected=A.conv2d(*args2))

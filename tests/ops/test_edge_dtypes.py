@@ -16,6 +16,7 @@ from torchlib.ops import conv_pool as C
 from torchlib.ops import elementwise as E
 from torchlib.ops import histogram as H
 from torchlib.ops.special import misc as M
+from torchlib.ops import symbolic as Sy
 from torchlib.testing import check_function
 
 A = torch.ops.aten
@@ -104,3 +105,11 @@ def test_grouped_matmul_convolution_of_an_empty_batch(dtype, batch):
     check_function(C.aten_conv1d, args, expected=A.conv1d(*args))
     args2 = (x.unsqueeze(-1).expand(-1, -1, -1, 3).contiguous(), w.unsqueeze(-1), None, [1, 1], [0, 1], [1, 1], 2)
     check_function(C.aten_conv2d, args2, expected=A.conv2d(*args2))
+
+
+# -- SymInt floor division at the int64 extremes --------------------------------------------------
+@pytest.mark.parametrize("a, b", [(I64.max, -5), (I64.min, 3), (I64.min, 7), (-7, 2), (7, -2), (0, -3)])
+def test_symint_floordiv_at_the_int64_extremes(a, b):
+    """The fuzz row: operator_floordiv(MAX, -5) gave +1844674407370955161; `a - a mod b` was
+    MAX + 3, which wrapped. Now truncating division, one less where the signs differ."""
+    check_function(Sy.operator_floordiv, (torch.tensor(a), torch.tensor(b)), expected=torch.tensor(a // b))

@@ -13,6 +13,7 @@ from torchlib.ops import aliases as Al
 from torchlib.ops import batch_sums as B
 from torchlib.ops import complex_shape as Cs
 from torchlib.ops import conv_pool as C
+from torchlib.ops import creation as Cr
 from torchlib.ops import elementwise as E
 from torchlib.ops import histogram as H
 from torchlib.ops.special import misc as M
@@ -113,3 +114,17 @@ def test_symint_floordiv_at_the_int64_extremes(a, b):
     """The fuzz row: operator_floordiv(MAX, -5) gave +1844674407370955161; `a - a mod b` was
     MAX + 3, which wrapped. Now truncating division, one less where the signs differ."""
     check_function(Sy.operator_floordiv, (torch.tensor(a), torch.tensor(b)), expected=torch.tensor(a // b))
+
+
+# -- integer linspace: torch's loop rounds start + step * i once (a fused multiply-add) ----------
+@pytest.mark.parametrize("start, end, steps, dtype", [
+    (-2, I64.max, 50, torch.int64),  # the fuzz row: one double ulp (64) off on 7 of 50 values
+    (121, -305, 67, torch.int32),  # truncation crosses an integer: 1 value off before
+    (-(2**62), 2**62, 99, torch.int64),
+    (0, 10, 7, torch.int64),
+])  # fmt: skip
+def test_integer_linspace_rounds_once_like_torch(start, end, steps, dtype):
+    expected = A.linspace.Scalar_Tensor(start, torch.tensor(end), steps, dtype=dtype)
+    check_function(Cr.aten_linspace_scalar_tensor, (start, torch.tensor(end), steps), {"dtype": dtype}, expected=expected)
+    args = (torch.tensor(float(start)), torch.tensor(end), steps)
+    check_function(Cr.aten_linspace_tensor_tensor, args, {"dtype": dtype}, expected=A.linspace.Tensor_Tensor(*args, dtype=dtype))

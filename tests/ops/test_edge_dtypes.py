@@ -6,6 +6,8 @@ and traced."""
 
 from __future__ import annotations
 
+import math
+
 import pytest
 import torch
 
@@ -17,6 +19,7 @@ from torchlib.ops import creation as Cr
 from torchlib.ops import elementwise as E
 from torchlib.ops import histogram as H
 from torchlib.ops.special import misc as M
+from torchlib.ops import scans as S
 from torchlib.ops import symbolic as Sy
 from torchlib.testing import check_function
 
@@ -128,3 +131,13 @@ def test_integer_linspace_rounds_once_like_torch(start, end, steps, dtype):
     check_function(Cr.aten_linspace_scalar_tensor, (start, torch.tensor(end), steps), {"dtype": dtype}, expected=expected)
     args = (torch.tensor(float(start)), torch.tensor(end), steps)
     check_function(Cr.aten_linspace_tensor_tensor, args, {"dtype": dtype}, expected=A.linspace.Tensor_Tensor(*args, dtype=dtype))
+
+
+# -- nanmedian: a +inf median's index is a +inf's, never a NaN's ----------------------------------
+@pytest.mark.parametrize("dtype", [torch.float16, torch.float32, torch.float64])
+@pytest.mark.parametrize("values", [[math.nan, math.inf], [math.nan, math.inf, 1.0, math.nan, math.inf], [-math.inf, math.nan, math.inf, math.nan, math.inf, math.inf]])
+def test_nanmedian_index_of_an_inf_median_skips_nan(dtype, values):
+    """The fuzz row: nanmedian.dim([nan, inf], 0) gave index 0 (the NaN, sorted as +inf and
+    first among the ties); torch gives 1."""
+    x = torch.tensor(values, dtype=dtype)
+    check_function(S.aten_nanmedian_dim, (x, 0, True), expected=A.nanmedian.dim(x, 0, True))

@@ -149,27 +149,27 @@ def aten_clip_tensor(self: TReal, min: TReal | None = None, max: TReal | None = 
     return aten_clamp_tensor(self, min, max)
 
 
-def _add_relu(total: Value) -> Value:
-    """torch's add_clamp kernel clamps to [0, finfo.max] as min(max, max(0, x)): inf gives
-    finfo.max, and NaN gives 0 on its scalar path. (Its vectorised lanes keep NaN: which
-    elements take which path depends on the CPU's vector width, so a graph follows the scalar
-    definition.) Integers: relu."""
+def _add_clamp(total: Value) -> Value:
+    """torch's add_clamp kernel: the sum clamped to [0, the dtype's max], so +inf gives finfo.max.
+    NaN stays NaN, as in its vectorised loop (the scalar tail of short tensors gives 0: torch
+    depends on the length there)."""
+    out = aten_relu(total)
     if not total.dtype.is_floating:
-        return aten_relu(total)
-    big = float(ml_dtypes.finfo(total.dtype.numpy).max)
-    return op.Where(op.Greater(total, 0), op.Min(total, big), 0)
+        return out
+    biggest = op.CastLike(float(ml_dtypes.finfo(total.dtype.numpy).max), out)
+    return op.Where(op.Greater(out, biggest), biggest, out)
 
 
 @aten_op("aten::_add_relu.Tensor")
 def aten__add_relu(self: TReal, other: TReal, *, alpha: float = 1) -> TReal:
     """_add_relu.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor"""
-    return _add_relu(aten_add(self, other, alpha=alpha))
+    return _add_clamp(aten_add(self, other, alpha=alpha))
 
 
 @aten_op("aten::_add_relu.Scalar")
 def aten__add_relu_scalar(self: TReal, other: float, alpha: float = 1) -> TReal:
     """_add_relu.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor"""
-    return _add_relu(aten_add(self, other, alpha=alpha))
+    return _add_clamp(aten_add(self, other, alpha=alpha))
 
 
 # -- comparisons ---------------------------------------------------------------------------------

@@ -11,7 +11,7 @@ from graph_builder import op, types
 from graph_builder.ir import Value
 from graph_builder.types import TInt, TReal, TRealOrBool
 from torchlib.ops._helpers import normalize_dim
-from torchlib.ops.elementwise import aten_sub
+from torchlib.ops.elementwise import _div_floor_int, aten_sub
 from torchlib.ops.linalg.products import aten_addmm
 from torchlib.promotion import cast_to, promote_all
 from torchlib.registry import aten_op
@@ -99,17 +99,19 @@ def aten_index_reduce(
     if reduce not in ("prod", "mean", "amax", "amin"):
         raise ValueError(f"aten::index_reduce: reduce must be prod, mean, amax or amin, got {reduce!r}")
     dtype, scalar = self.dtype, self.rank == 0
-    # computed in float64 for ints (exact below 2^53), float32 for the half types
-    wide = types.DOUBLE if dtype in (types.DOUBLE, types.INT64, types.INT32, types.INT16, types.INT8, types.UINT8) else types.FLOAT
+    # integers in int64 (exact; a product or sum wrapped to the dtype is the int64 one wrapped),
+    # the half types in float32
+    wide = types.DOUBLE if dtype is types.DOUBLE else types.FLOAT if dtype.is_floating else types.INT64
     self, source = cast_to(self, wide), cast_to(source, wide)
     if scalar:
         self, source = op.Reshape(self, [1]), op.Reshape(source, [1])
-    result = _index_reduce(self, dim, index, source, reduce, include_self, integer=not dtype.is_floating)
+    result = _index_reduce(self, dim, index, source, reduce, include_self, dtype)
     return cast_to(op.Reshape(result, []) if scalar else result, dtype)
 
 
 def _index_reduce(self: Value, dim: int, index: Value, source: Value, reduce: str, include_self: bool,
-                  integer: bool) -> Value:  # fmt: skip
+                  dtype: types.DType) -> Value:  # fmt: skip
+    integer = not dtype.is_floating
     axis = normalize_dim(dim, self.rank)
     idx = _expanded_index(index, source, axis)
     ones = op.ConstantOfShape(op.Shape(source), value=np.ones(1, self.dtype.numpy))
@@ -120,12 +122,18 @@ def _index_reduce(self: Value, dim: int, index: Value, source: Value, reduce: st
         start = self if include_self else op.Where(touched, op.CastLike(0, self), self)
         total = op.ScatterElements(start, idx, source, axis=axis, reduction="add")
         count = op.Add(hits, op.CastLike(1 if include_self else 0, hits))
-        mean = op.Div(total, count)
-        return op.Where(touched, op.Floor(mean) if integer else mean, self)  # ints: floor division
-    start = self if include_self else op.Where(touched, op.CastLike(float(_IDENTITY[reduce]), self), self)
+        if integer:  # torch sums in the dtype (wrapping), then floor-divides
+            total = cast_to(cast_to(total, dtype), types.INT64)
+            count = op.Max(count, op.CastLike(1, count))  # untouched slots keep self below
+        mean = _div_floor_int(total, count) if integer else op.Div(total, count)
+        return op.Where(touched, mean, self)
+    identity = _IDENTITY[reduce]
+    if integer and reduce != "prod":
+        identity = np.iinfo(np.int64).min if reduce == "amax" else np.iinfo(np.int64).max
+    start = self if include_self else op.Where(touched, op.CastLike(identity, self), self)
     onnx_reduction = {"prod": "mul", "amax": "max", "amin": "min"}[reduce]
     result = op.ScatterElements(start, idx, source, axis=axis, reduction=onnx_reduction)
-    if reduce == "prod":
+    if reduce == "prod" or integer:
         return result
     # onnxruntime's max/min skip NaN; torch's amax/amin propagate it
     nan_hits = op.ScatterElements(zeros, idx, cast_to(op.IsNaN(source), self.dtype), axis=axis, reduction="add")

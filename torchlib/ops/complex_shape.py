@@ -261,7 +261,7 @@ def aten_sum_dim_IntList_complex(self: TTensor, dim: Sequence[int] | None, keepd
     return _reduce(op.ReduceSum, self, dim, keepdim, dtype)
 
 
-def _mean(self: Value, axes: Sequence[int], keepdims: int) -> Value:
+def _mean(self: Value, axes: Sequence[int], keepdims: int = 0) -> Value:
     """The sum over `axes` divided by the count, as torch: an empty slice gives 0 / 0 = NaN in
     both parts (onnxruntime's ReduceMean gives 0 there)."""
     total = op.ReduceSum(self, axes, keepdims=1)

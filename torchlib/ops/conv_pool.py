@@ -130,11 +130,28 @@ def _conv_as_matmul(
         raise ValueError(f"convolution in {x.dtype} needs the weight's shape known, got {w.shape}")
     k = math.prod(kernel) * c_group
     cols = _patches(_pad_spatial(x, pads_begin, pads_end), kernel, stride, dilation)  # (N, C, *out, K)
-    cols = op.Transpose(cols, perm=[0, *range(2, 2 + n), 1, 2 + n])  # (N, *out, C, K)
-    cols = op.Reshape(cols, [0] * (1 + n) + [groups, 1, k])  # (N, *out, g, 1, C/g * K)
+    # every size explicit (a -1 cannot be inferred from an empty batch), static where known
+    if cols.is_static:
+        batch, out = list(cols.shape[:1]), list(cols.shape[2 : 2 + n])
+        rows: Any = [math.prod(batch + out)]
+
+        def shape(*parts: Any) -> Any:
+            return [d for part in parts for d in part]
+    else:
+        batch, out = op.Shape(cols, end=1), op.Shape(cols, start=2, end=2 + n)
+        rows = op.ReduceProd(op.Concat(batch, out, axis=0), keepdims=1)
+
+        def shape(*parts: Any) -> Any:
+            return op.Concat(*parts, axis=0)
+
+    cols = op.Reshape(cols, shape(batch, [groups, c_group], out, [math.prod(kernel)]), allowzero=1)  # (N, g, C/g, *out, K)
+    cols = op.Transpose(cols, perm=[1, 0, *range(3, 3 + n), 2, 3 + n])  # (g, N, *out, C/g, K)
+    # one batch dim on both sides: onnxruntime's MatMul cannot broadcast a batch holding 0
+    cols = op.Reshape(cols, shape([groups], rows, [k]), allowzero=1)  # (g, N * out, C/g * K)
     weights = op.Transpose(op.Reshape(w, [groups, -1, k]), perm=[0, 2, 1])  # (g, C/g * K, O/g)
-    y = op.Reshape(op.MatMul(cols, weights), [0] * (1 + n) + [c_out])  # (N, *out, O)
-    y = op.Transpose(y, perm=[0, n + 1, *range(1, n + 1)])
+    y = op.Reshape(op.MatMul(cols, weights), shape([groups], batch, out, [c_out // groups]), allowzero=1)  # (g, N, *out, O/g)
+    y = op.Transpose(y, perm=[1, 0, n + 2, *range(2, n + 2)])  # (N, g, O/g, *out)
+    y = op.Reshape(y, shape(batch, [c_out], out), allowzero=1)
     if b is not None:
         y = op.Add(y, op.Reshape(b, [-1] + [1] * n))
     return y

@@ -244,6 +244,25 @@ def aten_arange_start_step(
 # -- linspace -------------------------------------------------------------------------------------
 
 
+def _split(a: Value) -> tuple[Value, Value]:
+    """Dekker's split of a double into two halves of 26 bits: a = hi + lo exactly."""
+    c = op.Mul(a, np.asarray(134217729.0))  # 2^27 + 1
+    hi = op.Sub(c, op.Sub(c, a))
+    return hi, op.Sub(a, hi)
+
+
+def _fused_multiply_add(a: Value, b: Value, c: Any) -> Value:
+    """a * b + c in double rounded once (as an FMA instruction): the product's exact error from
+    Dekker's two-product, the sum's from Knuth's two-sum, added before the last rounding."""
+    p = op.Mul(a, b)
+    (ah, al), (bh, bl) = _split(a), _split(b)
+    e = op.Add(op.Add(op.Add(op.Sub(op.Mul(ah, bh), p), op.Mul(ah, bl)), op.Mul(al, bh)), op.Mul(al, bl))
+    s = op.Add(p, c)
+    bb = op.Sub(s, p)
+    t = op.Add(op.Sub(p, op.Sub(s, bb)), op.Sub(c, bb))
+    return op.Add(s, op.Add(t, e))
+
+
 def _linspace(start: Any, end: Any, steps: int, dtype: DType | None) -> Value:
     """torch's kernel: step = (end - start) / (steps - 1); the first half counts up from start,
     the second half down from end, so both ends are exact. Integer results compute in double
@@ -264,8 +283,12 @@ def _linspace(start: Any, end: Any, steps: int, dtype: DType | None) -> Value:
     first, last = bound(start), bound(end)
     step = op.Div(op.Sub(last, first), np.asarray(steps - 1, compute.numpy))
     index = op.Cast(op.Range(0, steps, 1), to=compute.onnx)
-    up = op.Add(op.Mul(index, step), first)
-    down = op.Sub(last, op.Mul(op.Sub(np.asarray(steps - 1, compute.numpy), index), step))
+    if dtype.is_floating:
+        up = op.Add(op.Mul(index, step), first)
+        down = op.Sub(last, op.Mul(op.Sub(np.asarray(steps - 1, compute.numpy), index), step))
+    else:  # torch's integer loop compiles to fused multiply-adds: each value rounded once
+        up = _fused_multiply_add(index, step, first)
+        down = _fused_multiply_add(op.Sub(index, np.asarray(steps - 1, compute.numpy)), step, last)
     values = op.Where(op.Less(index, float(steps // 2)), up, down)
     return values if compute is dtype else op.Cast(values, to=dtype.onnx)
 

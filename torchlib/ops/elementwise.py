@@ -146,12 +146,14 @@ def _div_floor_float(a: Value, b: Any) -> Value:
 
 def _div_floor_int(a: Value, b: Any) -> Value:
     """c10's div_floor_integer: truncating division, minus one when the signs differ and the
-    remainder is not zero."""
+    remainder is not zero (the remainder a - q * b in exact integers: onnxruntime's integer Mod
+    with fmod=1 goes through double)."""
     b = like(b, a)
     quot = op.Div(a, b)
     if a.dtype.kind == "u":
         return quot
-    fix = op.And(op.Not(op.Equal(op.Mod(a, b, fmod=1), 0)), op.Xor(op.Less(a, 0), op.Less(b, 0)))
+    inexact = op.Not(op.Equal(op.Sub(a, op.Mul(quot, b)), like(0, a)))
+    fix = op.And(inexact, op.Xor(op.Less(a, like(0, a)), op.Less(b, like(0, b))))
     return op.Sub(quot, op.Cast(fix, to=quot.dtype.onnx))
 
 

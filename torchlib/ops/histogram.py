@@ -40,6 +40,8 @@ def aten_bincount(self: TInt, weights: TFloat | None = None, minlength: int = 0)
     """bincount(Tensor self, Tensor? weights=None, SymInt minlength=0) -> Tensor"""
     if self.rank != 1 or self.dtype.is_floating or self.dtype is types.BOOL:
         raise TypeError(f"aten::bincount expects a 1-D integer tensor, got {self.dtype} of rank {self.rank}")
+    if self.shape is not None and self.shape[0] == 0:  # torch returns int64 zeros for no input, whatever the weights
+        return op.ConstantOfShape(op.Constant(value=np.array([minlength], np.int64)), value=np.zeros(1, np.int64))
     index = cast_to(self, types.INT64)
     largest = op.ReduceMax(op.Concat(index, op.Constant(value=np.array([-1], np.int64)), axis=0), keepdims=1)
     size = op.Max(op.Add(largest, 1), op.Constant(value=np.array([minlength], np.int64)))

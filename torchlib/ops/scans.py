@@ -253,6 +253,11 @@ def _nanmedian(self: Value, axis: int, keepdim: bool) -> tuple[Value, Value]:
     x = cast_to(self, types.FLOAT) if self.dtype is types.BFLOAT16 else self
     nan = op.IsNaN(x)
     values, indices = _sort(op.Where(nan, op.CastLike(np.inf, x), x), axis, False)  # NaN sorts last
+    # ... but ties with a real +inf keep the input's order: a second stable sort on "is NaN"
+    # moves every NaN after the +infs (the index of a +inf median is then a +inf's)
+    flags = op.GatherElements(op.Cast(nan, to=types.INT64.onnx), indices, axis=axis)
+    _, order = _sort(flags, axis, False)
+    values, indices = op.GatherElements(values, order, axis=axis), op.GatherElements(indices, order, axis=axis)
     present = op.ReduceSum(op.Cast(op.Not(nan), to=types.INT64.onnx), [axis], keepdims=1)
     position = op.Max(op.Div(op.Sub(present, 1), 2), np.array(0, np.int64))
     value = op.Where(op.Equal(present, 0), op.CastLike(np.nan, x), op.GatherElements(values, position, axis=axis))

@@ -22,7 +22,7 @@ from graph_builder import op, types
 from graph_builder.ir import Value
 from graph_builder.types import TTensor
 from torchlib.ops._helpers import dim_size
-from torchlib.ops.elementwise import int_pow, int_power
+from torchlib.ops.elementwise import _div_floor_int, int_pow, int_power
 from torchlib.promotion import cast_to
 from torchlib.registry import aten_op
 
@@ -53,9 +53,10 @@ def _binary(py: Callable[[Any, Any], Any], onnx_fn: Callable[[Any, Any], Any], a
 def _floor_div(a: Any, b: Any) -> Value:
     if _is_float(a) or _is_float(b):
         return op.Floor(op.Div(a, b))
-    # Python rounds toward -inf, ONNX Div toward zero; Mod(fmod=0) has the divisor's sign, so
-    # a - a mod b is an exact multiple of b.
-    return op.Div(op.Sub(a, op.Mod(a, b)), b)
+    # Python rounds toward -inf, ONNX Div toward zero: truncate, then one less where the
+    # remainder is not zero and the signs differ (a - a mod b overflowed: MAX // -5)
+    a = a if isinstance(a, Value) else op.Constant(value=np.array(a, np.int64))
+    return _div_floor_int(a, b)
 
 
 def _py_mod(a: Any, b: Any) -> Value:

@@ -170,6 +170,9 @@ def test_linear_cross_entropy_batch_chunked_all_ignored_and_refused():
     ignored = torch.full_like(target, 4)  # mean over no weight: NaN loss and gradients, as torch
     check(L.torch_nn__linear_cross_entropy_batch_chunked, LCE._linear_cross_entropy_batch_chunked.default,
           x, lw, ignored, lb, w, "mean", 4, 0.0, 2, "precise", acc, True, True, True, True)
+    for reduction in ["mean", "sum"]:  # an empty batch: NaN mean, 0 sum, empty and zero gradients
+        check(L.torch_nn__linear_cross_entropy_batch_chunked, LCE._linear_cross_entropy_batch_chunked.default,
+              x[:0], lw, target[:0], lb, w, reduction, -100, 0.0, 2, "balanced", acc, True, True, True, True)
     with pytest.raises(NotImplementedError, match="label smoothing"):  # torch raises NotImplementedError too
         L.torch_nn__linear_cross_entropy_batch_chunked(x, lw, target, lb, w, "mean", -100, 0.1, 2, "balanced", acc, True, True, True, True)
     with pytest.raises(NotImplementedError):

@@ -39,9 +39,10 @@ NON_ATEN_NAMESPACES = {
     "torch": "torch's Python-level functions on symbolic values (torch.sym_max, torch.sym_float, ...)",
     "higher_order": "torch's higher-order operators (torch.ops.higher_order.cond, while_loop, scan, with_effects, ...)",
     "quantized_decomposed": "the decomposed quantization ops of PT2E (torch.ops.quantized_decomposed.*), checked against torch's schemas",
+    "torch_nn": "torch.nn's custom ops (torch.ops.torch_nn.*, e.g. linear_cross_entropy's chunked kernels), checked against torch's schemas",
 }
 # Namespaces whose functions are checked against torch's registered schemas
-SCHEMA_NAMESPACES = {"aten", "quantized_decomposed"}
+SCHEMA_NAMESPACES = {"aten", "quantized_decomposed", "torch_nn"}
 
 
 class Problem:

@@ -183,7 +183,7 @@ def test_unknown_names_and_namespaces():
     assert messages[0].startswith("aten::no_such_op.Tensor: ")
     assert "- no_such_op.Tensor is not in native_functions.yaml nor among torch's registered ATen operators" in messages[0]
     assert messages[1].startswith("mylib::f: ")
-    assert "namespace 'mylib' is neither aten nor a documented non-ATen namespace (_operator, builtins, higher_order, math, operator, prims, quantized_decomposed, torch)" in messages[1]
+    assert "namespace 'mylib' is neither aten nor a documented non-ATen namespace (_operator, builtins, higher_order, math, operator, prims, quantized_decomposed, torch, torch_nn)" in messages[1]
 
 
 def test_documented_non_aten_namespaces_are_accepted():
@@ -205,6 +205,24 @@ def test_quantized_decomposed_functions_are_checked_against_torch():
     assert problems_of((["quantized_decomposed::quantize_per_tensor"], right)) == []
     (message,) = problems_of((["quantized_decomposed::quantize_per_tensor"], wrong))
     assert "axis" in message
+
+
+def test_torch_nn_functions_are_checked_against_torch():
+    import torchlib.ops.losses  # noqa: F401  (loads torch.ops.torch_nn)
+
+    name = "torch_nn::_linear_cross_entropy_batch_chunked_no_reduction"
+    doc = "_linear_cross_entropy_batch_chunked_no_reduction(Tensor input, Tensor linear_weight, Tensor target, Tensor? linear_bias, Tensor? weight, SymInt ignore_index, SymInt batch_chunk_size, str acc_policy, ScalarType acc_dtype) -> Tensor"
+
+    def right(input, linear_weight, target, linear_bias, weight, ignore_index, batch_chunk_size, acc_policy, acc_dtype):
+        pass
+
+    def wrong(input, linear_weight, target, linear_bias, weight, ignore_index, acc_policy, acc_dtype):
+        pass
+
+    right.__doc__ = wrong.__doc__ = doc
+    assert problems_of(([name], right)) == []
+    (message,) = problems_of(([name], wrong))
+    assert "batch_chunk_size" in message
 
 
 def test_aten_operators_outside_the_yaml_are_checked_against_torch():

@@ -125,3 +125,57 @@ def test_margin_ranking_and_hinge(dtype, reduction):
     check(L.aten_margin_ranking_loss, A.margin_ranking_loss.default, a, b, t, 0.3, reduction, **_tol(dtype))
     check(L.aten_hinge_embedding_loss, A.hinge_embedding_loss.default, a, t, 0.7, reduction, **_tol(dtype))
     check(L.aten_margin_ranking_loss, A.margin_ranking_loss.default, a, b[:1], t, 0.0, reduction, **_tol(dtype))
+
+
+# -- linear_cross_entropy's chunked kernels (torch.ops.torch_nn.*) -------------------------------
+LCE = torch.ops.torch_nn
+LCE_DTYPES = [torch.float32, torch.float64, torch.bfloat16]
+
+
+def _lce_args(dtype, bias, weighted, ignore_index, n=7, f=5, c=6):
+    x = make((n, f), dtype, -2, 2, seed=1)
+    lw = make((c, f), dtype, -1, 1, seed=2)
+    target = make((n,), torch.int64, 0, c - 1, seed=3)
+    target[2] = ignore_index
+    lb = make((c,), dtype, -1, 1, seed=4) if bias else None
+    w = make((c,), dtype, 0.1, 2, seed=5) if weighted else None
+    acc = torch.float32 if dtype == torch.bfloat16 else dtype
+    return x, lw, target, lb, w, acc
+
+
+@pytest.mark.parametrize("dtype", LCE_DTYPES, ids=str)
+@pytest.mark.parametrize("reduction", ["mean", "sum"])
+@pytest.mark.parametrize("bias", [False, True])
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("ignore_index", [-100, 3])
+def test_linear_cross_entropy_batch_chunked(dtype, reduction, bias, weighted, ignore_index):
+    x, lw, target, lb, w, acc = _lce_args(dtype, bias, weighted, ignore_index)
+    for grads in [(True, True, bias), (False, False, False), (True, False, False)]:
+        args = (x, lw, target, lb, w, reduction, ignore_index, 0.0, 3, "balanced", acc, False, *grads)
+        check(L.torch_nn__linear_cross_entropy_batch_chunked, LCE._linear_cross_entropy_batch_chunked.default, *args, **_tol(dtype))
+
+
+@pytest.mark.parametrize("dtype", LCE_DTYPES, ids=str)
+@pytest.mark.parametrize("bias", [False, True])
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("ignore_index", [-100, 3])
+def test_linear_cross_entropy_batch_chunked_no_reduction(dtype, bias, weighted, ignore_index):
+    x, lw, target, lb, w, acc = _lce_args(dtype, bias, weighted, ignore_index)
+    args = (x, lw, target, lb, w, ignore_index, 2, "balanced", acc)
+    check(L.torch_nn__linear_cross_entropy_batch_chunked_no_reduction, LCE._linear_cross_entropy_batch_chunked_no_reduction.default, *args, **_tol(dtype))
+
+
+def test_linear_cross_entropy_batch_chunked_all_ignored_and_refused():
+    x, lw, target, lb, w, acc = _lce_args(torch.float32, True, True, -100)
+    ignored = torch.full_like(target, 4)  # mean over no weight: NaN loss and gradients, as torch
+    check(L.torch_nn__linear_cross_entropy_batch_chunked, LCE._linear_cross_entropy_batch_chunked.default,
+          x, lw, ignored, lb, w, "mean", 4, 0.0, 2, "precise", acc, True, True, True, True)
+    for reduction in ["mean", "sum"]:  # an empty batch: NaN mean, 0 sum, empty and zero gradients
+        check(L.torch_nn__linear_cross_entropy_batch_chunked, LCE._linear_cross_entropy_batch_chunked.default,
+              x[:0], lw, target[:0], lb, w, reduction, -100, 0.0, 2, "balanced", acc, True, True, True, True)
+    with pytest.raises(NotImplementedError, match="label smoothing"):  # torch raises NotImplementedError too
+        L.torch_nn__linear_cross_entropy_batch_chunked(x, lw, target, lb, w, "mean", -100, 0.1, 2, "balanced", acc, True, True, True, True)
+    with pytest.raises(NotImplementedError):
+        LCE._linear_cross_entropy_batch_chunked(x, lw, target, lb, w, "mean", -100, 0.1, 2, "balanced", acc, True, True, True, True)
+    check(L.torch_nn__linear_cross_entropy_batch_chunked, LCE._linear_cross_entropy_batch_chunked.default,  # float64 acc for float32: both raise
+          x, lw, target, lb, w, "mean", -100, 0.0, 2, "balanced", torch.float64, True, True, True, True)

@@ -1,5 +1,6 @@
 """Loss functions: mse, l1, smooth l1, huber, nll (1-d and 2-d), binary cross entropy (with and
-without logits), kl_div, soft margin, margin ranking, hinge embedding.
+without logits), kl_div, soft margin, margin ranking, hinge embedding; the chunked
+linear_cross_entropy kernels of torch.nn (`torch.ops.torch_nn.*`).
 
 `reduction` is torch's enum: 0 none, 1 mean, 2 sum. Losses are defined for floating tensors;
 float16 and bfloat16 inputs compute in float32 (torch accumulates their reductions in float32
@@ -12,10 +13,11 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+import torch.nn.modules.linear_cross_entropy  # noqa: F401  (defines torch.ops.torch_nn)
 
 from graph_builder import op
 from graph_builder.ir import Value
-from graph_builder.types import FLOAT, INT64, TFloat, TInt
+from graph_builder.types import BFLOAT16, FLOAT, FLOAT16, INT64, DType, TFloat, TInt
 from torchlib.ops._kernels import OPMATH, like, run_supported
 from torchlib.ops.elementwise import log1p
 from torchlib.promotion import DEFAULT, DEFAULT_FLOAT, elementwise
@@ -231,3 +233,119 @@ def aten_hinge_embedding_loss(self: TFloat, target: TFloat, margin: float = 1.0,
         return op.Add(margin_part, self_part)
 
     return _loss("hinge_embedding_loss", body, reduction, self, target)
+
+
+# -- linear_cross_entropy (the chunked custom ops of torch.nn.functional.linear_cross_entropy) ----
+_LCE_REDUCTIONS = {"none": 0, "mean": 1, "sum": 2}
+
+
+def _lce_check(name: str, input: Value, linear_weight: Value, target: Value, label_smoothing: float, acc_dtype: DType) -> None:
+    """The arguments torch's chunked kernel accepts (torch/nn/modules/linear_cross_entropy.py)."""
+    where = f"torch_nn::{name}"
+    if input.rank != 2 or linear_weight.rank != 2:
+        raise ValueError(f"{where} expects a 2-D input (N, F) and linear_weight (C, F), got ranks {input.rank} and {linear_weight.rank}")
+    if target.dtype is not INT64:
+        raise TypeError(f"{where}: target dtype must be int64 (torch raises too), got {target.dtype}")
+    if label_smoothing != 0.0:
+        raise NotImplementedError(f"{where}: torch's chunked kernel does not support label smoothing (it raises), got {label_smoothing}")
+    dtype = input.dtype
+    if dtype is not acc_dtype and not (dtype in (FLOAT16, BFLOAT16) and acc_dtype is FLOAT):
+        raise ValueError(f"{where}: acc_dtype {acc_dtype} is not float32 with a float16/bfloat16 input nor the input's dtype {dtype} (torch raises too)")
+
+
+def _lce_logits(input: Value, linear_weight: Value, linear_bias: Value | None, acc_dtype: DType) -> tuple[Value, Value, Value]:
+    """input and linear_weight in the accumulation dtype, and the logits input @ linear_weight.T (+ bias)."""
+    x = op.Cast(input, to=acc_dtype.onnx)
+    w = op.Cast(linear_weight, to=acc_dtype.onnx)
+    logits = op.MatMul(x, op.Transpose(w, perm=[1, 0]))
+    if linear_bias is not None:
+        logits = op.Add(logits, op.Cast(linear_bias, to=acc_dtype.onnx))
+    return x, w, logits
+
+
+def _lce_empties(input: Value) -> list[Value]:
+    """The rank-matching empty tensors torch returns for the gradients it was not asked for:
+    (0, 0), (0, 0) and (0,) in the input's dtype. Sliced from the input rather than constants,
+    which the builder would fold into one value (and one graph output) when they are equal."""
+    empty = op.Slice(input, [0, 0], [0, 0])
+    return [empty, op.Identity(empty), op.Reshape(empty, [0], allowzero=1)]
+
+
+@aten_op("torch_nn::_linear_cross_entropy_batch_chunked")
+def torch_nn__linear_cross_entropy_batch_chunked(
+    input: TFloat,
+    linear_weight: TFloat,
+    target: TInt,
+    linear_bias: TFloat | None,
+    weight: TFloat | None,
+    reduction: str,
+    ignore_index: int,
+    label_smoothing: float,
+    batch_chunk_size: int,
+    acc_policy: str,
+    acc_dtype: DType,
+    allow_retain_graph: bool,
+    compute_input_grad: bool,
+    compute_linear_weight_grad: bool,
+    compute_linear_bias_grad: bool,
+) -> tuple[TFloat, TFloat, TFloat, TFloat]:
+    """_linear_cross_entropy_batch_chunked(Tensor input, Tensor linear_weight, Tensor target, Tensor? linear_bias, Tensor? weight, str reduction, SymInt ignore_index, float label_smoothing, SymInt batch_chunk_size, str acc_policy, ScalarType acc_dtype, bool allow_retain_graph, bool compute_input_grad, bool compute_linear_weight_grad, bool compute_linear_bias_grad) -> (Tensor, Tensor, Tensor, Tensor)
+
+    The scalar (mean or sum) cross entropy of the logits input @ linear_weight.T + linear_bias,
+    and the gradients of that loss that torch computes in the same pass: with G the (N, C)
+    gradient of the loss with respect to the logits, c[n] = weight[target[n]] (0 for an ignored
+    row) divided by the total weight for "mean", G = c * (softmax(logits) - onehot(target)),
+    grad_input = G @ linear_weight, grad_linear_weight = G.T @ input, grad_linear_bias = G summed
+    over the batch. A gradient not asked for is the empty tensor torch returns ((0, 0), (0, 0),
+    (0,)). Everything is computed in acc_dtype (torch's accumulation dtype; the chunking only
+    bounds torch's memory) and returned in the input's dtype. A mean over no weight is NaN, the
+    loss and the gradients, as in torch."""
+    _lce_check("_linear_cross_entropy_batch_chunked", input, linear_weight, target, label_smoothing, acc_dtype)
+    if reduction not in ("mean", "sum"):
+        raise ValueError(f"torch_nn::_linear_cross_entropy_batch_chunked: reduction must be 'mean' or 'sum' (torch raises too), got {reduction!r}")
+    dtype = input.dtype
+    x, w, logits = _lce_logits(input, linear_weight, linear_bias, acc_dtype)
+    cw = op.Cast(weight, to=acc_dtype.onnx) if weight is not None else None
+    loss, total = _nll("_linear_cross_entropy_batch_chunked", op.LogSoftmax(logits, axis=1), target, cw, _LCE_REDUCTIONS[reduction], ignore_index)
+    grads = _lce_empties(input)
+    if compute_input_grad or compute_linear_weight_grad or compute_linear_bias_grad:
+        ignored = op.Equal(target, op.Cast(ignore_index, to=INT64.onnx) if isinstance(ignore_index, Value) else ignore_index)
+        safe = op.Where(ignored, op.Constant(value_int=0), target)
+        w_t = op.Gather(cw, safe, axis=0) if cw is not None else op.Expand(like(1, logits), op.Shape(safe))
+        c = op.Where(ignored, like(0, logits), w_t)
+        if reduction == "mean":
+            c = op.Div(c, total)
+        classes = op.Range(op.Constant(value_int=0), op.Gather(op.Shape(logits), op.Constant(value_int=1), axis=0), op.Constant(value_int=1))
+        onehot = op.Cast(op.Equal(op.Unsqueeze(safe, [1]), classes), to=acc_dtype.onnx)
+        g = op.Mul(op.Sub(op.Softmax(logits, axis=1), onehot), op.Unsqueeze(c, [1]))
+        if compute_input_grad:
+            grads[0] = op.Cast(op.MatMul(g, w), to=dtype.onnx)
+        if compute_linear_weight_grad:
+            grads[1] = op.Cast(op.MatMul(op.Transpose(g, perm=[1, 0]), x), to=dtype.onnx)
+        if compute_linear_bias_grad:
+            grads[2] = op.Cast(op.ReduceSum(g, [0], keepdims=0), to=dtype.onnx)
+    return op.Cast(loss, to=dtype.onnx), grads[0], grads[1], grads[2]
+
+
+@aten_op("torch_nn::_linear_cross_entropy_batch_chunked_no_reduction")
+def torch_nn__linear_cross_entropy_batch_chunked_no_reduction(
+    input: TFloat,
+    linear_weight: TFloat,
+    target: TInt,
+    linear_bias: TFloat | None,
+    weight: TFloat | None,
+    ignore_index: int,
+    batch_chunk_size: int,
+    acc_policy: str,
+    acc_dtype: DType,
+) -> TFloat:
+    """_linear_cross_entropy_batch_chunked_no_reduction(Tensor input, Tensor linear_weight, Tensor target, Tensor? linear_bias, Tensor? weight, SymInt ignore_index, SymInt batch_chunk_size, str acc_policy, ScalarType acc_dtype) -> Tensor
+
+    The per-sample (N,) cross entropy -weight[target[n]] * log_softmax(logits)[n, target[n]] of
+    the logits input @ linear_weight.T + linear_bias (0 for an ignored row), computed in acc_dtype
+    and returned in the input's dtype."""
+    _lce_check("_linear_cross_entropy_batch_chunked_no_reduction", input, linear_weight, target, 0.0, acc_dtype)
+    _, _, logits = _lce_logits(input, linear_weight, linear_bias, acc_dtype)
+    cw = op.Cast(weight, to=acc_dtype.onnx) if weight is not None else None
+    loss, _ = _nll("_linear_cross_entropy_batch_chunked_no_reduction", op.LogSoftmax(logits, axis=1), target, cw, 0, ignore_index)
+    return op.Cast(loss, to=input.dtype.onnx)

@@ -535,8 +535,8 @@ def _overflow_excused(the_call: Call, reference: Callable[..., Any], actual: Any
             continue
         w = wide[i] if wide is not None else None
         if e.dtype.is_complex:  # each of the real and imaginary parts is a real number of its own
-            w = torch.view_as_real(w) if isinstance(w, torch.Tensor) and w.is_complex() else None
-            a_real, e_real = torch.view_as_real(a), torch.view_as_real(e)
+            w = torch.view_as_real(w.resolve_conj()) if isinstance(w, torch.Tensor) and w.is_complex() else None
+            a_real, e_real = torch.view_as_real(a.resolve_conj()), torch.view_as_real(e.resolve_conj())
             excused_real = _excused(a_real, e_real, w, tol)
             any_excused = any_excused or bool(excused_real.any())
             patched.append(torch.view_as_complex(torch.where(excused_real, e_real, a_real).contiguous()))

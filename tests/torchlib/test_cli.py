@@ -40,7 +40,7 @@ MODELS = textwrap.dedent("""
     def make_unsupported():
         class M(torch.nn.Module):
             def forward(self, x):
-                return torch.gcd(x.long(), torch.tensor([4, 6, 8, 10]))  # aten::gcd: no function, no decomposition
+                return torch.ops.aten.hash_tensor(x)  # aten::hash_tensor: no function, no decomposition
         return M(), (torch.randn(3, 4),)
 
     def make_raises():
@@ -79,7 +79,7 @@ def run(capsys, *argv: str) -> tuple[int, str, str]:
         (["usermodels:make_seq", "-o", "m.onnx", "--dynamic", "input:5=b"], "input 'input' has 2 dims, no axis 5"),
         (["usermodels:make_seq", "-o", "m.onnx", "--dynamic", "input"], "expected INPUT:AXIS=NAME"),
         (["usermodels:make_seq", "-o", "m.onnx", "--opset", "12"], "torchlib writes opsets 18 to 23"),
-        (["usermodels:make_unsupported", "-o", "m.onnx"], "python -m codegen coverage --op aten::gcd"),
+        (["usermodels:make_unsupported", "-o", "m.onnx"], "python -m codegen coverage --op aten::hash_tensor"),
         (["usermodels:make_broken", "-o", "m.onnx"], "torch.export could not capture the model (non-strict): "),
     ],
 )

@@ -303,7 +303,9 @@ def _slice(ins: list[Value | None], attrs: dict[str, Any]) -> Result:
     return [(x.dtype, tuple(dims))]
 
 
-def _layer_norm(ins: list[Value | None], attrs: dict[str, Any]) -> Result:
+def _normalized(ins: list[Value | None], attrs: dict[str, Any]) -> Result:
+    """A normalization's first output: X's dtype and shape (a rule for one-output nodes; the
+    builder asks ONNX when the node has more outputs)."""
     x = ins[0]
     return [(x.dtype, x.shape)]  # type: ignore[union-attr]
 
@@ -379,8 +381,8 @@ RULES["IsNaN"] = RULES["IsInf"] = lambda ins, attrs: [(types.BOOL, ins[0].shape)
 RULES.update(
     Where=_where, Cast=_cast, CastLike=_cast_like, MatMul=_matmul, Reshape=_reshape_sym, Transpose=_transpose,
     Unsqueeze=_unsqueeze, Squeeze=_squeeze, Shape=_shape, Concat=_concat, Gather=_gather, Slice=_slice,
-    Expand=_expand, ConstantOfShape=_constant_of_shape, LayerNormalization=_layer_norm, RMSNormalization=_layer_norm,
-    BatchNormalization=_layer_norm,  # inference mode: one output shaped like X (training mode has 3: ONNX decides)
+    Expand=_expand, ConstantOfShape=_constant_of_shape, LayerNormalization=_normalized, RMSNormalization=_normalized,
+    BatchNormalization=_normalized,
 )  # fmt: skip
 
 

@@ -247,7 +247,7 @@ def _lce_check(name: str, input: Value, linear_weight: Value, target: Value, lab
     if target.dtype is not INT64:
         raise TypeError(f"{where}: target dtype must be int64 (torch raises too), got {target.dtype}")
     if label_smoothing != 0.0:
-        raise NotImplementedError(f"{where}: torch's chunked kernel does not support label smoothing (it raises), got {label_smoothing}")
+        raise ValueError(f"{where}: torch's chunked kernel does not support label smoothing (it raises NotImplementedError), got {label_smoothing}; use label_smoothing=0 or the unchunked cross_entropy")
     dtype = input.dtype
     if dtype is not acc_dtype and not (dtype in (FLOAT16, BFLOAT16) and acc_dtype is FLOAT):
         raise ValueError(f"{where}: acc_dtype {acc_dtype} is not float32 with a float16/bfloat16 input nor the input's dtype {dtype} (torch raises too)")

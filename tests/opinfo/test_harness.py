@@ -56,6 +56,21 @@ def test_compare_checks_dtype_shape_and_values():
         compare(torch.tensor(3.0), 3)
 
 
+def test_compare_judges_non_finite_complex_elements_part_by_part():
+    """|a - e| of two complex numbers with an infinite part is NaN: such elements are compared
+    part by part, an infinite or NaN part exactly, the other to the tolerance."""
+    inf, nan = float("inf"), float("nan")
+    e = torch.tensor([complex(inf, 1.4007132e37), complex(1.0, 2.0), complex(nan, 3.0)], dtype=torch.complex64)
+    compare(torch.tensor([complex(inf, 1.40071335e37), complex(1.0, 2.0), complex(nan, 3.0)], dtype=torch.complex64), e)
+    for wrong in [complex(-inf, 1.4007132e37), complex(inf, 1.5e37), complex(inf, nan)]:
+        with pytest.raises(AssertionError):
+            compare(torch.tensor([wrong, complex(1.0, 2.0), complex(nan, 3.0)], dtype=torch.complex64), e)
+    with pytest.raises(AssertionError):  # the finite elements are still checked
+        compare(torch.tensor([complex(inf, 1.4007132e37), complex(1.0, 2.5), complex(nan, 3.0)], dtype=torch.complex64), e)
+    with pytest.raises(AssertionError):
+        compare(torch.tensor([complex(inf, 1.4007132e37), complex(1.0, 2.0), complex(nan, 4.0)], dtype=torch.complex64), e)
+
+
 def test_compare_tolerances_per_dtype_and_override():
     a = torch.tensor([1.0, 2.0], dtype=torch.float16)
     compare(a * (1 + 1e-3), a)  # within float16's default (two ulps)

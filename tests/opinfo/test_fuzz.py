@@ -163,6 +163,19 @@ def test_slices_torch_sorts_with_nan_are_not_compared(harness):
     assert run_input(harness, "aten_unique_dim", "nan_inf", Call((y, 0), {}), torch.ops.aten.unique_dim.default, torch.float32)[0] == "rejected"
 
 
+def test_add_relu_nan_sums_are_not_compared(harness):
+    """torch's _add_relu gives NaN or 0 at a NaN sum by the element's position (vector block or
+    scalar tail); those elements are not compared, every other one is."""
+    nan, inf = float("nan"), float("inf")
+    x, y = torch.tensor([nan, 1.0, inf, -inf]), torch.ones(4)
+    torch_tail = lambda a, b, alpha=1: torch.tensor([0.0, 2.0, 3.4028234663852886e38, 0.0])  # noqa: E731
+    outcome, message = run_input(harness, "aten__add_relu", "nan_inf", Call((x, y), {}), torch_tail, torch.float32)
+    assert outcome == "rejected" and "scalar tail" in message
+    wrong = lambda a, b, alpha=1: torch.tensor([0.0, 2.0, float("inf"), 0.0])  # noqa: E731  inf is clamped to max by torch
+    assert run_input(harness, "aten__add_relu", "nan_inf", Call((x, y), {}), wrong, torch.float32)[0] == "mismatch"
+    assert run_input(harness, "aten__add_relu", "original", Call((y, y), {}), torch.ops.aten._add_relu.Tensor, torch.float32)[0] == "ok"
+
+
 def test_float64_prod_is_checked_against_the_exact_product(harness):
     tiny, big = torch.finfo(torch.float64).tiny, torch.finfo(torch.float64).max
     x = torch.tensor([tiny, 3e-16, big, 1e10], dtype=torch.float64)  # tiny * 3e-16 is subnormal: digits lost

@@ -420,7 +420,21 @@ def _torch_undefined(key: str, the_call: Call, expected: Any) -> tuple[list[torc
     moves the numbers around it, so equal values end up apart: mode([nan, 1, nan, 1]) is NaN,
     unique_dim([2, nan, 2, inf, nan, -inf, 2], 0) returns 2 three times. A mode slice holding
     NaN is not compared (the other slices are); a unique_dim input holding NaN not at all (the
-    number of rows differs). Ours: NaN sorted after every number, equal to nothing."""
+    number of rows differs). Ours: NaN sorted after every number, equal to nothing.
+
+    _add_relu (add_clamp_kernel, aten/src/ATen/native/cpu/BinaryOpsKernel.cpp) clamps a + alpha*b
+    to [0, max] with vector max/min in whole vector blocks (a NaN stays NaN) and with std::min /
+    std::max in the scalar loop over the tail (a NaN becomes 0): with AVX512, a NaN sum at
+    position 16 of 17 elements gives 0, at position 15 NaN. The value at a NaN sum depends on the
+    element's position modulo the vector width, so those elements are not compared (ours: NaN,
+    relu's answer); +-inf sums are (torch gives max and 0 in both loops, and so do we)."""
+    if key in ("aten__add_relu", "aten__add_relu_scalar") and isinstance(expected, torch.Tensor) and len(the_call.args) >= 2:
+        alpha = the_call.kwargs.get("alpha", the_call.args[2] if len(the_call.args) > 2 else 1)
+        total = torch.add(torch.as_tensor(the_call.args[0]), torch.as_tensor(the_call.args[1]), alpha=alpha)
+        mask = torch.broadcast_to(torch.isnan(total), expected.shape)
+        if bool(mask.any()):
+            return [mask], "torch's _add_relu turns a NaN sum into NaN in its vector loop and 0 in its scalar tail (position-dependent)"
+        return None
     if key in _POLYNOMIALS and isinstance(expected, torch.Tensor) and len(the_call.args) >= 2:
         x, n = (torch.as_tensor(v, dtype=expected.dtype) for v in the_call.args[:2])
         degree = torch.where(torch.isnan(n) | (n.abs() >= 2.0**63), -1.0, n.trunc())  # static_cast<int64_t>

@@ -176,6 +176,18 @@ def test_add_relu_nan_sums_are_not_compared(harness):
     assert run_input(harness, "aten__add_relu", "original", Call((y, y), {}), torch.ops.aten._add_relu.Tensor, torch.float32)[0] == "ok"
 
 
+def test_eig_of_a_nan_matrix_is_torch_undefined(harness):
+    """MKL rejects a NaN matrix (info < 0) and torch returns its buffers: not compared. A matrix
+    holding inf (torch's kernel runs: NaN eigenvalues) is compared as usual."""
+    a = torch.eye(3, dtype=torch.float64)
+    a[0, 1] = float("nan")
+    garbage = lambda x: torch.tensor([0.15, 0.21, -0.77], dtype=torch.complex128)  # noqa: E731
+    outcome, message = run_input(harness, "aten_linalg_eigvals", "nan_inf", Call((a,), {}), garbage, torch.float64)
+    assert outcome == "rejected" and "geev" in message
+    a[0, 1] = float("inf")
+    assert run_input(harness, "aten_linalg_eigvals", "nan_inf", Call((a,), {}), garbage, torch.float64)[0] == "mismatch"
+
+
 def test_float64_prod_is_checked_against_the_exact_product(harness):
     tiny, big = torch.finfo(torch.float64).tiny, torch.finfo(torch.float64).max
     x = torch.tensor([tiny, 3e-16, big, 1e10], dtype=torch.float64)  # tiny * 3e-16 is subnormal: digits lost

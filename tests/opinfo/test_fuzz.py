@@ -188,6 +188,27 @@ def test_eig_of_a_nan_matrix_is_torch_undefined(harness):
     assert run_input(harness, "aten_linalg_eigvals", "nan_inf", Call((a,), {}), garbage, torch.float64)[0] == "mismatch"
 
 
+def test_torch_less_accurate_is_the_tables_rule_and_the_float64_arbiter(harness):
+    """An entry with a TorchLessAccurate rule for the dtype: a difference is "less_accurate_torch"
+    only when ours is at least as close as torch's to torch's float64 result."""
+    a = torch.tensor([[2.0, 1.0], [0.5, 3.0]])
+
+    def noisy_float32(x):  # torch's float32 result off by 1e-3, its float64 one exact
+        w = torch.linalg.eigvals(x)
+        return w + 1e-3 if x.dtype == torch.float32 else w
+
+    outcome, message = run_input(harness, "aten_linalg_eigvals", "huge", Call((a,), {}), noisy_float32, torch.float32)
+    assert outcome == "less_accurate_torch" and "float64" in message
+
+    def noisy_float64(x):  # torch's float64 result is off instead: ours is not closer to it
+        w = torch.linalg.eigvals(x)
+        return w + 1e-3 if x.dtype == torch.float64 else w + 1e-4
+
+    assert run_input(harness, "aten_linalg_eigvals", "huge", Call((a,), {}), noisy_float64, torch.float32)[0] == "mismatch"
+    # no rule for float64 on that entry: a difference stays a mismatch
+    assert run_input(harness, "aten_linalg_eigvals", "huge", Call((a.double(),), {}), lambda x: torch.linalg.eigvals(x) + 1e-3, torch.float64)[0] == "mismatch"
+
+
 def test_float64_prod_is_checked_against_the_exact_product(harness):
     tiny, big = torch.finfo(torch.float64).tiny, torch.finfo(torch.float64).max
     x = torch.tensor([tiny, 3e-16, big, 1e10], dtype=torch.float64)  # tiny * 3e-16 is subnormal: digits lost

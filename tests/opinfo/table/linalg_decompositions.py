@@ -79,6 +79,12 @@ def _eig_edges(dtype: torch.dtype) -> Any:
         yield sample_input(a.to(dtype))
 
 
+# torch's float32 eig (MKL sgeev) iterates in float32; ours iterates in float64 and rounds once.
+# Where the two differ (entries near finfo.max: every eigenvalue but the largest is rounding
+# noise of it in float32), ours is torch's own float64 result and torch's float32 one is not.
+_SGEEV_LESS_ACCURATE = TorchLessAccurate(dtypes=[torch.float32], reason="torch's float32 eig (sgeev) iterates in float32, ours in float64 rounded once: its eigenvalues are further from torch's float64 ones")
+
+
 ENTRIES = [
     # LU and what it gives
     Entry('aten__linalg_det', opinfo=['linalg.det']),
@@ -114,9 +120,9 @@ ENTRIES = [
     Entry('aten_linalg_pinv_atol_rtol_tensor', opinfo=['linalg.pinv', ('linalg.pinv', 'singular'), ('linalg.pinv', 'hermitian'), 'pinverse']),
     Entry('aten_linalg_pinv_atol_rtol_float', opinfo=['linalg.pinv', ('linalg.pinv', 'singular'), ('linalg.pinv', 'hermitian'), 'pinverse']),
     # general eigenvalue problem: real inputs (float32/float64); complex ones have no complex variant (the export raises naming aten::linalg_eig)
-    Entry('aten_linalg_eig', opinfo=['linalg.eig'], canonical=_eig_invariants),
-    Entry('aten_linalg_eigvals', opinfo=['linalg.eigvals']),  # the same order as LAPACK's on these samples
-    Entry('aten__linalg_eigvals', samples=_eig_edges, dtypes=[torch.float32, torch.float64], canonical=_sorted_eigvals),
+    Entry('aten_linalg_eig', opinfo=['linalg.eig'], canonical=_eig_invariants, xfail=[_SGEEV_LESS_ACCURATE]),
+    Entry('aten_linalg_eigvals', opinfo=['linalg.eigvals'], xfail=[_SGEEV_LESS_ACCURATE]),  # the same order as LAPACK's on these samples
+    Entry('aten__linalg_eigvals', samples=_eig_edges, dtypes=[torch.float32, torch.float64], canonical=_sorted_eigvals, xfail=[_SGEEV_LESS_ACCURATE]),
     # least squares through the SVD
     Entry('aten_linalg_lstsq', opinfo=['linalg.lstsq', ('linalg.lstsq', 'grad_oriented')]),
     # matrix functions

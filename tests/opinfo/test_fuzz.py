@@ -209,6 +209,21 @@ def test_torch_less_accurate_is_the_tables_rule_and_the_float64_arbiter(harness)
     assert run_input(harness, "aten_linalg_eigvals", "huge", Call((a.double(),), {}), lambda x: torch.linalg.eigvals(x) + 1e-3, torch.float64)[0] == "mismatch"
 
 
+def test_torchs_strided_kernel_can_vouch_for_our_values(harness):
+    """torch's contiguous (vectorised) and strided (scalar) kernels may disagree (gelu(inf) with
+    AVX512: NaN against inf); ours passes when it is torch's strided answer on every element."""
+    x = torch.tensor([float("inf"), 1.0, -2.0])
+
+    def two_paths(t):  # NaN at inf on the contiguous path only, as torch's AVX512 gelu
+        out = torch.nn.functional.gelu(t)
+        return torch.where(torch.isinf(t) & (t > 0), torch.nan, out) if t.is_contiguous() else out
+
+    outcome, message = run_input(harness, "aten_gelu", "nan_inf", Call((x,), {}), two_paths, torch.float32)
+    assert outcome == "ok" and "strided" in message
+    always_nan = lambda t: torch.where(torch.isinf(t), torch.nan, torch.nn.functional.gelu(t))  # noqa: E731  one answer: ours differs
+    assert run_input(harness, "aten_gelu", "nan_inf", Call((x,), {}), always_nan, torch.float32)[0] == "mismatch"
+
+
 def test_float64_prod_is_checked_against_the_exact_product(harness):
     tiny, big = torch.finfo(torch.float64).tiny, torch.finfo(torch.float64).max
     x = torch.tensor([tiny, 3e-16, big, 1e10], dtype=torch.float64)  # tiny * 3e-16 is subnormal: digits lost

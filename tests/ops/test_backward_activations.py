@@ -69,3 +69,15 @@ def test_silu_mish_backward_with_a_huge_grad(fn: Callable[..., Any], ref: Any) -
     x = torch.cat([torch.randn(20), torch.linspace(-12, 12, 20)])
     x[:5] = torch.tensor([-8.0, -3.0, 0.5, -9.0, 2.0])
     check_function(fn, (g, x), expected=ref(g, x))
+
+
+@pytest.mark.parametrize("approximate", ["none", "tanh"])
+def test_gelu_backward_is_float64_accurate_where_its_terms_cancel(approximate: str) -> None:
+    """Issue 13, fuzz `huge`: gelu'(x) crosses zero near x = -0.75, where cdf and x * pdf cancel.
+    With a grad near finfo.max, torch's float32 kernel is up to 1.2e-5 relative off there; ours
+    is torch's float64 result rounded to float32."""
+    x = torch.cat([torch.linspace(-3.0, 0.5, 200), torch.tensor([-2.826124668121338, -0.8001519441604614])])
+    g = torch.full_like(x, torch.finfo(torch.float32).max / 3)
+    exact = A.gelu_backward(g.double(), x.double(), approximate=approximate)
+    got = torch.as_tensor(B.aten_gelu_backward(g, x, approximate=approximate))
+    torch.testing.assert_close(got, exact.float(), rtol=2.5e-7, atol=0)

@@ -202,3 +202,15 @@ def test_exact_interpolation_propagates_nan_and_inf_as_torch(name, n, dtype):
             x = with_nan_inf(torch.randn(2, 3, *[size] * n, dtype=dtype))
             out = [length, size, length][:n] if n > 1 else [length]
             check(fn, (x, out, align_corners), expected=getattr(torch.ops.aten, name)(x, out, align_corners), dtype=dtype)
+
+
+def test_antialiased_float32_sums_its_taps_in_float64():
+    """Issue 13, fuzz `huge`: bicubic's negative lobes cancel; the float32 result is torch's
+    float64 result rounded once (torch's own float32 kernel is 1e-6 relative off here)."""
+    info = torch.finfo(torch.float32)
+    x = torch.randn(1, 2, 8, 6)
+    x.view(-1)[:5] = torch.tensor([info.max, -info.max, info.tiny, info.max / 3, -info.tiny])
+    x = x / 4  # no overflow: every output element is representable
+    exact = torch.ops.aten._upsample_bicubic2d_aa(x.double(), [5, 9], True, None, None)
+    got = torch.as_tensor(up.aten__upsample_bicubic2d_aa(x, [5, 9], True, None, None))
+    torch.testing.assert_close(got, exact.float(), rtol=1.2e-7, atol=1e-30)

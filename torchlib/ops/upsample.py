@@ -219,8 +219,11 @@ def _upsample(
     out = _output_lengths(sizes, output_size, scale_list)
     if sizes is not None and out is not None and (dtype is types.DOUBLE or mode.endswith("_aa")):
         # exact: double (Resize has no double kernel) and antialiasing (Resize's filter differs
-        # from torch's in the last float32 digits, and has no align_corners)
-        compute = types.DOUBLE if dtype is types.DOUBLE else types.FLOAT
+        # from torch's in the last float32 digits, and has no align_corners). float32 antialiasing
+        # sums its taps in float64 and rounds once: the taps of bicubic's negative lobes cancel,
+        # and torch's float32 sums are then off by 1e-6 relative where ours are exact
+        wide = dtype is types.DOUBLE or (dtype is types.FLOAT and mode.endswith("_aa"))
+        compute = types.DOUBLE if wide else types.FLOAT
         y = _interpolate_exactly(cast_to(x, compute), sizes, out, scale_list, mode, align_corners)  # type: ignore[arg-type]
         return _cast_back(y, dtype)
     native = dtype in (types.FLOAT, types.FLOAT16) or (dtype is types.UINT8 and mode.startswith("nearest"))

@@ -143,5 +143,9 @@ ENTRIES += [
 ENTRIES += [
     Entry('aten_native_batch_norm_backward', samples=from_backward(
         ['nn.functional.batch_norm'], ['native_batch_norm_backward'], masks=True),
-        reference=masked_reference('native_batch_norm_backward'), dtypes=_FLOATS),  # native_batch_norm_backward
+        reference=masked_reference('native_batch_norm_backward'), dtypes=_FLOATS, xfail=[
+            # fuzz [noncontiguous]: torch's strided half kernel is 4.3e-3 relative off its float64
+            # result, ours 4.6e-4 (statistics and sums in float32, rounded once)
+            TorchLessAccurate(dtypes=[torch.float16, torch.bfloat16], reason="torch's half-precision batch_norm_backward for non-contiguous inputs rounds its intermediates to half; ours accumulates in float32 and rounds once"),
+        ]),  # native_batch_norm_backward
 ]

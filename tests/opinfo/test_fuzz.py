@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 import torch
 
@@ -273,12 +275,37 @@ def test_an_abort_is_counted_not_fatal(harness, monkeypatch):
             os.abort()  # after torch's result: ours
         return "ok", ""
 
+    def ours(x):  # our function alone dies on the nan_inf input too: the crash is ours
+        if bool(torch.isnan(x).any()):
+            os.abort()
+        return x.abs()
+
     monkeypatch.setattr(fuzz_module, "run_input", aborting)
+    monkeypatch.setitem(harness.functions, "aten_abs", dataclasses.replace(harness.functions["aten_abs"], function=ours))
     findings = fuzz_cell(harness, "aten_abs", torch.float32, limit=1)
     outcomes = {f.transform: f.outcome for f in findings}
     assert outcomes["nan_inf"] == "crash" and outcomes["original"] == "ok"
     assert outcomes["huge"] == "rejected"  # the cell went on after the crash, and torch's crash is not ours
     assert "noncontiguous" in outcomes
+
+
+def test_a_death_after_torch_returned_is_torchs_when_ours_alone_survives(harness, monkeypatch):
+    """torch's max_pool backward with out-of-range indices corrupts the heap; the process dies
+    later, inside our call. Our function alone, in a fresh process, returns: torch's crash."""
+    import os
+
+    from torchlib.conformance import fuzz as fuzz_module
+
+    def dies_after_torch(h, key, name, the_call, reference, dtype, tol=None, torch_done=None):
+        torch_done()
+        if name == "nan_inf":
+            os.abort()
+        return "ok", ""
+
+    monkeypatch.setattr(fuzz_module, "run_input", dies_after_torch)
+    findings = fuzz_cell(harness, "aten_abs", torch.float32, limit=1)
+    nan_inf = [f for f in findings if f.transform == "nan_inf"]
+    assert nan_inf and nan_inf[0].outcome == "rejected" and "fresh process" in nan_inf[0].message
 
 
 def test_report_counts():

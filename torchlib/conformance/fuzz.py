@@ -785,11 +785,47 @@ def fuzz_cell(harness: Harness, key: str, dtype: torch.dtype, limit: int = 3, ti
         why = f"no result in {timeout:.0f} s" if hung else f"the process died ({_status_text(status)})"
         if not current.get("torch_done"):  # torch itself crashed or hung: an input it does not check
             outcome, why = "rejected", f"torch itself {'hung' if hung else 'crashed'} on this input ({why})"
+        elif not hung and _ours_alone_survives(harness, key, dtype, limit, current["start"], timeout):
+            outcome, why = "rejected", (f"the process died after torch returned ({why}), and our function alone on this input, "
+                                        "in a fresh process, returns: torch's kernel corrupted memory it does not own")  # fmt: skip
         findings.append(Finding(key, dtype_name(dtype), current["transform"], outcome, current["call"], why))
         start = current["start"] + 1
         if count is not None and start >= count:
             break
     return _mark_known(findings)
+
+
+def _ours_alone_survives(harness: Harness, key: str, dtype: torch.dtype, limit: int, index: int, timeout: float) -> bool:
+    """True when our function, run alone (torch's reference not called) on input `index` of the
+    cell in a fresh process, returns or raises without the process dying. A process that dies
+    after torch returned may die of torch's own heap corruption (max_pool backward with
+    out-of-range indices writes outside its output), detected later by the allocator."""
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child
+        try:
+            import faulthandler
+
+            faulthandler.disable()
+            os.dup2(os.open(os.devnull, os.O_WRONLY), 2)
+            _, the_call, _, _, _ = cell_inputs(harness, key, dtype, limit)[index]
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                try:
+                    harness.functions[key].function(*the_call.args, **the_call.kwargs)
+                except Exception:
+                    pass  # raising is not dying
+            os._exit(0)
+        finally:
+            os._exit(1)
+    deadline = time.monotonic() + timeout * 3
+    while time.monotonic() < deadline:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            return os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
+        time.sleep(0.05)
+    os.kill(pid, signal.SIGKILL)
+    os.waitpid(pid, 0)
+    return False
 
 
 def _status_text(status: int) -> str:

@@ -324,3 +324,18 @@ def test_lstsq_of_empty_matrices(driver, shapes):
 
     a, b = torch.randn(shapes[0], dtype=torch.float64), torch.randn(shapes[1], dtype=torch.float64)
     check_function(Ls.aten_linalg_lstsq, (a, b), {"driver": driver}, expected=tuple(A.linalg_lstsq(a, b, driver=driver)))
+
+
+@pytest.mark.parametrize("scale_grad_by_freq", [False, True])
+def test_embedding_dense_backward_ignores_out_of_range_indices(scale_grad_by_freq: bool) -> None:
+    """Fuzz [int_extremes]: torch's CPU kernel adds a gradient row only where 0 <= index <
+    num_weights; other indices (int64 extremes, -1 without wrap-around) contribute nothing. We
+    raised (onnxruntime's ScatterElements rejects them)."""
+    from torchlib.ops.backward import aten_embedding_dense_backward
+
+    grad = torch.randn(2, 3, 4)
+    indices = torch.tensor([[2**63 - 1, -(2**63), -1], [0, 2**63 - 2, 1]])
+    if scale_grad_by_freq:  # torch counts every index in an array of num_weights: out of range, it writes past it
+        indices = torch.tensor([[1, 4, 3], [0, 1, 1]])
+    expected = torch.ops.aten.embedding_dense_backward(grad, indices, 5, 3, scale_grad_by_freq)
+    check_function(aten_embedding_dense_backward, (grad, indices, 5, 3, scale_grad_by_freq), expected=expected)

@@ -125,19 +125,25 @@ def aten__adaptive_avg_pool3d_backward(grad_output: TFloat, self: TFloat) -> TFl
 def aten_embedding_dense_backward(
     grad_output: TFloat, indices: TInt, num_weights: Any, padding_idx: Any, scale_grad_by_freq: bool
 ) -> TFloat:
-    """embedding_dense_backward(Tensor grad_output, Tensor indices, SymInt num_weights, SymInt padding_idx, bool scale_grad_by_freq) -> Tensor"""
+    """embedding_dense_backward(Tensor grad_output, Tensor indices, SymInt num_weights, SymInt padding_idx, bool scale_grad_by_freq) -> Tensor
+
+    As torch's CPU kernel, which adds each gradient row to the weight row its index names only
+    when 0 <= index < num_weights (its loop over weight rows never meets another index): indices
+    out of that range, and padding_idx, contribute nothing (no wrap-around of negative ones)."""
     dtype = _compute_dtype(grad_output.dtype)
     index = op.Reshape(cast_to(indices, types.INT64), [-1])
     width = op.Shape(grad_output, start=-1)
     grad = op.Reshape(cast_to(grad_output, dtype), op.Concat(op.Constant(value=np.array([-1], np.int64)), width, axis=0))
     rows = op.Reshape(cast_to(num_weights, types.INT64) if isinstance(num_weights, Value) else
                       op.Constant(value=np.array(num_weights, np.int64)), [1])  # fmt: skip
+    valid = op.And(op.GreaterOrEqual(index, np.array(0, np.int64)), op.Less(index, rows))
+    index = op.Where(valid, index, np.array(0, np.int64))  # a row that exists; its gradient is zeroed below
     if scale_grad_by_freq:  # each gradient divided by how often its index occurs
-        ones = op.ConstantOfShape(op.Shape(index), value=np.ones(1, dtype.numpy))
+        ones = op.Cast(valid, to=dtype.onnx)
         counts = op.ScatterElements(op.ConstantOfShape(rows, value=np.zeros(1, dtype.numpy)), index, ones, reduction="add")
         grad = op.Div(grad, op.Unsqueeze(op.Gather(counts, index), [1]))
-    keep = op.Not(op.Equal(index, cast_to(padding_idx, types.INT64) if isinstance(padding_idx, Value) else padding_idx))
-    grad = op.Where(op.Unsqueeze(keep, [1]), grad, op.CastLike(0, grad))  # padding_idx gets no gradient
+    keep = op.And(valid, op.Not(op.Equal(index, cast_to(padding_idx, types.INT64) if isinstance(padding_idx, Value) else padding_idx)))
+    grad = op.Where(op.Unsqueeze(keep, [1]), grad, op.CastLike(0, grad))  # padding_idx and out-of-range rows get no gradient
     zeros = op.ConstantOfShape(op.Concat(rows, width, axis=0), value=np.zeros(1, dtype.numpy))
     scatter_index = op.Expand(op.Unsqueeze(index, [1]), op.Shape(grad))
     return cast_to(op.ScatterElements(zeros, scatter_index, grad, axis=0, reduction="add"), grad_output.dtype)

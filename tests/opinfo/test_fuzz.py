@@ -226,6 +226,19 @@ def test_torchs_strided_kernel_can_vouch_for_our_values(harness):
     assert run_input(harness, "aten_gelu", "nan_inf", Call((x,), {}), always_nan, torch.float32)[0] == "mismatch"
 
 
+def test_pool_backward_with_a_grad_of_other_planes_is_not_a_valid_input(harness):
+    """torch reads grad_output past its end when its batch/channels differ from self's: we
+    raise there, and that is no error of ours; matching shapes are compared as usual."""
+    grad, self = torch.randn(1, 3, 1, 2, 2), torch.randn(2, 3, 3, 4, 4)
+    args = ([2, 2, 2], [], [0, 0, 0], False, True, None)
+    outcome, message = run_input(harness, "aten_avg_pool3d_backward", "size1", Call((grad, self, *args), {}),
+                                 torch.ops.aten.avg_pool3d_backward.default, torch.float32)  # fmt: skip
+    assert outcome == "rejected" and "past its end" in message and "we raise" in message
+    same = torch.randn(2, 3, 1, 2, 2)
+    assert run_input(harness, "aten_avg_pool3d_backward", "original", Call((same, self, *args), {}),
+                     torch.ops.aten.avg_pool3d_backward.default, torch.float32)[0] == "ok"  # fmt: skip
+
+
 def test_float64_prod_is_checked_against_the_exact_product(harness):
     tiny, big = torch.finfo(torch.float64).tiny, torch.finfo(torch.float64).max
     x = torch.tensor([tiny, 3e-16, big, 1e10], dtype=torch.float64)  # tiny * 3e-16 is subnormal: digits lost

@@ -365,13 +365,15 @@ def run_input(harness: Harness, key: str, name: str, the_call: Call, reference: 
             return "rejected", _error_text(e, 200)
         if torch_done is not None:
             torch_done()
+        undefined = _torch_undefined(key, the_call, expected)
         try:
             actual = fn(*the_call.args, **the_call.kwargs)
             if entry.output is not None:
                 actual = entry.output(actual)
         except Exception as e:
+            if undefined is not None and undefined[0] is None:
+                return "rejected", f"{undefined[1]} (we raise: {_error_text(e, 150)})"
             return "error", _error_text(e, 300)
-        undefined = _torch_undefined(key, the_call, expected)
         if undefined is not None:
             masks, why = undefined
             if masks is None:
@@ -482,11 +484,23 @@ def _torch_undefined(key: str, the_call: Call, expected: Any) -> tuple[list[torc
     element's position modulo the vector width, so those elements are not compared (ours: NaN,
     relu's answer); +-inf sums are (torch gives max and 0 in both loops, and so do we).
 
+    avg_pool2d_backward / avg_pool3d_backward with a grad_output whose batch or channel sizes
+    differ from self's: torch's kernel loops over self's planes and reads grad_output's without
+    a check (garbage such as 3.96e-16 for the planes grad_output does not have). Not a valid
+    input; we raise, naming both shapes.
+
     linalg_eig / linalg_eigvals of a matrix holding NaN: MKL's geev rejects it in its balancing
     step ("Intel oneMKL ERROR: Parameter 3 was incorrect on entry to DGEBAL", info < 0), which
     torch does not check: it returns whatever the output buffers hold (finite numbers for a NaN
     matrix; the float32 kernel segfaults instead). No value is computed, so none is compared
     (ours: NaN eigenvalues, as for a matrix holding inf, where torch's kernel works)."""
+    pool_backward = {"aten_avg_pool2d_backward": 2, "aten_avg_pool3d_backward": 3}
+    if key in pool_backward and len(the_call.args) >= 2 and all(isinstance(t, torch.Tensor) for t in the_call.args[:2]):
+        grad, self = the_call.args[:2]
+        n = pool_backward[key]
+        if grad.dim() != self.dim() or grad.shape[:-n] != self.shape[:-n]:
+            return None, (f"grad_output {list(grad.shape)} and self {list(self.shape)} differ in batch or channels: torch does not "
+                          "check and reads grad_output past its end for the missing planes")  # fmt: skip
     eigs = ("aten_linalg_eig", "aten_linalg_eigvals", "aten__linalg_eigvals")
     if key in eigs and the_call.args and isinstance(the_call.args[0], torch.Tensor) and bool(torch.isnan(the_call.args[0]).any()):
         return None, "MKL's geev rejects a matrix holding NaN (info < 0, unchecked by torch): torch returns its buffers' contents"

@@ -20,7 +20,8 @@ from typing import Any
 
 import numpy as np
 
-from graph_builder import current_opset, op
+from graph_builder import GraphBuilder, current_opset, op
+from graph_builder.evaluator import current_evaluator
 from graph_builder.ir import Value
 from graph_builder.types import DOUBLE, FLOAT, TFloat, TTensor
 from torchlib.ops._helpers import normalize_dim
@@ -74,8 +75,9 @@ def _scale(x: Value, lengths: Sequence[Any], normalization: int) -> Value:
     return op.Mul(x, op.Pow(total, np.array(power, dtype=x.dtype.numpy)))
 
 
-def _dft(x: Value, axis: int, onesided: bool = False) -> Value:
-    """One forward DFT along `axis` of the real view x ([..., 1] real or [..., 2] complex).
+def _plain_dft(x: Value, axis: int, onesided: bool = False) -> Value:
+    """One forward DFT along `axis` of the real view x ([..., 1] real or [..., 2] complex), as
+    onnxruntime computes it (an inf or NaN anywhere in a signal makes all its bins NaN).
 
     A float64 x near finfo.max: onnxruntime's DFT of a length that is not a power of two is a
     chirp-z transform whose intermediate sums overflow (NaN) long before the result does. Such an
@@ -90,6 +92,87 @@ def _dft(x: Value, axis: int, onesided: bool = False) -> Value:
     down = op.Where(big, np.array(2.0**-k), np.array(1.0))
     y = op.DFT(op.Mul(x, down), None, np.array(axis, dtype=np.int64), onesided=int(onesided))
     return op.Mul(y, op.Reciprocal(down))
+
+
+_MAX_SPECIAL_MATRIX = 1 << 22  # n * bins above this: the special-value counts are not built (see _dft)
+
+
+def _twiddle_signs(n: int) -> tuple[np.ndarray, np.ndarray]:
+    """The signs (-1, 0 or 1, float32) of c = cos(2 pi m / n) and s = -sin(2 pi m / n), m = 0 .. n-1,
+    the real and imaginary parts of the forward DFT's twiddle w^m; a 0 where the part is exactly 0
+    (4m = n or 3n for c; m = 0 or 2m = n for s). Integer arithmetic: exact for every n."""
+    m4 = 4 * np.arange(n)
+    c = np.where((m4 < n) | (m4 > 3 * n), 1, np.where((m4 == n) | (m4 == 3 * n), 0, -1))
+    s = -np.sign(2 * n - m4) * (m4 != 0)  # sin > 0 for 0 < 2m < n, < 0 for 2m > n
+    return c.astype(np.float32), s.astype(np.float32)
+
+
+def _special_terms(x: Value, axis: int, bins: int) -> tuple[Value, Value]:
+    """For the real view x holding infs and NaNs: per output part (the layout of the DFT of x,
+    bins long along `axis`), whether its direct sum has a special term, and that term's total
+    (NaN, +inf or -inf), as if each inf/NaN sample times a twiddle part that is exactly 0 gave 0.
+
+    A sample part a (real) or b (imaginary) times w^{jk} = c + i s enters Re as a c - b s and Im as
+    a s + b c; per part and bin, MatMuls of 0/1 indicators of x against the twiddle signs count the
+    +inf and -inf terms (their difference and their sum) and the NaN terms."""
+    n, parts, rank = x.shape[axis], x.shape[-1], x.rank
+    c_tab, s_tab = _twiddle_signs(n)
+    others = [d for d in range(rank - 1) if d != axis]
+    perm = [*others, rank - 1, axis]  # [..., parts, n]: the samples last, a's then b's
+    signal = op.Reshape(op.Transpose(x, perm=perm), np.array([0] * len(others) + [parts * n], np.int64))
+    index = op.Mod(op.Mul(np.arange(n, dtype=np.int64)[:, None], np.arange(bins, dtype=np.int64)[None, :]), np.array(n, np.int64))
+    c, s = op.Gather(c_tab, index), op.Gather(s_tab, index)  # [n, bins]
+    signs = op.Concat(c, s, axis=1)  # rows a_j: columns Re X_k then Im X_k
+    if parts == 2:
+        signs = op.Concat(signs, op.Concat(op.Neg(s), c, axis=1), axis=0)  # rows b_j
+    magnitudes = op.Abs(signs)
+    pos = op.Cast(op.IsInf(signal, detect_negative=0), to=FLOAT.onnx)
+    neg = op.Cast(op.IsInf(signal, detect_positive=0), to=FLOAT.onnx)
+    nan = op.Cast(op.IsNaN(signal), to=FLOAT.onnx)
+    direction = op.MatMul(op.Sub(pos, neg), signs)  # (+inf terms) - (-inf terms)
+    infs = op.MatMul(op.Add(pos, neg), magnitudes)
+    nans = op.MatMul(nan, magnitudes)
+    # back to the DFT's layout: [..., 2 * bins] -> [..., 2, bins] -> bins at `axis`, parts last
+    back = [perm.index(d) for d in range(rank)]
+    split = np.array([0] * len(others) + [2, bins], np.int64)
+    direction, infs, nans = (op.Transpose(op.Reshape(v, split), perm=back) for v in (direction, infs, nans))
+    dtype = x.dtype.numpy
+    is_nan = op.Or(op.Greater(nans, np.array(0, np.float32)), op.Less(op.Abs(direction), infs))
+    signed = op.Where(op.Greater(direction, np.array(0, np.float32)), np.array(np.inf, dtype), np.array(-np.inf, dtype))
+    total = op.Where(is_nan, np.array(np.nan, dtype), signed)
+    return op.Greater(op.Add(infs, nans), np.array(0, np.float32)), total
+
+
+def _exact_dft(x: Value, axis: int, onesided: bool) -> Value:
+    """_plain_dft of x's finite values plus the special terms of its infs and NaNs (IEEE sums:
+    an overflowed finite part of the other sign gives NaN, as the direct sum would)."""
+    finite = op.Where(op.IsNaN(op.Mul(x, np.array(0, x.dtype.numpy))), np.array(0, x.dtype.numpy), x)
+    y = _plain_dft(finite, axis, onesided)
+    bins = x.shape[axis] // 2 + 1 if onesided else x.shape[axis]
+    has, total = _special_terms(x, axis, bins)
+    return op.Where(has, op.Add(y, total), y)
+
+
+def _dft(x: Value, axis: int, onesided: bool = False) -> Value:
+    """One forward DFT along `axis` of the real view x ([..., 1] real or [..., 2] complex), with
+    torch's answer on infs and NaNs (the module docstring's rule): traced, the exact path runs
+    inside an If only when x holds one (IsNaN(ReduceSum(x) * 0), also true when the sum
+    overflows, which takes the exact path harmlessly); eager, it always runs. A dynamic length,
+    or n * bins above 2^22 (the counts' matrix), keeps onnxruntime's all-NaN signal."""
+    n = x.shape[axis] if x.shape is not None else None
+    parts = x.shape[-1] if x.shape is not None else None
+    if not isinstance(n, int) or not isinstance(parts, int) or n < 1 or n * (n // 2 + 1 if onesided else n) > _MAX_SPECIAL_MATRIX:
+        return _plain_dft(x, axis, onesided)
+    builder = current_evaluator()
+    if not isinstance(builder, GraphBuilder):  # eager: the values are known
+        return _exact_dft(x, axis, onesided)
+    then_branch, else_branch = builder.subgraph("dft_with_inf_nan"), builder.subgraph("dft")
+    with then_branch:
+        then_branch.output(_exact_dft(x, axis, onesided))
+    with else_branch:
+        else_branch.output(_plain_dft(x, axis, onesided))
+    special = op.IsNaN(op.Mul(op.ReduceSum(x, keepdims=0), np.array(0, x.dtype.numpy)))
+    return op.If(special, then_branch=then_branch, else_branch=else_branch)
 
 
 def _real_input_zeros(x: Value, axis: int, length: Any) -> Value:

@@ -176,23 +176,24 @@ def _exact_dft(x: Value, axis: int, onesided: bool) -> Value:
 
 def _dft(x: Value, axis: int, onesided: bool = False) -> Value:
     """One forward DFT along `axis` of the real view x ([..., 1] real or [..., 2] complex), with
-    torch's answer on infs and NaNs (the module docstring's rule): traced, the exact path runs
-    inside an If only when x holds one (IsNaN(ReduceSum(x) * 0), also true when the sum
-    overflows, which takes the exact path harmlessly); eager, it always runs. A dynamic length,
-    or n * bins above 2^22 (the counts' matrix), keeps onnxruntime's all-NaN signal."""
+    torch's answer on infs and NaNs (the module docstring's rule). The exact path runs only when
+    x holds one: IsNaN(ReduceSum(x) * 0), also true when the sum overflows, which takes the exact
+    path harmlessly; traced, as the condition of an If, so that finite inputs cost one ReduceSum.
+    A dynamic length, or n * bins above 2^22 (the counts' matrix, [parts * n, 2 * bins] float32,
+    would pass 64 MB), keeps onnxruntime's answer: every bin of the signal NaN."""
     n = x.shape[axis] if x.shape is not None else None
     parts = x.shape[-1] if x.shape is not None else None
     if not isinstance(n, int) or not isinstance(parts, int) or n < 1 or n * (n // 2 + 1 if onesided else n) > _MAX_SPECIAL_MATRIX:
         return _plain_dft(x, axis, onesided)
+    special = op.IsNaN(op.Mul(op.ReduceSum(x, keepdims=0), np.array(0, x.dtype.numpy)))
     builder = current_evaluator()
     if not isinstance(builder, GraphBuilder):  # eager: the values are known
-        return _exact_dft(x, axis, onesided)
+        return _exact_dft(x, axis, onesided) if bool(special.const_value) else _plain_dft(x, axis, onesided)
     then_branch, else_branch = builder.subgraph("dft_with_inf_nan"), builder.subgraph("dft")
     with then_branch:
         then_branch.output(_exact_dft(x, axis, onesided))
     with else_branch:
         else_branch.output(_plain_dft(x, axis, onesided))
-    special = op.IsNaN(op.Mul(op.ReduceSum(x, keepdims=0), np.array(0, x.dtype.numpy)))
     return op.If(special, then_branch=then_branch, else_branch=else_branch)
 
 

@@ -25,12 +25,13 @@ after axis, as torch's row-column transforms do; c2r to the Hermitian-extended s
 
 Where this differs from torch (measured on torch 2.13's MKL 2024.2, AVX512, single and several
 inf/NaN per signal): at the lengths MKL factorises (9, 15, 18, 20-22, 24-28, 30, 32, and every
-longer non-prime length tried: 64, 100, 400; c2c float32 also 16), and in float64 c2c at 10,
-13, 17, 19, 23, 29 and 31 when scaled by 1/sqrt(n) or over several axes, torch combines
-infinities inside its butterflies and scaling (inf - inf), so a part may be NaN where the direct
-sum is +-inf or finite. Every part where torch is not NaN equals this answer; this, the
-mathematically exact answer, is kept. The other cases up to length 32 (1-8, 10-14, 16, 17, 19,
-23, 29, 31 but those above) match torch exactly in r2c, c2c and c2r, one axis or several.
+longer non-prime length tried: 64, 100, 400; c2c float32 also 16), and in float64 c2c axes (of
+c2c, or c2r's first axes) of 10, 13, 17, 19, 23, 29 and 31 when scaled by 1/sqrt(n) or
+transformed with other axes, torch combines infinities inside its butterflies and scaling
+(inf - inf), so a part may be NaN where the direct sum is +-inf or finite. Every part where
+torch is not NaN equals this answer; this, the mathematically exact answer, is kept. The other
+cases up to length 32 (1-8, 10-14, 16, 17, 19, 23, 29, 31 but those above) match torch exactly
+in r2c, c2c and c2r, one axis or several.
 """
 
 from __future__ import annotations

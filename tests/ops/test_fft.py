@@ -4,12 +4,13 @@ odd output lengths of c2r, and errors torch also raises."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 import torch
 
 from torchlib.ops import fft as F
 from torchlib.ops import spectral as S
-from torchlib.testing import check_function, run_dynamic
+from torchlib.testing import check_function, run_dynamic, run_traced, trace
 
 aten = torch.ops.aten
 
@@ -102,3 +103,139 @@ def test_real_input_bins_with_an_exactly_zero_imaginary_part(n, onesided):
     assert (actual.imag[:, zero_bins] == 0).all()
     spec = S.aten_stft(x[0], n, 2, None, None, False, None, True)
     assert (spec.imag[zero_bins] == 0).all()
+
+
+# -- infinities and NaNs (module docstring of fft.py) ----------------------------------------------
+def _with_specials(x: torch.Tensor) -> torch.Tensor:
+    """x [rows >= 5, ..., n] with several infs and NaNs per signal along the last dim, in the real
+    and (complex x) imaginary parts: at 0, next to each other, at n/2, and +inf with -inf in one
+    signal."""
+    x = x.clone()
+    n = x.shape[-1]
+    parts = torch.view_as_real(x) if x.is_complex() else x.unsqueeze(-1)
+    inf, nan = float("inf"), float("nan")
+    parts[0, ..., 0, 0] = nan
+    parts[1, ..., 0, 0] = inf
+    parts[1, ..., min(2, n - 1), 0] = -inf
+    parts[2, ..., min(1, n - 1), 0] = inf
+    parts[2, ..., min(3, n - 1), 0] = inf
+    parts[3, ..., n // 2, 0] = -inf
+    parts[4, ..., n - 1, -1] = inf  # the imaginary part of a complex x
+    parts[4, ..., 0, -1] = nan
+    return x
+
+
+def _check_parts(fn, args, expected, rtol=1e-4, atol=1e-4):
+    """fn eager and traced equal torch's `expected` part by part (assert_close on a complex value
+    with an infinite part compares a NaN difference)."""
+    for how, actual in (("eager", fn(*args)), ("traced", run_traced(fn, *args))):
+        assert actual.dtype == expected.dtype and actual.shape == expected.shape, how
+        a, e = (torch.view_as_real(v) if v.is_complex() else v for v in (actual, expected))
+        torch.testing.assert_close(a, e, rtol=rtol, atol=atol, equal_nan=True, msg=lambda m, how=how: f"{how}: {m}")
+
+
+@pytest.mark.parametrize("n", [5, 7, 8, 12])
+@pytest.mark.parametrize("onesided", [True, False])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_r2c_with_inf_and_nan_like_torch(n, onesided, dtype):
+    """Issue: onnxruntime's DFT made every bin of a signal holding an inf or NaN NaN; torch's has
+    a finite Im X_0, and the infinities of the direct sum where no NaN enters."""
+    x = _with_specials(torch.randn(6, n, dtype=dtype, generator=torch.Generator().manual_seed(n)))
+    for normalization in (0, 1, 2):
+        _check_parts(lambda t, k=normalization: F.aten__fft_r2c(t, [1], k, onesided), (x,), aten._fft_r2c(x, [1], normalization, onesided))
+
+
+@pytest.mark.parametrize("n", [4, 6, 11, 12])
+@pytest.mark.parametrize("forward", [True, False])
+@pytest.mark.parametrize("dtype", [torch.complex64, torch.complex128])
+def test_c2c_with_inf_and_nan_like_torch(n, forward, dtype):
+    x = _with_specials(torch.randn(6, n, dtype=dtype, generator=torch.Generator().manual_seed(n)))
+    for normalization in (0, 1, 2):
+        _check_parts(lambda t, k=normalization: F.aten__fft_c2c(t, [1], k, forward), (x,), aten._fft_c2c(x, [1], normalization, forward))
+
+
+@pytest.mark.parametrize("last_dim_size", [5, 6, 11, 12])
+@pytest.mark.parametrize("dtype", [torch.complex64, torch.complex128])
+def test_c2r_with_inf_and_nan_like_torch(last_dim_size, dtype):
+    """The Hermitian extension doubles each special term (same sign); the imaginary parts of X_0
+    and X_{n/2} drop out, NaN or not."""
+    x = _with_specials(torch.randn(6, last_dim_size // 2 + 1, dtype=dtype, generator=torch.Generator().manual_seed(last_dim_size)))
+    for normalization in (0, 2):
+        _check_parts(lambda t, k=normalization: F.aten__fft_c2r(t, [1], k, last_dim_size), (x,), aten._fft_c2r(x, [1], normalization, last_dim_size))
+
+
+@pytest.mark.parametrize("op_name, dims", [("r2c", [0, 2]), ("r2c", [2, 1, 0]), ("c2c", [1, 2]), ("c2c", [0, 1, 2]), ("c2r", [0, 2]), ("c2r", [1, 2])])
+def test_several_axes_with_inf_and_nan_like_torch(op_name, dims):
+    """Axis after axis, as torch: the infinities of one axis's bins enter the next axis's sums
+    (three specials in the whole tensor, so that not every output part is NaN)."""
+    g = torch.Generator().manual_seed(0)
+    dtype = {"r2c": torch.float32, "c2c": torch.complex64, "c2r": torch.complex128}[op_name]
+    x = torch.randn(6, 5, 4, dtype=dtype, generator=g)
+    parts = torch.view_as_real(x) if x.is_complex() else x.unsqueeze(-1)
+    parts[0, 0, 0, 0], parts[3, 2, 1, -1], parts[5, 1, 3, 0] = float("inf"), float("-inf"), float("nan") if op_name != "c2c" else float("inf")
+    if op_name == "r2c":
+        fn, expected = (lambda t: F.aten__fft_r2c(t, dims, 2, True)), aten._fft_r2c(x, dims, 2, True)
+    elif op_name == "c2c":
+        fn, expected = (lambda t: F.aten__fft_c2c(t, dims, 0, False)), aten._fft_c2c(x, dims, 0, False)
+    else:
+        fn, expected = (lambda t: F.aten__fft_c2r(t, dims, 2, 6)), aten._fft_c2r(x, dims, 2, 6)
+    assert not torch.view_as_real(expected.to(torch.complex128)).isnan().all()
+    _check_parts(fn, (x,), expected)
+
+
+def test_stft_with_inf_and_nan_like_torch():
+    x = torch.randn(2, 60, generator=torch.Generator().manual_seed(0))
+    x[0, 7], x[0, 30], x[1, 12], x[1, 14] = float("nan"), float("inf"), float("inf"), float("-inf")
+    w = torch.hann_window(12)
+    expected = torch.stft(x, 12, 4, window=w, return_complex=True)
+    _check_parts(lambda a, w: S.aten_stft_center(a, 12, 4, window=w, return_complex=True), (x, w), expected)
+
+
+def _direct_sum(x: np.ndarray, bins: int) -> np.ndarray:
+    """The forward DFT along the last axis of a complex128 x term by term, a twiddle part that is
+    exactly 0 adding nothing (the rule in fft.py's docstring), from numpy's cos and sin."""
+    n = x.shape[-1]
+    m = np.arange(n)[:, None] * np.arange(bins)[None, :] % n
+    c, s = np.cos(2 * np.pi * m / n), -np.sin(2 * np.pi * m / n)
+    c[(4 * m == n) | (4 * m == 3 * n)], s[(m == 0) | (2 * m == n)] = 0, 0
+    a, b = x.real[..., :, None], x.imag[..., :, None]
+    with np.errstate(invalid="ignore"):
+        re = (np.where(c != 0, a * c, 0) - np.where(s != 0, b * s, 0)).sum(-2)
+        im = (np.where(s != 0, a * s, 0) + np.where(c != 0, b * c, 0)).sum(-2)
+    return np.stack([re, im], -1)
+
+
+@pytest.mark.parametrize("n", [9, 64, 400])
+def test_factorised_lengths_give_the_direct_sum_torch_only_adds_nans(n):
+    """Lengths MKL factorises: torch combines infinities inside its butterflies (inf - inf) and
+    answers NaN in some parts where the direct sum is +-inf or finite; we keep the direct sum.
+    Every part where torch is not NaN equals ours."""
+    x = _with_specials(torch.randn(6, n, dtype=torch.complex128, generator=torch.Generator().manual_seed(n)))
+    expected = torch.from_numpy(_direct_sum(x.numpy(), n))
+    for how, actual in (("eager", F.aten__fft_c2c(x, [1], 0, True)), ("traced", run_traced(lambda t: F.aten__fft_c2c(t, [1], 0, True), x))):
+        torch.testing.assert_close(torch.view_as_real(actual), expected, rtol=1e-9, atol=1e-9 * n, equal_nan=True, msg=lambda m, how=how: f"{how}: {m}")
+    ours, theirs = torch.view_as_real(F.aten__fft_c2c(x, [1], 0, True)), torch.view_as_real(aten._fft_c2c(x, [1], 0, True))
+    kept = ~theirs.isnan()
+    torch.testing.assert_close(ours[kept], theirs[kept], rtol=1e-9, atol=1e-9 * n)
+    real = _with_specials(torch.randn(6, n, dtype=torch.float64, generator=torch.Generator().manual_seed(n)))
+    expected = torch.from_numpy(_direct_sum(real.numpy().astype(np.complex128), n // 2 + 1))
+    torch.testing.assert_close(torch.view_as_real(F.aten__fft_r2c(real, [1], 0, True)), expected, rtol=1e-9, atol=1e-9 * n, equal_nan=True)
+
+
+def test_twiddle_signs_are_those_of_cos_and_sin():
+    for n in range(1, 130):
+        c, s = F._twiddle_signs(n)
+        m = np.arange(n)
+        exact_c, exact_s = (4 * m == n) | (4 * m == 3 * n), (m == 0) | (2 * m == n)
+        assert (c[exact_c] == 0).all() and (np.sign(np.cos(2 * np.pi * m / n))[~exact_c] == c[~exact_c]).all()
+        assert (s[exact_s] == 0).all() and (np.sign(-np.sin(2 * np.pi * m / n))[~exact_s] == s[~exact_s]).all()
+
+
+def test_finite_inputs_skip_the_special_values_path():
+    """Traced, the counts run inside an If taken only when the input holds an inf or NaN: the
+    main graph holds no MatMul, the else branch is the plain DFT."""
+    model, _, _ = trace(lambda t: F.aten__fft_r2c(t, [1], 0, True), (torch.randn(3, 400),))
+    kinds = [node.op_type for node in model.graph.node]
+    assert "If" in kinds and "MatMul" not in kinds and "DFT" not in kinds
+    branches = {a.name: [n.op_type for n in a.g.node] for n in model.graph.node if n.op_type == "If" for a in n.attribute}
+    assert "MatMul" in branches["then_branch"] and "MatMul" not in branches["else_branch"] and "DFT" in branches["else_branch"]

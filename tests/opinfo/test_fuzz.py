@@ -190,6 +190,23 @@ def test_eig_of_a_nan_matrix_is_torch_undefined(harness):
     assert run_input(harness, "aten_linalg_eigvals", "nan_inf", Call((a,), {}), garbage, torch.float64)[0] == "mismatch"
 
 
+def test_elements_resize_grows_into_are_not_compared(harness):
+    """torch's resize leaves the elements past the input's count uninitialised: not compared;
+    the first numel(input) elements are (ours: the input's, then zeros)."""
+    x = torch.tensor([[1.0, 2.0, 3.0]])
+    garbage = lambda x, size: torch.tensor([[1.0, 2.0, 3.0], [6.9e-310, 1.9e28, float("nan")]])  # noqa: E731
+    outcome, message = run_input(harness, "aten_resize", "size1", Call((x, [2, 3]), {}), garbage, torch.float32)
+    assert outcome == "rejected" and "uninitialised" in message
+    wrong = lambda x, size: torch.tensor([[1.0, 5.0, 3.0], [0.0, 0.0, 0.0]])  # noqa: E731  a kept element differs
+    assert run_input(harness, "aten_resize", "size1", Call((x, [2, 3]), {}), wrong, torch.float32)[0] == "mismatch"
+    template = torch.zeros(3, 2)
+    garbage_as = lambda x, t: garbage(x, None).reshape(3, 2)  # noqa: E731
+    assert run_input(harness, "aten_resize_as", "size1", Call((x, template), {}), garbage_as, torch.float32)[0] == "rejected"
+    shrink = torch.arange(6.0).reshape(2, 3)  # a shrink keeps the first elements: all compared
+    reference = lambda x, size: x.clone().resize_(size)  # noqa: E731
+    assert run_input(harness, "aten_resize", "original", Call((shrink, [2, 2]), {}), reference, torch.float32)[0] == "ok"
+
+
 def test_torch_less_accurate_is_the_tables_rule_and_the_float64_arbiter(harness):
     """An entry with a TorchLessAccurate rule for the dtype: a difference is "less_accurate_torch"
     only when ours is at least as close as torch's to torch's float64 result."""

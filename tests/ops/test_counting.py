@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import pytest
 import torch
 
@@ -155,6 +157,26 @@ def test_resize_as_in_an_exported_graph() -> None:
     torch.testing.assert_close(result(*args), Resize()(*args))
 
 
-def test_resize_changing_the_element_count_raises() -> None:
-    with pytest.raises(ValueError, match="as many elements"):
-        T.aten_resize_as(torch.zeros(2, 3), torch.zeros(4, 3))
+@pytest.mark.parametrize("dtype", [torch.float32, torch.int64, torch.bool])
+@pytest.mark.parametrize("shape,size", [((0, 3), [2, 3]), ((1, 3), [2, 3]), ((1, 3), [6]), ((2, 3), [2, 2]), ((2, 3), [0]), ((), [1, 3])])
+def test_resize_changing_the_element_count(shape: tuple[int, ...], size: list[int], dtype: torch.dtype) -> None:
+    """The fuzz pass's [empty] / [size1] repros: torch keeps the first min(old, new) elements
+    (row-major) and leaves the rest uninitialised; ours are zeros there."""
+    from torchlib.testing import run_dynamic
+
+    x = (torch.arange(math.prod(shape)).reshape(shape) % 2 if dtype == torch.bool else torch.arange(1, math.prod(shape) + 1).reshape(shape)).to(dtype)
+    torch_result = x.clone().resize_(size)
+    kept = min(x.numel(), torch_result.numel())
+    expected = torch.zeros(size, dtype=dtype)
+    expected.view(-1)[:kept] = torch_result.reshape(-1)[:kept]  # torch's defined elements, zeros past them
+    check_function(T.aten_resize, (x, size), expected=expected)
+    check_function(T.aten_resize_as, (x, torch.zeros(size, dtype=dtype)), expected=expected)
+    torch.testing.assert_close(run_dynamic(T.aten_resize_as, x, torch.zeros(size, dtype=dtype)), expected)
+
+
+def test_resize_bfloat16_grows_with_zeros() -> None:
+    from torchlib.testing import check_traced_bfloat16
+
+    x = torch.tensor([[1.5, -2.0, 3.0]], dtype=torch.bfloat16)
+    expected = torch.tensor([[1.5, -2.0, 3.0], [0.0, 0.0, 0.0]], dtype=torch.bfloat16)
+    check_traced_bfloat16(T.aten_resize, (x, [2, 3]), expected=expected)

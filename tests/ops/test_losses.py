@@ -179,3 +179,34 @@ def test_linear_cross_entropy_batch_chunked_all_ignored_and_refused():
         LCE._linear_cross_entropy_batch_chunked(x, lw, target, lb, w, "mean", -100, 0.1, 2, "balanced", acc, True, True, True, True)
     check(L.torch_nn__linear_cross_entropy_batch_chunked, LCE._linear_cross_entropy_batch_chunked.default,  # float64 acc for float32: both raise
           x, lw, target, lb, w, "mean", -100, 0.0, 2, "balanced", torch.float64, True, True, True, True)
+
+
+@pytest.mark.parametrize("dtype", LCE_DTYPES, ids=str)
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("rows", [0, 1, 3])
+def test_linear_cross_entropy_batch_chunked_longer_target(dtype, weighted, rows):
+    """The fuzz pass's [empty] / [size1] repros: torch does not check that target has the
+    input's N rows. Its chunk loop reads target's first N rows only; the "mean" denominator is
+    the weight of every target row (ignored ones 0); no input rows give a NaN mean; too few
+    target rows raise (narrow), in torch and here."""
+    x, lw, target, lb, w, acc = _lce_args(dtype, True, weighted, 3)  # 7 rows, row 2 ignored
+    for reduction in ["mean", "sum"]:
+        args = (x[:rows], lw, target, lb, w, reduction, 3, 0.0, 2, "balanced", acc, False, True, True, True)
+        check(L.torch_nn__linear_cross_entropy_batch_chunked, LCE._linear_cross_entropy_batch_chunked.default, *args, **_tol(dtype))
+    check(L.torch_nn__linear_cross_entropy_batch_chunked_no_reduction, LCE._linear_cross_entropy_batch_chunked_no_reduction.default,
+          x[:rows], lw, target, lb, w, 3, 2, "balanced", acc, **_tol(dtype))
+    check(L.torch_nn__linear_cross_entropy_batch_chunked, LCE._linear_cross_entropy_batch_chunked.default,  # too few: both raise
+          x, lw, target[:rows], lb, w, "mean", 3, 0.0, 2, "balanced", acc, False, True, True, True)
+    with pytest.raises(ValueError, match=f"target has {rows} rows for an input of 7 rows"):
+        L.torch_nn__linear_cross_entropy_batch_chunked_no_reduction(x, lw, target[:rows], lb, w, 3, 2, "balanced", acc)
+
+
+def test_linear_cross_entropy_batch_chunked_longer_target_dynamic():
+    """The same with dynamic sizes: target sliced to the input's rows at run time, NaN mean for none."""
+    from torchlib.testing import run_dynamic
+
+    x, lw, target, _, w, acc = _lce_args(torch.float64, False, True, 3)
+    args = (None, w, "mean", 3, 0.0, 2, "balanced", acc, False, True, True, False)
+    for rows in [0, 3]:
+        ours = run_dynamic(lambda a, b, t: L.torch_nn__linear_cross_entropy_batch_chunked(a, b, t, *args), x[:rows], lw, target)
+        torch.testing.assert_close(tuple(ours), tuple(LCE._linear_cross_entropy_batch_chunked(x[:rows], lw, target, *args)), equal_nan=True)

@@ -493,7 +493,13 @@ def _torch_undefined(key: str, the_call: Call, expected: Any) -> tuple[list[torc
     step ("Intel oneMKL ERROR: Parameter 3 was incorrect on entry to DGEBAL", info < 0), which
     torch does not check: it returns whatever the output buffers hold (finite numbers for a NaN
     matrix; the float32 kernel segfaults instead). No value is computed, so none is compared
-    (ours: NaN eigenvalues, as for a matrix holding inf, where torch's kernel works)."""
+    (ours: NaN eigenvalues, as for a matrix holding inf, where torch's kernel works).
+
+    resize / resize_as (resize_, aten/src/ATen/native/Resize.cpp) reuse the input's storage and
+    grow it with `storage.set_nbytes` / a new allocation that is not filled: the result's first
+    numel(input) elements (row-major) are the input's, the ones past them are uninitialised
+    memory (whatever the allocator hands back). Those are not compared (ours: zeros); the
+    others are."""
     pool_backward = {"aten_avg_pool2d_backward": 2, "aten_avg_pool3d_backward": 3}
     if key in pool_backward and len(the_call.args) >= 2 and all(isinstance(t, torch.Tensor) for t in the_call.args[:2]):
         grad, self = the_call.args[:2]
@@ -533,6 +539,11 @@ def _torch_undefined(key: str, the_call: Call, expected: Any) -> tuple[list[torc
         keepdim = the_call.args[2] if len(the_call.args) > 2 else the_call.kwargs.get("keepdim", False)
         mask = torch.isnan(x).any(dim, keepdim=keepdim)
         return [mask, mask], why
+    if key in ("aten_resize", "aten_resize_as") and the_call.args and isinstance(the_call.args[0], torch.Tensor) and isinstance(expected, torch.Tensor):
+        mask = (torch.arange(expected.numel()) >= the_call.args[0].numel()).reshape(expected.shape)
+        if bool(mask.any()):
+            return [mask], "torch's resize leaves the elements past the input's count uninitialised (storage grown, not filled)"
+        return None
     return None
 
 

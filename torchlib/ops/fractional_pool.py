@@ -6,7 +6,9 @@ computed in the input's dtype (float16/bfloat16 rounded after every operation, a
 arithmetic does), and the last start is I - K; u is the plane's sample for that dim (2-D:
 samples [W, H]; 3-D: [T, H, W]). Each output is the maximum of its window, the index the
 flattened position in the plane of the first maximum in row-major window order, or of the last
-NaN when the window holds one (torch: `val > max || isnan(val)`).
+NaN when the window holds one (torch: `val > max || isnan(val)`). Batch n uses the samples'
+row n: extra rows are ignored (an empty batch gives an empty result), too few rows raise, as
+in torch.
 """
 
 from __future__ import annotations
@@ -44,6 +46,26 @@ def _starts(sample: Value, dtype: types.DType, size: int, out: int, pool: int) -
     return op.Where(last, np.array(size - pool, np.int64), starts)
 
 
+def _samples_of_batch(fn: str, x: Value, random_samples: Value, nd: int) -> Value:
+    """The rows of random_samples [N', C, nd] for the batch of x [N, C, ...]: the first N.
+    torch reads samples[n] for batch n, ignores the extra rows and rejects N' < N (as here)."""
+    if random_samples.rank != 3:
+        raise ValueError(f"aten::{fn}: random_samples must be 3-D (batch, planes, {nd}), got rank {random_samples.rank}")
+    batch, planes = x.shape[0], x.shape[1]  # type: ignore[index]
+    rows, sample_planes, per_dim = random_samples.shape  # type: ignore[misc]
+    if isinstance(per_dim, int) and per_dim != nd:
+        raise ValueError(f"aten::{fn}: random_samples must hold {nd} samples per plane, got {per_dim}")
+    if isinstance(planes, int) and isinstance(sample_planes, int) and planes != sample_planes:
+        raise ValueError(f"aten::{fn}: random_samples has {sample_planes} planes, the input {planes} (torch raises too)")
+    if isinstance(batch, int) and isinstance(rows, int):
+        if rows < batch:
+            raise ValueError(f"aten::{fn}: random_samples has {rows} rows for an input batch of {batch}; torch raises too "
+                             "(it needs one row per batch element)")
+        if rows == batch:
+            return random_samples
+    return op.Slice(random_samples, [0], op.Shape(x, start=0, end=1), [0])
+
+
 def _fractional_max_pool(fn: str, self: Value, kernel_size: Sequence[int], output_size: Sequence[int], random_samples: Value) -> tuple[Value, Value]:
     nd = len(kernel_size)
     if len(output_size) != nd or self.rank not in (nd + 1, nd + 2) or self.shape is None:
@@ -58,6 +80,7 @@ def _fractional_max_pool(fn: str, self: Value, kernel_size: Sequence[int], outpu
     for s, k, o in zip(sizes, kernel_size, output_size):
         if o + k - 1 > s:
             raise ValueError(f"aten::{fn}: output size {o} with pool size {k} is too large for input size {s}")
+    random_samples = _samples_of_batch(fn, x, random_samples, nd)
     # torch's sample order: 2-D [W, H], 3-D [T, H, W]
     sample_of_dim = [1, 0] if nd == 2 else [0, 1, 2]
     batch_planes = op.Shape(x, start=0, end=2)

@@ -9,6 +9,7 @@ too) and the result is cast back.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -253,6 +254,32 @@ def _lce_check(name: str, input: Value, linear_weight: Value, target: Value, lab
         raise ValueError(f"{where}: acc_dtype {acc_dtype} is not float32 with a float16/bfloat16 input nor the input's dtype {dtype} (torch raises too)")
 
 
+def _lce_rows(name: str, input: Value, target: Value) -> Value:
+    """target's first N rows for the input's N: torch's chunk loop reads target.narrow(0, start,
+    size) over the input's rows only, so extra target rows are not read (they still count in
+    the "mean" denominator) and too few make narrow raise (as here, or in onnxruntime when the
+    sizes are dynamic)."""
+    if target.rank != 1:
+        raise ValueError(f"torch_nn::{name} expects a 1-D target, got rank {target.rank}")
+    rows, labels = input.shape[0], target.shape[0]  # type: ignore[index]
+    if isinstance(rows, int) and isinstance(labels, int):
+        if labels < rows:
+            raise ValueError(f"torch_nn::{name}: target has {labels} rows for an input of {rows} rows; torch raises too "
+                             "(its chunk loop narrows target to the input's rows)")
+        if labels == rows:
+            return target
+    return op.Slice(target, [0], op.Shape(input, start=0, end=1), [0])
+
+
+def _lce_row_weights(target: Value, cw: Value | None, ignore_index: Any, like_value: Value) -> tuple[Value, Value]:
+    """(target with ignored rows set to class 0, each row's class weight: weight[target[n]], 1
+    without weights, 0 for an ignored row)."""
+    ignored = op.Equal(target, op.Cast(ignore_index, to=INT64.onnx) if isinstance(ignore_index, Value) else ignore_index)
+    safe = op.Where(ignored, op.Constant(value_int=0), target)
+    w_t = op.Gather(cw, safe, axis=0) if cw is not None else op.Expand(like(1, like_value), op.Shape(safe))
+    return safe, op.Where(ignored, like(0, like_value), w_t)
+
+
 def _lce_logits(input: Value, linear_weight: Value, linear_bias: Value | None, acc_dtype: DType) -> tuple[Value, Value, Value]:
     """input and linear_weight in the accumulation dtype, and the logits input @ linear_weight.T (+ bias)."""
     x = op.Cast(input, to=acc_dtype.onnx)
@@ -299,20 +326,26 @@ def torch_nn__linear_cross_entropy_batch_chunked(
     over the batch. A gradient not asked for is the empty tensor torch returns ((0, 0), (0, 0),
     (0,)). Everything is computed in acc_dtype (torch's accumulation dtype; the chunking only
     bounds torch's memory) and returned in the input's dtype. A mean over no weight is NaN, the
-    loss and the gradients, as in torch."""
+    loss and the gradients, as in torch. As torch, target may have more rows than the input's
+    N: only its first N are read, but the "mean" divides by the weight of every target row, and
+    a mean over no input rows is NaN."""
     _lce_check("_linear_cross_entropy_batch_chunked", input, linear_weight, target, label_smoothing, acc_dtype)
     if reduction not in ("mean", "sum"):
         raise ValueError(f"torch_nn::_linear_cross_entropy_batch_chunked: reduction must be 'mean' or 'sum' (torch raises too), got {reduction!r}")
     dtype = input.dtype
     x, w, logits = _lce_logits(input, linear_weight, linear_bias, acc_dtype)
     cw = op.Cast(weight, to=acc_dtype.onnx) if weight is not None else None
-    loss, total = _nll("_linear_cross_entropy_batch_chunked", op.LogSoftmax(logits, axis=1), target, cw, _LCE_REDUCTIONS[reduction], ignore_index)
+    rows = _lce_rows("_linear_cross_entropy_batch_chunked", input, target)
+    loss, _ = _nll("_linear_cross_entropy_batch_chunked", op.LogSoftmax(logits, axis=1), rows, cw, _LCE_REDUCTIONS["sum"], ignore_index)
+    if reduction == "mean":  # over every target row's weight, as torch's neg_weight_target
+        total = op.ReduceSum(_lce_row_weights(target, cw, ignore_index, logits)[1], keepdims=0)
+        loss = op.Div(loss, total)
+        if not (isinstance(input.shape[0], int) and input.shape[0] > 0):  # type: ignore[index]
+            no_rows = op.Equal(op.Shape(input, start=0, end=1), np.array([0], np.int64))
+            loss = op.Where(op.Squeeze(no_rows, [0]), like(math.nan, loss), loss)  # torch: NaN for no input rows
     grads = _lce_empties(input)
     if compute_input_grad or compute_linear_weight_grad or compute_linear_bias_grad:
-        ignored = op.Equal(target, op.Cast(ignore_index, to=INT64.onnx) if isinstance(ignore_index, Value) else ignore_index)
-        safe = op.Where(ignored, op.Constant(value_int=0), target)
-        w_t = op.Gather(cw, safe, axis=0) if cw is not None else op.Expand(like(1, logits), op.Shape(safe))
-        c = op.Where(ignored, like(0, logits), w_t)
+        safe, c = _lce_row_weights(rows, cw, ignore_index, logits)
         if reduction == "mean":
             c = op.Div(c, total)
         classes = op.Range(op.Constant(value_int=0), op.Gather(op.Shape(logits), op.Constant(value_int=1), axis=0), op.Constant(value_int=1))
@@ -343,9 +376,10 @@ def torch_nn__linear_cross_entropy_batch_chunked_no_reduction(
 
     The per-sample (N,) cross entropy -weight[target[n]] * log_softmax(logits)[n, target[n]] of
     the logits input @ linear_weight.T + linear_bias (0 for an ignored row), computed in acc_dtype
-    and returned in the input's dtype."""
+    and returned in the input's dtype. Target rows past the input's N are not read (as torch)."""
     _lce_check("_linear_cross_entropy_batch_chunked_no_reduction", input, linear_weight, target, 0.0, acc_dtype)
     _, _, logits = _lce_logits(input, linear_weight, linear_bias, acc_dtype)
     cw = op.Cast(weight, to=acc_dtype.onnx) if weight is not None else None
-    loss, _ = _nll("_linear_cross_entropy_batch_chunked_no_reduction", op.LogSoftmax(logits, axis=1), target, cw, 0, ignore_index)
+    rows = _lce_rows("_linear_cross_entropy_batch_chunked_no_reduction", input, target)
+    loss, _ = _nll("_linear_cross_entropy_batch_chunked_no_reduction", op.LogSoftmax(logits, axis=1), rows, cw, 0, ignore_index)
     return op.Cast(loss, to=input.dtype.onnx)

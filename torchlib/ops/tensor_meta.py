@@ -13,11 +13,13 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
 
 from graph_builder import op
 from graph_builder.ir import Value
 from graph_builder.types import TTensor
 from torchlib.ops._helpers import as_shape, normalize_dim
+from torchlib.ops._kernels import full_of
 from torchlib.ops.symbolic import aten__local_scalar_dense
 from torchlib.registry import aten_op
 
@@ -62,26 +64,38 @@ def aten_item(self: TTensor) -> TTensor:
 
 
 def _resize(fn: str, self: Any, size: Sequence[Any] | Value) -> Any:
-    """resize_ to as many elements as the tensor has: the contiguous tensor with the new sizes
-    (every graph value is contiguous), i.e. a reshape. Growing leaves new elements
-    uninitialised and shrinking reads the storage past the values, which a graph of values
-    cannot reproduce: those raise (or, with dynamic sizes, fail in Reshape at run time)."""
+    """resize_ as a value: the contiguous tensor with the new sizes (every graph value is
+    contiguous) whose first min(old, new) elements, in row-major order, are the input's. torch
+    reuses the storage, so a shrink keeps the first elements; the elements a growth adds are
+    uninitialised memory in torch and zeros here (a graph has no uninitialised storage)."""
+    shape = as_shape(size)
     static = not isinstance(size, Value) and all(isinstance(s, int) for s in size)
     if self.shape is not None and self.is_static and static:
-        if math.prod(self.shape) != math.prod(size):
-            raise ValueError(f"aten::{fn}: only a resize to as many elements as the tensor has ({list(self.shape)}) is supported, "
-                             f"got {list(size)}; a resize that changes the number of elements reads or leaves uninitialised "
-                             "storage, which a graph of values cannot reproduce: use new_empty / narrow / reshape instead")
+        old, new = math.prod(self.shape), math.prod(size)
         if list(self.shape) == list(size):
             return op.Identity(self)
-    return op.Reshape(self, as_shape(size), allowzero=1)
+        if old == new:
+            return op.Reshape(self, shape, allowzero=1)
+        flat = op.Reshape(self, [old], allowzero=1)
+        if new < old:
+            flat = op.Slice(flat, [0], [new])
+        else:
+            flat = op.Concat(flat, full_of([new - old], 0, self.dtype), axis=0)
+        return op.Reshape(flat, shape, allowzero=1)
+    flat = op.Reshape(self, [-1])
+    new = op.ReduceProd(shape, keepdims=1)  # [1]; 1 for a 0-d size
+    grow = op.Max(op.Sub(new, op.Shape(flat)), np.array([0], np.int64))
+    padded = op.Concat(flat, full_of(grow, 0, self.dtype), axis=0)
+    return op.Reshape(op.Slice(padded, [0], new), shape, allowzero=1)
 
 
 @aten_op("aten::resize_as")
 def aten_resize_as(self: TTensor, the_template: TTensor, *, memory_format: Any = None) -> TTensor:
     """resize_as(Tensor self, Tensor the_template, *, MemoryFormat? memory_format=None) -> Tensor
 
-    The functional form of resize_as_ (torch.export keeps resize_as_; the exporter calls this)."""
+    The functional form of resize_as_ (torch.export keeps resize_as_; the exporter calls this):
+    the template's shape holding the input's first elements in row-major order; elements past
+    the input's count are zeros (uninitialised memory in torch)."""
     if the_template.shape is not None and the_template.is_static:
         return _resize("resize_as", self, list(the_template.shape))
     return _resize("resize_as", self, op.Shape(the_template))
@@ -91,5 +105,7 @@ def aten_resize_as(self: TTensor, the_template: TTensor, *, memory_format: Any =
 def aten_resize(self: TTensor, size: Sequence[Any], *, memory_format: Any = None) -> TTensor:
     """resize(Tensor self, SymInt[] size, *, MemoryFormat? memory_format=None) -> Tensor
 
-    The functional form of resize_ (run_decompositions turns resize_as_ into this)."""
+    The functional form of resize_ (run_decompositions turns resize_as_ into this): the new
+    shape holding the input's first elements in row-major order; elements past the input's
+    count are zeros (uninitialised memory in torch)."""
     return _resize("resize", self, size)

@@ -53,12 +53,14 @@ def _resize_as(dtype: torch.dtype) -> Iterator[Any]:
     yield sample_input(torch.arange(6).reshape(2, 3).to(dtype), torch.zeros(3, 2, dtype=dtype))  # same elements: a reshape
     yield sample_input(torch.zeros(0, 4, dtype=dtype), torch.zeros(4, 0, dtype=dtype))
     yield sample_input(torch.tensor(3).to(dtype), torch.zeros(1, 1, dtype=dtype))
+    yield sample_input(torch.arange(6).reshape(2, 3).to(dtype), torch.zeros(1, 2, dtype=dtype))  # a shrink: the first 2
 
 
 def _resize(dtype: torch.dtype) -> Iterator[Any]:
     yield sample_input(torch.arange(6).reshape(2, 3).to(dtype), [2, 3])
     yield sample_input(torch.arange(6).reshape(2, 3).to(dtype), [6])
     yield sample_input(torch.zeros(0, 4, dtype=dtype), [2, 0, 3])
+    yield sample_input(torch.arange(6).reshape(2, 3).to(dtype), [2, 2])  # a shrink: the first 4 (a growth's new elements are garbage in torch)
 
 
 ENTRIES = [

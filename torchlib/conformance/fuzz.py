@@ -88,7 +88,14 @@ from torchlib.conformance.engine import (
     compare,
     describe,
 )  # fmt: skip
-from torchlib.conformance.spec import DEFAULT_TOL, Call, Skip, TorchLessAccurate, dtype_name
+from torchlib.conformance.spec import (
+    DEFAULT_TOL,
+    Call,
+    Skip,
+    TorchLessAccurate,
+    dtype_name,
+)
+from torchlib.conformance.torch_undefined import torch_undefined
 
 COUNTED = ("ok", "overflow", "normwise", "less_accurate_torch", "mismatch", "error", "crash", "timeout")
 _DIM_NAMES = {"dim", "dims", "dim0", "dim1", "dim2", "axis", "start_dim", "end_dim", "source", "destination"}
@@ -365,7 +372,7 @@ def run_input(harness: Harness, key: str, name: str, the_call: Call, reference: 
             return "rejected", _error_text(e, 200)
         if torch_done is not None:
             torch_done()
-        undefined = _torch_undefined(key, the_call, expected)
+        undefined = torch_undefined(key, the_call, expected)
         try:
             actual = fn(*the_call.args, **the_call.kwargs)
             if entry.output is not None:
@@ -452,101 +459,7 @@ def _torch_strided_agrees(the_call: Call, reference: Callable[..., Any], actual:
 _WIDENED = (torch.float16, torch.bfloat16, torch.float32)
 
 
-# -- torch's result undefined: elements its kernel returns without computing them ----------------
-_POLYNOMIALS = {f"aten_special_{name}" for name in (
-    *(f"{s}chebyshev_polynomial_{k}" for s in ("", "shifted_") for k in "tuvw"),
-    "hermite_polynomial_h", "hermite_polynomial_he", "laguerre_polynomial_l", "legendre_polynomial_p")}  # fmt: skip
-
-
-def _torch_undefined(key: str, the_call: Call, expected: Any) -> tuple[list[torch.Tensor] | None, str] | None:
-    """(one mask per output, reason) of the output elements whose value torch leaves
-    undefined, or (None, reason) when the whole result is, or None.
-
-    The orthogonal polynomials (aten/src/ATen/native/Math.h): for degree n >= 2 the CPU
-    kernel declares `T r;` and runs `for (k = ...; k <= n && !std::isnan(q); k++) r = ...;`
-    with q starting at a multiple of x (1 - x for Laguerre), then returns r. At x = NaN the
-    loop never runs and r is returned uninitialized: whatever the register or stack held (0,
-    6.9e-310, 1.9e28, ... seen in torch 2.13). No implementation can give that value, so such
-    elements are not compared (ours give NaN, the polynomial's value at NaN); the others are.
-
-    mode and unique_dim (aten/src/ATen/native/cpu/TensorCompareKernel.cpp, Unique.cpp) sort
-    with std::sort and a `<` comparator, which NaN breaks (not a strict weak order: undefined
-    behaviour in C++). In practice libstdc++'s insertion sort leaves each NaN in place and
-    moves the numbers around it, so equal values end up apart: mode([nan, 1, nan, 1]) is NaN,
-    unique_dim([2, nan, 2, inf, nan, -inf, 2], 0) returns 2 three times. A mode slice holding
-    NaN is not compared (the other slices are); a unique_dim input holding NaN not at all (the
-    number of rows differs). Ours: NaN sorted after every number, equal to nothing.
-
-    _add_relu (add_clamp_kernel, aten/src/ATen/native/cpu/BinaryOpsKernel.cpp) clamps a + alpha*b
-    to [0, max] with vector max/min in whole vector blocks (a NaN stays NaN) and with std::min /
-    std::max in the scalar loop over the tail (a NaN becomes 0): with AVX512, a NaN sum at
-    position 16 of 17 elements gives 0, at position 15 NaN. The value at a NaN sum depends on the
-    element's position modulo the vector width, so those elements are not compared (ours: NaN,
-    relu's answer); +-inf sums are (torch gives max and 0 in both loops, and so do we).
-
-    avg_pool2d_backward / avg_pool3d_backward with a grad_output whose batch or channel sizes
-    differ from self's: torch's kernel loops over self's planes and reads grad_output's without
-    a check (garbage such as 3.96e-16 for the planes grad_output does not have). Not a valid
-    input; we raise, naming both shapes.
-
-    linalg_eig / linalg_eigvals of a matrix holding NaN: MKL's geev rejects it in its balancing
-    step ("Intel oneMKL ERROR: Parameter 3 was incorrect on entry to DGEBAL", info < 0), which
-    torch does not check: it returns whatever the output buffers hold (finite numbers for a NaN
-    matrix; the float32 kernel segfaults instead). No value is computed, so none is compared
-    (ours: NaN eigenvalues, as for a matrix holding inf, where torch's kernel works).
-
-    resize / resize_as (resize_, aten/src/ATen/native/Resize.cpp) reuse the input's storage and
-    grow it with `storage.set_nbytes` / a new allocation that is not filled: the result's first
-    numel(input) elements (row-major) are the input's, the ones past them are uninitialised
-    memory (whatever the allocator hands back). Those are not compared (ours: zeros); the
-    others are."""
-    pool_backward = {"aten_avg_pool2d_backward": 2, "aten_avg_pool3d_backward": 3}
-    if key in pool_backward and len(the_call.args) >= 2 and all(isinstance(t, torch.Tensor) for t in the_call.args[:2]):
-        grad, self = the_call.args[:2]
-        n = pool_backward[key]
-        if grad.dim() != self.dim() or grad.shape[:-n] != self.shape[:-n]:
-            return None, (f"grad_output {list(grad.shape)} and self {list(self.shape)} differ in batch or channels: torch does not "
-                          "check and reads grad_output past its end for the missing planes")  # fmt: skip
-    eigs = ("aten_linalg_eig", "aten_linalg_eigvals", "aten__linalg_eigvals")
-    if key in eigs and the_call.args and isinstance(the_call.args[0], torch.Tensor) and bool(torch.isnan(the_call.args[0]).any()):
-        return None, "MKL's geev rejects a matrix holding NaN (info < 0, unchecked by torch): torch returns its buffers' contents"
-    if key in ("aten__add_relu", "aten__add_relu_scalar") and isinstance(expected, torch.Tensor) and len(the_call.args) >= 2:
-        alpha = the_call.kwargs.get("alpha", the_call.args[2] if len(the_call.args) > 2 else 1)
-        total = torch.add(torch.as_tensor(the_call.args[0]), torch.as_tensor(the_call.args[1]), alpha=alpha)
-        mask = torch.broadcast_to(torch.isnan(total), expected.shape)
-        if bool(mask.any()):
-            return [mask], "torch's _add_relu turns a NaN sum into NaN in its vector loop and 0 in its scalar tail (position-dependent)"
-        return None
-    if key in _POLYNOMIALS and isinstance(expected, torch.Tensor) and len(the_call.args) >= 2:
-        x, n = (torch.as_tensor(v, dtype=expected.dtype) for v in the_call.args[:2])
-        degree = torch.where(torch.isnan(n) | (n.abs() >= 2.0**63), -1.0, n.trunc())  # static_cast<int64_t>
-        looped = degree >= 2
-        if "hermite" in key:  # above this degree the kernel returns NaN before its loop
-            looped &= degree <= (512 if expected.dtype == torch.float64 else 128)
-        mask = torch.broadcast_to(torch.isnan(x) & looped, expected.shape)
-        if bool(mask.any()):
-            return [mask], "torch returns an uninitialized variable for x = NaN and degree >= 2 (Math.h: its loop stops at NaN before setting r)"
-        return None
-    sorts = {"aten_mode": "mode", "aten_unique_dim": "unique_dim"}
-    if key in sorts and the_call.args and isinstance(the_call.args[0], torch.Tensor) and the_call.args[0].is_floating_point():
-        x = the_call.args[0]
-        if x.dim() == 0 or not bool(torch.isnan(x).any()):
-            return None  # (a 0-d mode is the element itself)
-        why = f"torch's {sorts[key]} sorts NaN with `<` (not a strict weak order: std::sort's result is undefined)"
-        if key == "aten_unique_dim":
-            return None, why
-        dim = the_call.args[1] if len(the_call.args) > 1 else the_call.kwargs.get("dim", -1)
-        keepdim = the_call.args[2] if len(the_call.args) > 2 else the_call.kwargs.get("keepdim", False)
-        mask = torch.isnan(x).any(dim, keepdim=keepdim)
-        return [mask, mask], why
-    if key in ("aten_resize", "aten_resize_as") and the_call.args and isinstance(the_call.args[0], torch.Tensor) and isinstance(expected, torch.Tensor):
-        mask = (torch.arange(expected.numel()) >= the_call.args[0].numel()).reshape(expected.shape)
-        if bool(mask.any()):
-            return [mask], "torch's resize leaves the elements past the input's count uninitialised (storage grown, not filled)"
-        return None
-    return None
-
-
+# -- torch's result undefined (torch_undefined.py): those elements are ours --------------------------
 def _patch(actual: list[Any], expected: list[Any], masks: list[torch.Tensor]) -> list[Any]:
     """expected with ours where the mask is set (output by output)."""
     out = []

@@ -97,9 +97,13 @@ def _scale(x: Value, lengths: Sequence[Any], normalization: int) -> Value:
     return op.Mul(x, op.Pow(total, np.array(power, dtype=x.dtype.numpy)))
 
 
+_MATMUL_MAX_LENGTH = 128  # static lengths up to this: one MatMul with the twiddles (module docstring)
+
+
 def _plain_dft(x: Value, axis: int, onesided: bool = False) -> Value:
-    """One forward DFT along `axis` of the real view x ([..., 1] real or [..., 2] complex), as
-    onnxruntime computes it (an inf or NaN anywhere in a signal makes all its bins NaN).
+    """One forward DFT along `axis` of the real view x ([..., 1] real or [..., 2] complex) of
+    finite values (an inf or NaN makes bins NaN: `_dft` adds torch's special terms): a direct sum
+    (`_matmul_dft`) for static lengths up to _MATMUL_MAX_LENGTH, else onnxruntime's DFT.
 
     A float64 x near finfo.max: onnxruntime's DFT of a length that is not a power of two is a
     chirp-z transform whose intermediate sums overflow (NaN) long before the result does. Such an
@@ -107,6 +111,9 @@ def _plain_dft(x: Value, axis: int, onesided: bool = False) -> Value:
     length) and the result scaled back, exactly (powers of two); smaller inputs are left alone,
     so subnormal ones lose no bits."""
     length = x.shape[axis] if x.shape is not None else None
+    parts = x.shape[-1] if x.shape is not None else None
+    if isinstance(length, int) and isinstance(parts, int) and 1 <= length <= _MATMUL_MAX_LENGTH:
+        return _matmul_dft(x, axis, onesided)
     if x.dtype is not DOUBLE or not isinstance(length, int) or length < 2 or length & (length - 1) == 0:
         return op.DFT(x, None, np.array(axis, dtype=np.int64), onesided=int(onesided))
     k = 2 * math.ceil(math.log2(length)) + 2
@@ -114,6 +121,67 @@ def _plain_dft(x: Value, axis: int, onesided: bool = False) -> Value:
     down = op.Where(big, np.array(2.0**-k), np.array(1.0))
     y = op.DFT(op.Mul(x, down), None, np.array(axis, dtype=np.int64), onesided=int(onesided))
     return op.Mul(y, op.Reciprocal(down))
+
+
+def _matmul_dft(x: Value, axis: int, onesided: bool) -> Value:
+    """The DFT of a static length n along `axis` as the direct sum: x with `axis` moved next to
+    the parts and flattened ([..., n * parts]) times the constant `_twiddle_matrix`, reshaped to
+    [..., bins, 2] and moved back. Each bin part is the sum of the products a c - b s (or a s + b c)
+    with the exactly rounded twiddles, a part that is exactly 0 contributing exactly 0 (so a spike
+    at j = 0 does not enter imaginary parts, as in torch's MKL).
+
+    A signal whose largest |part| is at least 2^(emax - k), k = ceil(log2(n)), is scaled by 2^-k
+    first and the result back by 2^k (exact, powers of two): a sum of n products of size <= max|x|
+    * 2^-k cannot overflow in any order where the result does not. Per signal, so that the
+    others lose no subnormal bits."""
+    n, parts, rank = x.shape[axis], x.shape[-1], x.rank
+    bins = n // 2 + 1 if onesided else n
+    dtype = x.dtype.numpy
+    perm = [*(d for d in range(rank - 1) if d != axis), axis, rank - 1]  # the samples next to the parts
+    moved = perm != list(range(rank))
+    if moved:
+        x = op.Transpose(x, perm=perm)
+    k = max(1, math.ceil(math.log2(n)))
+    emax = np.finfo(dtype).maxexp  # 1024 (float64), 128 (float32)
+    peak = op.ReduceMax(op.Abs(x), np.array([-2, -1], np.int64), keepdims=1)
+    down = op.Where(op.GreaterOrEqual(peak, np.array(2.0 ** (emax - k), dtype)), np.array(2.0**-k, dtype), np.array(1.0, dtype))
+    flat = op.Reshape(op.Mul(x, down), np.array([0] * (rank - 2) + [n * parts], np.int64))
+    y = op.MatMul(flat, _twiddle_matrix(n, bins, parts).astype(dtype))
+    y = op.Mul(op.Reshape(y, np.array([0] * (rank - 2) + [bins, 2], np.int64)), op.Reciprocal(down))
+    return op.Transpose(y, perm=[perm.index(d) for d in range(rank)]) if moved else y
+
+
+def _twiddles(n: int) -> tuple[np.ndarray, np.ndarray]:
+    """c = cos(2 pi m / n) and s = -sin(2 pi m / n), m = 0 .. n-1, float64, each the rounding of
+    the exact value: the angle folded by symmetry into [0, pi/4] in integers (u = 4m in units of
+    pi / 2n) and evaluated in long double, so parts that are exactly 0, 1 or -1 come out exact
+    (numpy's cos(pi / 2) is 6e-17, not 0)."""
+    u = 4 * np.arange(n)
+    sin_sign = np.where(u > 2 * n, -1, 1)
+    u = np.minimum(u, 4 * n - u)  # [0, 2n]: angle in [0, pi]
+    cos_sign = np.where(u > n, -1, 1)
+    u = np.where(u > n, 2 * n - u, u)  # [0, n]: angle in [0, pi/2]
+    swap = 2 * u > n
+    u = np.where(swap, n - u, u)  # [0, n/2]: angle in [0, pi/4]
+    angle = u.astype(np.longdouble) * (np.longdouble("3.14159265358979323846264338327950288") / (2 * n))
+    cos, sin = np.cos(angle).astype(np.float64), np.sin(angle).astype(np.float64)
+    cos, sin = np.where(swap, sin, cos), np.where(swap, cos, sin)
+    return cos_sign * cos + 0.0, -sin_sign * sin + 0.0  # + 0.0: no -0
+
+
+def _twiddle_matrix(n: int, bins: int, parts: int) -> np.ndarray:
+    """The forward DFT of n samples into `bins` bins as a real float64 matrix [n * parts, bins * 2]
+    in DFT's interleaved layout: row j * parts + p is sample j's part p (real, imaginary), column
+    k * 2 + q is bin k's part q. A sample a + i b times w^{jk} = c + i s adds a c - b s to Re X_k
+    and a s + b c to Im X_k (m = jk mod n in integers)."""
+    c_tab, s_tab = _twiddles(n)
+    m = np.arange(n)[:, None] * np.arange(bins)[None, :] % n
+    c, s = c_tab[m], s_tab[m]  # [n, bins]
+    w = np.zeros((n, parts, bins, 2))
+    w[:, 0, :, 0], w[:, 0, :, 1] = c, s
+    if parts == 2:
+        w[:, 1, :, 0], w[:, 1, :, 1] = -s, c
+    return w.reshape(n * parts, bins * 2)
 
 
 _MAX_SPECIAL_MATRIX = 1 << 22  # n * bins above this: the special-value counts are not built (see _dft)

@@ -83,13 +83,22 @@ def _compute_dtype(x: Value, lengths: Sequence[Any]) -> Any:
     return x.dtype
 
 
-def _scale(x: Value, lengths: Sequence[Any], normalization: int) -> Value:
-    """x times torch's normalization over the product of `lengths`."""
+def _axis_scales(lengths: Sequence[Any], normalization: int) -> list[float]:
+    """Per transformed axis, its share n^p of torch's normalization (p = 0, -1/2, -1), applied
+    inside that axis's DFT so that an intermediate whose normalized result is finite does not
+    overflow (as torch's MKL scales inside); all 1 when a length is dynamic (`_scale` then)."""
     power = {0: 0.0, 1: -0.5, 2: -1.0}[normalization]
-    if power == 0:
+    if power == 0 or not all(isinstance(n, int) for n in lengths):
+        return [1.0] * len(lengths)
+    return [float(n) ** power for n in lengths]
+
+
+def _scale(x: Value, lengths: Sequence[Any], normalization: int) -> Value:
+    """x times torch's normalization over the product of `lengths` when a length is dynamic
+    (static ones were applied per axis: `_axis_scales`)."""
+    power = {0: 0.0, 1: -0.5, 2: -1.0}[normalization]
+    if power == 0 or all(isinstance(n, int) for n in lengths):
         return x
-    if all(isinstance(n, int) for n in lengths):
-        return op.Mul(x, np.array(float(math.prod(lengths)) ** power, dtype=x.dtype.numpy))
     total: Any = None
     for n in lengths:
         n = op.Cast(n, to=x.dtype.onnx) if isinstance(n, Value) else np.array(n, dtype=x.dtype.numpy)
@@ -100,10 +109,11 @@ def _scale(x: Value, lengths: Sequence[Any], normalization: int) -> Value:
 _MATMUL_MAX_LENGTH = 128  # static lengths up to this: one MatMul with the twiddles (module docstring)
 
 
-def _plain_dft(x: Value, axis: int, onesided: bool = False) -> Value:
+def _plain_dft(x: Value, axis: int, onesided: bool = False, scale: float = 1.0) -> Value:
     """One forward DFT along `axis` of the real view x ([..., 1] real or [..., 2] complex) of
     finite values (an inf or NaN makes bins NaN: `_dft` adds torch's special terms): a direct sum
-    (`_matmul_dft`) for static lengths up to _MATMUL_MAX_LENGTH, else onnxruntime's DFT.
+    (`_matmul_dft`) for static lengths up to _MATMUL_MAX_LENGTH, else onnxruntime's DFT; times
+    `scale` (this axis's share of torch's normalization).
 
     A float64 x near finfo.max: onnxruntime's DFT of a length that is not a power of two is a
     chirp-z transform whose intermediate sums overflow (NaN) long before the result does. Such an
@@ -113,17 +123,18 @@ def _plain_dft(x: Value, axis: int, onesided: bool = False) -> Value:
     length = x.shape[axis] if x.shape is not None else None
     parts = x.shape[-1] if x.shape is not None else None
     if isinstance(length, int) and isinstance(parts, int) and 1 <= length <= _MATMUL_MAX_LENGTH:
-        return _matmul_dft(x, axis, onesided)
+        return _matmul_dft(x, axis, onesided, scale)
     if x.dtype is not DOUBLE or not isinstance(length, int) or length < 2 or length & (length - 1) == 0:
-        return op.DFT(x, None, np.array(axis, dtype=np.int64), onesided=int(onesided))
+        y = op.DFT(x, None, np.array(axis, dtype=np.int64), onesided=int(onesided))
+        return y if scale == 1 else op.Mul(y, np.array(scale, x.dtype.numpy))
     k = 2 * math.ceil(math.log2(length)) + 2
     big = op.GreaterOrEqual(op.ReduceMax(op.Abs(x), keepdims=0), np.array(2.0 ** (1023 - k)))
     down = op.Where(big, np.array(2.0**-k), np.array(1.0))
     y = op.DFT(op.Mul(x, down), None, np.array(axis, dtype=np.int64), onesided=int(onesided))
-    return op.Mul(y, op.Reciprocal(down))
+    return op.Mul(y, op.Where(big, np.array(2.0**k * scale), np.array(scale)))
 
 
-def _matmul_dft(x: Value, axis: int, onesided: bool) -> Value:
+def _matmul_dft(x: Value, axis: int, onesided: bool, scale: float) -> Value:
     """The DFT of a static length n along `axis` as the direct sum: x with `axis` moved next to
     the parts and flattened ([..., n * parts]) times the constant `_twiddle_matrix`, reshaped to
     [..., bins, 2] and moved back. Each bin part is the sum of the products a c - b s (or a s + b c)
@@ -131,9 +142,9 @@ def _matmul_dft(x: Value, axis: int, onesided: bool) -> Value:
     at j = 0 does not enter imaginary parts, as in torch's MKL).
 
     A signal whose largest |part| is at least 2^(emax - k), k = ceil(log2(n)), is scaled by 2^-k
-    first and the result back by 2^k (exact, powers of two): a sum of n products of size <= max|x|
-    * 2^-k cannot overflow in any order where the result does not. Per signal, so that the
-    others lose no subnormal bits."""
+    first and the result back by 2^k (exact, powers of two) times `scale`: a sum of n products of
+    size <= max|x| * 2^-k cannot overflow in any order, and the result overflows only where the
+    scaled one does. Per signal, so that the others lose no subnormal bits."""
     n, parts, rank = x.shape[axis], x.shape[-1], x.rank
     bins = n // 2 + 1 if onesided else n
     dtype = x.dtype.numpy
@@ -144,10 +155,10 @@ def _matmul_dft(x: Value, axis: int, onesided: bool) -> Value:
     k = max(1, math.ceil(math.log2(n)))
     emax = np.finfo(dtype).maxexp  # 1024 (float64), 128 (float32)
     peak = op.ReduceMax(op.Abs(x), np.array([-2, -1], np.int64), keepdims=1)
-    down = op.Where(op.GreaterOrEqual(peak, np.array(2.0 ** (emax - k), dtype)), np.array(2.0**-k, dtype), np.array(1.0, dtype))
-    flat = op.Reshape(op.Mul(x, down), np.array([0] * (rank - 2) + [n * parts], np.int64))
+    big = op.GreaterOrEqual(peak, np.array(2.0 ** (emax - k), dtype))
+    flat = op.Reshape(op.Mul(x, op.Where(big, np.array(2.0**-k, dtype), np.array(1.0, dtype))), np.array([0] * (rank - 2) + [n * parts], np.int64))
     y = op.MatMul(flat, _twiddle_matrix(n, bins, parts).astype(dtype))
-    y = op.Mul(op.Reshape(y, np.array([0] * (rank - 2) + [bins, 2], np.int64)), op.Reciprocal(down))
+    y = op.Mul(op.Reshape(y, np.array([0] * (rank - 2) + [bins, 2], np.int64)), op.Where(big, np.array(2.0**k * scale, dtype), np.array(scale, dtype)))
     return op.Transpose(y, perm=[perm.index(d) for d in range(rank)]) if moved else y
 
 
@@ -233,17 +244,17 @@ def _special_terms(x: Value, axis: int, bins: int) -> tuple[Value, Value]:
     return op.Greater(op.Add(infs, nans), np.array(0, np.float32)), total
 
 
-def _exact_dft(x: Value, axis: int, onesided: bool) -> Value:
+def _exact_dft(x: Value, axis: int, onesided: bool, scale: float) -> Value:
     """_plain_dft of x's finite values plus the special terms of its infs and NaNs (IEEE sums:
     an overflowed finite part of the other sign gives NaN, as the direct sum would)."""
     finite = op.Where(op.IsNaN(op.Mul(x, np.array(0, x.dtype.numpy))), np.array(0, x.dtype.numpy), x)
-    y = _plain_dft(finite, axis, onesided)
+    y = _plain_dft(finite, axis, onesided, scale)
     bins = x.shape[axis] // 2 + 1 if onesided else x.shape[axis]
     has, total = _special_terms(x, axis, bins)
     return op.Where(has, op.Add(y, total), y)
 
 
-def _dft(x: Value, axis: int, onesided: bool = False) -> Value:
+def _dft(x: Value, axis: int, onesided: bool = False, scale: float = 1.0) -> Value:
     """One forward DFT along `axis` of the real view x ([..., 1] real or [..., 2] complex), with
     torch's answer on infs and NaNs (the module docstring's rule). The exact path runs only when
     x holds one: IsNaN(ReduceSum(x) * 0), also true when the sum overflows, which takes the exact
@@ -253,16 +264,16 @@ def _dft(x: Value, axis: int, onesided: bool = False) -> Value:
     n = x.shape[axis] if x.shape is not None else None
     parts = x.shape[-1] if x.shape is not None else None
     if not isinstance(n, int) or not isinstance(parts, int) or n < 1 or n * (n // 2 + 1 if onesided else n) > _MAX_SPECIAL_MATRIX:
-        return _plain_dft(x, axis, onesided)
+        return _plain_dft(x, axis, onesided, scale)
     special = op.IsNaN(op.Mul(op.ReduceSum(x, keepdims=0), np.array(0, x.dtype.numpy)))
     builder = current_evaluator()
     if not isinstance(builder, GraphBuilder):  # eager: the values are known
-        return _exact_dft(x, axis, onesided) if bool(special.const_value) else _plain_dft(x, axis, onesided)
+        return _exact_dft(x, axis, onesided, scale) if bool(special.const_value) else _plain_dft(x, axis, onesided, scale)
     then_branch, else_branch = builder.subgraph("dft_with_inf_nan"), builder.subgraph("dft")
     with then_branch:
-        then_branch.output(_exact_dft(x, axis, onesided))
+        then_branch.output(_exact_dft(x, axis, onesided, scale))
     with else_branch:
-        else_branch.output(_plain_dft(x, axis, onesided))
+        else_branch.output(_plain_dft(x, axis, onesided, scale))
     return op.If(special, then_branch=then_branch, else_branch=else_branch)
 
 
@@ -297,8 +308,8 @@ def aten__fft_c2c(self: TTensor, dim: Sequence[int], normalization: int, forward
     lengths = [_size(self, a) for a in axes]
     dtype = _compute_dtype(self, lengths)
     x = _back(self, dtype) if forward else _conj(_back(self, dtype))
-    for a in axes:
-        x = _dft(x, a)
+    for a, scale in zip(axes, _axis_scales(lengths, normalization)):
+        x = _dft(x, a, scale=scale)
     x = x if forward else _conj(x)
     return _back(_scale(x, lengths, normalization), self.dtype).as_complex()
 
@@ -313,10 +324,11 @@ def aten__fft_r2c(self: TFloat, dim: Sequence[int], normalization: int, onesided
         raise ValueError("aten::_fft_r2c needs at least one dim (torch raises too)")
     lengths = [_size(self, a) for a in axes]
     dtype = _compute_dtype(self, lengths)
+    scales = _axis_scales(lengths, normalization)
     # the last dim is the real-to-complex one (halved when onesided), the others complex
-    x = _real_input_zeros(_dft(op.Unsqueeze(_back(self, dtype), [-1]), axes[-1], onesided=onesided), axes[-1], lengths[-1])
-    for a in axes[:-1]:
-        x = _dft(x, a)
+    x = _real_input_zeros(_dft(op.Unsqueeze(_back(self, dtype), [-1]), axes[-1], onesided=onesided, scale=scales[-1]), axes[-1], lengths[-1])
+    for a, scale in zip(axes[:-1], scales):
+        x = _dft(x, a, scale=scale)
     return _back(_scale(x, lengths, normalization), self.dtype).as_complex()
 
 
@@ -334,9 +346,10 @@ def aten__fft_c2r(self: TTensor, dim: Sequence[int], normalization: int, last_di
     lengths = [_size(self, a) for a in axes[:-1]] + [n]
     dtype = _compute_dtype(self, lengths)
     # inverse transforms as forward ones of the conjugate; the real part is the same either way
+    scales = _axis_scales(lengths, normalization)
     x = _conj(_back(self, dtype))
-    for a in axes[:-1]:
-        x = _dft(x, a)
+    for a, scale in zip(axes[:-1], scales):
+        x = _dft(x, a, scale=scale)
     # the full Hermitian spectrum along the last dim: X[0 .. n//2] then conj(X[n - k]) for the rest
     half = n // 2 + 1
     have = x.shape[last] if x.shape is not None else None
@@ -350,7 +363,7 @@ def aten__fft_c2r(self: TTensor, dim: Sequence[int], normalization: int, last_di
         mirrored = op.Slice(x, [n - half], [0], [last], [-1])  # X[n - half], ..., X[1]
         mirrored = op.Mul(mirrored, np.array([1, -1], dtype=dtype.numpy))
         x = op.Concat(x, mirrored, axis=last)
-    x = _dft(x, last)
+    x = _dft(x, last, scale=scales[-1])
     real = op.Gather(x, np.array(0, dtype=np.int64), axis=-1)  # the imaginary parts of X[0], X[n/2] drop out
     return _back(_scale(real, lengths, normalization), self.dtype)
 

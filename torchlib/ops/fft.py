@@ -1,15 +1,51 @@
 """Discrete Fourier transforms (`_fft_r2c`, `_fft_c2c`, `_fft_c2r`, which every `torch.fft.*`
-function becomes) through ONNX `DFT` (opset 20), one axis at a time.
+function becomes), one axis at a time: a direct sum (one MatMul) for static lengths up to 128,
+ONNX `DFT` (opset 20) above.
 
 Complex tensors are real views with a trailing (real, imaginary) dimension (see complex.py),
-which is also DFT's own layout. Two onnxruntime facts shape the code:
+which is also DFT's own layout.
+
+Small lengths: the direct sum. For a length that is not a power of two onnxruntime's DFT is a
+chirp-z (Bluestein) transform, whose roundoff is about eps * max|x| in EVERY bin (and its
+power-of-two FFT leaks likewise, less); torch's MKL computes small lengths directly, a twiddle
+part that is exactly 0 or +-1 exactly, so it is accurate part by part: fft of [1e10, 1, 1, ...]
+(float64) had errors of 1e-6 on bins of size 1, and a float64 sample near finfo.max at j = 0
+put 5e292 into imaginary parts that torch gives as 1.75. A static length n <= 128
+(_MATMUL_MAX_LENGTH) is instead computed as x [..., n * parts] times a constant real matrix
+[n * parts, bins * 2] of the twiddles (`_twiddle_matrix`; each exactly rounded, exactly 0 or
++-1 where they are so), so a sample enters only the parts where its twiddle is not 0, with a
+relative error of its own size. The rule and threshold are measured (bench/bench_dft_matmul.py,
+onnxruntime 1.31, 1 intra-op thread, median of 100 runs alternating the forms, 1000 signals;
+microseconds DFT -> MatMul, r2c onesided / c2c):
+    float64  n=3: 414 -> 6 / 431 -> 7       n=10: 907 -> 9 / 910 -> 15    n=31: 1648 -> 26 / 1658 -> 81
+             n=8: 71 -> 8 / 80 -> 10        n=64: 560 -> 91 / 625 -> 297  n=100: 6806 -> 232 / 6958 -> 860
+             n=127: 6890 -> 339 / 6947 -> 1314                            n=128: 1238 -> 317 / 1377 -> 1221
+    float32  n=16: 128 -> 9 / 144 -> 14     n=64: 561 -> 50 / 624 -> 145  n=128: 1228 -> 164 / 1390 -> 551
+(batch 100: float64 c2c n=256 304 -> 533 and n=512 658 -> 2249, slower; non-powers of two stay
+faster past 400, r2c n=400 3062 -> 366, but the matrix grows as n^2: 1.3 MB at n=400 float64).
+Whole traced functions (bench as above, DFT -> MatMul): rfft float32 [1000, 10] 991 -> 92 us,
+rfft float64 [1000, 100] 7665 -> 421, fft complex64 [1000, 128] 1410 -> 677 (model 6 -> 532 kB:
+the matrix is in both branches of the inf/NaN If), fft2 complex64 [100, 24, 24] 8180 -> 1619,
+irfft complex64 [1000, 33] -> 64 1458 -> 1040, stft n_fft=64 hop 16 of 1 s at 16 kHz 810 -> 355;
+stft n_fft=400 hop 160 (DFT, unchanged) 3573 -> 3577. So every static length up to 128, power of
+two or not, takes the MatMul; longer and dynamic lengths keep DFT. A direct sum is not immune to
+cancellation: two spikes that cancel in a bin (1e10 at j = 0, -1e10 at j = n/2) leave eps * 1e10
+there, as a sum in that order does. At lengths MKL factorises (32 and 64 tried) torch's r2c
+itself leaks a spike into parts it does not enter (float64 n = 64: 8e-7 with a 1e10 spike at
+j = 0, float32: 7 with 1e12), where the direct sum gives 3e-6 in float32 and 1e-15 in float64.
+
+Two onnxruntime facts shape the DFT path (n > 128):
 - its float32 DFT of a length that is not a power of two is a direct sum in float32 (relative
   error 1e-5 at n = 100, 1e-4 at n = 400), so such float32 transforms compute in float64 and
   round once, as accurate as torch's pocketfft;
 - its inverse DFT (inverse=1) of such lengths is off by 2e-8 relative even in float64, so an
   inverse transform is the forward one between two conjugations, ifft(x) = conj(fft(conj(x))) / n.
 torch's `normalization` (0: none, 1: 1/sqrt(n), 2: 1/n, over the product of the transformed
-sizes) is applied at the end by one scale.
+sizes) is applied axis by axis inside each DFT (its n^-1/2 or 1/n), so that an intermediate whose
+normalized result is finite does not overflow (irfft2 'ortho' of float64 values near finfo.max:
+torch finite, ours inf when scaled at the end); with a dynamic length, at the end by one scale.
+(torch's own 1-D float64 'ortho' transforms overflow there where ours are finite: the fuzz pass
+counts those as "overflow".)
 
 Infinities and NaNs. onnxruntime's DFT makes every bin of a signal holding an inf or NaN NaN
 (its chirp-z and float64 paths multiply them by every twiddle). torch's CPU FFT (MKL DFTI) gives,

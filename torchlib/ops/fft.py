@@ -23,11 +23,12 @@ microseconds DFT -> MatMul, r2c onesided / c2c):
     float32  n=16: 128 -> 9 / 144 -> 14     n=64: 561 -> 50 / 624 -> 145  n=128: 1228 -> 164 / 1390 -> 551
 (batch 100: float64 c2c n=256 304 -> 533 and n=512 658 -> 2249, slower; non-powers of two stay
 faster past 400, r2c n=400 3062 -> 366, but the matrix grows as n^2: 1.3 MB at n=400 float64).
-Whole traced functions (bench as above, DFT -> MatMul): rfft float32 [1000, 10] 991 -> 92 us,
-rfft float64 [1000, 100] 7665 -> 421, fft complex64 [1000, 128] 1410 -> 677 (model 6 -> 532 kB:
-the matrix is in both branches of the inf/NaN If), fft2 complex64 [100, 24, 24] 8180 -> 1619,
-irfft complex64 [1000, 33] -> 64 1458 -> 1040, stft n_fft=64 hop 16 of 1 s at 16 kHz 810 -> 355;
-stft n_fft=400 hop 160 (DFT, unchanged) 3573 -> 3577. So every static length up to 128, power of
+Whole traced functions (timed as above, 60 runs, DFT -> MatMul, model size): rfft float32
+[1000, 10] 986 -> 92 us (5.0 -> 6.4 kB), rfft float64 [1000, 100] 7415 -> 383 us (6.5 -> 89 kB),
+fft complex64 [1000, 128] 1384 -> 668 us (6 -> 270 kB; the matrix is one constant of the outer
+graph, shared by both branches of the inf/NaN If), fft2 complex64 [100, 24, 24] 'ortho' 7953 ->
+1501 us, irfft complex64 [1000, 33] -> 64 1422 -> 1015 us, stft n_fft=64 hop 16 of 1 s at 16 kHz
+796 -> 347 us; stft n_fft=400 hop 160 (DFT, unchanged) 3435 -> 3439 us. So every static length up to 128, power of
 two or not, takes the MatMul; longer and dynamic lengths keep DFT. A direct sum is not immune to
 cancellation: two spikes that cancel in a bin (1e10 at j = 0, -1e10 at j = n/2) leave eps * 1e10
 there, as a sum in that order does. At lengths MKL factorises (32 and 64 tried) torch's r2c
@@ -305,6 +306,8 @@ def _dft(x: Value, axis: int, onesided: bool = False, scale: float = 1.0) -> Val
     builder = current_evaluator()
     if not isinstance(builder, GraphBuilder):  # eager: the values are known
         return _exact_dft(x, axis, onesided, scale) if bool(special.const_value) else _plain_dft(x, axis, onesided, scale)
+    if n <= _MATMUL_MAX_LENGTH:  # the twiddles in this graph: both branches use this one constant (equal arrays are one)
+        builder.constant(_twiddle_matrix(n, n // 2 + 1 if onesided else n, parts).astype(x.dtype.numpy))
     then_branch, else_branch = builder.subgraph("dft_with_inf_nan"), builder.subgraph("dft")
     with then_branch:
         then_branch.output(_exact_dft(x, axis, onesided, scale))

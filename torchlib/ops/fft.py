@@ -14,7 +14,9 @@ put 5e292 into imaginary parts that torch gives as 1.75. A static length n <= 12
 (_MATMUL_MAX_LENGTH) is instead computed as x [..., n * parts] times a constant real matrix
 [n * parts, bins * 2] of the twiddles (`_twiddle_matrix`; each exactly rounded, exactly 0 or
 +-1 where they are so), so a sample enters only the parts where its twiddle is not 0, with a
-relative error of its own size. The rule and threshold are measured (bench/bench_dft_matmul.py,
+relative error of its own size. Samples j and n - j (equal c, opposite s) enter through their sum
+and difference (`_fold`), as an FFT's butterflies pair them, so an even signal (a symmetric
+window's frame centred by reflect padding) gets imaginary parts exactly 0, as torch does. The rule and threshold are measured (bench/bench_dft_matmul.py,
 onnxruntime 1.31, 1 intra-op thread, median of 100 runs alternating the forms, 1000 signals;
 microseconds DFT -> MatMul, r2c onesided / c2c):
     float64  n=3: 414 -> 6 / 431 -> 7       n=10: 907 -> 9 / 910 -> 15    n=31: 1648 -> 26 / 1658 -> 81
@@ -30,8 +32,8 @@ graph, shared by both branches of the inf/NaN If), fft2 complex64 [100, 24, 24] 
 1501 us, irfft complex64 [1000, 33] -> 64 1422 -> 1015 us, stft n_fft=64 hop 16 of 1 s at 16 kHz
 796 -> 347 us; stft n_fft=400 hop 160 (DFT, unchanged) 3435 -> 3439 us. So every static length up to 128, power of
 two or not, takes the MatMul; longer and dynamic lengths keep DFT. A direct sum is not immune to
-cancellation: two spikes that cancel in a bin (1e10 at j = 0, -1e10 at j = n/2) leave eps * 1e10
-there, as a sum in that order does. At lengths MKL factorises (32 and 64 tried) torch's r2c
+cancellation: two spikes that cancel in a bin and are not a j, n - j pair (1e10 at j = 0, -1e10
+at j = n/2) leave eps * 1e10 there. At lengths MKL factorises (32 and 64 tried) torch's r2c
 itself leaks a spike into parts it does not enter (float64 n = 64: 8e-7 with a 1e10 spike at
 j = 0, float32: 7 with 1e12), where the direct sum gives 3e-6 in float32 and 1e-15 in float64.
 
@@ -113,9 +115,11 @@ def _size(x: Value, axis: int) -> Any:
 
 
 def _compute_dtype(x: Value, lengths: Sequence[Any]) -> Any:
-    """DOUBLE for float32 transforms of a length that is not a static power of two (see the
-    module docstring), else x's dtype."""
-    if x.dtype is FLOAT and not all(isinstance(n, int) and n > 0 and n & (n - 1) == 0 for n in lengths):
+    """DOUBLE for float32 transforms of a length that is not a static power of two above
+    _MATMUL_MAX_LENGTH (see the module docstring: onnxruntime's float32 DFT of other lengths is a
+    float32 direct sum; the small lengths' MatMul in float64 rounds once, and float32 values need
+    no scaling against overflow there), else x's dtype."""
+    if x.dtype is FLOAT and not all(isinstance(n, int) and n > _MATMUL_MAX_LENGTH and n & (n - 1) == 0 for n in lengths):
         return DOUBLE
     return x.dtype
 
@@ -146,7 +150,7 @@ def _scale(x: Value, lengths: Sequence[Any], normalization: int) -> Value:
 _MATMUL_MAX_LENGTH = 128  # static lengths up to this: one MatMul with the twiddles (module docstring)
 
 
-def _plain_dft(x: Value, axis: int, onesided: bool = False, scale: float = 1.0) -> Value:
+def _plain_dft(x: Value, axis: int, onesided: bool = False, scale: float = 1.0, bounded: bool = False) -> Value:
     """One forward DFT along `axis` of the real view x ([..., 1] real or [..., 2] complex) of
     finite values (an inf or NaN makes bins NaN: `_dft` adds torch's special terms): a direct sum
     (`_matmul_dft`) for static lengths up to _MATMUL_MAX_LENGTH, else onnxruntime's DFT; times
@@ -160,7 +164,7 @@ def _plain_dft(x: Value, axis: int, onesided: bool = False, scale: float = 1.0) 
     length = x.shape[axis] if x.shape is not None else None
     parts = x.shape[-1] if x.shape is not None else None
     if isinstance(length, int) and isinstance(parts, int) and 1 <= length <= _MATMUL_MAX_LENGTH:
-        return _matmul_dft(x, axis, onesided, scale)
+        return _matmul_dft(x, axis, onesided, scale, bounded)
     if x.dtype is not DOUBLE or not isinstance(length, int) or length < 2 or length & (length - 1) == 0:
         y = op.DFT(x, None, np.array(axis, dtype=np.int64), onesided=int(onesided))
         return y if scale == 1 else op.Mul(y, np.array(scale, x.dtype.numpy))
@@ -171,17 +175,18 @@ def _plain_dft(x: Value, axis: int, onesided: bool = False, scale: float = 1.0) 
     return op.Mul(y, op.Where(big, np.array(2.0**k * scale), np.array(scale)))
 
 
-def _matmul_dft(x: Value, axis: int, onesided: bool, scale: float) -> Value:
+def _matmul_dft(x: Value, axis: int, onesided: bool, scale: float, bounded: bool) -> Value:
     """The DFT of a static length n along `axis` as the direct sum: x with `axis` moved next to
-    the parts and flattened ([..., n * parts]) times the constant `_twiddle_matrix`, reshaped to
-    [..., bins, 2] and moved back. Each bin part is the sum of the products a c - b s (or a s + b c)
-    with the exactly rounded twiddles, a part that is exactly 0 contributing exactly 0 (so a spike
-    at j = 0 does not enter imaginary parts, as in torch's MKL).
+    the parts, folded (`_fold`) and flattened ([..., n * parts]), times the constant
+    `_twiddle_matrix`, reshaped to [..., bins, 2] and moved back. Each bin part is a sum of
+    products with the exactly rounded twiddles, a part that is exactly 0 contributing exactly 0
+    (so a spike at j = 0 does not enter imaginary parts, as in torch's MKL).
 
-    A signal whose largest |part| is at least 2^(emax - k), k = ceil(log2(n)), is scaled by 2^-k
-    first and the result back by 2^k (exact, powers of two) times `scale`: a sum of n products of
-    size <= max|x| * 2^-k cannot overflow in any order, and the result overflows only where the
-    scaled one does. Per signal, so that the others lose no subnormal bits."""
+    A signal whose largest |part| is at least 2^(emax - k), k = max(1, ceil(log2(n))), is scaled by
+    2^-k first and the result back by 2^k (exact, powers of two) times `scale`: the folded pairs
+    and the sum of n products of size <= max|x| * 2^-k cannot overflow in any order, and the result
+    overflows only where the scaled one does. Per signal, so that the others lose no subnormal
+    bits. Skipped when `bounded` (float32 values computing in float64: far from float64's max)."""
     n, parts, rank = x.shape[axis], x.shape[-1], x.rank
     bins = n // 2 + 1 if onesided else n
     dtype = x.dtype.numpy
@@ -189,14 +194,36 @@ def _matmul_dft(x: Value, axis: int, onesided: bool, scale: float) -> Value:
     moved = perm != list(range(rank))
     if moved:
         x = op.Transpose(x, perm=perm)
-    k = max(1, math.ceil(math.log2(n)))
-    emax = np.finfo(dtype).maxexp  # 1024 (float64), 128 (float32)
-    peak = op.ReduceMax(op.Abs(x), np.array([-2, -1], np.int64), keepdims=1)
-    big = op.GreaterOrEqual(peak, np.array(2.0 ** (emax - k), dtype))
-    flat = op.Reshape(op.Mul(x, op.Where(big, np.array(2.0**-k, dtype), np.array(1.0, dtype))), np.array([0] * (rank - 2) + [n * parts], np.int64))
-    y = op.MatMul(flat, _twiddle_matrix(n, bins, parts).astype(dtype))
-    y = op.Mul(op.Reshape(y, np.array([0] * (rank - 2) + [bins, 2], np.int64)), op.Where(big, np.array(2.0**k * scale, dtype), np.array(scale, dtype)))
+    up: Any = np.array(scale, dtype)
+    if not bounded:
+        k = max(1, math.ceil(math.log2(n)))
+        emax = np.finfo(dtype).maxexp  # 1024 (float64), 128 (float32)
+        big = op.GreaterOrEqual(op.ReduceMax(op.Abs(x), np.array([-2, -1], np.int64), keepdims=1), np.array(2.0 ** (emax - k), dtype))
+        x = op.Mul(x, op.Where(big, np.array(2.0**-k, dtype), np.array(1.0, dtype)))
+        up = op.Where(big, np.array(2.0**k * scale, dtype), up)
+    flat = op.Reshape(_fold(x, n), np.array([0] * (rank - 2) + [n * parts], np.int64))
+    y = op.Reshape(op.MatMul(flat, _twiddle_matrix(n, bins, parts).astype(dtype)), np.array([0] * (rank - 2) + [bins, 2], np.int64))
+    y = y if isinstance(up, np.ndarray) and scale == 1 else op.Mul(y, up)
     return op.Transpose(y, perm=[perm.index(d) for d in range(rank)]) if moved else y
+
+
+def _fold(x: Value, n: int) -> Value:
+    """x [..., n, parts] -> [..., n, parts]: x_0, the sums x_j + x_{n-j} (j = 1 .. h, h = (n-1)//2),
+    the differences x_j - x_{n-j}, then x_{n/2} for an even n. The twiddles of j and n - j have
+    equal c and opposite s (exactly), so each pair enters through its sum (times c) and its
+    difference (times s), as an FFT's butterflies pair them: an even signal (x_{n-j} = x_j, e.g. a
+    symmetric window's frame centred by reflect padding) gets imaginary parts exactly 0, not the
+    roundoff of summing +t and -t among larger terms."""
+    h = (n - 1) // 2
+    if h == 0:
+        return x
+    axis = x.rank - 2
+    head = op.Slice(x, [1], [1 + h], [axis])  # x_1 .. x_h
+    tail = op.Slice(x, [n - 1], [n - 1 - h], [axis], [-1])  # x_{n-1} .. x_{n-h}
+    pieces = [op.Slice(x, [0], [1], [axis]), op.Add(head, tail), op.Sub(head, tail)]
+    if n % 2 == 0:
+        pieces.append(op.Slice(x, [n // 2], [n // 2 + 1], [axis]))
+    return op.Concat(*pieces, axis=axis)
 
 
 def _twiddles(n: int) -> tuple[np.ndarray, np.ndarray]:
@@ -218,18 +245,28 @@ def _twiddles(n: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _twiddle_matrix(n: int, bins: int, parts: int) -> np.ndarray:
-    """The forward DFT of n samples into `bins` bins as a real float64 matrix [n * parts, bins * 2]
-    in DFT's interleaved layout: row j * parts + p is sample j's part p (real, imaginary), column
-    k * 2 + q is bin k's part q. A sample a + i b times w^{jk} = c + i s adds a c - b s to Re X_k
-    and a s + b c to Im X_k (m = jk mod n in integers)."""
+    """The forward DFT of the `_fold`ed n samples into `bins` bins as a real float64 matrix
+    [n * parts, bins * 2] in DFT's interleaved layout: row r * parts + p is folded row r's part p
+    (real a, imaginary b), column k * 2 + q is bin k's part q. A sample a + i b times w^{jk} =
+    c + i s adds a c - b s to Re X_k and a s + b c to Im X_k (m = jk mod n in integers); for a
+    pair j, n - j (c equal, s opposite) that is (a_j + a_{n-j}) c - (b_j - b_{n-j}) s and
+    (a_j - a_{n-j}) s + (b_j + b_{n-j}) c."""
     c_tab, s_tab = _twiddles(n)
-    m = np.arange(n)[:, None] * np.arange(bins)[None, :] % n
+    h = (n - 1) // 2
+    rows = [0, *range(1, 1 + h), *range(1, 1 + h)] + ([n // 2] if n % 2 == 0 and n > 1 else [])  # the j of each folded row
+    m = np.array(rows)[:, None] * np.arange(bins)[None, :] % n
     c, s = c_tab[m], s_tab[m]  # [n, bins]
+    plain, sums, diffs = np.r_[0, 1 + 2 * h : n], np.arange(1, 1 + h), np.arange(1 + h, 1 + 2 * h)
     w = np.zeros((n, parts, bins, 2))
-    w[:, 0, :, 0], w[:, 0, :, 1] = c, s
-    if parts == 2:
-        w[:, 1, :, 0], w[:, 1, :, 1] = -s, c
-    return w.reshape(n * parts, bins * 2)
+    for r, a_re, a_im, b_re, b_im in ((plain, c, s, -s, c), (sums, c, 0, 0, c), (diffs, 0, s, -s, 0)):
+        w[r, 0, :, 0], w[r, 0, :, 1] = _rows(a_re, r), _rows(a_im, r)
+        if parts == 2:
+            w[r, 1, :, 0], w[r, 1, :, 1] = _rows(b_re, r), _rows(b_im, r)
+    return w.reshape(n * parts, bins * 2) + 0.0  # + 0.0: no -0
+
+
+def _rows(table: Any, r: np.ndarray) -> Any:
+    return table[r] if isinstance(table, np.ndarray) else table
 
 
 _MAX_SPECIAL_MATRIX = 1 << 22  # n * bins above this: the special-value counts are not built (see _dft)
@@ -281,17 +318,17 @@ def _special_terms(x: Value, axis: int, bins: int) -> tuple[Value, Value]:
     return op.Greater(op.Add(infs, nans), np.array(0, np.float32)), total
 
 
-def _exact_dft(x: Value, axis: int, onesided: bool, scale: float) -> Value:
+def _exact_dft(x: Value, axis: int, onesided: bool, scale: float, bounded: bool) -> Value:
     """_plain_dft of x's finite values plus the special terms of its infs and NaNs (IEEE sums:
     an overflowed finite part of the other sign gives NaN, as the direct sum would)."""
     finite = op.Where(op.IsNaN(op.Mul(x, np.array(0, x.dtype.numpy))), np.array(0, x.dtype.numpy), x)
-    y = _plain_dft(finite, axis, onesided, scale)
+    y = _plain_dft(finite, axis, onesided, scale, bounded)
     bins = x.shape[axis] // 2 + 1 if onesided else x.shape[axis]
     has, total = _special_terms(x, axis, bins)
     return op.Where(has, op.Add(y, total), y)
 
 
-def _dft(x: Value, axis: int, onesided: bool = False, scale: float = 1.0) -> Value:
+def _dft(x: Value, axis: int, onesided: bool = False, scale: float = 1.0, bounded: bool = False) -> Value:
     """One forward DFT along `axis` of the real view x ([..., 1] real or [..., 2] complex), with
     torch's answer on infs and NaNs (the module docstring's rule). The exact path runs only when
     x holds one: IsNaN(ReduceSum(x) * 0), also true when the sum overflows, which takes the exact
@@ -301,18 +338,18 @@ def _dft(x: Value, axis: int, onesided: bool = False, scale: float = 1.0) -> Val
     n = x.shape[axis] if x.shape is not None else None
     parts = x.shape[-1] if x.shape is not None else None
     if not isinstance(n, int) or not isinstance(parts, int) or n < 1 or n * (n // 2 + 1 if onesided else n) > _MAX_SPECIAL_MATRIX:
-        return _plain_dft(x, axis, onesided, scale)
+        return _plain_dft(x, axis, onesided, scale, bounded)
     special = op.IsNaN(op.Mul(op.ReduceSum(x, keepdims=0), np.array(0, x.dtype.numpy)))
     builder = current_evaluator()
     if not isinstance(builder, GraphBuilder):  # eager: the values are known
-        return _exact_dft(x, axis, onesided, scale) if bool(special.const_value) else _plain_dft(x, axis, onesided, scale)
+        return _exact_dft(x, axis, onesided, scale, bounded) if bool(special.const_value) else _plain_dft(x, axis, onesided, scale, bounded)
     if n <= _MATMUL_MAX_LENGTH:  # the twiddles in this graph: both branches use this one constant (equal arrays are one)
         builder.constant(_twiddle_matrix(n, n // 2 + 1 if onesided else n, parts).astype(x.dtype.numpy))
     then_branch, else_branch = builder.subgraph("dft_with_inf_nan"), builder.subgraph("dft")
     with then_branch:
-        then_branch.output(_exact_dft(x, axis, onesided, scale))
+        then_branch.output(_exact_dft(x, axis, onesided, scale, bounded))
     with else_branch:
-        else_branch.output(_plain_dft(x, axis, onesided, scale))
+        else_branch.output(_plain_dft(x, axis, onesided, scale, bounded))
     return op.If(special, then_branch=then_branch, else_branch=else_branch)
 
 
@@ -346,9 +383,10 @@ def aten__fft_c2c(self: TTensor, dim: Sequence[int], normalization: int, forward
         return op.Identity(self).as_complex()
     lengths = [_size(self, a) for a in axes]
     dtype = _compute_dtype(self, lengths)
+    bounded = self.dtype is FLOAT and dtype is DOUBLE  # float32 values: no float64 overflow
     x = _back(self, dtype) if forward else _conj(_back(self, dtype))
     for a, scale in zip(axes, _axis_scales(lengths, normalization)):
-        x = _dft(x, a, scale=scale)
+        x = _dft(x, a, scale=scale, bounded=bounded)
     x = x if forward else _conj(x)
     return _back(_scale(x, lengths, normalization), self.dtype).as_complex()
 
@@ -363,11 +401,12 @@ def aten__fft_r2c(self: TFloat, dim: Sequence[int], normalization: int, onesided
         raise ValueError("aten::_fft_r2c needs at least one dim (torch raises too)")
     lengths = [_size(self, a) for a in axes]
     dtype = _compute_dtype(self, lengths)
+    bounded = self.dtype is FLOAT and dtype is DOUBLE  # float32 values: no float64 overflow
     scales = _axis_scales(lengths, normalization)
     # the last dim is the real-to-complex one (halved when onesided), the others complex
-    x = _real_input_zeros(_dft(op.Unsqueeze(_back(self, dtype), [-1]), axes[-1], onesided=onesided, scale=scales[-1]), axes[-1], lengths[-1])
+    x = _real_input_zeros(_dft(op.Unsqueeze(_back(self, dtype), [-1]), axes[-1], onesided=onesided, scale=scales[-1], bounded=bounded), axes[-1], lengths[-1])
     for a, scale in zip(axes[:-1], scales):
-        x = _dft(x, a, scale=scale)
+        x = _dft(x, a, scale=scale, bounded=bounded)
     return _back(_scale(x, lengths, normalization), self.dtype).as_complex()
 
 
@@ -384,11 +423,12 @@ def aten__fft_c2r(self: TTensor, dim: Sequence[int], normalization: int, last_di
     n, last = last_dim_size, axes[-1]
     lengths = [_size(self, a) for a in axes[:-1]] + [n]
     dtype = _compute_dtype(self, lengths)
+    bounded = self.dtype is FLOAT and dtype is DOUBLE  # float32 values: no float64 overflow
     # inverse transforms as forward ones of the conjugate; the real part is the same either way
     scales = _axis_scales(lengths, normalization)
     x = _conj(_back(self, dtype))
     for a, scale in zip(axes[:-1], scales):
-        x = _dft(x, a, scale=scale)
+        x = _dft(x, a, scale=scale, bounded=bounded)
     # the full Hermitian spectrum along the last dim: X[0 .. n//2] then conj(X[n - k]) for the rest
     half = n // 2 + 1
     have = x.shape[last] if x.shape is not None else None
@@ -402,7 +442,7 @@ def aten__fft_c2r(self: TTensor, dim: Sequence[int], normalization: int, last_di
         mirrored = op.Slice(x, [n - half], [0], [last], [-1])  # X[n - half], ..., X[1]
         mirrored = op.Mul(mirrored, np.array([1, -1], dtype=dtype.numpy))
         x = op.Concat(x, mirrored, axis=last)
-    x = _dft(x, last, scale=scales[-1])
+    x = _dft(x, last, scale=scales[-1], bounded=bounded)
     real = op.Gather(x, np.array(0, dtype=np.int64), axis=-1)  # the imaginary parts of X[0], X[n/2] drop out
     return _back(_scale(real, lengths, normalization), self.dtype)
 

@@ -6,36 +6,43 @@ Complex tensors are real views with a trailing (real, imaginary) dimension (see 
 which is also DFT's own layout.
 
 Small lengths: the direct sum. For a length that is not a power of two onnxruntime's DFT is a
-chirp-z (Bluestein) transform, whose roundoff is about eps * max|x| in EVERY bin (and its
-power-of-two FFT leaks likewise, less); torch's MKL computes small lengths directly, a twiddle
-part that is exactly 0 or +-1 exactly, so it is accurate part by part: fft of [1e10, 1, 1, ...]
-(float64) had errors of 1e-6 on bins of size 1, and a float64 sample near finfo.max at j = 0
-put 5e292 into imaginary parts that torch gives as 1.75. A static length n <= 128
-(_MATMUL_MAX_LENGTH) is instead computed as x [..., n * parts] times a constant real matrix
-[n * parts, bins * 2] of the twiddles (`_twiddle_matrix`; each exactly rounded, exactly 0 or
-+-1 where they are so), so a sample enters only the parts where its twiddle is not 0, with a
-relative error of its own size. Samples j and n - j (equal c, opposite s) enter through their sum
-and difference (`_fold`), as an FFT's butterflies pair them, so an even signal (a symmetric
-window's frame centred by reflect padding) gets imaginary parts exactly 0, as torch does. The rule and threshold are measured (bench/bench_dft_matmul.py,
-onnxruntime 1.31, 1 intra-op thread, median of 100 runs alternating the forms, 1000 signals;
-microseconds DFT -> MatMul, r2c onesided / c2c):
-    float64  n=3: 414 -> 6 / 431 -> 7       n=10: 907 -> 9 / 910 -> 15    n=31: 1648 -> 26 / 1658 -> 81
-             n=8: 71 -> 8 / 80 -> 10        n=64: 560 -> 91 / 625 -> 297  n=100: 6806 -> 232 / 6958 -> 860
-             n=127: 6890 -> 339 / 6947 -> 1314                            n=128: 1238 -> 317 / 1377 -> 1221
-    float32  n=16: 128 -> 9 / 144 -> 14     n=64: 561 -> 50 / 624 -> 145  n=128: 1228 -> 164 / 1390 -> 551
-(batch 100: float64 c2c n=256 304 -> 533 and n=512 658 -> 2249, slower; non-powers of two stay
-faster past 400, r2c n=400 3062 -> 366, but the matrix grows as n^2: 1.3 MB at n=400 float64).
-Whole traced functions (timed as above, 60 runs, DFT -> MatMul, model size): rfft float32
-[1000, 10] 986 -> 92 us (5.0 -> 6.4 kB), rfft float64 [1000, 100] 7415 -> 383 us (6.5 -> 89 kB),
-fft complex64 [1000, 128] 1384 -> 668 us (6 -> 270 kB; the matrix is one constant of the outer
-graph, shared by both branches of the inf/NaN If), fft2 complex64 [100, 24, 24] 'ortho' 7953 ->
-1501 us, irfft complex64 [1000, 33] -> 64 1422 -> 1015 us, stft n_fft=64 hop 16 of 1 s at 16 kHz
-796 -> 347 us; stft n_fft=400 hop 160 (DFT, unchanged) 3435 -> 3439 us. So every static length up to 128, power of
-two or not, takes the MatMul; longer and dynamic lengths keep DFT. A direct sum is not immune to
-cancellation: two spikes that cancel in a bin and are not a j, n - j pair (1e10 at j = 0, -1e10
-at j = n/2) leave eps * 1e10 there. At lengths MKL factorises (32 and 64 tried) torch's r2c
-itself leaks a spike into parts it does not enter (float64 n = 64: 8e-7 with a 1e10 spike at
-j = 0, float32: 7 with 1e12), where the direct sum gives 3e-6 in float32 and 1e-15 in float64.
+chirp-z (Bluestein) transform, whose roundoff is about eps * max|x| in EVERY bin, and its
+power-of-two FFT leaks the same way (a 1e10 spike in float64: 1.8e-6 in the parts it does not
+enter, at n = 4 as at 128); torch's MKL keeps a twiddle part that is exactly 0 or +-1 exact and
+is accurate part by part there (1e-15): fft of [1e10, 1, 1, ...] (float64) had errors of 1e-6 on
+bins of size 1, and a float64 sample near finfo.max at j = 0 put 5e292 into imaginary parts that
+torch gives as 1.75. So a static length n <= 128 (_MATMUL_MAX_LENGTH) is computed as x
+[..., n * parts] times a constant real matrix [n * parts, bins * 2] of the twiddles
+(`_twiddle_matrix`: each exactly rounded, exactly 0 or +-1 where they are so): a sample enters
+only the parts where its twiddle is not 0, with a relative error of its own size. In a real
+signal (n >= 5) samples j and n - j (equal c, opposite s) enter through their sum and difference
+(`_fold`), as an FFT's butterflies pair them, so an even signal (a symmetric window's frame
+centred by reflect padding) gets imaginary parts exactly 0, as in torch. A direct sum is not
+immune to cancellation otherwise: two spikes that cancel in a bin (1e10 at j = 0, -1e10 at
+j = n/2) leave eps * 1e10 there. At lengths MKL factorises (32 and 64 tried) torch's r2c itself
+leaks a spike into parts it does not enter (float64 n = 64: 8e-7 with a 1e10 spike at j = 0,
+float32: 7 with 1e12); the direct sum gives 1e-15 (float64), 3e-6 (float32).
+
+The threshold, measured (bench/bench_dft_matmul.py: whole traced _fft_r2c onesided / _fft_c2c
+of 1000 signals, onnxruntime 1.31, 1 intra-op thread, median of 60 runs alternating the forms;
+microseconds DFT -> MatMul, r2c / c2c):
+    float64  n=3 449 -> 87 / 430 -> 64       n=4 61 -> 76 / 53 -> 62     n=8 91 -> 107 / 83 -> 71
+             n=10 986 -> 110 / 916 -> 81     n=16 155 -> 123 / 147 -> 95 n=31 1901 -> 167 / 1728 -> 172
+             n=64 616 -> 296 / 643 -> 420    n=100 7379 -> 555 / 6933 -> 1063
+             n=127 7670 -> 768 / 7067 -> 1519                            n=128 1284 -> 643 / 1370 -> 1364
+    float32  n=4 59 -> 76 / 53 -> 62         n=10 961 -> 58 / 908 -> 26  n=64 598 -> 195 / 617 -> 234
+             n=128 1274 -> 389 / 1373 -> 661 (lengths that are not powers of two compute in float64)
+A length that is not a power of two is 5-30x faster; powers of two 1.2-3x faster from 16 on (c2c
+128 float64 the same time), 1.2-1.3x slower at n = 4 and r2c n = 8 (15 us per 1000 signals: the
+per-signal scaling against overflow), kept for the accuracy. Longer lengths keep DFT: at batch 100
+(an earlier build of the bare MatMul) c2c n=256 took 1.75x the DFT's time and n=512 3.4x, and
+the matrix grows as n^2 (1.3 MB at n = 400 float64 r2c, though that would be 8x faster than the
+chirp-z). Whole functions (same timing, DFT -> MatMul, model size): rfft float32 [1000, 10]
+1154 -> 65 us (5.0 -> 6.3 kB), rfft float64 [1000, 100] 7417 -> 565 us (6.5 -> 90 kB), fft
+complex64 [1000, 128] 1378 -> 670 us (6 -> 270 kB; the matrix is one constant of the outer graph,
+shared by both branches of the inf/NaN If), fft2 complex64 [100, 24, 24] 'ortho' 7991 -> 1169
+us, irfft complex64 [1000, 33] -> 64 1437 -> 1023 us, stft n_fft=64 hop 16 of 1 s at 16 kHz
+798 -> 405 us; stft n_fft=400 hop 160 (DFT, unchanged) 3514 -> 3512 us.
 
 Two onnxruntime facts shape the DFT path (n > 128):
 - its float32 DFT of a length that is not a power of two is a direct sum in float32 (relative
@@ -115,11 +122,9 @@ def _size(x: Value, axis: int) -> Any:
 
 
 def _compute_dtype(x: Value, lengths: Sequence[Any]) -> Any:
-    """DOUBLE for float32 transforms of a length that is not a static power of two above
-    _MATMUL_MAX_LENGTH (see the module docstring: onnxruntime's float32 DFT of other lengths is a
-    float32 direct sum; the small lengths' MatMul in float64 rounds once, and float32 values need
-    no scaling against overflow there), else x's dtype."""
-    if x.dtype is FLOAT and not all(isinstance(n, int) and n > _MATMUL_MAX_LENGTH and n & (n - 1) == 0 for n in lengths):
+    """DOUBLE for float32 transforms of a length that is not a static power of two (see the
+    module docstring), else x's dtype."""
+    if x.dtype is FLOAT and not all(isinstance(n, int) and n > 0 and n & (n - 1) == 0 for n in lengths):
         return DOUBLE
     return x.dtype
 
@@ -201,10 +206,17 @@ def _matmul_dft(x: Value, axis: int, onesided: bool, scale: float, bounded: bool
         big = op.GreaterOrEqual(op.ReduceMax(op.Abs(x), np.array([-2, -1], np.int64), keepdims=1), np.array(2.0 ** (emax - k), dtype))
         x = op.Mul(x, op.Where(big, np.array(2.0**-k, dtype), np.array(1.0, dtype)))
         up = op.Where(big, np.array(2.0**k * scale, dtype), up)
-    flat = op.Reshape(_fold(x, n), np.array([0] * (rank - 2) + [n * parts], np.int64))
+    flat = op.Reshape(_fold(x, n) if _folds(n, parts) else x, np.array([0] * (rank - 2) + [n * parts], np.int64))
     y = op.Reshape(op.MatMul(flat, _twiddle_matrix(n, bins, parts).astype(dtype)), np.array([0] * (rank - 2) + [bins, 2], np.int64))
     y = y if isinstance(up, np.ndarray) and scale == 1 else op.Mul(y, up)
     return op.Transpose(y, perm=[perm.index(d) for d in range(rank)]) if moved else y
+
+
+def _folds(n: int, parts: int) -> bool:
+    """Whether `_matmul_dft` folds: real signals of 5 samples or more. Below, the direct sum of an
+    even signal is exact anyway (n = 3, 4: the imaginary part is two opposite products and zeros);
+    complex ones are not folded (measured: c2c n = 128 1.24x the DFT's time folded, 1.0x not)."""
+    return parts == 1 and n >= 5
 
 
 def _fold(x: Value, n: int) -> Value:
@@ -245,28 +257,28 @@ def _twiddles(n: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _twiddle_matrix(n: int, bins: int, parts: int) -> np.ndarray:
-    """The forward DFT of the `_fold`ed n samples into `bins` bins as a real float64 matrix
-    [n * parts, bins * 2] in DFT's interleaved layout: row r * parts + p is folded row r's part p
-    (real a, imaginary b), column k * 2 + q is bin k's part q. A sample a + i b times w^{jk} =
-    c + i s adds a c - b s to Re X_k and a s + b c to Im X_k (m = jk mod n in integers); for a
-    pair j, n - j (c equal, s opposite) that is (a_j + a_{n-j}) c - (b_j - b_{n-j}) s and
-    (a_j - a_{n-j}) s + (b_j + b_{n-j}) c."""
+    """The forward DFT of n samples into `bins` bins as a real float64 matrix [n * parts,
+    bins * 2] in DFT's interleaved layout: row r * parts + p is row r's part p (real a, imaginary
+    b) of the samples, `_fold`ed when real (parts 1), column k * 2 + q is bin k's part q. A sample
+    a + i b times w^{jk} = c + i s adds a c - b s to Re X_k and a s + b c to Im X_k (m = jk mod n in
+    integers); for a pair j, n - j (c equal, s opposite) that is (a_j + a_{n-j}) c - (b_j - b_{n-j})
+    s and (a_j - a_{n-j}) s + (b_j + b_{n-j}) c."""
     c_tab, s_tab = _twiddles(n)
+    if not _folds(n, parts):
+        m = np.arange(n)[:, None] * np.arange(bins)[None, :] % n
+        c, s = c_tab[m], s_tab[m]
+        w = np.stack([np.stack([c, s], -1), np.stack([-s, c], -1)], 1)[:, :parts]  # [n, parts, bins, 2]
+        return w.reshape(n * parts, bins * 2) + 0.0  # + 0.0: no -0
     h = (n - 1) // 2
     rows = [0, *range(1, 1 + h), *range(1, 1 + h)] + ([n // 2] if n % 2 == 0 and n > 1 else [])  # the j of each folded row
     m = np.array(rows)[:, None] * np.arange(bins)[None, :] % n
     c, s = c_tab[m], s_tab[m]  # [n, bins]
     plain, sums, diffs = np.r_[0, 1 + 2 * h : n], np.arange(1, 1 + h), np.arange(1 + h, 1 + 2 * h)
     w = np.zeros((n, parts, bins, 2))
-    for r, a_re, a_im, b_re, b_im in ((plain, c, s, -s, c), (sums, c, 0, 0, c), (diffs, 0, s, -s, 0)):
-        w[r, 0, :, 0], w[r, 0, :, 1] = _rows(a_re, r), _rows(a_im, r)
-        if parts == 2:
-            w[r, 1, :, 0], w[r, 1, :, 1] = _rows(b_re, r), _rows(b_im, r)
+    w[plain, 0, :, 0], w[plain, 0, :, 1] = c[plain], s[plain]  # x_0 (and x_{n/2}): a c, a s
+    w[sums, 0, :, 0] = c[sums]  # a_j + a_{n-j} enters Re through c
+    w[diffs, 0, :, 1] = s[diffs]  # a_j - a_{n-j} enters Im through s
     return w.reshape(n * parts, bins * 2) + 0.0  # + 0.0: no -0
-
-
-def _rows(table: Any, r: np.ndarray) -> Any:
-    return table[r] if isinstance(table, np.ndarray) else table
 
 
 _MAX_SPECIAL_MATRIX = 1 << 22  # n * bins above this: the special-value counts are not built (see _dft)

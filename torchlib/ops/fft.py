@@ -132,7 +132,7 @@ def _compute_dtype(x: Value, lengths: Sequence[Any]) -> Any:
 def _axis_scales(lengths: Sequence[Any], normalization: int) -> list[float]:
     """Per transformed axis, its share n^p of torch's normalization (p = 0, -1/2, -1), applied
     inside that axis's DFT so that an intermediate whose normalized result is finite does not
-    overflow (as torch's MKL scales inside); all 1 when a length is dynamic (`_scale` then)."""
+    overflow; all 1 when a length is dynamic (`_scale` then)."""
     power = {0: 0.0, 1: -0.5, 2: -1.0}[normalization]
     if power == 0 or not all(isinstance(n, int) for n in lengths):
         return [1.0] * len(lengths)
@@ -182,7 +182,7 @@ def _plain_dft(x: Value, axis: int, onesided: bool = False, scale: float = 1.0, 
 
 def _matmul_dft(x: Value, axis: int, onesided: bool, scale: float, bounded: bool) -> Value:
     """The DFT of a static length n along `axis` as the direct sum: x with `axis` moved next to
-    the parts, folded (`_fold`) and flattened ([..., n * parts]), times the constant
+    the parts, folded when real (`_folds`) and flattened ([..., n * parts]), times the constant
     `_twiddle_matrix`, reshaped to [..., bins, 2] and moved back. Each bin part is a sum of
     products with the exactly rounded twiddles, a part that is exactly 0 contributing exactly 0
     (so a spike at j = 0 does not enter imaginary parts, as in torch's MKL).
@@ -259,7 +259,7 @@ def _twiddles(n: int) -> tuple[np.ndarray, np.ndarray]:
 def _twiddle_matrix(n: int, bins: int, parts: int) -> np.ndarray:
     """The forward DFT of n samples into `bins` bins as a real float64 matrix [n * parts,
     bins * 2] in DFT's interleaved layout: row r * parts + p is row r's part p (real a, imaginary
-    b) of the samples, `_fold`ed when real (parts 1), column k * 2 + q is bin k's part q. A sample
+    b) of the samples, `_fold`ed when `_folds`, column k * 2 + q is bin k's part q. A sample
     a + i b times w^{jk} = c + i s adds a c - b s to Re X_k and a s + b c to Im X_k (m = jk mod n in
     integers); for a pair j, n - j (c equal, s opposite) that is (a_j + a_{n-j}) c - (b_j - b_{n-j})
     s and (a_j - a_{n-j}) s + (b_j + b_{n-j}) c."""
@@ -346,7 +346,9 @@ def _dft(x: Value, axis: int, onesided: bool = False, scale: float = 1.0, bounde
     x holds one: IsNaN(ReduceSum(x) * 0), also true when the sum overflows, which takes the exact
     path harmlessly; traced, as the condition of an If, so that finite inputs cost one ReduceSum.
     A dynamic length, or n * bins above 2^22 (the counts' matrix, [parts * n, 2 * bins] float32,
-    would pass 64 MB), keeps onnxruntime's answer: every bin of the signal NaN."""
+    would pass 64 MB), keeps onnxruntime's answer: every bin of the signal NaN. The result is
+    times `scale`; `bounded`: x holds float32 values (computing in float64), so `_matmul_dft` needs
+    no scaling against overflow."""
     n = x.shape[axis] if x.shape is not None else None
     parts = x.shape[-1] if x.shape is not None else None
     if not isinstance(n, int) or not isinstance(parts, int) or n < 1 or n * (n // 2 + 1 if onesided else n) > _MAX_SPECIAL_MATRIX:

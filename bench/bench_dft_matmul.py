@@ -25,15 +25,15 @@ from torchlib.testing import trace
 
 
 def build(form: str, x: torch.Tensor) -> tuple[ort.InferenceSession, dict[str, np.ndarray]]:
-    saved = fft._MATMUL_MAX_LENGTH  # noqa: SLF001
-    fft._MATMUL_MAX_LENGTH = 0 if form == "dft" else 128  # noqa: SLF001
+    saved = fft._MATMUL_MAX_LENGTH
+    fft._MATMUL_MAX_LENGTH = 0 if form == "dft" else 128
     try:
         if x.is_complex():
             model, feeds, _ = trace(lambda t: fft.aten__fft_c2c(t, [1], 0, True), (x,))
         else:
             model, feeds, _ = trace(lambda t: fft.aten__fft_r2c(t, [1], 0, True), (x,))
     finally:
-        fft._MATMUL_MAX_LENGTH = saved  # noqa: SLF001
+        fft._MATMUL_MAX_LENGTH = saved
     options = ort.SessionOptions()
     options.intra_op_num_threads = options.inter_op_num_threads = 1
     session = ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])

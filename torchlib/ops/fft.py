@@ -202,8 +202,9 @@ def _matmul_dft(x: Value, axis: int, onesided: bool, scale: float, bounded: bool
     up: Any = np.array(scale, dtype)
     if not bounded:
         k = max(1, math.ceil(math.log2(n)))
+        # (positive axes: onnxruntime 1.31 does not reduce negative ones of an empty tensor)
         emax = np.finfo(dtype).maxexp  # 1024 (float64), 128 (float32)
-        big = op.GreaterOrEqual(op.ReduceMax(op.Abs(x), np.array([-2, -1], np.int64), keepdims=1), np.array(2.0 ** (emax - k), dtype))
+        big = op.GreaterOrEqual(op.ReduceMax(op.Abs(x), np.array([rank - 2, rank - 1], np.int64), keepdims=1), np.array(2.0 ** (emax - k), dtype))
         x = op.Mul(x, op.Where(big, np.array(2.0**-k, dtype), np.array(1.0, dtype)))
         up = op.Where(big, np.array(2.0**k * scale, dtype), up)
     flat = op.Reshape(_fold(x, n) if _folds(n, parts) else x, np.array([0] * (rank - 2) + [n * parts], np.int64))

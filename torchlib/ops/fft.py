@@ -44,10 +44,11 @@ shared by both branches of the inf/NaN If), fft2 complex64 [100, 24, 24] 'ortho'
 us, irfft complex64 [1000, 33] -> 64 1437 -> 1023 us, stft n_fft=64 hop 16 of 1 s at 16 kHz
 798 -> 405 us; stft n_fft=400 hop 160 (DFT, unchanged) 3514 -> 3512 us.
 
-Two onnxruntime facts shape the DFT path (n > 128):
+Two onnxruntime facts shape the precision rules:
 - its float32 DFT of a length that is not a power of two is a direct sum in float32 (relative
   error 1e-5 at n = 100, 1e-4 at n = 400), so such float32 transforms compute in float64 and
-  round once, as accurate as torch's pocketfft;
+  round once, as accurate as torch's pocketfft (the MatMul of such small lengths too: a float32
+  direct sum would be as inaccurate; there it needs no scaling against overflow);
 - its inverse DFT (inverse=1) of such lengths is off by 2e-8 relative even in float64, so an
   inverse transform is the forward one between two conjugations, ifft(x) = conj(fft(conj(x))) / n.
 torch's `normalization` (0: none, 1: 1/sqrt(n), 2: 1/n, over the product of the transformed

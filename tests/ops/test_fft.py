@@ -405,3 +405,21 @@ def test_small_lengths_of_an_empty_batch(dtype):
     x = torch.randn(0, 3, 7, dtype=dtype)
     for how, actual in (("eager", F.aten__fft_r2c(x, [2], 0, True)), ("traced", run_traced(lambda t: F.aten__fft_r2c(t, [2], 0, True), x))):
         assert actual.shape == (0, 3, 4) and actual.dtype == dtype.to_complex(), how
+
+
+def test_small_lengths_with_a_dynamic_batch():
+    """A static length with dynamic other dims (an exported model's batch) takes the MatMul: the
+    reshapes copy the leading dims (0), the transposes move the axis."""
+    from graph_builder import GraphBuilder, types
+    from torchlib.testing import run_model
+
+    x = torch.randn(4, 6, 10, dtype=torch.float64, generator=torch.Generator().manual_seed(0))
+    g = GraphBuilder(opset=23)
+    v = g.input("input_0", types.from_torch(x.dtype), ["batch", 6, 10])
+    with g:
+        out = F.aten__fft_r2c(v, [1, 2], 1, False)
+    name = g.output(out, "output_0").name
+    model = g.to_model()
+    else_branch = [a.g for n in model.graph.node if n.op_type == "If" for a in n.attribute if a.name == "else_branch"]
+    assert all("DFT" not in [node.op_type for node in b.node] for b in else_branch)
+    torch.testing.assert_close(run_model(model, {"input_0": x.numpy()}, name), aten._fft_r2c(x, [1, 2], 1, False), rtol=1e-12, atol=1e-12)

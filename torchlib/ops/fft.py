@@ -1,15 +1,62 @@
 """Discrete Fourier transforms (`_fft_r2c`, `_fft_c2c`, `_fft_c2r`, which every `torch.fft.*`
-function becomes) through ONNX `DFT` (opset 20), one axis at a time.
+function becomes), one axis at a time: a direct sum (one MatMul) for static lengths up to 128,
+ONNX `DFT` (opset 20) above.
 
 Complex tensors are real views with a trailing (real, imaginary) dimension (see complex.py),
-which is also DFT's own layout. Two onnxruntime facts shape the code:
+which is also DFT's own layout.
+
+Small lengths: the direct sum. For a length that is not a power of two onnxruntime's DFT is a
+chirp-z (Bluestein) transform, whose roundoff is about eps * max|x| in EVERY bin, and its
+power-of-two FFT leaks the same way (a 1e10 spike in float64: 1.8e-6 in the parts it does not
+enter, at n = 4 as at 128); torch's MKL keeps a twiddle part that is exactly 0 or +-1 exact and
+is accurate part by part there (1e-15): fft of [1e10, 1, 1, ...] (float64) had errors of 1e-6 on
+bins of size 1, and a float64 sample near finfo.max at j = 0 put 5e292 into imaginary parts that
+torch gives as 1.75. So a static length n <= 128 (_MATMUL_MAX_LENGTH) is computed as x
+[..., n * parts] times a constant real matrix [n * parts, bins * 2] of the twiddles
+(`_twiddle_matrix`: each exactly rounded, exactly 0 or +-1 where they are so): a sample enters
+only the parts where its twiddle is not 0, with a relative error of its own size. In a real
+signal (n >= 5) samples j and n - j (equal c, opposite s) enter through their sum and difference
+(`_fold`), as an FFT's butterflies pair them, so an even signal (a symmetric window's frame
+centred by reflect padding) gets imaginary parts exactly 0, as in torch. A direct sum is not
+immune to cancellation otherwise: two spikes that cancel in a bin (1e10 at j = 0, -1e10 at
+j = n/2) leave eps * 1e10 there. At lengths MKL factorises (32 and 64 tried) torch's r2c itself
+leaks a spike into parts it does not enter (float64 n = 64: 8e-7 with a 1e10 spike at j = 0,
+float32: 7 with 1e12); the direct sum gives 1e-15 (float64), 3e-6 (float32).
+
+The threshold, measured (bench/bench_dft_matmul.py: whole traced _fft_r2c onesided / _fft_c2c
+of 1000 signals, onnxruntime 1.31, 1 intra-op thread, median of 60 runs alternating the forms;
+microseconds DFT -> MatMul, r2c / c2c):
+    float64  n=3 449 -> 87 / 430 -> 64       n=4 61 -> 76 / 53 -> 62     n=8 91 -> 107 / 83 -> 71
+             n=10 986 -> 110 / 916 -> 81     n=16 155 -> 123 / 147 -> 95 n=31 1901 -> 167 / 1728 -> 172
+             n=64 616 -> 296 / 643 -> 420    n=100 7379 -> 555 / 6933 -> 1063
+             n=127 7670 -> 768 / 7067 -> 1519                            n=128 1284 -> 643 / 1370 -> 1364
+    float32  n=4 59 -> 76 / 53 -> 62         n=10 961 -> 58 / 908 -> 26  n=64 598 -> 195 / 617 -> 234
+             n=128 1274 -> 389 / 1373 -> 661 (lengths that are not powers of two compute in float64)
+A length that is not a power of two is 5-30x faster; powers of two 1.2-3x faster from 16 on (c2c
+128 float64 the same time), 1.2-1.3x slower at n = 4 and r2c n = 8 (15 us per 1000 signals: the
+per-signal scaling against overflow), kept for the accuracy. Longer lengths keep DFT: at batch 100
+(an earlier build of the bare MatMul) c2c n=256 took 1.75x the DFT's time and n=512 3.4x, and
+the matrix grows as n^2 (1.3 MB at n = 400 float64 r2c, though that would be 8x faster than the
+chirp-z). Whole functions (same timing, DFT -> MatMul, model size): rfft float32 [1000, 10]
+1154 -> 65 us (5.0 -> 6.3 kB), rfft float64 [1000, 100] 7417 -> 565 us (6.5 -> 90 kB), fft
+complex64 [1000, 128] 1378 -> 670 us (6 -> 270 kB; the matrix is one constant of the outer graph,
+shared by both branches of the inf/NaN If), fft2 complex64 [100, 24, 24] 'ortho' 7991 -> 1169
+us, irfft complex64 [1000, 33] -> 64 1437 -> 1023 us, stft n_fft=64 hop 16 of 1 s at 16 kHz
+798 -> 405 us; stft n_fft=400 hop 160 (DFT, unchanged) 3514 -> 3512 us.
+
+Two onnxruntime facts shape the precision rules:
 - its float32 DFT of a length that is not a power of two is a direct sum in float32 (relative
   error 1e-5 at n = 100, 1e-4 at n = 400), so such float32 transforms compute in float64 and
-  round once, as accurate as torch's pocketfft;
+  round once, as accurate as torch's pocketfft (the MatMul of such small lengths too: a float32
+  direct sum would be as inaccurate; there it needs no scaling against overflow);
 - its inverse DFT (inverse=1) of such lengths is off by 2e-8 relative even in float64, so an
   inverse transform is the forward one between two conjugations, ifft(x) = conj(fft(conj(x))) / n.
 torch's `normalization` (0: none, 1: 1/sqrt(n), 2: 1/n, over the product of the transformed
-sizes) is applied at the end by one scale.
+sizes) is applied axis by axis inside each DFT (its n^-1/2 or 1/n), so that an intermediate whose
+normalized result is finite does not overflow (irfft2 'ortho' of float64 values near finfo.max:
+torch finite, ours inf when scaled at the end); with a dynamic length, at the end by one scale.
+(torch's own 1-D float64 'ortho' transforms overflow there where ours are finite: the fuzz pass
+counts those as "overflow".)
 
 Infinities and NaNs. onnxruntime's DFT makes every bin of a signal holding an inf or NaN NaN
 (its chirp-z and float64 paths multiply them by every twiddle). torch's CPU FFT (MKL DFTI) gives,
@@ -83,13 +130,22 @@ def _compute_dtype(x: Value, lengths: Sequence[Any]) -> Any:
     return x.dtype
 
 
-def _scale(x: Value, lengths: Sequence[Any], normalization: int) -> Value:
-    """x times torch's normalization over the product of `lengths`."""
+def _axis_scales(lengths: Sequence[Any], normalization: int) -> list[float]:
+    """Per transformed axis, its share n^p of torch's normalization (p = 0, -1/2, -1), applied
+    inside that axis's DFT so that an intermediate whose normalized result is finite does not
+    overflow; all 1 when a length is dynamic (`_scale` then)."""
     power = {0: 0.0, 1: -0.5, 2: -1.0}[normalization]
-    if power == 0:
+    if power == 0 or not all(isinstance(n, int) for n in lengths):
+        return [1.0] * len(lengths)
+    return [float(n) ** power for n in lengths]
+
+
+def _scale(x: Value, lengths: Sequence[Any], normalization: int) -> Value:
+    """x times torch's normalization over the product of `lengths` when a length is dynamic
+    (static ones were applied per axis: `_axis_scales`)."""
+    power = {0: 0.0, 1: -0.5, 2: -1.0}[normalization]
+    if power == 0 or all(isinstance(n, int) for n in lengths):
         return x
-    if all(isinstance(n, int) for n in lengths):
-        return op.Mul(x, np.array(float(math.prod(lengths)) ** power, dtype=x.dtype.numpy))
     total: Any = None
     for n in lengths:
         n = op.Cast(n, to=x.dtype.onnx) if isinstance(n, Value) else np.array(n, dtype=x.dtype.numpy)
@@ -97,9 +153,14 @@ def _scale(x: Value, lengths: Sequence[Any], normalization: int) -> Value:
     return op.Mul(x, op.Pow(total, np.array(power, dtype=x.dtype.numpy)))
 
 
-def _plain_dft(x: Value, axis: int, onesided: bool = False) -> Value:
-    """One forward DFT along `axis` of the real view x ([..., 1] real or [..., 2] complex), as
-    onnxruntime computes it (an inf or NaN anywhere in a signal makes all its bins NaN).
+_MATMUL_MAX_LENGTH = 128  # static lengths up to this: one MatMul with the twiddles (module docstring)
+
+
+def _plain_dft(x: Value, axis: int, onesided: bool = False, scale: float = 1.0, bounded: bool = False) -> Value:
+    """One forward DFT along `axis` of the real view x ([..., 1] real or [..., 2] complex) of
+    finite values (an inf or NaN makes bins NaN: `_dft` adds torch's special terms): a direct sum
+    (`_matmul_dft`) for static lengths up to _MATMUL_MAX_LENGTH, else onnxruntime's DFT; times
+    `scale` (this axis's share of torch's normalization).
 
     A float64 x near finfo.max: onnxruntime's DFT of a length that is not a power of two is a
     chirp-z transform whose intermediate sums overflow (NaN) long before the result does. Such an
@@ -107,13 +168,119 @@ def _plain_dft(x: Value, axis: int, onesided: bool = False) -> Value:
     length) and the result scaled back, exactly (powers of two); smaller inputs are left alone,
     so subnormal ones lose no bits."""
     length = x.shape[axis] if x.shape is not None else None
+    parts = x.shape[-1] if x.shape is not None else None
+    if isinstance(length, int) and isinstance(parts, int) and 1 <= length <= _MATMUL_MAX_LENGTH:
+        return _matmul_dft(x, axis, onesided, scale, bounded)
     if x.dtype is not DOUBLE or not isinstance(length, int) or length < 2 or length & (length - 1) == 0:
-        return op.DFT(x, None, np.array(axis, dtype=np.int64), onesided=int(onesided))
+        y = op.DFT(x, None, np.array(axis, dtype=np.int64), onesided=int(onesided))
+        return y if scale == 1 else op.Mul(y, np.array(scale, x.dtype.numpy))
     k = 2 * math.ceil(math.log2(length)) + 2
     big = op.GreaterOrEqual(op.ReduceMax(op.Abs(x), keepdims=0), np.array(2.0 ** (1023 - k)))
     down = op.Where(big, np.array(2.0**-k), np.array(1.0))
     y = op.DFT(op.Mul(x, down), None, np.array(axis, dtype=np.int64), onesided=int(onesided))
-    return op.Mul(y, op.Reciprocal(down))
+    return op.Mul(y, op.Where(big, np.array(2.0**k * scale), np.array(scale)))
+
+
+def _matmul_dft(x: Value, axis: int, onesided: bool, scale: float, bounded: bool) -> Value:
+    """The DFT of a static length n along `axis` as the direct sum: x with `axis` moved next to
+    the parts, folded when real (`_folds`) and flattened ([..., n * parts]), times the constant
+    `_twiddle_matrix`, reshaped to [..., bins, 2] and moved back. Each bin part is a sum of
+    products with the exactly rounded twiddles, a part that is exactly 0 contributing exactly 0
+    (so a spike at j = 0 does not enter imaginary parts, as in torch's MKL).
+
+    A signal whose largest |part| is at least 2^(emax - k), k = max(1, ceil(log2(n))), is scaled by
+    2^-k first and the result back by 2^k (exact, powers of two) times `scale`: the folded pairs
+    and the sum of n products of size <= max|x| * 2^-k cannot overflow in any order, and the result
+    overflows only where the scaled one does. Per signal, so that the others lose no subnormal
+    bits. Skipped when `bounded` (float32 values computing in float64: far from float64's max)."""
+    n, parts, rank = x.shape[axis], x.shape[-1], x.rank
+    bins = n // 2 + 1 if onesided else n
+    dtype = x.dtype.numpy
+    perm = [*(d for d in range(rank - 1) if d != axis), axis, rank - 1]  # the samples next to the parts
+    moved = perm != list(range(rank))
+    if moved:
+        x = op.Transpose(x, perm=perm)
+    up: Any = np.array(scale, dtype)
+    if not bounded:
+        k = max(1, math.ceil(math.log2(n)))
+        # (positive axes: onnxruntime 1.31 does not reduce negative ones of an empty tensor)
+        emax = np.finfo(dtype).maxexp  # 1024 (float64), 128 (float32)
+        big = op.GreaterOrEqual(op.ReduceMax(op.Abs(x), np.array([rank - 2, rank - 1], np.int64), keepdims=1), np.array(2.0 ** (emax - k), dtype))
+        x = op.Mul(x, op.Where(big, np.array(2.0**-k, dtype), np.array(1.0, dtype)))
+        up = op.Where(big, np.array(2.0**k * scale, dtype), up)
+    flat = op.Reshape(_fold(x, n) if _folds(n, parts) else x, np.array([0] * (rank - 2) + [n * parts], np.int64))
+    y = op.Reshape(op.MatMul(flat, _twiddle_matrix(n, bins, parts).astype(dtype)), np.array([0] * (rank - 2) + [bins, 2], np.int64))
+    y = y if isinstance(up, np.ndarray) and scale == 1 else op.Mul(y, up)
+    return op.Transpose(y, perm=[perm.index(d) for d in range(rank)]) if moved else y
+
+
+def _folds(n: int, parts: int) -> bool:
+    """Whether `_matmul_dft` folds: real signals of 5 samples or more. Below, the direct sum of an
+    even signal is exact anyway (n = 3, 4: the imaginary part is two opposite products and zeros);
+    complex ones are not folded (measured: c2c n = 128 1.24x the DFT's time folded, 1.0x not)."""
+    return parts == 1 and n >= 5
+
+
+def _fold(x: Value, n: int) -> Value:
+    """x [..., n, parts] -> [..., n, parts]: x_0, the sums x_j + x_{n-j} (j = 1 .. h, h = (n-1)//2),
+    the differences x_j - x_{n-j}, then x_{n/2} for an even n. The twiddles of j and n - j have
+    equal c and opposite s (exactly), so each pair enters through its sum (times c) and its
+    difference (times s), as an FFT's butterflies pair them: an even signal (x_{n-j} = x_j, e.g. a
+    symmetric window's frame centred by reflect padding) gets imaginary parts exactly 0, not the
+    roundoff of summing +t and -t among larger terms."""
+    h = (n - 1) // 2
+    if h == 0:
+        return x
+    axis = x.rank - 2
+    head = op.Slice(x, [1], [1 + h], [axis])  # x_1 .. x_h
+    tail = op.Slice(x, [n - 1], [n - 1 - h], [axis], [-1])  # x_{n-1} .. x_{n-h}
+    pieces = [op.Slice(x, [0], [1], [axis]), op.Add(head, tail), op.Sub(head, tail)]
+    if n % 2 == 0:
+        pieces.append(op.Slice(x, [n // 2], [n // 2 + 1], [axis]))
+    return op.Concat(*pieces, axis=axis)
+
+
+def _twiddles(n: int) -> tuple[np.ndarray, np.ndarray]:
+    """c = cos(2 pi m / n) and s = -sin(2 pi m / n), m = 0 .. n-1, float64, each the rounding of
+    the exact value: the angle folded by symmetry into [0, pi/4] in integers (u = 4m in units of
+    pi / 2n) and evaluated in long double, so parts that are exactly 0, 1 or -1 come out exact
+    (numpy's cos(pi / 2) is 6e-17, not 0)."""
+    u = 4 * np.arange(n)
+    sin_sign = np.where(u > 2 * n, -1, 1)
+    u = np.minimum(u, 4 * n - u)  # [0, 2n]: angle in [0, pi]
+    cos_sign = np.where(u > n, -1, 1)
+    u = np.where(u > n, 2 * n - u, u)  # [0, n]: angle in [0, pi/2]
+    swap = 2 * u > n
+    u = np.where(swap, n - u, u)  # [0, n/2]: angle in [0, pi/4]
+    angle = u.astype(np.longdouble) * (np.longdouble("3.14159265358979323846264338327950288") / (2 * n))
+    cos, sin = np.cos(angle).astype(np.float64), np.sin(angle).astype(np.float64)
+    cos, sin = np.where(swap, sin, cos), np.where(swap, cos, sin)
+    return cos_sign * cos + 0.0, -sin_sign * sin + 0.0  # + 0.0: no -0
+
+
+def _twiddle_matrix(n: int, bins: int, parts: int) -> np.ndarray:
+    """The forward DFT of n samples into `bins` bins as a real float64 matrix [n * parts,
+    bins * 2] in DFT's interleaved layout: row r * parts + p is row r's part p (real a, imaginary
+    b) of the samples, `_fold`ed when `_folds`, column k * 2 + q is bin k's part q. A sample
+    a + i b times w^{jk} = c + i s adds a c - b s to Re X_k and a s + b c to Im X_k (m = jk mod n in
+    integers); for a pair j, n - j (c equal, s opposite) that is (a_j + a_{n-j}) c - (b_j - b_{n-j})
+    s and (a_j - a_{n-j}) s + (b_j + b_{n-j}) c."""
+    c_tab, s_tab = _twiddles(n)
+    if not _folds(n, parts):
+        m = np.arange(n)[:, None] * np.arange(bins)[None, :] % n
+        c, s = c_tab[m], s_tab[m]
+        w = np.stack([np.stack([c, s], -1), np.stack([-s, c], -1)], 1)[:, :parts]  # [n, parts, bins, 2]
+        return w.reshape(n * parts, bins * 2) + 0.0  # + 0.0: no -0
+    h = (n - 1) // 2
+    rows = [0, *range(1, 1 + h), *range(1, 1 + h)] + ([n // 2] if n % 2 == 0 and n > 1 else [])  # the j of each folded row
+    m = np.array(rows)[:, None] * np.arange(bins)[None, :] % n
+    c, s = c_tab[m], s_tab[m]  # [n, bins]
+    plain, sums, diffs = np.r_[0, 1 + 2 * h : n], np.arange(1, 1 + h), np.arange(1 + h, 1 + 2 * h)
+    w = np.zeros((n, parts, bins, 2))
+    w[plain, 0, :, 0], w[plain, 0, :, 1] = c[plain], s[plain]  # x_0 (and x_{n/2}): a c, a s
+    w[sums, 0, :, 0] = c[sums]  # a_j + a_{n-j} enters Re through c
+    w[diffs, 0, :, 1] = s[diffs]  # a_j - a_{n-j} enters Im through s
+    return w.reshape(n * parts, bins * 2) + 0.0  # + 0.0: no -0
 
 
 _MAX_SPECIAL_MATRIX = 1 << 22  # n * bins above this: the special-value counts are not built (see _dft)
@@ -165,36 +332,40 @@ def _special_terms(x: Value, axis: int, bins: int) -> tuple[Value, Value]:
     return op.Greater(op.Add(infs, nans), np.array(0, np.float32)), total
 
 
-def _exact_dft(x: Value, axis: int, onesided: bool) -> Value:
+def _exact_dft(x: Value, axis: int, onesided: bool, scale: float, bounded: bool) -> Value:
     """_plain_dft of x's finite values plus the special terms of its infs and NaNs (IEEE sums:
     an overflowed finite part of the other sign gives NaN, as the direct sum would)."""
     finite = op.Where(op.IsNaN(op.Mul(x, np.array(0, x.dtype.numpy))), np.array(0, x.dtype.numpy), x)
-    y = _plain_dft(finite, axis, onesided)
+    y = _plain_dft(finite, axis, onesided, scale, bounded)
     bins = x.shape[axis] // 2 + 1 if onesided else x.shape[axis]
     has, total = _special_terms(x, axis, bins)
     return op.Where(has, op.Add(y, total), y)
 
 
-def _dft(x: Value, axis: int, onesided: bool = False) -> Value:
+def _dft(x: Value, axis: int, onesided: bool = False, scale: float = 1.0, bounded: bool = False) -> Value:
     """One forward DFT along `axis` of the real view x ([..., 1] real or [..., 2] complex), with
     torch's answer on infs and NaNs (the module docstring's rule). The exact path runs only when
     x holds one: IsNaN(ReduceSum(x) * 0), also true when the sum overflows, which takes the exact
     path harmlessly; traced, as the condition of an If, so that finite inputs cost one ReduceSum.
     A dynamic length, or n * bins above 2^22 (the counts' matrix, [parts * n, 2 * bins] float32,
-    would pass 64 MB), keeps onnxruntime's answer: every bin of the signal NaN."""
+    would pass 64 MB), keeps onnxruntime's answer: every bin of the signal NaN. The result is
+    times `scale`; `bounded`: x holds float32 values (computing in float64), so `_matmul_dft` needs
+    no scaling against overflow."""
     n = x.shape[axis] if x.shape is not None else None
     parts = x.shape[-1] if x.shape is not None else None
     if not isinstance(n, int) or not isinstance(parts, int) or n < 1 or n * (n // 2 + 1 if onesided else n) > _MAX_SPECIAL_MATRIX:
-        return _plain_dft(x, axis, onesided)
+        return _plain_dft(x, axis, onesided, scale, bounded)
     special = op.IsNaN(op.Mul(op.ReduceSum(x, keepdims=0), np.array(0, x.dtype.numpy)))
     builder = current_evaluator()
     if not isinstance(builder, GraphBuilder):  # eager: the values are known
-        return _exact_dft(x, axis, onesided) if bool(special.const_value) else _plain_dft(x, axis, onesided)
+        return _exact_dft(x, axis, onesided, scale, bounded) if bool(special.const_value) else _plain_dft(x, axis, onesided, scale, bounded)
+    if n <= _MATMUL_MAX_LENGTH:  # the twiddles in this graph: both branches use this one constant (equal arrays are one)
+        builder.constant(_twiddle_matrix(n, n // 2 + 1 if onesided else n, parts).astype(x.dtype.numpy))
     then_branch, else_branch = builder.subgraph("dft_with_inf_nan"), builder.subgraph("dft")
     with then_branch:
-        then_branch.output(_exact_dft(x, axis, onesided))
+        then_branch.output(_exact_dft(x, axis, onesided, scale, bounded))
     with else_branch:
-        else_branch.output(_plain_dft(x, axis, onesided))
+        else_branch.output(_plain_dft(x, axis, onesided, scale, bounded))
     return op.If(special, then_branch=then_branch, else_branch=else_branch)
 
 
@@ -228,9 +399,10 @@ def aten__fft_c2c(self: TTensor, dim: Sequence[int], normalization: int, forward
         return op.Identity(self).as_complex()
     lengths = [_size(self, a) for a in axes]
     dtype = _compute_dtype(self, lengths)
+    bounded = self.dtype is FLOAT and dtype is DOUBLE  # float32 values: no float64 overflow
     x = _back(self, dtype) if forward else _conj(_back(self, dtype))
-    for a in axes:
-        x = _dft(x, a)
+    for a, scale in zip(axes, _axis_scales(lengths, normalization)):
+        x = _dft(x, a, scale=scale, bounded=bounded)
     x = x if forward else _conj(x)
     return _back(_scale(x, lengths, normalization), self.dtype).as_complex()
 
@@ -245,10 +417,12 @@ def aten__fft_r2c(self: TFloat, dim: Sequence[int], normalization: int, onesided
         raise ValueError("aten::_fft_r2c needs at least one dim (torch raises too)")
     lengths = [_size(self, a) for a in axes]
     dtype = _compute_dtype(self, lengths)
+    bounded = self.dtype is FLOAT and dtype is DOUBLE  # float32 values: no float64 overflow
+    scales = _axis_scales(lengths, normalization)
     # the last dim is the real-to-complex one (halved when onesided), the others complex
-    x = _real_input_zeros(_dft(op.Unsqueeze(_back(self, dtype), [-1]), axes[-1], onesided=onesided), axes[-1], lengths[-1])
-    for a in axes[:-1]:
-        x = _dft(x, a)
+    x = _real_input_zeros(_dft(op.Unsqueeze(_back(self, dtype), [-1]), axes[-1], onesided=onesided, scale=scales[-1], bounded=bounded), axes[-1], lengths[-1])
+    for a, scale in zip(axes[:-1], scales):
+        x = _dft(x, a, scale=scale, bounded=bounded)
     return _back(_scale(x, lengths, normalization), self.dtype).as_complex()
 
 
@@ -265,10 +439,12 @@ def aten__fft_c2r(self: TTensor, dim: Sequence[int], normalization: int, last_di
     n, last = last_dim_size, axes[-1]
     lengths = [_size(self, a) for a in axes[:-1]] + [n]
     dtype = _compute_dtype(self, lengths)
+    bounded = self.dtype is FLOAT and dtype is DOUBLE  # float32 values: no float64 overflow
     # inverse transforms as forward ones of the conjugate; the real part is the same either way
+    scales = _axis_scales(lengths, normalization)
     x = _conj(_back(self, dtype))
-    for a in axes[:-1]:
-        x = _dft(x, a)
+    for a, scale in zip(axes[:-1], scales):
+        x = _dft(x, a, scale=scale, bounded=bounded)
     # the full Hermitian spectrum along the last dim: X[0 .. n//2] then conj(X[n - k]) for the rest
     half = n // 2 + 1
     have = x.shape[last] if x.shape is not None else None
@@ -282,7 +458,7 @@ def aten__fft_c2r(self: TTensor, dim: Sequence[int], normalization: int, last_di
         mirrored = op.Slice(x, [n - half], [0], [last], [-1])  # X[n - half], ..., X[1]
         mirrored = op.Mul(mirrored, np.array([1, -1], dtype=dtype.numpy))
         x = op.Concat(x, mirrored, axis=last)
-    x = _dft(x, last)
+    x = _dft(x, last, scale=scales[-1], bounded=bounded)
     real = op.Gather(x, np.array(0, dtype=np.int64), axis=-1)  # the imaginary parts of X[0], X[n/2] drop out
     return _back(_scale(real, lengths, normalization), self.dtype)
 

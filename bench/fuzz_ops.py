@@ -30,7 +30,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--budget", type=float, default=None, metavar="SECONDS", help="stop starting new cells after this long")
     p.add_argument("--timeout", type=float, default=60.0, metavar="SECONDS", help="per input (default 60)")
     p.add_argument("--json", type=Path, help="write every finding as JSON")
-    p.add_argument("--all", action="store_true", help="also list errors (we raise where torch works), overflows (both overflow, differently) and normwise differences (eigen/singular values within LAPACK's error bound)")
+    p.add_argument("--all", action="store_true", help="also list errors (we raise where torch works), overflows (both overflow, differently) and normwise differences (within an n·eps·‖A‖ error bound: eigen/singular values, Fourier transforms)")
     args = p.parse_args(argv)
 
     from torchlib.conformance.engine import Harness

@@ -289,6 +289,31 @@ def test_normwise_is_lapacks_error_bound_and_nothing_more(harness):
     assert run_input(harness, "aten_neg", "huge", Call((x,), {}), lambda a: -a + 1e290, torch.float64)[0] == "mismatch"  # not marked normwise
 
 
+def test_normwise_judges_complex_fourier_outputs_part_by_part(harness):
+    """stft is marked normwise: a part within n·eps·max|x| of torch's passes as "normwise", a
+    part beyond it is a mismatch."""
+    x = torch.randn(2, 40, dtype=torch.float64, generator=torch.Generator().manual_seed(0))
+    x[0, :3] = torch.tensor([1e307, -1e307, 6e306], dtype=torch.float64)
+    stft = torch.ops.aten.stft.default
+    kwargs = dict(hop_length=3, return_complex=True)
+
+    def noisy(t, n, **kw):  # 5e291 on one imaginary part: 40·eps·1e307 = 8.9e292 allows it
+        out = torch.view_as_real(stft(t, n, **kw)).clone()
+        out[0, 0, 1, 1] += 5e291  # frame 1 holds no huge sample: its bins are O(1)
+        return torch.view_as_complex(out)
+
+    assert run_input(harness, "aten_stft", "huge", Call((x, 12), kwargs), lambda t, n, **kw: stft(t, n, **kw), torch.float64)[0] == "ok"
+    outcome = run_input(harness, "aten_stft", "huge", Call((x, 12), kwargs), noisy, torch.float64)[0]
+    assert outcome == "normwise"
+
+    def wrong(t, n, **kw):
+        out = torch.view_as_real(stft(t, n, **kw)).clone()
+        out[0, 0, 1, 1] += 1e300
+        return torch.view_as_complex(out)
+
+    assert run_input(harness, "aten_stft", "huge", Call((x, 12), kwargs), wrong, torch.float64)[0] == "mismatch"
+
+
 def test_an_abort_is_counted_not_fatal(harness, monkeypatch):
     import os
 

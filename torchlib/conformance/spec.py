@@ -215,7 +215,10 @@ class Entry:
               of p(n)·eps·‖A‖ only (LAPACK Users' Guide, "Error bounds for the symmetric
               eigenproblem" and "for the singular value decomposition"): the fuzz pass counts a
               difference within n·eps·max|torch's value| on finite inputs as "normwise", not as
-              a mismatch (values below that bound are rounding noise of the largest).
+              a mismatch (values below that bound are rounding noise of the largest). Fourier
+              transforms have the same kind of bound (an FFT's error is c·log n·eps·‖x‖ in
+              norm, bin by bin only where the algorithm happens to be exact): stft's entries
+              use it too.
     xfail, skip: expected failures and skipped samples, each with its reason. Sample indices
               count the samples of one OpInfo (or of `samples`) from 0, before routing.
     reason:   for a function that is not run at all: why (must be given when there are

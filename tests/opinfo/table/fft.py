@@ -11,6 +11,12 @@ from .complex import stft_center
 FFT = ['fft.fft', 'fft.ifft', 'fft.fft2', 'fft.ifft2', 'fft.fftn', 'fft.ifftn', 'fft.rfft', 'fft.rfft2', 'fft.rfftn',
        'fft.irfft', 'fft.irfft2', 'fft.irfftn', 'fft.hfft', 'fft.hfft2', 'fft.hfftn', 'fft.ihfft', 'fft.ihfft2', 'fft.ihfftn']
 
+# torch's float32 transforms run MKL in float32: on frames with entries near finfo.max they overflow
+# or lose digits (-2.03e31 where the exact bin is -1.01e31); ours sums with exact twiddles and
+# matches torch's own float64 result
+_MKL_FLOAT32 = TorchLessAccurate(dtypes=[torch.float32, torch.complex64], reason="torch's float32 FFT (MKL in float32) overflows or loses digits on entries near finfo.max; ours matches torch's float64 result")
+
+
 ENTRIES = [
     Entry('aten__fft_r2c', opinfo=FFT),
     Entry('aten__fft_c2c', opinfo=FFT),
@@ -46,9 +52,11 @@ ENTRIES = [
     Entry('aten_fft_ihfft', opinfo=['fft.ihfft']),
     Entry('aten_fft_ihfft2', opinfo=['fft.ihfft2']),
     Entry('aten_fft_ihfftn', opinfo=['fft.ihfftn']),
-    Entry('aten_stft', opinfo=['stft']),
-    Entry('aten_stft_complex', opinfo=['stft']),
-    Entry('aten_stft_center', samples=stft_center, dtypes=[torch.float32, torch.float64]),
-    Entry('aten_stft_center_complex', samples=stft_center, dtypes=[torch.complex64, torch.complex128]),
+    # normwise: an FFT is accurate to c·log n·eps·‖x‖ in norm; with entries near finfo.max a bin
+    # that torch's MKL gets exactly 0 may be 5e291 in the exact sum (the window's last bit)
+    Entry('aten_stft', opinfo=['stft'], normwise=True, xfail=[_MKL_FLOAT32]),
+    Entry('aten_stft_complex', opinfo=['stft'], normwise=True, xfail=[_MKL_FLOAT32]),
+    Entry('aten_stft_center', samples=stft_center, dtypes=[torch.float32, torch.float64], normwise=True, xfail=[_MKL_FLOAT32]),
+    Entry('aten_stft_center_complex', samples=stft_center, dtypes=[torch.complex64, torch.complex128], normwise=True, xfail=[_MKL_FLOAT32]),
     Entry('aten_istft', opinfo=['istft']),
 ]

@@ -370,14 +370,6 @@ def test_report_counts():
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason="mismatches remain (issue 13). Full pass of 25 Nov 2026 over all 4,365 "
-                   "(function, dtype) cells (`python bench/fuzz_ops.py --samples 2 --budget 900 --all`, 35,969 inputs): 99 "
-                   "mismatches, ~80 of them the FFT family on [huge]/[nan_inf] inputs (onnxruntime's DFT rounds every bin to "
-                   "eps*max|x| and spreads NaN where pocketfft's exact twiddles do not), the rest gelu/gelu_backward on "
-                   "oneDNN's path, _add_relu NaN (torch's answer depends on vector lane vs scalar tail), eig/eigvals of "
-                   "non-finite input, batch_norm_backward and index_reduce half precision; 12 crashes are torch's own heap "
-                   "corruption on out-of-range max_pool indices (docs/fuzz_findings.md). Remove this mark when "
-                   "`python bench/fuzz_ops.py` reports none.")
 def test_fuzz_every_function(harness):
     """Every function's first dtype on edge inputs: no crash of the process, no silent
     mismatch (`python bench/fuzz_ops.py` for every dtype and the list)."""

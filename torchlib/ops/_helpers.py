@@ -40,3 +40,16 @@ def dim_size(x: Value, dim: int) -> Any:
     if isinstance(d, int):
         return d
     return op.Squeeze(op.Shape(x, start=dim, end=dim + 1 if dim != -1 else None), [0])
+
+
+def first_rows(x: Value, like: Value, too_few: str) -> Value:
+    """x's first N rows (dim 0), N being like's dim 0: x itself when the sizes match. Fewer rows
+    than N raise ValueError(too_few.format(have=..., need=...)) when both sizes are static (in
+    onnxruntime's Slice otherwise, which then returns fewer rows)."""
+    have, need = x.shape[0], like.shape[0]  # type: ignore[index]
+    if isinstance(have, int) and isinstance(need, int):
+        if have < need:
+            raise ValueError(too_few.format(have=have, need=need))
+        if have == need:
+            return x
+    return op.Slice(x, [0], op.Shape(like, start=0, end=1), [0])

@@ -22,6 +22,7 @@ import numpy as np
 from graph_builder import op, types
 from graph_builder.ir import Value
 from graph_builder.types import TFloat, TInt
+from torchlib.ops._helpers import first_rows
 from torchlib.promotion import cast_to
 from torchlib.registry import aten_op
 
@@ -51,19 +52,14 @@ def _samples_of_batch(fn: str, x: Value, random_samples: Value, nd: int) -> Valu
     torch reads samples[n] for batch n, ignores the extra rows and rejects N' < N (as here)."""
     if random_samples.rank != 3:
         raise ValueError(f"aten::{fn}: random_samples must be 3-D (batch, planes, {nd}), got rank {random_samples.rank}")
-    batch, planes = x.shape[0], x.shape[1]  # type: ignore[index]
-    rows, sample_planes, per_dim = random_samples.shape  # type: ignore[misc]
+    planes = x.shape[1]  # type: ignore[index]
+    _, sample_planes, per_dim = random_samples.shape  # type: ignore[misc]
     if isinstance(per_dim, int) and per_dim != nd:
         raise ValueError(f"aten::{fn}: random_samples must hold {nd} samples per plane, got {per_dim}")
     if isinstance(planes, int) and isinstance(sample_planes, int) and planes != sample_planes:
         raise ValueError(f"aten::{fn}: random_samples has {sample_planes} planes, the input {planes} (torch raises too)")
-    if isinstance(batch, int) and isinstance(rows, int):
-        if rows < batch:
-            raise ValueError(f"aten::{fn}: random_samples has {rows} rows for an input batch of {batch}; torch raises too "
-                             "(it needs one row per batch element)")
-        if rows == batch:
-            return random_samples
-    return op.Slice(random_samples, [0], op.Shape(x, start=0, end=1), [0])
+    return first_rows(random_samples, x, f"aten::{fn}: random_samples has {{have}} rows for an input batch of {{need}}; torch "
+                                         "raises too (it needs one row per batch element)")
 
 
 def _fractional_max_pool(fn: str, self: Value, kernel_size: Sequence[int], output_size: Sequence[int], random_samples: Value) -> tuple[Value, Value]:

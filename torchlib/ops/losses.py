@@ -19,6 +19,7 @@ import torch.nn.modules.linear_cross_entropy  # noqa: F401  (defines torch.ops.t
 from graph_builder import op
 from graph_builder.ir import Value
 from graph_builder.types import BFLOAT16, FLOAT, FLOAT16, INT64, DType, TFloat, TInt
+from torchlib.ops._helpers import first_rows
 from torchlib.ops._kernels import OPMATH, like, run_supported
 from torchlib.ops.elementwise import log1p
 from torchlib.promotion import DEFAULT, DEFAULT_FLOAT, elementwise
@@ -261,14 +262,8 @@ def _lce_rows(name: str, input: Value, target: Value) -> Value:
     sizes are dynamic)."""
     if target.rank != 1:
         raise ValueError(f"torch_nn::{name} expects a 1-D target, got rank {target.rank}")
-    rows, labels = input.shape[0], target.shape[0]  # type: ignore[index]
-    if isinstance(rows, int) and isinstance(labels, int):
-        if labels < rows:
-            raise ValueError(f"torch_nn::{name}: target has {labels} rows for an input of {rows} rows; torch raises too "
-                             "(its chunk loop narrows target to the input's rows)")
-        if labels == rows:
-            return target
-    return op.Slice(target, [0], op.Shape(input, start=0, end=1), [0])
+    return first_rows(target, input, f"torch_nn::{name}: target has {{have}} rows for an input of {{need}} rows; torch raises "
+                                     "too (its chunk loop narrows target to the input's rows)")
 
 
 def _lce_row_weights(target: Value, cw: Value | None, ignore_index: Any, like_value: Value) -> tuple[Value, Value]:

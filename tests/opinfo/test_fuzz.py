@@ -387,4 +387,4 @@ def test_conjugated_complex_results_are_judged_not_raised(harness):
     x = torch.full((2, 7), 3.0e38)
     x[0, 0] = -3.0e38
     outcome, _ = run_input(harness, "aten_fft_ifft", "huge", Call((x, None, -1, "ortho"), {}), torch.fft.ifft, torch.float32)
-    assert outcome in ("ok", "overflow", "mismatch")
+    assert outcome in ("ok", "overflow", "normwise", "less_accurate_torch", "mismatch")  # judged, whichever way

@@ -75,26 +75,18 @@ def _n_d_cases(two_d):
     return [(None, default_dim), ((4, 6), default_dim), ((3, -1), (0, 2)), (None, (1,)), ((8,), (0,))] + ([] if two_d else [((5, 4), None)])
 
 
-@pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("fn,ref,two_d", N_D, ids=lambda v: getattr(v, "__name__", ""))
-def test_n_dim_real(fn, ref, two_d, dtype):
-    x = _x((5, 6, 7), dtype)
+_N_DIM_CASES = [(fn, ref, two_d, dtype, (5, 6, 7)) for fn, ref, two_d in N_D for dtype in DTYPES] + [
+    (fn, ref, two_d, dtype, (4, 6, 5)) for fn, ref, two_d in N_D_COMPLEX for dtype in COMPLEX]
+
+
+@pytest.mark.parametrize("fn,ref,two_d,dtype,shape", _N_DIM_CASES, ids=lambda v: getattr(v, "__name__", str(v)))
+def test_n_dim(fn, ref, two_d, dtype, shape):
+    x = _x(shape, dtype)
     rtol, atol = _tol(dtype)
     for norm in (None, "forward", "ortho"):
         for s, dim in _n_d_cases(two_d):
             kwargs = {} if dim is None else {"dim": dim}
             check_function(fn, (x, s), {**kwargs, "norm": norm}, expected=ref(x, s, **kwargs, norm=norm), rtol=rtol, atol=atol)
-
-
-@pytest.mark.parametrize("dtype", COMPLEX)
-@pytest.mark.parametrize("fn,ref,two_d", N_D_COMPLEX, ids=lambda v: getattr(v, "__name__", ""))
-def test_n_dim_complex(fn, ref, two_d, dtype):
-    z = _x((4, 6, 5), dtype)
-    rtol, atol = _tol(dtype)
-    for norm in (None, "forward", "ortho"):
-        for s, dim in _n_d_cases(two_d):
-            kwargs = {} if dim is None else {"dim": dim}
-            check_function(fn, (z, s), {**kwargs, "norm": norm}, expected=ref(z, s, **kwargs, norm=norm), rtol=rtol, atol=atol)
 
 
 def test_int_input_computes_in_float32():

@@ -8,7 +8,7 @@ torch is imported lazily, only when a torch conversion is asked for.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, TypeVar
 
 import ml_dtypes
 import numpy as np
@@ -173,16 +173,30 @@ class Tensor(Protocol):
     def shape(self) -> tuple[Any, ...] | None: ...
 
 
-# Type-constraint groups, usable as annotations on functions. Each is a TypeVar bound to Tensor
-# (for type checkers) with the set of element types it admits in ALLOWED (for people and tools).
-TFloat = TypeVar("TFloat", bound=Tensor)
-TFloatHighPrecision = TypeVar("TFloatHighPrecision", bound=Tensor)
-TInt = TypeVar("TInt", bound=Tensor)
-TReal = TypeVar("TReal", bound=Tensor)
-TRealOrBool = TypeVar("TRealOrBool", bound=Tensor)
-TComplex = TypeVar("TComplex", bound=Tensor)
-TTensor = TypeVar("TTensor", bound=Tensor)
-TBool = TypeVar("TBool", bound=Tensor)
+# Type-constraint groups, usable as annotations on functions, with the set of element types
+# each admits in ALLOWED (for people and tools). A type checker reads every group as `ir.Value`:
+# functions are checked as they are traced. Eagerly the same functions get torch tensors, which
+# the evaluator converts at each op, so no separate eager typing is needed.
+if TYPE_CHECKING:
+    from graph_builder.ir import Value
+
+    TFloat: TypeAlias = Value
+    TFloatHighPrecision: TypeAlias = Value
+    TInt: TypeAlias = Value
+    TReal: TypeAlias = Value
+    TRealOrBool: TypeAlias = Value
+    TComplex: TypeAlias = Value
+    TTensor: TypeAlias = Value
+    TBool: TypeAlias = Value
+else:
+    TFloat = TypeVar("TFloat", bound=Tensor)
+    TFloatHighPrecision = TypeVar("TFloatHighPrecision", bound=Tensor)
+    TInt = TypeVar("TInt", bound=Tensor)
+    TReal = TypeVar("TReal", bound=Tensor)
+    TRealOrBool = TypeVar("TRealOrBool", bound=Tensor)
+    TComplex = TypeVar("TComplex", bound=Tensor)
+    TTensor = TypeVar("TTensor", bound=Tensor)
+    TBool = TypeVar("TBool", bound=Tensor)
 
 FLOAT_TYPES = frozenset({FLOAT16, BFLOAT16, FLOAT, DOUBLE})
 INT_TYPES = frozenset({INT8, INT16, INT32, INT64, UINT8, UINT16, UINT32, UINT64})

@@ -11,10 +11,25 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _imports(path: Path, package: str) -> set[str]:
-    """Modules of `package` that `path` imports, at module level or inside functions."""
+def _type_only(tree: ast.Module) -> set[ast.AST]:
+    """The statements inside `if TYPE_CHECKING:` blocks."""
+    inside: set[ast.AST] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING":
+            for stmt in node.body:
+                inside.update(ast.walk(stmt))
+    return inside
+
+
+def _imports(path: Path, package: str, type_only: bool = True) -> set[str]:
+    """Modules of `package` that `path` imports, at module level or inside functions, and (with
+    `type_only`) inside `if TYPE_CHECKING:` blocks."""
     names: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text())):
+    tree = ast.parse(path.read_text())
+    skip = set() if type_only else _type_only(tree)
+    for node in ast.walk(tree):
+        if node in skip:
+            continue
         if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             if node.module == package:
                 names.update(f"{package}.{a.name}" for a in node.names)
@@ -25,14 +40,16 @@ def _imports(path: Path, package: str) -> set[str]:
     return names
 
 
-def _graph(package: str) -> dict[str, set[str]]:
+def _graph(package: str, type_only: bool = False) -> dict[str, set[str]]:
+    """Who imports whom inside `package`. A circle is about import order, so type-only imports
+    (which never run) are left out unless asked for."""
     modules = {}
     for path in sorted((ROOT / package).rglob("*.py")):
         if "generated" in path.parts:
             continue
         name = ".".join(path.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__")
         modules[name] = path
-    return {name: {m for m in _imports(path, package) if m in modules and m != name}
+    return {name: {m for m in _imports(path, package, type_only) if m in modules and m != name}
             for name, path in modules.items() if name != package}
 
 
@@ -67,3 +84,18 @@ def test_no_import_circles(package):
 def test_graph_builder_does_not_import_torchlib():
     for path in (ROOT / "graph_builder").rglob("*.py"):
         assert not _imports(path, "torchlib"), path
+
+
+def test_function_library_does_not_import_the_exporter():
+    """torchlib/ops/ is the library; the exporter sits above it and passes what a function needs
+    (a higher-order op's bodies) through the registry's `Body` protocol. Type-only imports count."""
+    offenders = [str(path.relative_to(ROOT)) for path in (ROOT / "torchlib" / "ops").rglob("*.py")
+                 if any(m.startswith("torchlib.exporter") for m in _imports(path, "torchlib"))]
+    assert offenders == []
+
+
+def test_no_import_circles_in_torchlib():
+    """The library, the registry and the exporter form no circle (lazy imports inside functions
+    included)."""
+    cycle = _cycle(_graph("torchlib"))
+    assert cycle is None, " -> ".join(cycle or [])

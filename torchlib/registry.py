@@ -20,7 +20,7 @@ import functools
 import inspect
 import threading
 from collections.abc import Callable, Iterable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import numpy as np
 
@@ -29,7 +29,28 @@ from graph_builder.evaluator import EAGER, current_evaluator
 from graph_builder.ir import Value, complex_from_real_view, real_view
 from graph_builder.opset import as_array, numpy_to_torch
 
+if TYPE_CHECKING:
+    from graph_builder.builder import GraphBuilder
+
 F = TypeVar("F", bound=Callable[..., Any])
+
+
+class Body(Protocol):
+    """What a higher-order op's function (torchlib/ops/control_flow.py) receives for a branch or
+    a body: the contract between the library and whoever translates the program. The exporter
+    passes its FX sub-GraphModules (torchlib/exporter/subgraph.py) this way, so the library never
+    imports the exporter."""
+
+    name: str
+
+    def input_like(self, builder: GraphBuilder, index: int) -> Value:
+        """A formal input of `builder` (a Loop or Scan body) typed like the body's input `index`."""
+        ...
+
+    def inline(self, *args: Any, autocast: bool = False) -> list[Any]:
+        """Translate the body into the graph being built, its inputs bound to `args`; returns
+        its outputs, flattened."""
+        ...
 
 
 @dataclasses.dataclass(frozen=True)

@@ -25,21 +25,18 @@ from torchlib.exporter.decompose import (
     decompose_view_write,
 )
 from torchlib.exporter.dynamic_shapes import normalize as normalize_dynamic_shapes
+from torchlib.exporter.errors import ExportError
 from torchlib.exporter.explain import quiet_torch
 from torchlib.exporter.mutation import Aliases, functional_variant, written_nodes
 from torchlib.exporter.result import ExportResult
 from torchlib.exporter.stack_room import with_stack_room
 from torchlib.exporter.source import module_class, module_path, source_line
-from torchlib.exporter.subgraph import Translator, all_nodes, attribute
+from torchlib.exporter.subgraph import Translator, all_nodes, attribute, fx_shape
 from torchlib.registry import REGISTRY, Registry, _name_of
 
 
 class UnsupportedOpsError(RuntimeError):
     """The model uses ATen ops that have no torchlib function (all of them listed at once)."""
-
-
-class ExportError(RuntimeError):
-    """A torchlib function failed on one node: names the op, the inputs and the user's line."""
 
 
 def _load_ops() -> Registry:
@@ -232,7 +229,7 @@ def translate(
         elif node.op == "call_function":
             env[node.name] = _call(g, node, registry, env, renames, diagnostics, ctx)
         elif node.op == "get_attr":  # a higher-order op's body (a Body its function translates)
-            env[node.name] = attribute(g, ep.graph_module, node, Translator(registry, renames, diagnostics))
+            env[node.name] = attribute(g, ep.graph_module, node, _body_translator(registry, renames, diagnostics))
         elif node.op == "output":
             outputs = pytree.tree_leaves(_map_args(node.args[0], env))
             written = _written_outputs(ctx, specs)
@@ -301,12 +298,23 @@ def _placeholder(g: GraphBuilder, node: Any, spec: Any, state: dict, constants: 
         return g.initializer(spec.target, torch_to_numpy(tensor))
     val = node.meta.get("val")
     if isinstance(val, torch.Tensor):
-        return g.input(name, types.from_torch(val.dtype), _shape(val, renames))
+        return g.input(name, types.from_torch(val.dtype), fx_shape(val, renames))
     if isinstance(val, (int, float, bool)) or val is None:
         return val  # non-tensor inputs are specialized by torch.export
     if isinstance(val, torch.SymInt):
         raise ExportError(f"input {node.name} is a symbolic int; pass it as a tensor to keep it dynamic")
     raise ExportError(f"input {node.name} of type {type(val).__name__} is not supported")
+
+
+def _body_translator(registry: Registry, renames: dict, diagnostics: list[str]) -> Translator:
+    """What a higher-order op's body needs to translate itself: this loop's `_call`, with a
+    context (aliases, decomposition) of the body's own graph."""
+
+    def for_graph(graph: torch.fx.Graph) -> Callable[[GraphBuilder, Any, dict], Any]:
+        ctx = _Context(graph, registry, decompose=True)
+        return lambda g, node, env: _call(g, node, registry, env, renames, diagnostics, ctx)
+
+    return Translator(registry, renames, diagnostics, for_graph)
 
 
 def _call(g: GraphBuilder, node: Any, registry: Registry, env: dict, renames: dict, diagnostics: list[str],
@@ -408,7 +416,7 @@ def _conform(result: Any, val: Any, renames: dict, name: str, diagnostics: list[
     that differs from torch's is cast and reported: the function has a promotion bug."""
     if isinstance(result, Value) and isinstance(val, torch.Tensor):
         dtype = types.from_torch(val.dtype)
-        shape = _shape(val, renames)
+        shape = fx_shape(val, renames)
         if val.is_complex():  # held as its real view: FLOAT/DOUBLE, shape + [2]
             if not result.is_complex:
                 raise TypeError(f"{name} returned {result} where torch gives a {dtype.name.lower()} tensor (a complex variant must return its real view marked with as_complex())")
@@ -427,18 +435,6 @@ def _conform(result: Any, val: Any, renames: dict, name: str, diagnostics: list[
     return result
 
 
-def _shape(val: torch.Tensor, renames: dict) -> list[int | str]:
-    dims: list[int | str] = []
-    for d in val.shape:
-        if isinstance(d, int):
-            dims.append(d)
-        else:
-            expr = d.node.expr
-            try:
-                dims.append(int(expr))
-            except TypeError:
-                dims.append(str(expr.xreplace(renames)) if renames else str(expr))
-    return dims
 
 
 def _map_args(x: Any, env: dict) -> Any:

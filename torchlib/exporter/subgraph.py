@@ -13,7 +13,7 @@ or Scan body) whose formal inputs `input_like` creates.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import torch
@@ -23,17 +23,25 @@ from graph_builder import GraphBuilder, op, types
 from graph_builder.evaluator import current_evaluator
 from graph_builder.ir import Value
 from graph_builder.opset import torch_to_numpy
+from torchlib.exporter.errors import ExportError
 from torchlib.registry import Registry
+
+
+# translate(builder, node, env): the Value(s) of one FX node, its arguments looked up in env
+NodeTranslator = Callable[[GraphBuilder, torch.fx.Node, dict], Any]
 
 
 @dataclasses.dataclass
 class Translator:
-    """What translating one FX node needs besides the node: the registry, the names of the
-    symbolic dims, and the diagnostics list of the export."""
+    """What translating a body needs: the registry, the names of the symbolic dims, the
+    diagnostics list of the export, and the exporter's own node translation for a graph
+    (`for_graph(fx_graph)` gives the function that translates one node of it). The exporter
+    passes it in, so that this module needs nothing from the exporter loop above it."""
 
     registry: Registry
     renames: dict
     diagnostics: list[str]
+    for_graph: Callable[[torch.fx.Graph], NodeTranslator]
 
 
 class Body:
@@ -55,7 +63,7 @@ class Body:
         node = self.placeholders[index]
         val = node.meta.get("val")
         if isinstance(val, torch.Tensor):
-            return builder.input(node.name, types.from_torch(val.dtype), _shape(val, self._translator.renames))
+            return builder.input(node.name, types.from_torch(val.dtype), fx_shape(val, self._translator.renames))
         if isinstance(val, (int, torch.SymInt)):
             return builder.input(node.name, types.INT64, [])
         if isinstance(val, (bool, torch.SymBool)):
@@ -70,15 +78,13 @@ class Body:
         values); returns the body's outputs, flattened. With autocast=True (an autocast
         region), each op's floating inputs are first cast to the floating dtype torch recorded
         for its result, the dtype autocast chose for it."""
-        from torchlib.exporter.export import ExportError, _call, _Context
-
         builder = current_evaluator()
         if not isinstance(builder, GraphBuilder):
             raise ExportError(f"{self.name}: the body of a higher-order op can only be translated inside a graph being built")
         if len(args) != len(self.placeholders):
             raise ExportError(f"{self.name} takes {len(self.placeholders)} inputs ({', '.join(n.name for n in self.placeholders)}), got {len(args)}")
         t = self._translator
-        ctx = _Context(self.module.graph, t.registry, decompose=True)
+        translate = t.for_graph(self.module.graph)
         env: dict[str, Any] = {n.name: a for n, a in zip(self.placeholders, args)}
         for node in self.module.graph.nodes:
             if node.op == "placeholder":
@@ -88,7 +94,7 @@ class Body:
             elif node.op == "call_function":
                 # ATen ops only: a nested higher-order op passes its operands on unchanged
                 node_env = _autocast_inputs(node, env) if autocast and hasattr(node.target, "_schema") else env
-                env[node.name] = _call(builder, node, t.registry, node_env, t.renames, t.diagnostics, ctx)
+                env[node.name] = translate(builder, node, node_env)
             elif node.op == "output":
                 return [_lookup(a, env) for a in pytree.tree_leaves(node.args[0])]
             else:
@@ -138,10 +144,19 @@ def _autocast_inputs(node: torch.fx.Node, env: dict) -> dict:
     return {**env, **casts} if casts else env
 
 
-def _shape(val: torch.Tensor, renames: dict) -> list[int | str]:
-    from torchlib.exporter.export import _shape as shape_of
-
-    return shape_of(val, renames)
+def fx_shape(val: torch.Tensor, renames: dict) -> list[int | str]:
+    """The shape of an FX node's fake tensor: ints, and the user's names for symbolic dims."""
+    dims: list[int | str] = []
+    for d in val.shape:
+        if isinstance(d, int):
+            dims.append(d)
+        else:
+            expr = d.node.expr
+            try:
+                dims.append(int(expr))
+            except TypeError:
+                dims.append(str(expr.xreplace(renames)) if renames else str(expr))
+    return dims
 
 
 def flat_values(values: Sequence[Any]) -> list[Any]:

@@ -1,9 +1,9 @@
 """Higher-order ops: torch.cond -> If, while_loop -> Loop, scan / associative_scan / map -> Scan,
 and the regions torch.export wraps (`torch.no_grad()`, autocast) inlined.
 
-Each function receives its branches and bodies as `Body` objects (torchlib/exporter/subgraph.py):
-FX sub-GraphModules that translate themselves, node by node through the registry, into the
-graph being built (`body.inline(*args)`). For a Loop or Scan body the function makes a subgraph
+Each function receives its branches and bodies as `Body` objects (the protocol in
+torchlib/registry.py; the exporter passes FX sub-GraphModules, torchlib/exporter/subgraph.py),
+which translate themselves, node by node through the registry, into the graph being built (`body.inline(*args)`). For a Loop or Scan body the function makes a subgraph
 builder, gives it formal inputs typed like the body's placeholders (`body.input_like`), and
 inlines the body inside `with sub:`. Operands that torch lifted out of a closure (weights, outer
 tensors, symbolic sizes) are bound to the Values of the outer graph, which ONNX subgraphs may use
@@ -17,15 +17,12 @@ the Scan with the first element).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from graph_builder import GraphBuilder, op, types
 from graph_builder.evaluator import current_evaluator
 from graph_builder.ir import Value
-from torchlib.registry import aten_op
-
-if TYPE_CHECKING:
-    from torchlib.exporter.subgraph import Body
+from torchlib.registry import Body, aten_op
 
 INT64_MAX = 2**63 - 1
 

@@ -16,8 +16,8 @@ import torch.utils._pytree as pytree
 
 from graph_builder import GraphBuilder, op, types
 from graph_builder.ir import Value, real_view
-from graph_builder.optimizer import optimize as optimize_graph
 from graph_builder.opset import OpError, torch_to_numpy
+from graph_builder.optimizer import optimize as optimize_graph
 from torchlib.exporter.capture import capture
 from torchlib.exporter.decompose import (
     NeedsWholeProgramDecomposition,
@@ -28,10 +28,12 @@ from torchlib.exporter.dynamic_shapes import normalize as normalize_dynamic_shap
 from torchlib.exporter.errors import ExportError
 from torchlib.exporter.explain import quiet_torch
 from torchlib.exporter.mutation import Aliases, functional_variant, written_nodes
+from torchlib.exporter.onnxscript_functions import adapt as adapt_function
 from torchlib.exporter.result import ExportResult
-from torchlib.exporter.stack_room import with_stack_room
 from torchlib.exporter.source import module_class, module_path, source_line
+from torchlib.exporter.stack_room import with_stack_room
 from torchlib.exporter.subgraph import Translator, all_nodes, attribute, fx_shape
+from torchlib.exporter.torch_onnx_flag import onnx_exporting
 from torchlib.registry import REGISTRY, Registry, _name_of
 
 
@@ -64,7 +66,7 @@ def export(
     opset: int = 23,
     input_names: Sequence[str] | None = None,
     output_names: Sequence[str] | None = None,
-    functions: Mapping[Any, Callable[..., Any]] | None = None,
+    functions: Mapping[Any, Callable[..., Any] | Sequence[Callable[..., Any]]] | None = None,
     optimize: bool = True,
 ) -> ExportResult:
     """Export `model(*args, **kwargs)` to ONNX.
@@ -80,7 +82,10 @@ def export(
     input_names, output_names: names of the ONNX inputs (one per tensor input, flattened) and
         of the outputs of forward.
     functions: {torch op (e.g. torch.ops.mylib.foo.default) or "mylib::foo": function}, used
-        instead of (or in addition to) the library's functions; see `torchlib.aten_op`.
+        instead of (or in addition to) the library's functions; see `torchlib.aten_op`. A
+        function may be written with onnxscript's `op` (trace-only or `@onnxscript.script()`),
+        as for torch.onnx; a list of functions is dispatched on the inputs' dtypes
+        (torchlib/exporter/onnxscript_functions.py).
     optimize: run the export-time optimizer (folding, BatchNorm into Conv, fusions into
         RMSNormalization / Gelu / RotaryEmbedding, CSE; see docs/optimizer.md).
 
@@ -92,17 +97,18 @@ def export(
     """
     # with room on CPython's frame stack: torch.export's deep dispatch otherwise thrashes its
     # chunks at some caller depths (up to 2.5x slower capture; see stack_room.py)
-    return with_stack_room(_export, model, args, kwargs, dynamic_shapes, opset, input_names, output_names,
-                           functions, optimize)
+    with onnx_exporting():
+        return with_stack_room(_export, model, args, kwargs, dynamic_shapes, opset, input_names, output_names,
+                               functions, optimize)
 
 
 def _export(model: torch.nn.Module | torch.export.ExportedProgram, args: Any, kwargs: Mapping[str, Any] | None,
             dynamic_shapes: Any, opset: int, input_names: Sequence[str] | None, output_names: Sequence[str] | None,
-            functions: Mapping[Any, Callable[..., Any]] | None, optimize: bool) -> ExportResult:
+            functions: Mapping[Any, Callable[..., Any] | Sequence[Callable[..., Any]]] | None, optimize: bool) -> ExportResult:
     with quiet_torch():
         registry = _load_ops()
         if functions:
-            registry = registry.extended(functions)
+            registry = registry.extended({target: adapt_function(f) for target, f in functions.items()})
         if not isinstance(args, tuple):
             args = (args,)
         kwargs = dict(kwargs or {})

@@ -46,7 +46,10 @@ def onnx_export(
     Same meaning as torch.onnx.export: `kwargs`, `input_names`, `output_names`,
     `opset_version` (default 23), `dynamic_axes`, `dynamic_shapes`, `external_data`,
     `custom_translation_table` ({torch op: function}, torchlib's `functions`), `verify` (compare
-    with torch on `args`; raises on a mismatch). Accepted and without effect here: `dynamo`,
+    with torch on `args`; raises on a mismatch). As in torch.onnx, a dict at the end of `args` is
+    the keyword arguments (when `kwargs` is not given), and a `torch.onnx.ExportableModule` given
+    without arguments supplies its `example_arguments()`, `input_names()`, `output_names()` and
+    `dynamic_shapes()`. Accepted and without effect here: `dynamo`,
     `verbose`, `report`, `optimize`, `profile`, `dump_exported_program`, `artifacts_dir`,
     `do_constant_folding` (torchlib folds constants while building). `export_params=False` and
     `keep_initializers_as_inputs=True` are not supported and raise.
@@ -56,8 +59,16 @@ def onnx_export(
                          "export_params=False and keep_initializers_as_inputs=True are not supported")
     if dynamic_axes is not None and dynamic_shapes is not None:
         raise ValueError("give dynamic_shapes or dynamic_axes, not both (as torch.onnx.export)")
+    exportable = _exportable_module(model)
+    if exportable is not None and not args and not kwargs:
+        args, kwargs = exportable.example_arguments()
+        input_names = input_names if input_names is not None else exportable.input_names()
+        output_names = output_names if output_names is not None else exportable.output_names()
+        dynamic_shapes = dynamic_shapes if dynamic_shapes is not None else exportable.dynamic_shapes()
     if not isinstance(args, tuple):
         args = (args,)
+    if not kwargs and args and isinstance(args[-1], dict):
+        args, kwargs = args[:-1], args[-1]  # torch.onnx reads a trailing dict as the keyword arguments
     kwargs = dict(kwargs or {})
     if dynamic_axes is not None and not isinstance(model, torch.export.ExportedProgram):
         dynamic_shapes = from_dynamic_axes(model.forward, args, kwargs, dynamic_axes, input_names)
@@ -70,3 +81,10 @@ def onnx_export(
     if f is not None:
         result.save(f, external_data=external_data)
     return result
+
+
+def _exportable_module(model: Any) -> Any:
+    """`model` when it is a torch.onnx.ExportableModule (torch 2.10+), which supplies its own
+    example arguments, names and dynamic shapes; else None."""
+    exportable = getattr(torch.onnx, "ExportableModule", None)
+    return model if exportable is not None and isinstance(model, exportable) else None

@@ -26,7 +26,6 @@ from graph_builder.opset import torch_to_numpy
 from torchlib.exporter.errors import ExportError
 from torchlib.registry import Registry
 
-
 # translate(builder, node, env): the Value(s) of one FX node, its arguments looked up in env
 NodeTranslator = Callable[[GraphBuilder, torch.fx.Node, dict], Any]
 

@@ -1,0 +1,141 @@
+"""torchlib.onnx_export runs code written for torch.onnx.export(..., dynamo=True) unchanged:
+the calling conventions and the custom functions torch.onnx users write with onnxscript."""
+
+from __future__ import annotations
+
+import importlib.util
+import textwrap
+
+import pytest
+import torch
+
+import torchlib
+
+
+class TwoInputs(torch.nn.Module):
+    def forward(self, x, b):
+        return x.relu(), b.sigmoid()
+
+
+def test_trailing_dict_in_args_is_kwargs():
+    x, b = torch.randn(2, 3), torch.randn(2, 3)
+    result = torchlib.onnx_export(TwoInputs(), (x, {"b": b}), dynamic_axes={"x": [0, 1], "b": [0, 1]})
+    for got, want in zip(result(x, b=b), TwoInputs()(x, b), strict=True):
+        torch.testing.assert_close(got, want)
+    x2, b2 = torch.randn(5, 4), torch.randn(5, 4)
+    torch.testing.assert_close(result(x2, b=b2)[1], b2.sigmoid())
+
+
+def test_explicit_kwargs_keep_a_trailing_dict_positional():
+    class TakesDict(torch.nn.Module):
+        def forward(self, x, d, *, scale):
+            return x * d["w"] * scale
+
+    x, w, s = torch.randn(3), torch.randn(3), torch.randn(3)
+    result = torchlib.onnx_export(TakesDict(), (x, {"w": w}), kwargs={"scale": s})
+    torch.testing.assert_close(result(x, {"w": w}, scale=s), x * w * s)
+
+
+@pytest.mark.skipif(not hasattr(torch.onnx, "ExportableModule"), reason="torch.onnx.ExportableModule is torch 2.10+")
+def test_exportable_module_without_args():
+    class Exportable(torch.onnx.ExportableModule):
+        def forward(self, x):
+            return x * 2
+
+        def example_arguments(self):
+            return (torch.randn(2, 3),), None
+
+        def input_names(self):
+            return ("image",)
+
+        def output_names(self):
+            return ("doubled",)
+
+        def dynamic_shapes(self):
+            return ({0: "batch"},)
+
+    result = torchlib.onnx_export(Exportable())
+    proto = result.model_proto
+    assert [i.name for i in proto.graph.input] == ["image"]
+    assert [o.name for o in proto.graph.output] == ["doubled"]
+    assert proto.graph.input[0].type.tensor_type.shape.dim[0].dim_param == "batch"
+    x = torch.randn(7, 3)
+    torch.testing.assert_close(result(x), x * 2)
+
+
+def test_is_in_onnx_export_during_capture():
+    class Branches(torch.nn.Module):
+        def forward(self, x):
+            return x + 1 if torch.onnx.is_in_onnx_export() else x - 1
+
+    x = torch.randn(3)
+    torch.testing.assert_close(torchlib.export(Branches(), (x,))(x), x + 1)
+    assert not torch.onnx.is_in_onnx_export()
+
+
+needs_onnxscript = pytest.mark.skipif(importlib.util.find_spec("onnxscript") is None,
+                                      reason="onnxscript (the bench extra) is not installed")
+
+
+class Add(torch.nn.Module):
+    def forward(self, x, y):
+        return x + y
+
+
+@needs_onnxscript
+def test_trace_only_onnxscript_function_replaces_an_op():
+    from onnxscript import opset18 as op
+
+    def custom_add(self, other, alpha: float = 1.0):
+        return op.Sub(self, other)  # add becomes sub, as in torch's own test
+
+    x, y = torch.randn(2, 2), torch.randn(2, 2)
+    result = torchlib.onnx_export(Add(), (x, y), custom_translation_table={torch.ops.aten.add.Tensor: custom_add})
+    assert [n.op_type for n in result.model_proto.graph.node] == ["Sub"]
+    torch.testing.assert_close(result(x, y), x - y)
+
+
+@needs_onnxscript
+def test_list_of_onnxscript_functions_dispatches_on_dtype():
+    from onnxscript import BOOL, FLOAT
+    from onnxscript import opset18 as op
+
+    class And(torch.nn.Module):
+        def forward(self, x, y):
+            return torch.ops.aten.logical_and.default(x, y)
+
+    def for_bool(self: BOOL, other: BOOL) -> BOOL:
+        return op.Xor(self, other)
+
+    def for_float(self: FLOAT, other: FLOAT) -> FLOAT:
+        return op.Mul(self, other)
+
+    table = {torch.ops.aten.logical_and.default: [for_float, for_bool]}
+    x, y = torch.tensor([True, False, True]), torch.tensor([True, True, False])
+    result = torchlib.onnx_export(And(), (x, y), custom_translation_table=table)
+    assert "Xor" in [n.op_type for n in result.model_proto.graph.node]
+    torch.testing.assert_close(result(x, y), x ^ y)
+
+
+@needs_onnxscript
+def test_scripted_onnxscript_function_is_inlined(tmp_path, monkeypatch):
+    # @onnxscript.script() reads the function's source, so it must live in a file
+    (tmp_path / "scripted_gelu.py").write_text(textwrap.dedent("""
+        import onnxscript
+        from onnxscript import FLOAT, opset18 as op
+
+        @onnxscript.script()
+        def scaled_tanh(x: FLOAT, scale: float = 2.0) -> FLOAT:
+            return op.Mul(op.Tanh(x), op.CastLike(scale, x))
+    """))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    from scripted_gelu import scaled_tanh  # type: ignore[import-not-found]
+
+    class Tanh(torch.nn.Module):
+        def forward(self, x):
+            return torch.tanh(x) + 1
+
+    x = torch.randn(4)
+    result = torchlib.onnx_export(Tanh(), (x,), custom_translation_table={torch.ops.aten.tanh.default: scaled_tanh})
+    torch.testing.assert_close(result(x), 2 * torch.tanh(x) + 1)
+    assert {"Tanh", "Mul"} <= {n.op_type for n in result.model_proto.graph.node}

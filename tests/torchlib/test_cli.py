@@ -174,3 +174,16 @@ def test_no_traceback_in_a_real_process(workdir):
     assert proc.returncode == 2
     assert proc.stderr.startswith("error: no module named 'nosuch'")
     assert "Traceback" not in proc.stderr
+
+
+def test_conformance_with_a_report_file_prints_the_summary_and_uses_every_core(tmp_path, capsys):
+    from torchlib.conformance.cli import _cores, _parser
+
+    assert _parser().parse_args([]).jobs == _cores() >= 1
+    html = tmp_path / "conformance.html"
+    code = main(["conformance", "--ops", "abs", "--dtypes", "float32", "--max-samples", "1", "--no-progress",
+                 "-j", "1", "--html", str(html)])
+    out = capsys.readouterr().out
+    assert code == 0 and html.exists()
+    assert "|" not in out, "the matrix goes to the file; the terminal gets the summary"
+    assert "passed" in out

@@ -117,4 +117,9 @@ def test_custom_op_without_function_is_named():
     model, x = sample()
     with pytest.raises(UnsupportedOpsError) as info:
         torchlib.export(model, (x,), functions={"torchlib_test::scaled_add": scaled_add_onnx})
-    assert "torchlib_test::fast_gelu" in str(info.value)
+    message = str(info.value)
+    assert "torchlib_test::fast_gelu" in message
+    # a custom op is pointed at `functions=` / `@aten_op`, not at native_functions.yaml's coverage
+    assert "functions={torch.ops.torchlib_test.fast_gelu.default: my_function}" in message
+    assert '@torchlib.aten_op("torchlib_test::fast_gelu")' in message
+    assert "codegen coverage" not in message

@@ -100,6 +100,13 @@ def _quiet_stderr(enabled: bool) -> Iterator[TextIO]:
         os.close(saved)
 
 
+def _cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="python -m torchlib conformance",
@@ -112,9 +119,12 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--html", type=Path, metavar="PATH", help="write the HTML report here (e.g. reports/conformance.html)")
     p.add_argument("--markdown", type=Path, metavar="PATH", help="also write the markdown report to a file")
     p.add_argument("--json", type=Path, metavar="PATH", help="write every sample's result as JSON")
-    p.add_argument("--jobs", "-j", type=int, default=1, metavar="N", help="worker processes (default 1)")
+    p.add_argument("--jobs", "-j", type=int, default=_cores(), metavar="N",
+                   help=f"worker processes (default: every core this process may use, here {_cores()})")
     p.add_argument("--table", type=Path, help="the expectations table (default: tests/opinfo/table)")
-    p.add_argument("--quiet", "-q", action="store_true", help="print only the summary and unexpected results, not the matrix")
+    p.add_argument("--quiet", "-q", action="store_true", help="print only the summary and unexpected results, not the matrix "
+                   "(the default when a report file is written)")
+    p.add_argument("--matrix", action="store_true", help="print the whole matrix even when a report file is written")
     p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     p.add_argument("--ort-logs", action="store_true", help="keep onnxruntime's own error logging on stderr")
     p.add_argument("--timings", action="store_true", help="print the slowest function x dtype cells")
@@ -179,7 +189,7 @@ def main(argv: list[str] | None = None) -> int:
         figures=harness.figures(),
     )
     markdown = to_markdown(report)
-    if args.quiet:
+    if args.quiet or (any((args.html, args.markdown, args.json)) and not args.matrix):
         print(report.summary())
         for line in report.problem_lines():
             print(line)

@@ -155,13 +155,22 @@ def check_supported(ep: torch.export.ExportedProgram, registry: Registry) -> Non
             if line not in where[name] and len(where[name]) < 3:
                 where[name].append(line)
     if missing:
-        lines = [f"{len(missing)} ATen op(s) in this model have no torchlib function:"]
+        lines = [f"{len(missing)} op(s) in this model have no torchlib function:"]
         for name, count in sorted(missing.items()):
             lines.append(f"  {name}  x{count}")
             lines.extend(f"      at {w}" for w in where[name])
-        first = sorted(missing)[0]
-        lines.append("Each needs a function written with ONNX ops (CONTRIBUTING.md shows how, in a few lines).")
-        lines.append(f"`python -m codegen coverage --op {first}` prints its schema and the typed stub to start from.")
+        aten = sorted(n for n in missing if n.startswith("aten::"))
+        custom = sorted(n for n in missing if not n.startswith("aten::"))
+        if aten:
+            lines.append("Each ATen op needs a function written with ONNX ops (CONTRIBUTING.md shows how, in a few lines).")
+            lines.append(f"`python -m codegen coverage --op {aten[0]}` prints its schema and the typed stub to start from.")
+        if custom:
+            example = custom[0].replace("::", ".").split(".")
+            target = f"torch.ops.{example[0]}.{example[1]}.{example[2] if len(example) > 2 else 'default'}"
+            lines.append(f"{', '.join(custom)} {'is not an ATen op' if len(custom) == 1 else 'are not ATen ops'} "
+                         "(your own or a library's): write a function with graph_builder's `op` and pass it as "
+                         f"`torchlib.export(..., functions={{{target}: my_function}})`, or register it for every export "
+                         f"with `@torchlib.aten_op(\"{custom[0]}\")` (README, \"Your own ops\").")
         raise UnsupportedOpsError("\n".join(lines))
 
 

@@ -242,8 +242,10 @@ def _report_verify(diffs: list[Any]) -> int:
     for d in diffs:
         status = "ok" if d.ok() else "MISMATCH"
         bad += status != "ok"
-        print(f"  {d.name}: max abs {d.max_abs:.2e}, max rel {d.max_rel:.2e}, dtype {'ok' if d.dtype_ok else 'DIFFERS'}, "
-              f"shape {'ok' if d.shape_ok else 'DIFFERS'}: {status}")
+        atol, rtol = d.tolerance
+        print(f"  {d.name}: max abs {d.max_abs:.2e} (allowed {atol * d.scale:.1e} = atol {atol:g} x output scale "
+              f"{d.scale:.3g}), max rel {d.max_rel:.2e} (allowed {rtol:g}; either suffices), "
+              f"dtype {'ok' if d.dtype_ok else 'DIFFERS'}, shape {'ok' if d.shape_ok else 'DIFFERS'}: {status}")
     return 1 if bad else 0
 
 

@@ -39,6 +39,8 @@ NON_ATEN_NAMESPACES = {
     "torch": "torch's Python-level functions on symbolic values (torch.sym_max, torch.sym_float, ...)",
     "higher_order": "torch's higher-order operators (torch.ops.higher_order.cond, while_loop, scan, with_effects, ...)",
     "quantized_decomposed": "the decomposed quantization ops of PT2E (torch.ops.quantized_decomposed.*), checked against torch's schemas",
+    "torchvision": "torchvision's detection ops (torch.ops.torchvision.*: nms, roi_align, ...), whose schemas torchvision defines; "
+                   "the docstrings quote them (torchlib/conformance/torchvision_reference.py holds the same strings)",
     "torch_nn": "torch.nn's custom ops (torch.ops.torch_nn.*, e.g. linear_cross_entropy's chunked kernels), checked against torch's schemas",
 }
 # Namespaces whose functions are checked against torch's registered schemas

@@ -47,3 +47,4 @@ from torchlib.ops import fractional_pool  # noqa: F401
 from torchlib.ops import aliases  # noqa: F401
 from torchlib.ops import shape_aliases  # noqa: F401
 from torchlib.ops import windows  # noqa: F401
+from torchlib.ops import torchvision  # noqa: F401

@@ -21,6 +21,7 @@ from . import segments  # noqa: E402
 from . import fractional_pool  # noqa: E402
 from . import aliases, linalg_composites, shape_aliases, windows  # noqa: E402
 from . import embedding_bag  # noqa: E402
+from . import torchvision  # noqa: E402
 
 ENTRIES = [
     *activations.ENTRIES,
@@ -67,4 +68,5 @@ ENTRIES = [
     *linalg_composites.ENTRIES,
     *windows.ENTRIES,
     *embedding_bag.ENTRIES,
+    *torchvision.ENTRIES,
 ]

@@ -18,6 +18,7 @@ from graph_builder import GraphBuilder, op, types
 from graph_builder.ir import Value, real_view
 from graph_builder.opset import OpError, torch_to_numpy
 from graph_builder.optimizer import optimize as optimize_graph
+from torchlib.exporter import torchvision_capture
 from torchlib.exporter.capture import capture
 from torchlib.exporter.decompose import (
     NeedsWholeProgramDecomposition,
@@ -120,7 +121,8 @@ def _export(model: torch.nn.Module | torch.export.ExportedProgram, args: Any, kw
             model = ep.module()
         else:
             spec = normalize_dynamic_shapes(model.forward, args, kwargs, dynamic_shapes)
-            captured = capture(model, args, kwargs, spec.dynamic_shapes, spec.size_one)
+            with torchvision_capture.capturable():  # torchvision's detection code without its data-dependent branch
+                captured = capture(model, args, kwargs, spec.dynamic_shapes, spec.size_one)
             ep, strategy, dim_names = captured.program, captured.strategy, spec.dim_names
             notes.extend(captured.notes)
         timings["torch.export"] = time.perf_counter() - start

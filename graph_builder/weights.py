@@ -26,6 +26,7 @@ import onnxruntime as ort
 from graph_builder import ir
 from graph_builder.evaluator import to_ort_value
 from graph_builder.ir import ExternalData, Graph, ModelTooLargeError
+from graph_builder.weight_sources import release
 
 # Offsets in the data file: large tensors start on a 64 KiB boundary (the allocation
 # granularity runtimes map files with), the others on 64 bytes.
@@ -77,13 +78,16 @@ def _little_endian_bytes(array: np.ndarray) -> memoryview:
 
 
 def write_external_data(graph: Graph, layout: ExternalData, path: str) -> None:
-    """Write the initializers of `layout` to `path`, one tensor at a time from its array."""
+    """Write the initializers of `layout` to `path`, one tensor at a time from its array (the
+    pages a tensor mapped from a file brought in are given back once it is written)."""
     with open(path, "wb") as f:
         for name, (offset, _) in layout.entries.items():
             position = f.tell()
             if position < offset:
                 f.write(b"\0" * (offset - position))
-            f.write(_little_endian_bytes(graph.initializers[name].numpy()))
+            array = graph.initializers[name].numpy()
+            f.write(_little_endian_bytes(array))
+            release(array)  # a tensor mapped from a checkpoint leaves memory once written
 
 
 def save_model(graph: Graph, path: str | os.PathLike[str], external_data: bool | None = None, ir_version: int | None = None) -> str | None:

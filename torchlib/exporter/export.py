@@ -17,8 +17,10 @@ import torch.utils._pytree as pytree
 from graph_builder import GraphBuilder, op, types
 from graph_builder.ir import Value, real_view
 from graph_builder.optimizer import optimize as optimize_graph
+from graph_builder.optimizer.folding import BATCH_NORMS_LEFT
 from graph_builder.opset import OpError, torch_to_numpy
 from torchlib.exporter.capture import capture
+from torchlib.exporter.checkpoint import Weights, WeightsError, attached, meta_tensors
 from torchlib.exporter.decompose import (
     NeedsWholeProgramDecomposition,
     decompose_node,
@@ -69,6 +71,7 @@ def export(
     output_names: Sequence[str] | None = None,
     functions: Mapping[Any, Callable[..., Any]] | None = None,
     optimize: bool = True,
+    weights: Weights | None = None,
 ) -> ExportResult:
     """Export `model(*args, **kwargs)` to ONNX.
 
@@ -86,6 +89,11 @@ def export(
         instead of (or in addition to) the library's functions; see `torchlib.aten_op`.
     optimize: run the export-time optimizer (folding, BatchNorm into Conv, fusions into
         RMSNormalization / Gelu / RotaryEmbedding, CSE; see docs/optimizer.md).
+    weights: where the weights come from, when not from the model (which may then be on the
+        meta device): a state dict (name -> tensor or numpy array), or the path of a
+        safetensors file, a list of them, or a directory of them (mapped, never read whole).
+        Names are the model's state_dict keys. The model keeps its own tensors; `save()` writes
+        each weight from the checkpoint, tensor by tensor (docs/big_models.md).
 
     Capture tries torch.export non-strict, then strict, then draft_export
     (`result.capture_strategy` says which worked). Returns an ExportResult: `graph` (its
@@ -96,12 +104,12 @@ def export(
     # with room on CPython's frame stack: torch.export's deep dispatch otherwise thrashes its
     # chunks at some caller depths (up to 2.5x slower capture; see stack_room.py)
     return with_stack_room(_export, model, args, kwargs, dynamic_shapes, opset, input_names, output_names,
-                           functions, optimize)
+                           functions, optimize, weights)
 
 
 def _export(model: torch.nn.Module | torch.export.ExportedProgram, args: Any, kwargs: Mapping[str, Any] | None,
             dynamic_shapes: Any, opset: int, input_names: Sequence[str] | None, output_names: Sequence[str] | None,
-            functions: Mapping[Any, Callable[..., Any]] | None, optimize: bool) -> ExportResult:
+            functions: Mapping[Any, Callable[..., Any]] | None, optimize: bool, weights: Weights | None = None) -> ExportResult:
     with quiet_torch():
         registry = _load_ops()
         if functions:
@@ -113,11 +121,25 @@ def _export(model: torch.nn.Module | torch.export.ExportedProgram, args: Any, kw
         notes: list[str] = []
         start = time.perf_counter()
         if isinstance(model, torch.export.ExportedProgram):
+            if weights is not None:
+                raise TypeError("export(ExportedProgram, weights=...): the program holds its weights already; "
+                                "give the nn.Module to use a checkpoint's weights")  # fmt: skip
             ep, strategy, dim_names = model, "ExportedProgram", {}
             model = ep.module()
         else:
             spec = normalize_dynamic_shapes(model.forward, args, kwargs, dynamic_shapes)
-            captured = capture(model, args, kwargs, spec.dynamic_shapes, spec.size_one)
+            if weights is None:
+                no_data = meta_tensors(model)
+                if no_data:
+                    raise WeightsError(f"the model's weights are on the meta device (no data: {', '.join(no_data[:3])}"
+                                       f"{', ...' if len(no_data) > 3 else ''}): give them with export(..., weights=<state "
+                                       f"dict, or path(s) of safetensors files>)")  # fmt: skip
+                captured = capture(model, args, kwargs, spec.dynamic_shapes, spec.size_one)
+            else:
+                with attached(model, weights) as weight_notes:
+                    captured = capture(model, args, kwargs, spec.dynamic_shapes, spec.size_one)
+                notes.extend(weight_notes)
+                model = captured.program.module()  # runs in torch on the checkpoint's tensors (verify)
             ep, strategy, dim_names = captured.program, captured.strategy, spec.dim_names
             notes.extend(captured.notes)
         timings["torch.export"] = time.perf_counter() - start
@@ -250,7 +272,9 @@ def translate(
             raise ExportError(f"FX node {node.name} of kind {node.op!r} is not supported")
     g.graph.metadata["torchlib.opset"] = str(opset)
     if optimize:
-        optimize_graph(g)
+        report = optimize_graph(g)
+        if report.get(BATCH_NORMS_LEFT):
+            diagnostics.append(f"{report[BATCH_NORMS_LEFT]} {BATCH_NORMS_LEFT}: they stay BatchNormalization nodes")
     return g.to_graph(), diagnostics  # checked; the weights stay views of the parameters
 
 

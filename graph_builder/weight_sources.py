@@ -92,17 +92,23 @@ def open_safetensors(paths: str | os.PathLike[str] | Sequence[str | os.PathLike[
     return arrays
 
 
+def map_file(path: str | os.PathLike[str]) -> np.ndarray:
+    """The whole file as a read-only uint8 array over a mapping of it (nothing read yet; views
+    of it can be given back with `release`). An empty file gives an empty array."""
+    with open(path, "rb") as f:
+        if os.fstat(f.fileno()).st_size == 0:
+            return np.zeros(0, np.uint8)
+        mm = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+    data = np.frombuffer(mm, np.uint8)
+    address = data.ctypes.data
+    _MAPPINGS[address] = (address + len(mm), weakref.ref(mm, lambda _: _MAPPINGS.pop(address, None)))
+    return data
+
+
 def _map_file(path: str) -> dict[str, np.ndarray]:
     header, _, start = read_header(path)
     size = os.path.getsize(path)
-    if size == start:  # an empty checkpoint: nothing to map
-        return {}
-    with open(path, "rb") as f:
-        mm = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
-    probe = np.frombuffer(mm, np.uint8)
-    address = probe.ctypes.data
-    del probe
-    _MAPPINGS[address] = (address + size, weakref.ref(mm, lambda _: _MAPPINGS.pop(address, None)))
+    data = map_file(path)
     arrays = {}
     for name, entry in header.items():
         dtype, shape = SAFETENSORS_DTYPES[entry["dtype"]], tuple(entry["shape"])
@@ -111,7 +117,7 @@ def _map_file(path: str) -> dict[str, np.ndarray]:
         if end - begin != count * dtype.itemsize or start + end > size:
             raise SafetensorsError(f"{path}: tensor {name!r} ({entry['dtype']}{list(shape)}) has data_offsets "
                                    f"[{begin}, {end}], which do not fit its size or the file")  # fmt: skip
-        arrays[name] = np.frombuffer(mm, dtype, count, start + begin).reshape(shape)
+        arrays[name] = data[start + begin:start + end].view(dtype).reshape(shape)
     return arrays
 
 

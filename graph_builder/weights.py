@@ -16,14 +16,13 @@ where they are written:
 from __future__ import annotations
 
 import os
-import sys
 from typing import Any
 
 import numpy as np
 import onnx
 import onnxruntime as ort
 
-from graph_builder import ir
+from graph_builder import ir, types
 from graph_builder.evaluator import to_ort_value
 from graph_builder.ir import ExternalData, Graph, ModelTooLargeError
 from graph_builder.weight_sources import release
@@ -53,6 +52,12 @@ def too_large_message(graph: Graph, what: str, instead: str) -> str:
     )
 
 
+def _stored_nbytes(array: np.ndarray) -> int:
+    """Bytes of the array as ONNX stores it (4-bit types: two elements to a byte)."""
+    bits = types._BY_NUMPY[array.dtype].bits if array.dtype in types._BY_NUMPY else 8 * array.itemsize
+    return (array.size * bits + 7) // 8
+
+
 def external_layout(graph: Graph, location: str) -> ExternalData:
     """Offsets of the large initializers (`ir.is_large`) in an external-data file named
     `location`, in initializer order (deterministic: the same graph gives the same file)."""
@@ -61,20 +66,12 @@ def external_layout(graph: Graph, location: str) -> ExternalData:
     for v in graph.initializers.values():
         if not ir.is_large(v):
             continue
-        length = v.numpy().nbytes
+        length = _stored_nbytes(v.numpy())
         align = _ALIGN_LARGE if length >= _LARGE_TENSOR else _ALIGN_SMALL
         offset = -(-offset // align) * align
         entries[v.name] = (offset, length)
         offset += length
     return ExternalData(location, entries, offset)
-
-
-def _little_endian_bytes(array: np.ndarray) -> memoryview:
-    """The array's bytes as ONNX stores them (little endian, C order), without a copy when the
-    array is contiguous on a little-endian machine."""
-    if sys.byteorder != "little" and array.dtype.itemsize > 1:
-        array = array.astype(array.dtype.newbyteorder("<"))
-    return memoryview(np.ascontiguousarray(array).reshape(-1).view(np.uint8))
 
 
 def write_external_data(graph: Graph, layout: ExternalData, path: str) -> None:
@@ -86,7 +83,7 @@ def write_external_data(graph: Graph, layout: ExternalData, path: str) -> None:
             if position < offset:
                 f.write(b"\0" * (offset - position))
             array = graph.initializers[name].numpy()
-            f.write(_little_endian_bytes(array))
+            f.write(ir.raw_bytes(array))
             release(array)  # a tensor mapped from a checkpoint leaves memory once written
 
 
@@ -127,6 +124,8 @@ def ort_session(graph: Graph, options: ort.SessionOptions | None = None, provide
     session (its `weights` attribute)."""
     options = options or ort.SessionOptions()
     layout = external_layout(graph, "weights.data")  # never read: every entry is given as an OrtValue
+    for name in [n for n in layout.entries if types.from_numpy(graph.initializers[n].numpy().dtype).bits == 4]:
+        del layout.entries[name]  # INT4 / UINT4 have no OrtValue over numpy memory: inside the model, packed
     names = list(layout.entries)
     values = [to_ort_value(graph.initializers[name].numpy()) for name in names]
     if names:

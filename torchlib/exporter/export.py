@@ -18,6 +18,7 @@ from graph_builder import GraphBuilder, op, types
 from graph_builder.ir import Value, real_view
 from graph_builder.optimizer import optimize as optimize_graph
 from graph_builder.optimizer.folding import BATCH_NORMS_LEFT
+from graph_builder.optimizer.quantization import WeightQuantization, check_opset, quantize_weights
 from graph_builder.opset import OpError, torch_to_numpy
 from torchlib.exporter.capture import capture
 from torchlib.exporter.checkpoint import Weights, WeightsError, attached, meta_tensors
@@ -72,6 +73,7 @@ def export(
     functions: Mapping[Any, Callable[..., Any]] | None = None,
     optimize: bool = True,
     weights: Weights | None = None,
+    weight_quantization: str | WeightQuantization | None = None,
 ) -> ExportResult:
     """Export `model(*args, **kwargs)` to ONNX.
 
@@ -94,6 +96,10 @@ def export(
         safetensors file, a list of them, or a directory of them (mapped, never read whole).
         Names are the model's state_dict keys. The model keeps its own tensors; `save()` writes
         each weight from the checkpoint, tensor by tensor (docs/big_models.md).
+    weight_quantization: "int4" or "int8" (block size 32, symmetric), or
+        `WeightQuantization(dtype, block_size, symmetric)` (graph_builder.optimizer.quantization):
+        the float weights of MatMul / Gemm become `DequantizeLinear(w_q, scale[, zero_point],
+        axis, block_size) -> MatMul`, standard ONNX of opset 21 and later (docs/big_models.md).
 
     Capture tries torch.export non-strict, then strict, then draft_export
     (`result.capture_strategy` says which worked). Returns an ExportResult: `graph` (its
@@ -104,12 +110,13 @@ def export(
     # with room on CPython's frame stack: torch.export's deep dispatch otherwise thrashes its
     # chunks at some caller depths (up to 2.5x slower capture; see stack_room.py)
     return with_stack_room(_export, model, args, kwargs, dynamic_shapes, opset, input_names, output_names,
-                           functions, optimize, weights)
+                           functions, optimize, weights, weight_quantization)
 
 
 def _export(model: torch.nn.Module | torch.export.ExportedProgram, args: Any, kwargs: Mapping[str, Any] | None,
             dynamic_shapes: Any, opset: int, input_names: Sequence[str] | None, output_names: Sequence[str] | None,
-            functions: Mapping[Any, Callable[..., Any]] | None, optimize: bool, weights: Weights | None = None) -> ExportResult:
+            functions: Mapping[Any, Callable[..., Any]] | None, optimize: bool, weights: Weights | None = None,
+            weight_quantization: str | WeightQuantization | None = None) -> ExportResult:
     with quiet_torch():
         registry = _load_ops()
         if functions:
@@ -117,6 +124,9 @@ def _export(model: torch.nn.Module | torch.export.ExportedProgram, args: Any, kw
         if not isinstance(args, tuple):
             args = (args,)
         kwargs = dict(kwargs or {})
+        quantization = None if weight_quantization is None else WeightQuantization.of(weight_quantization)
+        if quantization is not None:
+            check_opset(opset)  # before the capture: say it at once
         timings: dict[str, float] = {}
         notes: list[str] = []
         start = time.perf_counter()
@@ -144,7 +154,7 @@ def _export(model: torch.nn.Module | torch.export.ExportedProgram, args: Any, kw
             notes.extend(captured.notes)
         timings["torch.export"] = time.perf_counter() - start
         t = time.perf_counter()
-        names = {"input_names": input_names, "output_names": output_names}
+        names = {"input_names": input_names, "output_names": output_names, "weight_quantization": quantization}
         reason = ""
         try:
             graph, diagnostics = translate(ep, registry, opset, dim_names, decompose_nodes=True, optimize=optimize, **names)
@@ -232,6 +242,7 @@ def translate(
     input_names: Sequence[str] | None = None,
     output_names: Sequence[str] | None = None,
     optimize: bool = True,
+    weight_quantization: WeightQuantization | None = None,
 ) -> tuple[Any, list[str]]:
     """Translate the ExportedProgram's graph. With decompose_nodes, an op without a function is
     decomposed on its own node (NeedsWholeProgramDecomposition when that is impossible);
@@ -275,6 +286,11 @@ def translate(
         report = optimize_graph(g)
         if report.get(BATCH_NORMS_LEFT):
             diagnostics.append(f"{report[BATCH_NORMS_LEFT]} {BATCH_NORMS_LEFT}: they stay BatchNormalization nodes")
+    if weight_quantization is not None:
+        count = quantize_weights(g, weight_quantization)
+        q = weight_quantization
+        diagnostics.append(f"weight_quantization: {count} MatMul/Gemm weight(s) quantized to {q.dtype}, blocks of "
+                           f"{q.block_size}, {'symmetric' if q.symmetric else 'asymmetric'}")  # fmt: skip
     return g.to_graph(), diagnostics  # checked; the weights stay views of the parameters
 
 

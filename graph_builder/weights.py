@@ -35,7 +35,7 @@ _ALIGN_LARGE, _ALIGN_SMALL = 2**16, 64
 
 def weights_nbytes(graph: Graph) -> int:
     """Bytes of all initializers (weights and constants) of the graph."""
-    return sum(v.const_value.nbytes for v in graph.initializers.values() if v.const_value is not None)
+    return sum(_stored_nbytes(v.const_value) for v in graph.initializers.values() if v.const_value is not None)
 
 
 def is_too_large(graph: Graph) -> bool:

@@ -12,9 +12,9 @@ from onnx import defs
 from graph_builder import types
 from graph_builder.evaluator import EAGER
 from graph_builder.ir import Node, Value
+from graph_builder.optimizer.editing import Uses, subgraphs
 from graph_builder.schema import OpSignature
 from graph_builder.weight_sources import is_mapped, release
-from graph_builder.optimizer.editing import Uses, subgraphs
 
 if TYPE_CHECKING:
     from graph_builder.builder import GraphBuilder

@@ -24,11 +24,13 @@ and every other name are unchanged; the weight `w` becomes `w_quantized`, `w_sca
 from __future__ import annotations
 
 import dataclasses
-from typing import TYPE_CHECKING
+import functools
+from typing import TYPE_CHECKING, Any
 
 import ml_dtypes
 import numpy as np
 
+from graph_builder.ir import Node, Value
 from graph_builder.optimizer.editing import Uses, build_before
 from graph_builder.weight_sources import release
 
@@ -115,7 +117,7 @@ def dequantize(q: np.ndarray, scale: np.ndarray, zero: np.ndarray | None, axis: 
     return shifted * full
 
 
-def _axis(w, readers) -> int | None:
+def _axis(w: Value, readers: list[Node]) -> int | None:
     """The reduction axis of w when every reader reads it as MatMul's or Gemm's B, else None."""
     axes = set()
     for node in readers:
@@ -123,6 +125,10 @@ def _axis(w, readers) -> int | None:
             return None
         axes.add(1 if node.op_type == "Gemm" and node.attributes.get("transB", 0) else 0)
     return axes.pop() if len(axes) == 1 else None
+
+
+def _dequantize_node(inputs: list[Value], axis: int, block_size: int, op: Any) -> Value:
+    return op.DequantizeLinear(*inputs, axis=axis, block_size=block_size)
 
 
 def quantize_weights(builder: GraphBuilder, config: WeightQuantization) -> int:
@@ -147,7 +153,7 @@ def quantize_weights(builder: GraphBuilder, config: WeightQuantization) -> int:
         if zero is not None:
             inputs.append(builder.initializer(f"{name}_zero_point", zero))
         first = min(readers, key=graph.nodes.index)
-        value = build_before(builder, uses, first, lambda op: op.DequantizeLinear(*inputs, axis=axis, block_size=config.block_size))
+        value = build_before(builder, uses, first, functools.partial(_dequantize_node, inputs, axis, config.block_size))
         value.set_type(w.dtype, w.shape)
         uses.replace(w, value)
         done += 1

@@ -73,6 +73,7 @@ def test_a_file_written_by_hand_as_the_safetensors_library_does(tmp_path):
     path = tmp_path / "h.safetensors"
     path.write_bytes(struct.pack("<Q", len(header)) + header + data)
     tensors, metadata, start = read_header(path)
+    assert sorted(tensors) == ["x", "y"]
     assert metadata == {"format": "pt"} and start == 8 + len(header)
     loaded = open_safetensors(path)
     np.testing.assert_array_equal(loaded["x"], [[1, 2], [3, 4]])

@@ -14,7 +14,7 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Iterator, Mapping, Sequence
-from typing import Any, Union
+from typing import Any
 
 import numpy as np
 import torch
@@ -23,7 +23,7 @@ from graph_builder import types
 from graph_builder.arrays import torch_view
 from graph_builder.weight_sources import open_safetensors
 
-Weights = Union[Mapping[str, Any], str, os.PathLike, Sequence[Union[str, os.PathLike]]]
+Weights = Mapping[str, Any] | str | os.PathLike | Sequence[str | os.PathLike]
 
 
 class WeightsError(ValueError):
@@ -34,7 +34,7 @@ def checkpoint_arrays(weights: Weights) -> dict[str, Any]:
     """name -> tensor or numpy array: a state dict as given, safetensors file(s) mapped."""
     if isinstance(weights, Mapping):
         return dict(weights)
-    return open_safetensors(weights)  # type: ignore[arg-type]
+    return open_safetensors(weights)
 
 
 def meta_tensors(model: torch.nn.Module) -> list[str]:
@@ -110,8 +110,9 @@ def attached(model: torch.nn.Module, weights: Weights) -> Iterator[list[str]]:
                                f"building the model on the meta device (e.g. `model.inv_freq = make_inv_freq(config)`).")  # fmt: skip
         used = {n for names in groups.values() for n in names}
         unused = [n for n in source if n not in used]
-        yield [f"{len(unused)} checkpoint tensor(s) are not weights of the model and were not used: "
-               f"{', '.join(unused[:5])}{', ...' if len(unused) > 5 else ''}"] if unused else []  # fmt: skip
+        note = (f"{len(unused)} checkpoint tensor(s) are not weights of the model and were not used: "
+                f"{', '.join(unused[:5])}{', ...' if len(unused) > 5 else ''}")  # fmt: skip
+        yield [note] if unused else []
     finally:
         for table, attr, t in saved:
             table[attr] = t

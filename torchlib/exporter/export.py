@@ -154,17 +154,19 @@ def _export(model: torch.nn.Module | torch.export.ExportedProgram, args: Any, kw
             notes.extend(captured.notes)
         timings["torch.export"] = time.perf_counter() - start
         t = time.perf_counter()
-        names = {"input_names": input_names, "output_names": output_names, "weight_quantization": quantization}
+        names = {"input_names": input_names, "output_names": output_names}
         reason = ""
         try:
-            graph, diagnostics = translate(ep, registry, opset, dim_names, decompose_nodes=True, optimize=optimize, **names)
+            graph, diagnostics = translate(ep, registry, opset, dim_names, decompose_nodes=True, optimize=optimize,
+                                          weight_quantization=quantization, **names)
         except NeedsWholeProgramDecomposition as e:
             reason = str(e)
         if reason:  # the rare program that only functionalization of the whole program can express
             decomposed_at = time.perf_counter()
             ep = ep.run_decompositions(decomposition_table(registry))
             timings["decompositions"] = time.perf_counter() - decomposed_at
-            graph, diagnostics = translate(ep, registry, opset, dim_names, decompose_nodes=False, optimize=optimize, **names)
+            graph, diagnostics = translate(ep, registry, opset, dim_names, decompose_nodes=False, optimize=optimize,
+                                          weight_quantization=quantization, **names)
             diagnostics.insert(0, f"the whole program was decomposed (run_decompositions) because {reason}")
         timings["translate"] = time.perf_counter() - t - timings.get("decompositions", 0.0)
         timings["total"] = time.perf_counter() - start

@@ -8,7 +8,8 @@ where they are written:
   initializers stand as graph inputs of the same type, so the check holds at any model size.
 - `save_model(graph, path)` writes the model; above `ir.EXTERNAL_DATA_THRESHOLD` bytes of
   weights (or when asked) the large initializers stream, tensor by tensor, straight from their
-  arrays to `<path>.data` next to the model, which references them by offset.
+  arrays to `<path>.data` next to the model, which references them by offset; an array mapped
+  from a checkpoint (`weight_sources`) gives its pages back once written.
 - `ort_session(graph)` opens an onnxruntime session whose weights are OrtValues over the same
   arrays (`SessionOptions.add_external_initializers`): no serialized copy of the weights at all.
 """

@@ -6,6 +6,7 @@ torch is imported lazily, on the first conversion that needs it.
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
@@ -67,6 +68,19 @@ def torch_to_numpy(tensor: Any) -> np.ndarray:
     if tensor.is_neg():
         tensor = tensor.resolve_neg()
     return tensor.numpy()
+
+
+def torch_view(array: np.ndarray) -> Any:
+    """A torch tensor over the array's own memory, never a copy (bfloat16 and float8 through an
+    integer view; a read-only array, e.g. a mapped checkpoint, too: torch must only read it)."""
+    torch = _torch or _torch_module()
+    _TORCH_VIEWS or _views()
+    view = _NUMPY_VIEWS.get(array.dtype)
+    raw = array.view(view[0]) if view is not None else array
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="The given NumPy array is not writable")
+        tensor = torch.from_numpy(raw)
+    return tensor.view(view[1]) if view is not None else tensor
 
 
 def numpy_to_torch(array: np.ndarray) -> Any:

@@ -456,7 +456,7 @@ def tensor_proto(array: np.ndarray, name: str = "") -> onnx.TensorProto:
     """numpy_helper.from_array, with a fast path for the common numeric types."""
     array = np.asarray(array)
     dtype = types._BY_NUMPY.get(array.dtype)
-    if _LITTLE_ENDIAN and dtype is not None and dtype.kind in "fiubc":
+    if _LITTLE_ENDIAN and dtype is not None and dtype.kind in "fiubc" and dtype.bits != 4:
         proto = onnx.TensorProto(dims=array.shape, data_type=dtype.onnx, raw_data=array.tobytes())
         if name:
             proto.name = name
@@ -468,13 +468,28 @@ def add_tensor_proto(tensors: Any, array: np.ndarray, name: str) -> None:
     """Append the TensorProto of an array to a repeated TensorProto field: built in place for
     the common numeric types (one copy of the data fewer than building it, then appending)."""
     dtype = types._BY_NUMPY.get(array.dtype)
-    if _LITTLE_ENDIAN and dtype is not None and dtype.kind in "fiubc":
+    if _LITTLE_ENDIAN and dtype is not None and dtype.kind in "fiubc" and dtype.bits != 4:
         if name:
             tensors.add(name=name, dims=array.shape, data_type=dtype.onnx, raw_data=array.tobytes())
         else:
             tensors.add(dims=array.shape, data_type=dtype.onnx, raw_data=array.tobytes())
     else:
         tensors.append(numpy_helper.from_array(array, name))
+
+
+def raw_bytes(array: np.ndarray) -> memoryview:
+    """The array's bytes as ONNX stores them (TensorProto.raw_data, external data): little
+    endian, C order, without a copy when the array is contiguous on a little-endian machine;
+    INT4 / UINT4 packed two to a byte, the first element in the low nibble (a packed copy)."""
+    dtype = types._BY_NUMPY.get(array.dtype)
+    if dtype is not None and dtype.bits == 4:
+        nibbles = np.ascontiguousarray(array).reshape(-1).view(np.uint8) & 0x0F
+        if nibbles.size % 2:
+            nibbles = np.append(nibbles, np.uint8(0))
+        return memoryview(nibbles[0::2] | (nibbles[1::2] << 4))
+    if not _LITTLE_ENDIAN and array.dtype.itemsize > 1:
+        array = array.astype(array.dtype.newbyteorder("<"))
+    return memoryview(np.ascontiguousarray(array).reshape(-1).view(np.uint8))
 
 
 def _varint(n: int) -> bytes:
@@ -547,7 +562,7 @@ def _initializer_entry(v: Value) -> list[Any]:
     read = v._tensor_proto
     array = v.numpy()
     dtype = types._BY_NUMPY.get(array.dtype)
-    if read is not None and read.name == v.name or not _LITTLE_ENDIAN or dtype is None or dtype.kind not in "fiubc":
+    if read is not None and read.name == v.name or not _LITTLE_ENDIAN or dtype is None or dtype.kind not in "fiubc" or dtype.bits == 4:
         tensor = (read if read is not None and read.name == v.name else tensor_proto(array, v.name)).SerializeToString()
         return [b"\x2a", _varint(len(tensor)), tensor]
     name = v.name.encode()

@@ -21,9 +21,9 @@ if TYPE_CHECKING:
 class DType:
     """One ONNX element type. Instances are singletons: compare with `is` or `==`."""
 
-    __slots__ = ("name", "onnx", "numpy", "torch_name", "itemsize", "kind")
+    __slots__ = ("name", "onnx", "numpy", "torch_name", "itemsize", "kind", "bits")
 
-    def __init__(self, name: str, onnx_type: int, numpy_dtype: Any, torch_name: str | None, kind: str):
+    def __init__(self, name: str, onnx_type: int, numpy_dtype: Any, torch_name: str | None, kind: str, bits: int = 0):
         self.name = name
         self.onnx = onnx_type
         self.numpy = np.dtype(numpy_dtype) if numpy_dtype is not None else None
@@ -31,6 +31,9 @@ class DType:
         self.itemsize = self.numpy.itemsize if self.numpy is not None else 0
         # kind: "f" float, "i" signed int, "u" unsigned int, "b" bool, "c" complex, "s" string
         self.kind = kind
+        # bits of one element as ONNX stores it: 4 for INT4 / UINT4 (two to a byte; one byte
+        # each in numpy, as ml_dtypes holds them), else 8 * itemsize
+        self.bits = bits or 8 * self.itemsize
 
     def __repr__(self) -> str:
         return self.name
@@ -82,10 +85,12 @@ FLOAT8E4M3FN = DType("FLOAT8E4M3FN", TensorProto.FLOAT8E4M3FN, ml_dtypes.float8_
 FLOAT8E4M3FNUZ = DType("FLOAT8E4M3FNUZ", TensorProto.FLOAT8E4M3FNUZ, ml_dtypes.float8_e4m3fnuz, "float8_e4m3fnuz", "f")
 FLOAT8E5M2 = DType("FLOAT8E5M2", TensorProto.FLOAT8E5M2, ml_dtypes.float8_e5m2, "float8_e5m2", "f")
 FLOAT8E5M2FNUZ = DType("FLOAT8E5M2FNUZ", TensorProto.FLOAT8E5M2FNUZ, ml_dtypes.float8_e5m2fnuz, "float8_e5m2fnuz", "f")
+INT4 = DType("INT4", TensorProto.INT4, ml_dtypes.int4, None, "i", bits=4)
+UINT4 = DType("UINT4", TensorProto.UINT4, ml_dtypes.uint4, None, "u", bits=4)
 
 ALL_DTYPES: tuple[DType, ...] = (
     FLOAT, UINT8, INT8, UINT16, INT16, INT32, INT64, STRING, BOOL, FLOAT16, DOUBLE, UINT32, UINT64,
-    COMPLEX64, COMPLEX128, BFLOAT16, FLOAT8E4M3FN, FLOAT8E4M3FNUZ, FLOAT8E5M2, FLOAT8E5M2FNUZ,
+    COMPLEX64, COMPLEX128, BFLOAT16, FLOAT8E4M3FN, FLOAT8E4M3FNUZ, FLOAT8E5M2, FLOAT8E5M2FNUZ, INT4, UINT4,
 )  # fmt: skip
 
 _BY_ONNX = {d.onnx: d for d in ALL_DTYPES}
@@ -96,7 +101,7 @@ _BY_ONNX_TYPE_STR = {f"tensor({n})": d for n, d in {
     "int64": INT64, "string": STRING, "bool": BOOL, "float16": FLOAT16, "double": DOUBLE,
     "uint32": UINT32, "uint64": UINT64, "complex64": COMPLEX64, "complex128": COMPLEX128,
     "bfloat16": BFLOAT16, "float8e4m3fn": FLOAT8E4M3FN, "float8e4m3fnuz": FLOAT8E4M3FNUZ,
-    "float8e5m2": FLOAT8E5M2, "float8e5m2fnuz": FLOAT8E5M2FNUZ,
+    "float8e5m2": FLOAT8E5M2, "float8e5m2fnuz": FLOAT8E5M2FNUZ, "int4": INT4, "uint4": UINT4,
 }.items()}  # fmt: skip
 _BY_TORCH: dict[Any, DType] = {}
 

@@ -8,7 +8,8 @@ where they are written:
   initializers stand as graph inputs of the same type, so the check holds at any model size.
 - `save_model(graph, path)` writes the model; above `ir.EXTERNAL_DATA_THRESHOLD` bytes of
   weights (or when asked) the large initializers stream, tensor by tensor, straight from their
-  arrays to `<path>.data` next to the model, which references them by offset.
+  arrays to `<path>.data` next to the model, which references them by offset; an array mapped
+  from a checkpoint (`weight_sources`) gives its pages back once written.
 - `ort_session(graph)` opens an onnxruntime session whose weights are OrtValues over the same
   arrays (`SessionOptions.add_external_initializers`): no serialized copy of the weights at all.
 """
@@ -16,16 +17,16 @@ where they are written:
 from __future__ import annotations
 
 import os
-import sys
 from typing import Any
 
 import numpy as np
 import onnx
 import onnxruntime as ort
 
-from graph_builder import ir
+from graph_builder import ir, types
 from graph_builder.evaluator import to_ort_value
 from graph_builder.ir import ExternalData, Graph, ModelTooLargeError
+from graph_builder.weight_sources import release
 
 # Offsets in the data file: large tensors start on a 64 KiB boundary (the allocation
 # granularity runtimes map files with), the others on 64 bytes.
@@ -35,7 +36,7 @@ _ALIGN_LARGE, _ALIGN_SMALL = 2**16, 64
 
 def weights_nbytes(graph: Graph) -> int:
     """Bytes of all initializers (weights and constants) of the graph."""
-    return sum(v.const_value.nbytes for v in graph.initializers.values() if v.const_value is not None)
+    return sum(_stored_nbytes(v.const_value) for v in graph.initializers.values() if v.const_value is not None)
 
 
 def is_too_large(graph: Graph) -> bool:
@@ -52,6 +53,12 @@ def too_large_message(graph: Graph, what: str, instead: str) -> str:
     )
 
 
+def _stored_nbytes(array: np.ndarray) -> int:
+    """Bytes of the array as ONNX stores it (4-bit types: two elements to a byte)."""
+    bits = types._BY_NUMPY[array.dtype].bits if array.dtype in types._BY_NUMPY else 8 * array.itemsize
+    return (array.size * bits + 7) // 8
+
+
 def external_layout(graph: Graph, location: str) -> ExternalData:
     """Offsets of the large initializers (`ir.is_large`) in an external-data file named
     `location`, in initializer order (deterministic: the same graph gives the same file)."""
@@ -60,7 +67,7 @@ def external_layout(graph: Graph, location: str) -> ExternalData:
     for v in graph.initializers.values():
         if not ir.is_large(v):
             continue
-        length = v.numpy().nbytes
+        length = _stored_nbytes(v.numpy())
         align = _ALIGN_LARGE if length >= _LARGE_TENSOR else _ALIGN_SMALL
         offset = -(-offset // align) * align
         entries[v.name] = (offset, length)
@@ -68,22 +75,17 @@ def external_layout(graph: Graph, location: str) -> ExternalData:
     return ExternalData(location, entries, offset)
 
 
-def _little_endian_bytes(array: np.ndarray) -> memoryview:
-    """The array's bytes as ONNX stores them (little endian, C order), without a copy when the
-    array is contiguous on a little-endian machine."""
-    if sys.byteorder != "little" and array.dtype.itemsize > 1:
-        array = array.astype(array.dtype.newbyteorder("<"))
-    return memoryview(np.ascontiguousarray(array).reshape(-1).view(np.uint8))
-
-
 def write_external_data(graph: Graph, layout: ExternalData, path: str) -> None:
-    """Write the initializers of `layout` to `path`, one tensor at a time from its array."""
+    """Write the initializers of `layout` to `path`, one tensor at a time from its array (the
+    pages a tensor mapped from a file brought in are given back once it is written)."""
     with open(path, "wb") as f:
         for name, (offset, _) in layout.entries.items():
             position = f.tell()
             if position < offset:
                 f.write(b"\0" * (offset - position))
-            f.write(_little_endian_bytes(graph.initializers[name].numpy()))
+            array = graph.initializers[name].numpy()
+            f.write(ir.raw_bytes(array))
+            release(array)  # a tensor mapped from a checkpoint leaves memory once written
 
 
 def save_model(graph: Graph, path: str | os.PathLike[str], external_data: bool | None = None, ir_version: int | None = None) -> str | None:
@@ -123,6 +125,8 @@ def ort_session(graph: Graph, options: ort.SessionOptions | None = None, provide
     session (its `weights` attribute)."""
     options = options or ort.SessionOptions()
     layout = external_layout(graph, "weights.data")  # never read: every entry is given as an OrtValue
+    for name in [n for n in layout.entries if types.from_numpy(graph.initializers[n].numpy().dtype).bits == 4]:
+        del layout.entries[name]  # INT4 / UINT4 have no OrtValue over numpy memory: inside the model, packed
     names = list(layout.entries)
     values = [to_ort_value(graph.initializers[name].numpy()) for name in names]
     if names:

@@ -42,7 +42,7 @@ def optimize(builder: GraphBuilder, rules: list[Rule] | None = None, fold_budget
 
     run("constants folded", folding.constants(builder, uses, fold_budget_bytes))
     run("identities removed", cleanup.identities(uses))
-    run("batch norms folded", folding.batch_norms(builder, uses))
+    run("batch norms folded", folding.batch_norms(builder, uses, fold_budget_bytes))
     if builder.opset >= 20:
         chosen = [*fusions.RULES, *attention.UNFUSE] if rules is None else rules
         if builder.opset < 23:

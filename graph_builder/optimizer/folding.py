@@ -12,8 +12,9 @@ from onnx import defs
 from graph_builder import types
 from graph_builder.evaluator import EAGER
 from graph_builder.ir import Node, Value
-from graph_builder.schema import OpSignature
 from graph_builder.optimizer.editing import Uses, subgraphs
+from graph_builder.schema import OpSignature
+from graph_builder.weight_sources import is_mapped, release
 
 if TYPE_CHECKING:
     from graph_builder.builder import GraphBuilder
@@ -69,6 +70,10 @@ def constants(builder: GraphBuilder, uses: Uses, budget_bytes: int = 256 << 20) 
                 results = EAGER.run_arrays(sig, arrays, node.attributes, len(node.outputs))
             except Exception:  # a node onnxruntime cannot run alone stays a node
                 continue
+            finally:
+                for array in arrays:  # weights mapped from a checkpoint leave memory again
+                    if array is not None:
+                        release(array)
             made = sum(r.nbytes for r in results)
             weights = sum(v.const_value.nbytes for v in node.inputs if v is not None and v.is_parameter)
             if weights and made > weights and not _small_broadcast(node, results, made):
@@ -146,11 +151,17 @@ def _fresh(builder: GraphBuilder, base: str) -> str:
 _CHANNEL_AXIS = {"Conv": 0, "ConvTranspose": 1, "Gemm": None}
 
 
-def batch_norms(builder: GraphBuilder, uses: Uses) -> int:
+BATCH_NORMS_LEFT = "batch norms not folded (weights mapped from a checkpoint, over the fold budget)"
+
+
+def batch_norms(builder: GraphBuilder, uses: Uses, mapped_budget_bytes: int = 256 << 20) -> dict[str, int]:
     """Conv / ConvTranspose / Gemm followed by an inference BatchNormalization become one node
     with scaled weights: W' = W * s and b' = (b - mean) * s + beta, s = gamma / sqrt(var + eps),
-    computed in float64 and stored in the weight's dtype."""
-    folded = 0
+    computed in float64 and stored in the weight's dtype. A weight mapped from a checkpoint
+    (`weight_sources.is_mapped`) has its scaled copy made in memory only within
+    `mapped_budget_bytes` (all of them together); past it, the BatchNormalization stays (counted
+    under BATCH_NORMS_LEFT), so that an export from a checkpoint stays near one tensor in memory."""
+    folded = left = 0
     for bn in list(uses.graph.nodes):
         if not uses.alive(bn) or bn.op_type != "BatchNormalization" or bn.attributes.get("training_mode", 0) or len(bn.outputs) != 1:
             continue
@@ -164,10 +175,16 @@ def batch_norms(builder: GraphBuilder, uses: Uses) -> int:
         bias = producer.inputs[2] if len(producer.inputs) > 2 else None
         if w is None or w.const_value is None or uses.count(w) != 1 or (bias is not None and (bias.const_value is None or uses.count(bias) != 1)):
             continue
+        if is_mapped(w.const_value):
+            if w.const_value.nbytes > mapped_budget_bytes:
+                left += 1
+                continue
+            mapped_budget_bytes -= w.const_value.nbytes
         eps = float(bn.attributes.get("epsilon", 1e-5))
         s = gamma.const_value.astype(np.float64) / np.sqrt(var.const_value.astype(np.float64) + eps)
         shift = beta.const_value.astype(np.float64) - mean.const_value.astype(np.float64) * s
-        new_w = _scaled_weight(producer, w.const_value, s)
+        original = w.const_value
+        new_w = _scaled_weight(producer, original, s)
         if new_w is None:
             continue
         b = np.zeros_like(s) if bias is None else bias.const_value.astype(np.float64)
@@ -186,7 +203,8 @@ def batch_norms(builder: GraphBuilder, uses: Uses) -> int:
         uses.replace(bn.outputs[0], y)
         uses.remove(bn)
         folded += 1
-    return folded
+        release(original)
+    return {k: n for k, n in (("batch norms folded", folded), (BATCH_NORMS_LEFT, left)) if n}
 
 
 def _scaled_weight(node: Node, w: np.ndarray, s: np.ndarray) -> np.ndarray | None:

@@ -43,6 +43,11 @@ MODELS = textwrap.dedent("""
                 return torch.ops.aten.hash_tensor(x)  # aten::hash_tensor: no function, no decomposition
         return M(), (torch.randn(3, 4),)
 
+    def make_meta():
+        with torch.device("meta"):
+            model = torch.nn.Sequential(torch.nn.Linear(64, 32), torch.nn.ReLU())
+        return model, (torch.randn(2, 64),)
+
     def make_raises():
         raise ValueError("bad config")
 
@@ -81,6 +86,10 @@ def run(capsys, *argv: str) -> tuple[int, str, str]:
         (["usermodels:make_seq", "-o", "m.onnx", "--opset", "12"], "torchlib writes opsets 18 to 23"),
         (["usermodels:make_unsupported", "-o", "m.onnx"], "python -m codegen coverage --op aten::hash_tensor"),
         (["usermodels:make_broken", "-o", "m.onnx"], "torch.export could not capture the model (non-strict): "),
+        (["usermodels:make_seq", "-o", "m.onnx", "--opset", "20", "--weight-quantization", "int4"], "needs --opset 21 or more"),
+        (["usermodels:make_seq", "-o", "m.onnx", "--weight-quantization", "int4", "--block-size", "20"], "power of two"),
+        (["usermodels:make_meta", "-o", "m.onnx"], "weights are on the meta device"),
+        (["usermodels:make_meta", "-o", "m.onnx", "--weights", "nofile.safetensors"], "--weights nofile.safetensors: no such file or directory"),
     ],
 )
 def test_user_mistakes_are_one_message(workdir, capsys, argv, message):
@@ -188,3 +197,19 @@ def test_conformance_with_a_report_file_prints_the_summary_and_uses_every_core(t
     assert code == 0 and html.exists()
     assert "|" not in out, "the matrix goes to the file; the terminal gets the summary"
     assert "passed" in out
+
+
+def test_meta_model_with_weights_file_and_quantization(workdir, capsys):
+    import numpy as np
+
+    from graph_builder.weight_sources import write_safetensors
+
+    rng = np.random.default_rng(0)
+    arrays = {"0.weight": rng.standard_normal((32, 64)).astype(np.float32), "0.bias": np.zeros(32, np.float32)}
+    write_safetensors(workdir / "w.safetensors", {k: (a.dtype, a.shape) for k, a in arrays.items()}, arrays.values())
+    code, out, err = run(capsys, "export", "usermodels:make_meta", "-o", "m.onnx", "--weights", "w.safetensors",
+                         "--weight-quantization", "int8", "--opset", "21")
+    assert code == 0, err
+    assert "note: weight_quantization: 1 MatMul/Gemm weight(s) quantized to int8" in out
+    model = onnx.load(workdir / "m.onnx")
+    assert {i.name for i in model.graph.initializer} == {"0.weight_quantized", "0.weight_scale", "0.bias"}  # Gemm(transB=1) reads the weight as stored

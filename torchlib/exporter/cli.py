@@ -28,9 +28,11 @@ class UsageError(Exception):
 
 
 def _user_errors() -> tuple[type[BaseException], ...]:
+    from graph_builder.weight_sources import SafetensorsError
     from torchlib.exporter import CaptureError, DynamicShapesError, UnsupportedOpsError
+    from torchlib.exporter.checkpoint import WeightsError
 
-    return UsageError, CaptureError, DynamicShapesError, UnsupportedOpsError
+    return UsageError, CaptureError, DynamicShapesError, UnsupportedOpsError, WeightsError, SafetensorsError
 
 
 def run_cli(main: Callable[[argparse.Namespace], int], parser: argparse.ArgumentParser, argv: list[str]) -> int:
@@ -205,6 +207,13 @@ def export_main(argv: list[str]) -> int:
     parser.add_argument("--verify", action="store_true", help="run in onnxruntime and compare with torch")
     parser.add_argument("--external-data", action="store_true",
                         help="write the weights to OUTPUT.data next to the model (automatic over 2 GB)")
+    parser.add_argument("--weights", action="append", default=[], metavar="PATH",
+                        help="take the weights from this safetensors file or directory (repeat for shards); the "
+                             "model may then be on the meta device")
+    parser.add_argument("--weight-quantization", choices=("int4", "int8"), default=None,
+                        help="store MatMul / Gemm weights as int4 or int8 (DequantizeLinear -> MatMul, opset 21+)")
+    parser.add_argument("--block-size", type=int, default=32, help="quantization block size (default 32)")
+    parser.add_argument("--asymmetric", action="store_true", help="quantize with a zero point (unsigned types)")
     return run_cli(_export, parser, argv)
 
 
@@ -213,13 +222,28 @@ def _export(ns: argparse.Namespace) -> int:
 
     if not 18 <= ns.opset <= 23:
         raise UsageError(f"--opset {ns.opset}: torchlib writes opsets 18 to 23")
+    quantization = None
+    if ns.weight_quantization:
+        from graph_builder.optimizer.quantization import MIN_OPSET, WeightQuantization
+
+        if ns.opset < MIN_OPSET:
+            raise UsageError(f"--weight-quantization needs --opset {MIN_OPSET} or more (blocked DequantizeLinear)")
+        try:
+            quantization = WeightQuantization(ns.weight_quantization, ns.block_size, not ns.asymmetric)
+        except ValueError as e:
+            raise UsageError(str(e)) from None
+    for path in ns.weights:
+        if not os.path.exists(path):
+            raise UsageError(f"--weights {path}: no such file or directory")
+    weights = (ns.weights[0] if len(ns.weights) == 1 else ns.weights) or None
     output = _writable(ns.output)
     model, args, kwargs = make_model(load_factory(ns.factory), ns.factory)
     dynamic = parse_dynamic(ns.dynamic, model, args, kwargs)
     # torch prints partial graphs to stderr when capture fails: without --debug our one
     # paragraph replaces them (CaptureError)
     with contextlib.nullcontext() if ns.debug else contextlib.redirect_stderr(io.StringIO()):
-        result = export(model, args, kwargs, dynamic_shapes=dynamic, opset=ns.opset)
+        result = export(model, args, kwargs, dynamic_shapes=dynamic, opset=ns.opset, weights=weights,
+                        weight_quantization=quantization)  # fmt: skip
     if ns.output_names:
         result.rename_outputs([n.strip() for n in ns.output_names.split(",")])
     data = result.save(output, external_data=True if ns.external_data else None)

@@ -18,8 +18,11 @@ from graph_builder import GraphBuilder, op, types
 from graph_builder.ir import Value, real_view
 from graph_builder.opset import OpError, torch_to_numpy
 from graph_builder.optimizer import optimize as optimize_graph
+from graph_builder.optimizer.folding import BATCH_NORMS_LEFT
+from graph_builder.optimizer.quantization import WeightQuantization, check_opset, quantize_weights
 from torchlib.exporter import torchvision_capture
 from torchlib.exporter.capture import capture
+from torchlib.exporter.checkpoint import Weights, WeightsError, attached, meta_tensors
 from torchlib.exporter.decompose import (
     NeedsWholeProgramDecomposition,
     decompose_node,
@@ -69,6 +72,8 @@ def export(
     output_names: Sequence[str] | None = None,
     functions: Mapping[Any, Callable[..., Any] | Sequence[Callable[..., Any]]] | None = None,
     optimize: bool = True,
+    weights: Weights | None = None,
+    weight_quantization: str | WeightQuantization | None = None,
 ) -> ExportResult:
     """Export `model(*args, **kwargs)` to ONNX.
 
@@ -89,6 +94,15 @@ def export(
         (torchlib/exporter/onnxscript_functions.py).
     optimize: run the export-time optimizer (folding, BatchNorm into Conv, fusions into
         RMSNormalization / Gelu / RotaryEmbedding, CSE; see docs/optimizer.md).
+    weights: where the weights come from, when not from the model (which may then be on the
+        meta device): a state dict (name -> tensor or numpy array), or the path of a
+        safetensors file, a list of them, or a directory of them (mapped, never read whole).
+        Names are the model's state_dict keys. The model keeps its own tensors; `save()` writes
+        each weight from the checkpoint, tensor by tensor (docs/big_models.md).
+    weight_quantization: "int4" or "int8" (block size 32, symmetric), or
+        `WeightQuantization(dtype, block_size, symmetric)` (graph_builder.optimizer.quantization):
+        the float weights of MatMul / Gemm become `DequantizeLinear(w_q, scale[, zero_point],
+        axis, block_size) -> MatMul`, standard ONNX of opset 21 and later (docs/big_models.md).
 
     Capture tries torch.export non-strict, then strict, then draft_export
     (`result.capture_strategy` says which worked). Returns an ExportResult: `graph` (its
@@ -100,12 +114,13 @@ def export(
     # chunks at some caller depths (up to 2.5x slower capture; see stack_room.py)
     with onnx_exporting():
         return with_stack_room(_export, model, args, kwargs, dynamic_shapes, opset, input_names, output_names,
-                               functions, optimize)
+                               functions, optimize, weights, weight_quantization)
 
 
 def _export(model: torch.nn.Module | torch.export.ExportedProgram, args: Any, kwargs: Mapping[str, Any] | None,
             dynamic_shapes: Any, opset: int, input_names: Sequence[str] | None, output_names: Sequence[str] | None,
-            functions: Mapping[Any, Callable[..., Any] | Sequence[Callable[..., Any]]] | None, optimize: bool) -> ExportResult:
+            functions: Mapping[Any, Callable[..., Any] | Sequence[Callable[..., Any]]] | None, optimize: bool,
+            weights: Weights | None = None, weight_quantization: str | WeightQuantization | None = None) -> ExportResult:
     with quiet_torch():
         registry = _load_ops()
         if functions:
@@ -113,16 +128,33 @@ def _export(model: torch.nn.Module | torch.export.ExportedProgram, args: Any, kw
         if not isinstance(args, tuple):
             args = (args,)
         kwargs = dict(kwargs or {})
+        quantization = None if weight_quantization is None else WeightQuantization.of(weight_quantization)
+        if quantization is not None:
+            check_opset(opset)  # before the capture: say it at once
         timings: dict[str, float] = {}
         notes: list[str] = []
         start = time.perf_counter()
         if isinstance(model, torch.export.ExportedProgram):
+            if weights is not None:
+                raise TypeError("export(ExportedProgram, weights=...): the program holds its weights already; "
+                                "give the nn.Module to use a checkpoint's weights")  # fmt: skip
             ep, strategy, dim_names = model, "ExportedProgram", {}
             model = ep.module()
         else:
             spec = normalize_dynamic_shapes(model.forward, args, kwargs, dynamic_shapes)
-            with torchvision_capture.capturable():  # torchvision's detection code without its data-dependent branch
-                captured = capture(model, args, kwargs, spec.dynamic_shapes, spec.size_one)
+            if weights is None:
+                no_data = meta_tensors(model)
+                if no_data:
+                    raise WeightsError(f"the model's weights are on the meta device (no data: {', '.join(no_data[:3])}"
+                                       f"{', ...' if len(no_data) > 3 else ''}): give them with export(..., weights=<state "
+                                       f"dict, or path(s) of safetensors files>)")  # fmt: skip
+                with torchvision_capture.capturable():  # torchvision's detection code without data-dependent branches
+                    captured = capture(model, args, kwargs, spec.dynamic_shapes, spec.size_one)
+            else:
+                with attached(model, weights) as weight_notes, torchvision_capture.capturable():
+                    captured = capture(model, args, kwargs, spec.dynamic_shapes, spec.size_one)
+                notes.extend(weight_notes)
+                model = captured.program.module()  # runs in torch on the checkpoint's tensors (verify)
             ep, strategy, dim_names = captured.program, captured.strategy, spec.dim_names
             notes.extend(captured.notes)
         timings["torch.export"] = time.perf_counter() - start
@@ -130,14 +162,16 @@ def _export(model: torch.nn.Module | torch.export.ExportedProgram, args: Any, kw
         names = {"input_names": input_names, "output_names": output_names}
         reason = ""
         try:
-            graph, diagnostics = translate(ep, registry, opset, dim_names, decompose_nodes=True, optimize=optimize, **names)
+            graph, diagnostics = translate(ep, registry, opset, dim_names, decompose_nodes=True, optimize=optimize,
+                                          weight_quantization=quantization, **names)
         except NeedsWholeProgramDecomposition as e:
             reason = str(e)
         if reason:  # the rare program that only functionalization of the whole program can express
             decomposed_at = time.perf_counter()
             ep = ep.run_decompositions(decomposition_table(registry))
             timings["decompositions"] = time.perf_counter() - decomposed_at
-            graph, diagnostics = translate(ep, registry, opset, dim_names, decompose_nodes=False, optimize=optimize, **names)
+            graph, diagnostics = translate(ep, registry, opset, dim_names, decompose_nodes=False, optimize=optimize,
+                                          weight_quantization=quantization, **names)
             diagnostics.insert(0, f"the whole program was decomposed (run_decompositions) because {reason}")
         timings["translate"] = time.perf_counter() - t - timings.get("decompositions", 0.0)
         timings["total"] = time.perf_counter() - start
@@ -224,6 +258,7 @@ def translate(
     input_names: Sequence[str] | None = None,
     output_names: Sequence[str] | None = None,
     optimize: bool = True,
+    weight_quantization: WeightQuantization | None = None,
 ) -> tuple[Any, list[str]]:
     """Translate the ExportedProgram's graph. With decompose_nodes, an op without a function is
     decomposed on its own node (NeedsWholeProgramDecomposition when that is impossible);
@@ -264,7 +299,14 @@ def translate(
             raise ExportError(f"FX node {node.name} of kind {node.op!r} is not supported")
     g.graph.metadata["torchlib.opset"] = str(opset)
     if optimize:
-        optimize_graph(g)
+        report = optimize_graph(g)
+        if report.get(BATCH_NORMS_LEFT):
+            diagnostics.append(f"{report[BATCH_NORMS_LEFT]} {BATCH_NORMS_LEFT}: they stay BatchNormalization nodes")
+    if weight_quantization is not None:
+        count = quantize_weights(g, weight_quantization)
+        q = weight_quantization
+        diagnostics.append(f"weight_quantization: {count} MatMul/Gemm weight(s) quantized to {q.dtype}, blocks of "
+                           f"{q.block_size}, {'symmetric' if q.symmetric else 'asymmetric'}")  # fmt: skip
     return g.to_graph(), diagnostics  # checked; the weights stay views of the parameters
 
 

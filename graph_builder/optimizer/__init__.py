@@ -43,12 +43,9 @@ def optimize(builder: GraphBuilder, rules: list[Rule] | None = None, fold_budget
     run("constants folded", folding.constants(builder, uses, fold_budget_bytes))
     run("identities removed", cleanup.identities(uses))
     run("batch norms folded", folding.batch_norms(builder, uses))
-    if builder.opset >= 20:
-        chosen = [*fusions.RULES, *attention.UNFUSE] if rules is None else rules
-        if builder.opset < 23:
-            chosen = [r for r in chosen if not r.name.startswith("RMSNormalization")]
-        run("fused", pattern.rewrite(builder, uses, chosen))
-        run("identities removed", cleanup.identities(uses))  # e.g. the key's Transpose pair after unfusing
+    chosen = [*fusions.RULES, *attention.UNFUSE] if rules is None else rules
+    run("fused", pattern.rewrite(builder, uses, chosen))  # each rule from its operators' opset on
+    run("identities removed", cleanup.identities(uses))  # e.g. the key's Transpose pair after unfusing
     run("constants folded", folding.constants(builder, uses, fold_budget_bytes))
     run("common subexpressions merged", cleanup.common_subexpressions(uses))
     run("dead nodes removed", cleanup.dead_code(uses))

@@ -12,7 +12,10 @@ ONNX, never ATen; new nodes keep the metadata (ATen op, module, source line) of 
 
 from __future__ import annotations
 
+import contextlib
 import time
+from collections import Counter
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from graph_builder.optimizer import attention, cleanup, folding, fusions, pattern
@@ -22,7 +25,27 @@ from graph_builder.optimizer.pattern import Rule, Var
 if TYPE_CHECKING:
     from graph_builder.builder import GraphBuilder
 
-__all__ = ["Rule", "Var", "optimize"]
+__all__ = ["Rule", "Var", "optimize", "record"]
+
+_RECORDERS: list[Counter[str]] = []
+_NOT_COUNTS = ("nodes before", "nodes after", "seconds")
+
+
+@contextlib.contextmanager
+def record() -> Iterator[Counter[str]]:
+    """Count what every `optimize` call inside the block does, per pass and per rule (the
+    optimizer fuzzer proves with it that it exercises each rewrite):
+
+        with record() as hits:
+            torchlib.export(model, args)
+        hits["RotaryEmbedding (rotate-half)"]
+    """
+    hits: Counter[str] = Counter()
+    _RECORDERS.append(hits)
+    try:
+        yield hits
+    finally:
+        _RECORDERS.remove(hits)
 
 
 def optimize(builder: GraphBuilder, rules: list[Rule] | None = None, fold_budget_bytes: int = 256 << 20) -> dict[str, int | float]:
@@ -54,6 +77,8 @@ def optimize(builder: GraphBuilder, rules: list[Rule] | None = None, fold_budget
     run("kernel_shape added", cleanup.kernel_shapes(uses))
     report["nodes after"] = len(graph.nodes)
     report["seconds"] = round(time.perf_counter() - start, 4)
+    for hits in _RECORDERS:
+        hits.update({k: int(v) for k, v in report.items() if k not in _NOT_COUNTS})
     return report
 
 

@@ -2,12 +2,15 @@
 
     report = optimize(builder)      # before builder.to_model()
 
-Passes, in order: fold what depends only on constants and weights (within a memory budget),
-drop identities and Transpose pairs, fold inference BatchNormalization into the Conv / Gemm
-before it, fuse formulas into opset-23 operators (RMSNormalization, Gelu, Gemm), write a mid-sized
-`Attention` as MatMul / Softmax (faster in onnxruntime there), merge common subexpressions,
-remove dead nodes, unused optional outputs and unused weights, and give Conv its kernel_shape. It knows
-ONNX, never ATen; new nodes keep the metadata (ATen op, module, source line) of what they replace.
+Passes, in order: fold what depends only on constants and weights (within a memory budget;
+generators stay generators above FOLD_LIMIT elements), drop identities and Transpose pairs, fold
+inference BatchNormalization into the Conv / Gemm before it, fuse formulas into newer operators
+(RMSNormalization, Gelu, RotaryEmbedding, Gemm: each rule from its operators' opset on, and only
+where its preconditions are proven), write a mid-sized `Attention` as MatMul / Softmax (faster
+in onnxruntime there), merge common subexpressions, remove dead nodes, unused optional outputs
+and unused weights, and give Conv its kernel_shape. It knows ONNX, never ATen; new nodes keep
+the metadata (ATen op, module, source line) of what they replace. `record()` counts what each
+pass and rule did (the optimizer fuzzer's hits).
 """
 
 from __future__ import annotations

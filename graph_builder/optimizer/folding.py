@@ -13,8 +13,8 @@ from graph_builder import types
 from graph_builder.builder import FOLD_LIMIT
 from graph_builder.evaluator import EAGER
 from graph_builder.ir import Node, Value
-from graph_builder.schema import OpSignature
 from graph_builder.optimizer.editing import Uses, subgraphs
+from graph_builder.schema import OpSignature
 
 if TYPE_CHECKING:
     from graph_builder.builder import GraphBuilder

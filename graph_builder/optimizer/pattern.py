@@ -192,9 +192,8 @@ def _match_value(p: Any, v: Value | None, bindings: dict[str, Any], nodes: list[
         elif bound is v:
             yield bindings, nodes
         return
-    if isinstance(p, PatternNode):
-        if v.producer is not None and v.index == 0:
-            yield from _match_node(p, v.producer, bindings, nodes)
+    if isinstance(p, PatternNode) and v.producer is not None and v.index == 0:
+        yield from _match_node(p, v.producer, bindings, nodes)
 
 
 def _match_node(p: PatternNode, node: Node, bindings: dict[str, Any], nodes: list[Node]):  # type: ignore[no-untyped-def]

@@ -417,12 +417,12 @@ def run_case(case: Case) -> Outcome:
     shapes = _dynamic_shapes(case)
     try:
         plain = torchlib.export(case.model, case.args, dynamic_shapes=shapes, opset=case.opset, optimize=False)
-    except Exception as e:  # not the optimizer's doing: counted apart, listed by the bench script
+    except Exception as e:  # noqa: BLE001  # not the optimizer's doing: counted apart, listed by the bench script
         return Outcome(case.name, Counter(), [], f"{case.name}: the plain export fails: {type(e).__name__}: {str(e)[:200]}")
     with record() as hits:
         try:
             opt = torchlib.export(case.model, case.args, dynamic_shapes=shapes, opset=case.opset)
-        except Exception as e:
+        except Exception as e:  # noqa: BLE001  # a finding, reported
             return Outcome(case.name, hits, [f"{case.name}: optimize=True fails to export: {type(e).__name__}: {str(e)[:200]}"])
     runs = len(_SIZES) if shapes else 1
     for k in range(runs):
@@ -431,11 +431,11 @@ def run_case(case: Case) -> Outcome:
             expected = [t for t in pytree.tree_leaves(case.model(*inputs)) if isinstance(t, torch.Tensor)]
         try:
             a = plain.run(*inputs)
-        except Exception as e:
+        except Exception as e:  # noqa: BLE001
             return Outcome(case.name, hits, diffs, f"{case.name}: the plain model fails to run: {str(e)[:200]}")
         try:
             b = opt.run(*inputs)
-        except Exception as e:
+        except Exception as e:  # noqa: BLE001  # a finding, reported
             diffs.append(f"{case.name} at {[tuple(x.shape) for x in inputs]}: optimize=True fails to run: {str(e)[:200]}")
             continue
         for i, (e, x, y) in enumerate(zip(expected, a, b)):
@@ -461,7 +461,8 @@ def fuzz(indices: list[int], seed: int = 0, progress: Callable[[Outcome], None] 
 
 def rewrite_names() -> list[str]:
     """Every rewrite a fuzz run must hit: each rule of the optimizer and the BatchNorm fold."""
-    from graph_builder.optimizer import attention as attention_rules, fusions
+    from graph_builder.optimizer import attention as attention_rules
+    from graph_builder.optimizer import fusions
 
     names = dict.fromkeys(r.name for r in [*fusions.RULES, *attention_rules.UNFUSE])
     return [*names, "batch norms folded", "constants folded", "identities removed", "common subexpressions merged"]

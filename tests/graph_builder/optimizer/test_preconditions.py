@@ -160,7 +160,7 @@ def test_a_number_slot_matches_its_value_in_the_constants_dtype_without_broadcas
             y = op.Mul(x, np.full(shape, value, dtype=dtype.numpy))
         g.output(y, "y")
 
-    report, ops, before, after = _rewritten(build, [_rule()])
+    _, ops, before, after = _rewritten(build, [_rule()])
     assert ("Div" in ops) == fires, ops
     feeds = {"x": np.arange(3, dtype=dtype.numpy)}
     a = ort.InferenceSession(before.SerializeToString()).run(None, feeds)[0]
@@ -199,7 +199,7 @@ def test_squeeze_by_no_axes_is_not_an_identity_when_a_dim_is_one():
             y = op.Squeeze(op.Relu(x), np.array([], np.int64))
         g.output(y, "y")
 
-    _, ops, before, after = _rewritten(build, [])
+    _, ops, _, after = _rewritten(build, [])
     assert "Squeeze" in ops
     feeds = {"x": np.ones((1, 3, 1), np.float32)}
     assert ort.InferenceSession(after.SerializeToString()).run(None, feeds)[0].shape == (3,)
@@ -221,10 +221,10 @@ class CausalMask(torch.nn.Module):
 def test_a_big_generated_mask_stays_a_generator(tmp_path):
     model, x = CausalMask(4096), torch.randn(1, 1)
     sizes = {}
-    for optimize in (True, False):
-        path = tmp_path / f"{optimize}.onnx"
-        torchlib.export(model, (x,), optimize=optimize).save(path)
-        sizes[optimize] = os.path.getsize(path) + (os.path.getsize(f"{path}.data") if os.path.exists(f"{path}.data") else 0)
+    for optimized in (True, False):
+        path = tmp_path / f"{optimized}.onnx"
+        torchlib.export(model, (x,), optimize=optimized).save(path)
+        sizes[optimized] = os.path.getsize(path) + (os.path.getsize(f"{path}.data") if os.path.exists(f"{path}.data") else 0)
     assert sizes[True] < 64 << 10 and sizes[False] < 64 << 10, sizes  # folded it was 128 MiB
 
 

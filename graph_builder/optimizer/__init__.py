@@ -2,17 +2,23 @@
 
     report = optimize(builder)      # before builder.to_model()
 
-Passes, in order: fold what depends only on constants and weights (within a memory budget),
-drop identities and Transpose pairs, fold inference BatchNormalization into the Conv / Gemm
-before it, fuse formulas into opset-23 operators (RMSNormalization, Gelu, Gemm), write a mid-sized
-`Attention` as MatMul / Softmax (faster in onnxruntime there), merge common subexpressions,
-remove dead nodes, unused optional outputs and unused weights, and give Conv its kernel_shape. It knows
-ONNX, never ATen; new nodes keep the metadata (ATen op, module, source line) of what they replace.
+Passes, in order: fold what depends only on constants and weights (within a memory budget;
+generators stay generators above FOLD_LIMIT elements), drop identities and Transpose pairs, fold
+inference BatchNormalization into the Conv / Gemm before it, fuse formulas into newer operators
+(RMSNormalization, Gelu, RotaryEmbedding, Gemm: each rule from its operators' opset on, and only
+where its preconditions are proven), write a mid-sized `Attention` as MatMul / Softmax (faster
+in onnxruntime there), merge common subexpressions, remove dead nodes, unused optional outputs
+and unused weights, and give Conv its kernel_shape. It knows ONNX, never ATen; new nodes keep
+the metadata (ATen op, module, source line) of what they replace. `record()` counts what each
+pass and rule did (the optimizer fuzzer's hits).
 """
 
 from __future__ import annotations
 
+import contextlib
 import time
+from collections import Counter
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from graph_builder.optimizer import attention, cleanup, folding, fusions, pattern
@@ -22,7 +28,27 @@ from graph_builder.optimizer.pattern import Rule, Var
 if TYPE_CHECKING:
     from graph_builder.builder import GraphBuilder
 
-__all__ = ["Rule", "Var", "optimize"]
+__all__ = ["Rule", "Var", "optimize", "record"]
+
+_RECORDERS: list[Counter[str]] = []
+_NOT_COUNTS = ("nodes before", "nodes after", "seconds")
+
+
+@contextlib.contextmanager
+def record() -> Iterator[Counter[str]]:
+    """Count what every `optimize` call inside the block does, per pass and per rule (the
+    optimizer fuzzer proves with it that it exercises each rewrite):
+
+        with record() as hits:
+            torchlib.export(model, args)
+        hits["RotaryEmbedding (rotate-half)"]
+    """
+    hits: Counter[str] = Counter()
+    _RECORDERS.append(hits)
+    try:
+        yield hits
+    finally:
+        _RECORDERS.remove(hits)
 
 
 def optimize(builder: GraphBuilder, rules: list[Rule] | None = None, fold_budget_bytes: int = 256 << 20) -> dict[str, int | float]:
@@ -43,12 +69,9 @@ def optimize(builder: GraphBuilder, rules: list[Rule] | None = None, fold_budget
     run("constants folded", folding.constants(builder, uses, fold_budget_bytes))
     run("identities removed", cleanup.identities(uses))
     run("batch norms folded", folding.batch_norms(builder, uses, fold_budget_bytes))
-    if builder.opset >= 20:
-        chosen = [*fusions.RULES, *attention.UNFUSE] if rules is None else rules
-        if builder.opset < 23:
-            chosen = [r for r in chosen if not r.name.startswith("RMSNormalization")]
-        run("fused", pattern.rewrite(builder, uses, chosen))
-        run("identities removed", cleanup.identities(uses))  # e.g. the key's Transpose pair after unfusing
+    chosen = [*fusions.RULES, *attention.UNFUSE] if rules is None else rules
+    run("fused", pattern.rewrite(builder, uses, chosen))  # each rule from its operators' opset on
+    run("identities removed", cleanup.identities(uses))  # e.g. the key's Transpose pair after unfusing
     run("constants folded", folding.constants(builder, uses, fold_budget_bytes))
     run("common subexpressions merged", cleanup.common_subexpressions(uses))
     run("dead nodes removed", cleanup.dead_code(uses))
@@ -57,6 +80,8 @@ def optimize(builder: GraphBuilder, rules: list[Rule] | None = None, fold_budget
     run("kernel_shape added", cleanup.kernel_shapes(uses))
     report["nodes after"] = len(graph.nodes)
     report["seconds"] = round(time.perf_counter() - start, 4)
+    for hits in _RECORDERS:
+        hits.update({k: int(v) for k, v in report.items() if k not in _NOT_COUNTS})
     return report
 
 

@@ -82,5 +82,5 @@ def _unfused(op, q, k, v, is_causal, scale, **_):  # type: ignore[no-untyped-def
     return unfused_attention(op, q, k, v, is_causal, scale)
 
 
-UNFUSE = [Rule("Attention -> MatMul/Softmax (mid-sized heads)", _attention, _unfused, unfuse_pays)]
+UNFUSE = [Rule("Attention -> MatMul/Softmax (mid-sized heads)", _attention, _unfused, unfuse_pays, opset=23)]
 __all__ = ["UNFUSE", "UNFUSE_MAX_WORK", "UNFUSE_MIN_WORK", "prefer_unfused", "unfuse_pays", "unfused_attention"]

@@ -78,8 +78,10 @@ def _is_identity(node: Node) -> bool:
         return perm is not None and list(perm) == list(range(len(perm)))
     if op in ("Reshape", "Expand"):
         return _static(x.shape) and x.shape == out.shape and x.dtype is out.dtype
-    if op in ("Squeeze", "Unsqueeze") and len(node.inputs) > 1:
+    if op == "Unsqueeze" and len(node.inputs) > 1:
         return ints(node.inputs[1]) == []
+    if op == "Squeeze" and len(node.inputs) > 1:  # empty axes squeeze every dim of size 1
+        return ints(node.inputs[1]) == [] and _static(x.shape) and 1 not in x.shape
     if op == "Concat":
         return len(node.inputs) == 1
     if op == "Relu":  # Relu(Relu(x)) is Relu(x), NaN and signed zeros included
@@ -89,7 +91,8 @@ def _is_identity(node: Node) -> bool:
 
 def identities(uses: Uses) -> int:
     """Drop nodes that return their input unchanged (Identity, Cast to the same type, identity
-    Transpose, Reshape/Expand to the same static shape, Concat of one input, Relu of a Relu), and
+    Transpose, Reshape/Expand to the same static shape, Unsqueeze by no axes, Squeeze by no axes
+    of a static shape without 1s, Concat of one input, Relu of a Relu), and
     fold Transpose pairs into one."""
     removed = 0
     for node in list(uses.graph.nodes):

@@ -116,9 +116,11 @@ class Uses:
                 readers.remove(node)
 
 
-def build_before(builder: GraphBuilder, uses: Uses, node: Node, build: Callable[[Any], Any]) -> Any:
+def build_before(builder: GraphBuilder, uses: Uses, node: Node, build: Callable[[Any], Any],
+                 made: list[Node] | None = None) -> Any:
     """Call `build(op)` with the op namespace of the graph's opset and place the nodes it makes
-    before `node`, with `node`'s metadata (the ATen op, module and source line it came from)."""
+    before `node`, with `node`'s metadata (the ATen op, module and source line it came from);
+    they are appended to `made` when given (to take them out again)."""
     sub = builder.subgraph("rewrite")
     with sub, builder.metadata(**node.metadata):
         result = build(opset(builder.opset))
@@ -126,6 +128,8 @@ def build_before(builder: GraphBuilder, uses: Uses, node: Node, build: Callable[
         for o in new.outputs:
             o.graph = uses.graph
         uses.insert(new, node)
+        if made is not None:
+            made.append(new)
     for c in sub.graph.initializers.values():
         c.graph = uses.graph
         uses.graph.initializers[c.name] = c

@@ -10,6 +10,7 @@ import numpy as np
 from onnx import defs
 
 from graph_builder import types
+from graph_builder.builder import FOLD_LIMIT
 from graph_builder.evaluator import EAGER
 from graph_builder.ir import Node, Value
 from graph_builder.optimizer.editing import Uses, subgraphs
@@ -50,7 +51,11 @@ def constants(builder: GraphBuilder, uses: Uses, budget_bytes: int = 256 << 20) 
     results. A node that reads weights is folded only when its results are no larger than those
     weights (a reordering, a transpose, a scaling: not a Cast to a wider type) or small (at most
     64 KB, in the weights' dtype: a class token expanded over the batch), and results count
-    against `budget_bytes`; the weights they came from are dropped when nothing else reads them."""
+    against `budget_bytes`; the weights they came from are dropped when nothing else reads them.
+    A node that reads no weight (a generator: ConstantOfShape, Range, Trilu of a constant...) is
+    folded only when each result has at most FOLD_LIMIT elements (the builder's own trace-time
+    folding limit) or the results are no larger than its inputs: a 4096 x 4096 causal mask stays
+    the few nodes that make it instead of 64 MB in the file."""
     folded = 0
     for node in list(uses.graph.nodes):
         if not uses.alive(node) or node.op_type in _NEVER_FOLD or any(True for _ in subgraphs(node)):
@@ -78,6 +83,8 @@ def constants(builder: GraphBuilder, uses: Uses, budget_bytes: int = 256 << 20) 
             weights = sum(v.const_value.nbytes for v in node.inputs if v is not None and v.is_parameter)
             if weights and made > weights and not _small_broadcast(node, results, made):
                 continue  # e.g. a Cast of bfloat16 weights to float32: the model would grow
+            if not weights and made > new_bytes and any(r.size > FOLD_LIMIT for r in results):
+                continue  # a generator (full, triu, arange of a static size) stays a generator
             budget_bytes -= made
         for old, array in zip(node.outputs, results):
             if id(old) in uses.outputs:
@@ -167,7 +174,7 @@ def batch_norms(builder: GraphBuilder, uses: Uses, mapped_budget_bytes: int = 25
             continue
         y, gamma, beta, mean, var = bn.inputs[:5]
         producer = y.producer if y is not None else None
-        if producer is None or producer.op_type not in _CHANNEL_AXIS or uses.count(y) != 1:
+        if producer is None or producer.op_type not in _CHANNEL_AXIS or not _read_only_by(uses, y, bn):
             continue
         if any(v is None or v.const_value is None for v in (gamma, beta, mean, var)):
             continue
@@ -205,6 +212,16 @@ def batch_norms(builder: GraphBuilder, uses: Uses, mapped_budget_bytes: int = 25
         folded += 1
         release(original)
     return {k: n for k, n in (("batch norms folded", folded), (BATCH_NORMS_LEFT, left)) if n}
+
+
+def _read_only_by(uses: Uses, y: Value, bn: Node) -> bool:
+    """`y` feeds `bn` and otherwise only Shape / Size (a dynamic dim read off the convolution's
+    output: folding changes its values, never its shape), and is no graph output."""
+    if id(y) in uses.outputs:
+        return False
+    readers = uses.of(y)
+    return readers.count(bn) == 1 and all(
+        r is bn or (r.op_type in ("Shape", "Size") and r.domain in ("", "ai.onnx")) for r in readers)
 
 
 def _scaled_weight(node: Node, w: np.ndarray, s: np.ndarray) -> np.ndarray | None:

@@ -1,9 +1,9 @@
 """Formulas that opset 23 has an operator for, as rewrite rules (see pattern.py).
 
-Each rule is exact: it fires only where the fused operator computes the same function (the
-reduction over the last axis, a scalar epsilon, the erf or tanh GELU constants). Two shape
-chains get shorter too: two Unsqueezes in a row become one, and the select of one part of a
-packed QKV projection (nn.MultiheadAttention) becomes a Slice.
+Each rule is exact: it fires only where the fused operator computes the same function, and each
+states its preconditions (axes, ranks, broadcasting, dtype, opset) in its check; docs/optimizer.md
+lists them. Two shape chains get shorter too: two Unsqueezes in a row become one, and the select
+of one part of a packed QKV projection (nn.MultiheadAttention) becomes a Slice.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ import math
 
 import numpy as np
 
+from graph_builder import types
 from graph_builder.ir import Value
 from graph_builder.optimizer.editing import ints, scalar
 from graph_builder.optimizer.pattern import Rule, Var
@@ -37,10 +38,13 @@ def _rms_pow(op, x, w, eps, axes):  # type: ignore[no-untyped-def]
 
 
 def _rms_check(x: Value, w: Value, eps: Value, axes: Value) -> bool:
+    """float32 x (RMSNormalization computes in float32: a float64 or float16 formula would change
+    precision), the mean over the last axis only, a one-element constant eps that does not
+    broadcast x to a higher rank, and a 1-D w of the last dim's size."""
     last = ints(axes)
-    if x.rank is None or last is None or len(last) != 1 or last[0] not in (-1, x.rank - 1):
+    if x.rank is None or x.rank < 1 or last is None or len(last) != 1 or last[0] not in (-1, x.rank - 1):
         return False
-    if scalar(eps) is None or x.dtype is None or not x.dtype.is_floating or w.dtype is not x.dtype:
+    if scalar(eps) is None or eps.const_value.ndim > x.rank or x.dtype is not types.FLOAT or w.dtype is not x.dtype:
         return False
     return w.rank == 1 and x.shape is not None and w.shape == x.shape[-1:]
 
@@ -49,7 +53,8 @@ def _rms_fused(op, x, w, eps, axes):  # type: ignore[no-untyped-def]
     return op.RMSNormalization(x, w, axis=-1, epsilon=scalar(eps))
 
 
-RMS_NORM = [Rule(f"RMSNormalization ({p.__name__[5:]})", p, _rms_fused, _rms_check) for p in (_rms_reciprocal, _rms_div, _rms_pow)]
+RMS_NORM = [Rule(f"RMSNormalization ({p.__name__[5:]})", p, _rms_fused, _rms_check, opset=23)
+            for p in (_rms_reciprocal, _rms_div, _rms_pow)]
 
 # -- GELU: 0.5 * x * (1 + erf(x / sqrt 2)) and the tanh form -> Gelu -----------------------------
 
@@ -83,9 +88,15 @@ def _floating(x: Value) -> bool:
     return x.dtype is not None and x.dtype.is_floating
 
 
-GELU = [Rule(f"Gelu ({p.__name__[6:]})", p, lambda op, x: op.Gelu(x), _floating)
+def _float32(x: Value) -> bool:
+    """Gelu for float32 only: onnxruntime runs float16 and float64 Gelu as its function body,
+    which has no float64 Erf kernel (and float16 would round other intermediates)."""
+    return x.dtype is types.FLOAT
+
+
+GELU = [Rule(f"Gelu ({p.__name__[6:]})", p, lambda op, x: op.Gelu(x), _float32, opset=20)
         for p in (_gelu_erf_div, _gelu_erf_mul, _gelu_erf_outer_half)]
-GELU += [Rule(f"Gelu tanh ({p.__name__[6:]})", p, lambda op, x: op.Gelu(x, approximate="tanh"), _floating)
+GELU += [Rule(f"Gelu tanh ({p.__name__[6:]})", p, lambda op, x: op.Gelu(x, approximate="tanh"), _float32, opset=20)
          for p in (_gelu_tanh, _gelu_tanh_cube)]
 
 # -- MatMul + Add -> Gemm, for a 2-D input and a 2-D weight ---------------------------------------
@@ -96,6 +107,8 @@ def _matmul_add(op, a, b, c):  # type: ignore[no-untyped-def]
 
 
 def _gemm_check(a: Value, b: Value, c: Value) -> bool:
+    """A 2-D input, a constant 2-D weight and a constant bias of shape [n] or [1, n] (Gemm's C
+    broadcasts one way only: a bias that would widen the result is left alone)."""
     if a.rank != 2 or b.rank != 2 or b.const_value is None or c.const_value is None or not _floating(a):
         return False
     n = b.shape[1]
@@ -126,34 +139,67 @@ def _rope_steps(op, x, cos, sin, lo_start, lo_end, hi_start, hi_end, axes1, axes
     return op.Add(op.Mul(x, cos), op.Mul(rotated, sin))
 
 
-def _half_of(cache: Value, size: int, seq: object) -> np.ndarray | Value | None:
-    """cos or sin as a [sequence, size/2] cache: from a constant whose halves repeat, or the
-    f of Cos/Sin(Concat(f, f)) seen through Unsqueeze."""
+def _same_dim(a: object, b: object) -> bool:
+    """Two dims proven equal: the same static size or the same symbolic name."""
+    return a is not None and a == b
+
+
+def _leading_ones_then(v: Value, rank: int) -> Value | None:
+    """Follow Unsqueezes from a [sequence, size] value up to `v`: the rank-2 value when every
+    Unsqueeze only added leading axes (so `v` broadcasts as [1, ..., sequence, size] against a
+    rank-`rank` x), else None (cos laid out [1, sequence, 1, size] for a [batch, sequence, heads,
+    size] x rotates along the wrong axis)."""
+    chain = []
+    while v.producer is not None and v.producer.op_type == "Unsqueeze":
+        chain.append(v.producer)
+        v = v.producer.inputs[0]
+    if v.rank != 2:
+        return None
+    layout = ["s", "d"]
+    for node in reversed(chain):
+        axes = ints(node.inputs[1] if len(node.inputs) > 1 else None)
+        if axes is None:
+            return None
+        out_rank = len(layout) + len(axes)
+        for a in sorted(a % out_rank for a in axes):
+            layout.insert(a, "1")
+    return v if layout[-2:] == ["s", "d"] and len(layout) <= rank else None
+
+
+def _half_of(cache: Value, size: int, seq: object, rank: int) -> np.ndarray | Value | None:
+    """cos or sin as a [sequence, size/2] cache: from a constant of shape [1, ..., seq, size]
+    whose halves repeat, or the f of Cos/Sin(Concat(f, f)) seen through Unsqueezes that add
+    leading axes only, with f of shape [seq, size/2]. `seq` is x's sequence dim: RotaryEmbedding
+    reads row i for position i, so a table of another length (one row broadcast over the
+    sequence) is not a cache."""
     half = size // 2
+    if cache.dtype is None or cache.dtype is not types.FLOAT:
+        return None
     if cache.const_value is not None:
         c = cache.const_value
-        if c.ndim < 2 or c.shape[-1] != size or any(d != 1 for d in c.shape[:-2]) or c.shape[-2] != seq:
+        if c.ndim < 2 or c.ndim > rank or c.shape[-1] != size or any(d != 1 for d in c.shape[:-2]) or c.shape[-2] != seq:
             return None
         c = c.reshape(c.shape[-2], size)
         return c[:, :half] if np.array_equal(c[:, :half], c[:, half:]) else None
-    v = cache
-    while v.producer is not None and v.producer.op_type == "Unsqueeze":
-        v = v.producer.inputs[0]
-    node = v.producer
+    v = _leading_ones_then(cache, rank)
+    node = v.producer if v is not None else None
     if node is None or node.op_type not in ("Cos", "Sin"):
         return None
     cat = node.inputs[0].producer
     if cat is None or cat.op_type != "Concat" or len(cat.inputs) != 2 or cat.inputs[0] is not cat.inputs[1]:
         return None
     f = cat.inputs[0]
-    if f.rank != 2 or cat.attributes.get("axis") not in (-1, 1) or f.shape[-1] != half:
+    if f.rank != 2 or cat.attributes.get("axis") not in (-1, 1) or f.shape[-1] != half or not _same_dim(f.shape[0], seq):
         return None
     return node  # type: ignore[return-value]  # the Cos/Sin node: rebuilt on f by the replacement
 
 
 def _rope_check(x: Value, cos: Value, sin: Value, lo_start: Value, lo_end: Value, hi_start: Value, hi_end: Value,
                 axes1: Value, axes2: Value, concat_axis: int, steps1: Value | None = None, steps2: Value | None = None) -> bool:
-    if x.rank != 4 or x.shape is None or type(x.shape[-1]) is not int or x.shape[-1] % 2 or not _floating(x):
+    """A float32 [batch, heads, sequence, size] x with an even static size, rotated along its last
+    axis (halves sliced with step 1, concatenated on the last axis), and caches as _half_of
+    requires (rows = x's sequence length, laid out [..., sequence, size])."""
+    if x.rank != 4 or x.shape is None or type(x.shape[-1]) is not int or x.shape[-1] % 2 or x.dtype is not types.FLOAT:
         return False
     size = x.shape[-1]
     last = (-1, 3)
@@ -165,11 +211,11 @@ def _rope_check(x: Value, cos: Value, sin: Value, lo_start: Value, lo_end: Value
         return False
     if (ints(hi_end) or [0])[0] < size:
         return False
-    return all(_half_of(c, size, x.shape[2]) is not None for c in (cos, sin))
+    return all(_half_of(c, size, x.shape[2], x.rank) is not None for c in (cos, sin))
 
 
-def _cache(op, cache: Value, size: int, seq: object):  # type: ignore[no-untyped-def]
-    half = _half_of(cache, size, seq)
+def _cache(op, cache: Value, size: int, seq: object, rank: int):  # type: ignore[no-untyped-def]
+    half = _half_of(cache, size, seq, rank)
     if isinstance(half, np.ndarray):
         return half
     f = half.inputs[0].producer.inputs[0]  # Cos/Sin(Concat(f, f)) -> Cos/Sin(f)
@@ -177,14 +223,14 @@ def _cache(op, cache: Value, size: int, seq: object):  # type: ignore[no-untyped
 
 
 def _rope_fused(op, x, cos, sin, **_):  # type: ignore[no-untyped-def]
-    size, seq = x.shape[-1], x.shape[2]
+    size, seq, rank = x.shape[-1], x.shape[2], x.rank
     length = op.Shape(x, start=2, end=3)
     positions = op.Unsqueeze(op.Range(np.array(0, np.int64), op.Squeeze(length, [0]), np.array(1, np.int64)), [0])
     positions = op.Expand(positions, op.Concat(op.Shape(x, start=0, end=1), length, axis=0))
-    return op.RotaryEmbedding(x, _cache(op, cos, size, seq), _cache(op, sin, size, seq), positions)
+    return op.RotaryEmbedding(x, _cache(op, cos, size, seq, rank), _cache(op, sin, size, seq, rank), positions)
 
 
-ROTARY = [Rule("RotaryEmbedding (rotate-half)", p, _rope_fused, _rope_check) for p in (_rope, _rope_steps)]
+ROTARY = [Rule("RotaryEmbedding (rotate-half)", p, _rope_fused, _rope_check, opset=23) for p in (_rope, _rope_steps)]
 
 # -- Unsqueeze(Unsqueeze(x, a), b) -> Unsqueeze(x, a + b) ----------------------------------------
 
@@ -210,7 +256,7 @@ def _unsqueeze_merged(op, x, inner, outer):  # type: ignore[no-untyped-def]
     return op.Unsqueeze(x, np.array(_merged_axes(x.rank, ints(inner), ints(outer)), np.int64))
 
 
-UNSQUEEZE = [Rule("Unsqueeze pair", _unsqueeze_twice, _unsqueeze_merged, _unsqueeze_check)]
+UNSQUEEZE = [Rule("Unsqueeze pair", _unsqueeze_twice, _unsqueeze_merged, _unsqueeze_check, opset=13)]
 
 # -- a packed QKV projection split by unflatten / transpose / select -> Slice ---------------------
 #
@@ -241,6 +287,6 @@ def _packed_slice(op, x, index, **_):  # type: ignore[no-untyped-def]
     return op.Slice(x, np.array([part * size], np.int64), np.array([(part + 1) * size], np.int64), np.array([-1], np.int64))
 
 
-PACKED_QKV = [Rule("Slice (packed QKV select)", _packed_part, _packed_slice, _packed_check)]
+PACKED_QKV = [Rule("Slice (packed QKV select)", _packed_part, _packed_slice, _packed_check, opset=13)]
 RULES = [*RMS_NORM, *GELU, *GEMM, *ROTARY, *UNSQUEEZE, *PACKED_QKV]
 __all__ = ["GELU", "GEMM", "PACKED_QKV", "RMS_NORM", "ROTARY", "RULES", "UNSQUEEZE", "Var"]

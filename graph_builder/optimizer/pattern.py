@@ -12,10 +12,17 @@
 
 The pattern function is called once with a recording namespace, which turns it into a small
 graph of `PatternNode`s; its parameters (and `Var`s inside) match any value, Python numbers
-match one-element constants of that value, and Add / Mul / Max / Min match either input order.
-The replacement is called with the matched values under the graph's own builder, so it is
-ordinary traced code: shapes are inferred and metadata is kept (the new nodes take the matched
-root node's metadata).
+match one-element constants of that value (equal in the constant's own dtype, and of a rank
+that does not broadcast the node's result to a higher rank), and Add / Mul / Max / Min match
+either input order. The replacement is called with the matched values under the graph's own
+builder, so it is ordinary traced code: shapes are inferred and metadata is kept (the new nodes
+take the matched root node's metadata).
+
+Whatever a rule's own `check` says, a rewrite is made only when its replacement returns the
+root's dtype and a shape of the root's rank that agrees with every static dim, the root's other
+outputs are unread, and the builder's opset is at least the rule's `opset` (the opset of the
+operators the replacement makes): otherwise the replacement's nodes are dropped and the match
+stays as it was.
 """
 
 from __future__ import annotations
@@ -24,6 +31,8 @@ import inspect
 import math
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
+
+import numpy as np
 
 from graph_builder.ir import Node, Value
 from graph_builder.optimizer.editing import Uses, build_before
@@ -81,11 +90,13 @@ class Match:
 
 class Rule:
     """One rewrite: `pattern(op, *vars)` -> `replacement(op, **bindings)`, where `check(**bindings)`
-    (optional) says whether a match may be rewritten (e.g. the axis is the last one)."""
+    (optional) says whether a match may be rewritten (e.g. the axis is the last one), and `opset`
+    is the first opset that has every operator the replacement makes (RotaryEmbedding: 23)."""
 
     def __init__(self, name: str, pattern: Callable[..., Any], replacement: Callable[..., Any],
-                 check: Callable[..., bool] | None = None):
+                 check: Callable[..., bool] | None = None, opset: int = 1):
         self.name = name
+        self.opset = opset
         params = list(inspect.signature(pattern).parameters)[1:]
         self.root = pattern(_Recorder(), *(Var(p) for p in params))
         if not isinstance(self.root, PatternNode):
@@ -104,9 +115,17 @@ class Rule:
             return Match(node, nodes, bindings)
         return None
 
-    def apply(self, builder: GraphBuilder, uses: Uses, m: Match) -> None:
-        result = build_before(builder, uses, m.root, lambda op: self.replacement(op, **m.bindings))
+    def apply(self, builder: GraphBuilder, uses: Uses, m: Match) -> bool:
+        """Rewrite the match; False (and the graph as it was) when the replacement's results do
+        not have the root's types."""
+        made: list[Node] = []
+        result = build_before(builder, uses, m.root, lambda op: self.replacement(op, **m.bindings), made)
         results = result if isinstance(result, (tuple, list)) else (result,)
+        unread = all(uses.count(o) == 0 for o in m.root.outputs[len(results):])
+        if not unread or not all(_same_type(old, new) for old, new in zip(m.root.outputs, results)):
+            for node in made:
+                uses.remove(node)
+            return False
         for old, new in zip(m.root.outputs, results):
             if new.dtype is old.dtype and old.shape is not None:
                 new.set_type(old.dtype, old.shape)  # keep torch's symbolic dim names
@@ -114,6 +133,19 @@ class Rule:
         for node in reversed(m.nodes):
             if uses.alive(node) and all(uses.count(o) == 0 for o in node.outputs):
                 uses.remove(node)
+        return True
+
+
+def _same_type(old: Value, new: Value) -> bool:
+    """The replacement's result has the dtype of the value it replaces and a shape that agrees
+    with it: the same rank, the same size wherever both know it (a broadcast is never hidden)."""
+    if new.dtype is not old.dtype:
+        return False
+    if old.shape is None:
+        return True
+    if new.shape is None or len(new.shape) != len(old.shape):
+        return False
+    return all(type(a) is not int or type(b) is not int or a == b for a, b in zip(old.shape, new.shape))
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -124,8 +156,29 @@ def _same(a: Any, b: Any) -> bool:
     return a == b
 
 
+def _number(p: float, v: Value, node: Node) -> bool:
+    """A Python number of a pattern matches a one-element constant equal to it in the constant's
+    dtype (within 4 ulps), of no higher rank than the node's other inputs (so that it does not
+    broadcast the result up: a (1, 1) 0.5 times a vector is a matrix)."""
+    c = v.const_value
+    if c is None or c.size != 1:
+        return False
+    if c.ndim:
+        ranks = [u.rank for u in node.inputs if u is not None and u is not v]
+        if not ranks or any(r is None for r in ranks) or c.ndim > max(ranks):  # type: ignore[type-var]
+            return False
+    value = c.reshape(())
+    if c.dtype.kind == "f":
+        want = np.asarray(p, dtype=c.dtype)
+        return bool(abs(value.astype(np.float64) - float(p)) <= 4 * float(np.spacing(abs(want))))
+    if c.dtype.kind in "iu":
+        return float(p).is_integer() and int(value) == int(p)
+    return False
+
+
 def _match_value(p: Any, v: Value | None, bindings: dict[str, Any], nodes: list[Node]):  # type: ignore[no-untyped-def]
-    """Yield every (bindings, nodes) under which pattern input `p` matches value `v`."""
+    """Yield every (bindings, nodes) under which pattern input `p` matches value `v` (a number
+    in `p` is checked by _match_inputs, which knows the node)."""
     if v is None:
         if p is None:
             yield bindings, nodes
@@ -139,14 +192,8 @@ def _match_value(p: Any, v: Value | None, bindings: dict[str, Any], nodes: list[
         elif bound is v:
             yield bindings, nodes
         return
-    if isinstance(p, (int, float)):
-        c = v.const_value
-        if c is not None and c.size == 1 and _same(float(c.reshape(())), float(p)):
-            yield bindings, nodes
-        return
-    if isinstance(p, PatternNode):
-        if v.producer is not None and v.index == 0:
-            yield from _match_node(p, v.producer, bindings, nodes)
+    if isinstance(p, PatternNode) and v.producer is not None and v.index == 0:
+        yield from _match_node(p, v.producer, bindings, nodes)
 
 
 def _match_node(p: PatternNode, node: Node, bindings: dict[str, Any], nodes: list[Node]):  # type: ignore[no-untyped-def]
@@ -173,27 +220,32 @@ def _match_node(p: PatternNode, node: Node, bindings: dict[str, Any], nodes: lis
     if p.op_type in _COMMUTATIVE and len(p.inputs) == 2:
         orders.append(p.inputs[::-1])
     for order in orders:
-        yield from _match_inputs(list(order), inputs, bindings, nodes + [node])
+        yield from _match_inputs(node, list(order), inputs, bindings, nodes + [node])
 
 
-def _match_inputs(ps: list[Any], vs: list[Value | None], bindings: dict[str, Any], nodes: list[Node]):  # type: ignore[no-untyped-def]
+def _match_inputs(node: Node, ps: list[Any], vs: list[Value | None], bindings: dict[str, Any], nodes: list[Node]):  # type: ignore[no-untyped-def]
     if not ps:
         yield bindings, nodes
         return
+    if isinstance(ps[0], (int, float)) and not isinstance(ps[0], bool):
+        if vs[0] is not None and _number(ps[0], vs[0], node):
+            yield from _match_inputs(node, ps[1:], vs[1:], bindings, nodes)
+        return
     for b, n in _match_value(ps[0], vs[0], bindings, nodes):
-        yield from _match_inputs(ps[1:], vs[1:], b, n)
+        yield from _match_inputs(node, ps[1:], vs[1:], b, n)
 
 
 def rewrite(builder: GraphBuilder, uses: Uses, rules: list[Rule]) -> dict[str, int]:
-    """Apply every rule wherever it matches, in graph order; returns the count per rule."""
+    """Apply every rule wherever it matches, in graph order; returns the count per rule. Rules
+    whose operators the builder's opset does not have are left out."""
+    rules = [r for r in rules if r.opset <= builder.opset]
     counts: dict[str, int] = {}
     for node in list(uses.graph.nodes):
         if not uses.alive(node):
             continue
         for rule in rules:
             m = rule.match(node, uses)
-            if m is not None:
-                rule.apply(builder, uses, m)
+            if m is not None and rule.apply(builder, uses, m):
                 counts[rule.name] = counts.get(rule.name, 0) + 1
                 break
     return counts

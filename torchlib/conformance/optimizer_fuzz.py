@@ -1,0 +1,481 @@
+"""A differential fuzzer for the export-time optimizer (graph_builder/optimizer).
+
+Random small models, each built from one rewrite's pattern or a near miss of it (wrong axes, a
+constant that broadcasts, another dtype, a lower opset, a dynamic or odd shape), are exported
+with `optimize=True` and `optimize=False` and run in onnxruntime at three sizes of every dynamic
+dim. A difference is: the optimized export or run fails where the plain one works, or its
+outputs differ from the plain ones, or they differ from torch where the plain ones agree. Hits
+per rewrite come from `graph_builder.optimizer.record()`, so a run proves which rewrites it
+exercised.
+
+    python bench/fuzz_optimizer.py --models 400        # the long run
+    tests/graph_builder/optimizer/test_fuzz.py          # the fast slice (and the slow long run)
+
+Case `i` of a run is family FAMILIES[i % len(FAMILIES)], round i // len(FAMILIES): a family's
+first rounds build each of its exact forms in turn (so a short run hits every rewrite), later
+rounds draw a near miss half of the time. Everything is seeded: a case is reproduced by its
+index and seed.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import random
+from collections import Counter
+from collections.abc import Callable
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+from torch.utils import _pytree as pytree
+
+import torchlib
+from graph_builder.optimizer import record
+
+
+class Model(torch.nn.Module):
+    """forward(x[, y[, z]]) = fn(self, x[, y[, z]]); tensors given as parameters (weights), buffers
+    or modules."""
+
+    def __init__(self, fn: Callable[..., Any], params: dict[str, torch.Tensor] | None = None,
+                 buffers: dict[str, torch.Tensor] | None = None, modules: dict[str, torch.nn.Module] | None = None):
+        super().__init__()
+        self.fn = fn
+        for k, v in (params or {}).items():
+            self.register_parameter(k, torch.nn.Parameter(v, requires_grad=False))
+        for k, v in (buffers or {}).items():
+            self.register_buffer(k, v)
+        for k, m in (modules or {}).items():
+            self.add_module(k, m)
+
+    def forward(self, x: torch.Tensor, y: torch.Tensor | None = None, z: torch.Tensor | None = None) -> Any:
+        return self.fn(self, *(t for t in (x, y, z) if t is not None))
+
+
+@dataclasses.dataclass
+class Case:
+    name: str  # family / form, then the near miss (if any)
+    model: torch.nn.Module
+    args: tuple[torch.Tensor, ...]
+    dynamic: list[dict[int, str]]  # per input: axis -> dim name
+    opset: int = 23
+    sizes: dict[str, list[int]] = dataclasses.field(default_factory=dict)  # dim name -> sizes run
+
+
+@dataclasses.dataclass
+class Outcome:
+    case: str
+    hits: Counter[str]
+    differences: list[str]
+    skipped: str = ""  # why the case says nothing about the optimizer (the plain export fails)
+
+
+# -- the families --------------------------------------------------------------------------------
+
+_SIZES = [3, 5, 8]  # the sizes every dynamic dim is run at (no 0 / 1: torch.export specialises them)
+DTYPE_MISSES = (torch.float64, torch.float16)
+
+
+def _shape(rng: random.Random, rank: int) -> list[int]:
+    return [rng.randint(2, 6) for _ in range(rank)]
+
+
+def _dynamic(rng: random.Random, rank: int, fixed: tuple[int, ...] = ()) -> dict[int, str]:
+    axes = [a for a in range(rank) if a not in fixed and a - rank not in fixed]
+    chosen = rng.sample(axes, k=rng.randint(0, min(2, len(axes))))
+    return {a: f"d{a}" for a in sorted(chosen)}
+
+
+def _near(rng: random.Random, round_: int, forms: int, misses: list[str]) -> str | None:
+    """None (an exact form) in the first `forms` rounds; then always a near miss in the next
+    round (the fast slice's), half of the time after."""
+    if round_ < forms or (round_ > forms and rng.random() < 0.5):
+        return None
+    return rng.choice(misses)
+
+
+def gelu(rng: random.Random, round_: int) -> Case:
+    forms = ["erf_div", "erf_mul", "erf_outer_half", "tanh_pow", "tanh_cube"]
+    form = forms[round_ % len(forms)]
+    near = _near(rng, round_, len(forms), ["const_rank", "dtype", "opset", "value"])
+    rank = rng.randint(1, 4)
+    dtype = rng.choice(DTYPE_MISSES) if near == "dtype" else torch.float32
+    half = 0.5 + 1e-3 if near == "value" else 0.5
+    buffers = {"c_half": torch.full((1,) * rng.randint(1, rank + 1), half, dtype=dtype)} if near == "const_rank" else {}
+
+    def fn(m: Model, x: torch.Tensor) -> torch.Tensor:
+        c = m.c_half if buffers else half
+        if form == "erf_div":
+            return x * c * (1 + torch.erf(x / math.sqrt(2)))
+        if form == "erf_mul":
+            return x * c * (1 + torch.erf(x * (1 / math.sqrt(2))))
+        if form == "erf_outer_half":
+            return x * (1 + torch.erf(x / math.sqrt(2))) * c
+        cube = torch.pow(x, 3) if form == "tanh_pow" else x * x * x
+        return x * c * (1 + torch.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * cube)))
+
+    x = torch.randn(_shape(rng, rank), dtype=dtype)
+    opset = rng.randint(18, 22) if near == "opset" else 23
+    return Case(f"gelu/{form}/{near}", Model(fn, buffers=buffers), (x,), [_dynamic(rng, rank)], opset)
+
+
+def rms_norm(rng: random.Random, round_: int) -> Case:
+    forms = ["pow_rsqrt", "reciprocal_sqrt", "div_sqrt", "pow_tensor"]
+    form = forms[round_ % len(forms)]
+    near = _near(rng, round_, len(forms), ["axis", "eps_rank", "weight_rank", "dtype", "opset"])
+    rank = rng.randint(2, 4)
+    dtype = rng.choice(DTYPE_MISSES) if near == "dtype" else torch.float32
+    shape = _shape(rng, rank)
+    axis = -2 if near == "axis" else -1
+    d = shape[axis]
+    w_shape = [1] * rng.randint(2, rank + 1) + [d] if near == "weight_rank" else [d]
+    params = {"w": torch.rand(w_shape, dtype=dtype) + 0.5}
+    buffers = {"two": torch.tensor(2.0, dtype=dtype)}
+    if near == "eps_rank":
+        buffers["eps"] = torch.full((1,) * rng.randint(1, rank + 1), 1e-6, dtype=dtype)
+
+    def fn(m: Model, x: torch.Tensor) -> torch.Tensor:
+        eps = m.eps if near == "eps_rank" else 1e-6
+        if form == "pow_rsqrt":
+            y = x * torch.rsqrt(x.pow(2).mean(axis, keepdim=True) + eps)
+        elif form == "reciprocal_sqrt":
+            y = x * torch.reciprocal(torch.sqrt((x * x).mean(axis, keepdim=True) + eps))
+        elif form == "pow_tensor":  # a 0-d tensor exponent: Pow(x, 2.0) in the graph
+            y = x * torch.rsqrt(x.pow(m.two).mean(axis, keepdim=True) + eps)
+        else:
+            y = x / torch.sqrt(x.pow(2).mean(axis, keepdim=True) + eps)
+        return y * m.w.reshape(d, 1) if axis == -2 else m.w * y
+
+    x = torch.randn(shape, dtype=dtype)
+    opset = rng.randint(18, 22) if near == "opset" else 23
+    return Case(f"rms_norm/{form}/{near}", Model(fn, params, buffers), (x,), [_dynamic(rng, rank, (axis,))], opset)
+
+
+def _rotate_half(x: torch.Tensor) -> torch.Tensor:
+    h = x.shape[-1] // 2
+    return torch.cat((-x[..., h:], x[..., :h]), dim=-1)
+
+
+def rotary(rng: random.Random, round_: int) -> Case:
+    """q * cos + rotate_half(q) * sin, cos / sin of cat(f, f) with f = outer(positions, inv_freq)."""
+    forms = ["dynamic_seq", "static_seq", "long_static_seq"]
+    form = forms[round_ % len(forms)]
+    near = _near(rng, round_, len(forms), ["bshd_layout", "one_row", "halves_differ", "dtype", "opset", "odd_slice"])
+    dim = rng.choice([8, 16])
+    dtype = rng.choice(DTYPE_MISSES) if near == "dtype" else torch.float32
+    inv = 1.0 / (10000 ** (torch.arange(0, dim, 2, dtype=dtype) / dim))
+    seq_axis = 1 if near == "bshd_layout" else 2
+    seq = 40 if form == "long_static_seq" else rng.randint(3, 7)  # 40 x 16 > FOLD_LIMIT: a generator
+
+    def fn(m: Model, x: torch.Tensor) -> torch.Tensor:
+        n = 1 if near == "one_row" else x.shape[seq_axis]
+        t = torch.arange(n, dtype=dtype) + (2 if near == "one_row" else 0)
+        f = torch.outer(t, m.inv)
+        emb = torch.cat((f, f * 1.5 if near == "halves_differ" else f), dim=-1)
+        cos, sin = emb.cos(), emb.sin()
+        if near == "bshd_layout":
+            cos, sin = cos[None, :, None, :], sin[None, :, None, :]
+        else:
+            cos, sin = cos[None, None], sin[None, None]
+        if near == "odd_slice":  # the rotated halves overlap: not rotate-half
+            h = x.shape[-1] // 2
+            rotated = torch.cat((-x[..., h - 1:-1], x[..., :h]), dim=-1)
+        else:
+            rotated = _rotate_half(x)
+        return x * cos + rotated * sin
+
+    shape = [2, 3, 3, dim]
+    shape[seq_axis] = seq
+    x = torch.randn(shape, dtype=dtype)
+    dynamic = {seq_axis: "seq"} if form == "dynamic_seq" else {}
+    if dynamic and rng.random() < 0.5:
+        dynamic[0] = "batch"
+    opset = rng.randint(18, 22) if near == "opset" else 23
+    return Case(f"rotary/{form}/{near}", Model(fn, buffers={"inv": inv}), (x,), [dynamic], opset)
+
+
+def gemm(rng: random.Random, round_: int) -> Case:
+    near = _near(rng, round_, 1, ["bias_rank", "bias_full", "input_rank", "dtype"])
+    m_, k, n = rng.randint(2, 6), rng.randint(2, 6), rng.randint(2, 6)
+    dtype = torch.float64 if near == "dtype" else torch.float32
+    b_shape = {"bias_rank": [1, 1, n], "bias_full": [m_, n]}.get(near or "", rng.choice([[n], [1, n]]))
+    params = {"w": torch.randn(k, n, dtype=dtype), "b": torch.randn(b_shape, dtype=dtype)}
+    x = torch.randn([2, m_, k] if near == "input_rank" else [m_, k], dtype=dtype)
+    dynamic = {} if near == "bias_full" else _dynamic(rng, x.ndim, (-1,))
+    return Case(f"gemm/matmul_add/{near}", Model(lambda m, x: x @ m.w + m.b, params), (x,), [dynamic])
+
+
+def unsqueeze_pair(rng: random.Random, round_: int) -> Case:
+    rank = rng.randint(0, 3)
+    a = rng.randint(-(rank + 1), rank)
+    b = rng.randint(-(rank + 2), rank + 1)
+
+    def fn(m: Model, x: torch.Tensor) -> torch.Tensor:
+        return torch.relu(x).unsqueeze(a).unsqueeze(b) * 2
+
+    x = torch.randn(_shape(rng, rank))
+    return Case(f"unsqueeze_pair/{a},{b}/None", Model(fn), (x,), [_dynamic(rng, rank)])
+
+
+def packed_qkv(rng: random.Random, round_: int) -> Case:
+    near = _near(rng, round_, 1, ["cross_attention", "kdim"])
+    heads = rng.choice([1, 2, 4])
+    embed = heads * rng.choice([2, 4])
+    batch_first = rng.random() < 0.5
+    mha = torch.nn.MultiheadAttention(embed, heads, batch_first=batch_first,
+                                      kdim=embed + 2 if near == "kdim" else None,
+                                      vdim=embed + 2 if near == "kdim" else None).eval()
+    length, batch = rng.randint(2, 6), rng.randint(2, 4)
+    x = torch.randn((batch, length, embed) if batch_first else (length, batch, embed))
+
+    def fn(m: Model, x: torch.Tensor) -> torch.Tensor:
+        kv = x + 1 if near == "cross_attention" else x
+        if near == "kdim":
+            kv = torch.cat((kv, kv[..., :2]), dim=-1)
+        return m.mha(x, kv, kv, need_weights=False)[0]
+
+    dynamic = _dynamic(rng, 3, (-1,)) if round_ else {}  # the rewrite needs a static Reshape target
+    return Case(f"packed_qkv/mha/{near}", Model(fn, modules={"mha": mha}), (x,), [dynamic])
+
+
+def attention(rng: random.Random, round_: int) -> Case:
+    """scaled_dot_product_attention with the work per head in or out of the unfused band."""
+    near = _near(rng, round_, 1, ["causal_longer_query", "mask", "dtype", "dynamic", "small", "scale"])
+    d = rng.choice([32, 64])
+    s = rng.choice([32, 64]) if d == 32 else 32
+    t = s
+    causal = rng.random() < 0.5 or near == "causal_longer_query"
+    if near == "causal_longer_query":
+        t = s // 2
+    if near == "small":
+        s = t = 8
+    dtype = torch.float64 if near == "dtype" else torch.float32
+    b, h = rng.randint(2 if near == "dynamic" else 1, 2), rng.choice([1, 2])
+    q, k, v = (torch.randn(b, h, n, d, dtype=dtype) for n in (s, t, t))
+    mask = torch.randn(s, t, dtype=dtype) if near == "mask" else None
+    scale = 0.3 if near == "scale" else None
+
+    def fn(m: Model, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+        if mask is not None:
+            return F.scaled_dot_product_attention(q, k, v, attn_mask=m.mask)
+        return F.scaled_dot_product_attention(q, k, v, is_causal=causal, scale=scale)
+
+    dynamic = [{0: "batch"}] * 3 if near == "dynamic" else [{}, {}, {}]
+    buffers = {"mask": mask} if mask is not None else {}
+    return Case(f"attention/sdpa{'_causal' if causal else ''}/{near}", Model(fn, buffers=buffers), (q, k, v), dynamic)
+
+
+def _random_bn(bn: torch.nn.Module) -> torch.nn.Module:
+    bn.running_mean.uniform_(-1, 1)
+    bn.running_var.uniform_(0.5, 2)
+    bn.weight.data.uniform_(0.5, 2)
+    bn.bias.data.uniform_(-1, 1)
+    return bn
+
+
+def batch_norm(rng: random.Random, round_: int) -> Case:
+    forms = ["conv2d", "conv1d", "conv_transpose2d", "linear"]
+    form = forms[round_ % len(forms)]
+    near = _near(rng, round_, len(forms), ["conv_output_read_twice", "dynamic_spatial"])
+    bias = rng.random() < 0.5
+    groups = rng.choice([1, 2])
+    c_in, c_out = 2 * groups, 4 * groups
+    kernel = 1 if near == "dynamic_spatial" else 3  # a 3-wide kernel makes torch guard width != 3
+    if form == "conv2d":
+        layer, bn, shape = torch.nn.Conv2d(c_in, c_out, kernel, groups=groups, bias=bias), torch.nn.BatchNorm2d(c_out), [2, c_in, 7, 6]
+    elif form == "conv1d":
+        layer, bn, shape = torch.nn.Conv1d(c_in, c_out, kernel, groups=groups, bias=bias), torch.nn.BatchNorm1d(c_out), [2, c_in, 9]
+    elif form == "conv_transpose2d":
+        layer, bn, shape = (torch.nn.ConvTranspose2d(c_in, c_out, kernel, groups=groups, bias=bias), torch.nn.BatchNorm2d(c_out),
+                            [2, c_in, 5, 4])
+    else:
+        layer, bn, shape = torch.nn.Linear(c_in, c_out, bias=bias), torch.nn.BatchNorm1d(c_out), [3, c_in]
+
+    def fn(m: Model, x: torch.Tensor) -> torch.Tensor:
+        y = m.layer(x)
+        out = torch.relu(m.bn(y))
+        return out + y if near == "conv_output_read_twice" else out
+
+    modules = {"layer": layer.eval(), "bn": _random_bn(bn).eval()}
+    dynamic = {0: "batch"} if rng.random() < 0.7 else {}
+    if near == "dynamic_spatial" and len(shape) > 2:
+        dynamic[2] = "width"
+    return Case(f"batch_norm/{form}/{near}", Model(fn, modules=modules), (torch.randn(shape),), [dynamic])
+
+
+def folding(rng: random.Random, round_: int) -> Case:
+    """Generators (a causal mask, ones, arange) and what reads weights (a transpose, a cast)."""
+    forms = ["mask", "weights"]
+    form = forms[round_ % len(forms)]
+    if form == "mask":
+        length = rng.choice([4, 8, 40, 64])
+
+        def fn(m: Model, x: torch.Tensor) -> torch.Tensor:
+            mask = torch.triu(torch.full((length, length), float("-inf")), 1) + torch.ones(length, length)
+            return torch.softmax(x + mask, -1) + torch.arange(length, dtype=torch.float32)
+
+        x = torch.randn(rng.randint(2, 3), length, length)
+        return Case(f"folding/mask{length}/None", Model(fn), (x,), [_dynamic(rng, 3, (1, 2))])
+    k, n = rng.randint(2, 6), rng.randint(2, 6)
+    params = {"w": torch.randn(n, k), "v": torch.randn(k).to(torch.bfloat16)}
+
+    def fn_w(m: Model, x: torch.Tensor) -> torch.Tensor:
+        return x @ m.w.t() * 2 + (m.v.float() * 3).sum()
+
+    x = torch.randn(rng.randint(2, 4), k)
+    return Case("folding/weights/None", Model(fn_w, params), (x,), [_dynamic(rng, 2, (1,))])
+
+
+def cleanup(rng: random.Random, round_: int) -> Case:
+    """Identities and their near misses: squeeze by dims (some of size 1), reshape to the same
+    shape, transpose pairs, relu of relu, casts, and the same subexpression twice."""
+    shape = [rng.choice([1, 2, 3]) for _ in range(rng.randint(2, 4))]
+    rank = len(shape)
+    dims = tuple(sorted(rng.sample(range(rank), k=rng.randint(0, rank))))
+    p1 = rng.sample(range(rank), rank)
+    p2 = rng.sample(range(rank), rank)
+
+    def fn(m: Model, x: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        a = torch.relu(torch.relu(x)).to(torch.float32).reshape(x.shape)
+        b = x.permute(p1).permute(p2) * 2
+        c = torch.squeeze(x + 1, dims)
+        return a + torch.exp(x), b, c, torch.exp(x) * 3
+
+    x = torch.randn(shape)
+    fixed = tuple(a for a, s in enumerate(shape) if s == 1)
+    return Case(f"cleanup/squeeze{list(dims)}/None", Model(fn), (x,), [_dynamic(rng, rank, fixed)])
+
+
+FAMILIES: list[Callable[[random.Random, int], Case]] = [gelu, rms_norm, rotary, gemm, unsqueeze_pair, packed_qkv,
+                                                        attention, batch_norm, folding, cleanup]
+FORMS = {gelu: 5, rms_norm: 4, rotary: 3, batch_norm: 4, folding: 2}  # rounds until every exact form was built
+
+
+def make_case(index: int, seed: int = 0) -> Case:
+    family = FAMILIES[index % len(FAMILIES)]
+    rng = random.Random(seed * 1_000_003 + index)
+    torch.manual_seed(seed * 1_000_003 + index)
+    with torch.no_grad():
+        return family(rng, index // len(FAMILIES))
+
+
+def fast_slice() -> list[int]:
+    """The case indices that build every exact form of every family once, then one near miss of
+    each family: a deterministic slice that hits every rewrite."""
+    rounds = max(FORMS.values()) + 1
+    return [r * len(FAMILIES) + f for r in range(rounds) for f, fam in enumerate(FAMILIES) if r <= FORMS.get(fam, 1)]
+
+
+# -- running a case ------------------------------------------------------------------------------
+
+
+def _tolerance(dtype: torch.dtype) -> tuple[float, float]:
+    """(atol, rtol) for optimized against plain: rounding of a fused kernel, nothing more."""
+    return {torch.float16: (2e-3, 2e-3), torch.bfloat16: (2e-2, 2e-2), torch.float64: (1e-10, 1e-10)}.get(dtype, (2e-5, 2e-5))
+
+
+def _close(a: torch.Tensor, b: torch.Tensor, atol: float, rtol: float) -> str | None:
+    """None when b matches a (same shape, dtype, NaN and inf positions; finite values within
+    atol + rtol * |a| after scaling atol by the largest magnitude), else what differs."""
+    if a.shape != b.shape or a.dtype != b.dtype:
+        return f"shape/dtype {tuple(a.shape)} {a.dtype} vs {tuple(b.shape)} {b.dtype}"
+    if not a.is_floating_point():
+        return None if torch.equal(a, b) else "integer values differ"
+    a64, b64 = a.double(), b.double()
+    finite = torch.isfinite(a64) & torch.isfinite(b64)
+    if not bool(((a64 == b64) | (a64.isnan() & b64.isnan()) | finite).all()):
+        return "NaN / inf positions differ"
+    if not finite.any():
+        return None
+    scale = max(1.0, float(a64[finite].abs().max()))
+    err = (a64 - b64).abs()[finite]
+    if bool((err <= atol * scale + rtol * a64[finite].abs()).all()):
+        return None
+    return f"max abs difference {float(err.max()):.3g}"
+
+
+def _inputs(case: Case, k: int) -> tuple[torch.Tensor, ...]:
+    """The example inputs with every dynamic dim at its k-th size (fresh random values)."""
+    out = []
+    for x, dyn in zip(case.args, case.dynamic):
+        shape = [case.sizes.get(dyn[a], _SIZES)[k] if a in dyn else s for a, s in enumerate(x.shape)]
+        out.append(torch.randn(shape, dtype=x.dtype))
+    return tuple(out)
+
+
+def _dynamic_shapes(case: Case) -> tuple[dict[int, Any], ...] | None:
+    if not any(case.dynamic):
+        return None
+    dims: dict[str, Any] = {}
+    return tuple({a: dims.setdefault(n, torch.export.Dim(n, min=2)) for a, n in d.items()} for d in case.dynamic)
+
+
+def run_case(case: Case) -> Outcome:
+    """Export with and without the optimizer and compare at every size (see the module's doc)."""
+    diffs: list[str] = []
+    shapes = _dynamic_shapes(case)
+    try:
+        plain = torchlib.export(case.model, case.args, dynamic_shapes=shapes, opset=case.opset, optimize=False)
+    except Exception as e:  # noqa: BLE001  # not the optimizer's doing: counted apart, listed by the bench script
+        return Outcome(case.name, Counter(), [], f"{case.name}: the plain export fails: {type(e).__name__}: {str(e)[:200]}")
+    with record() as hits:
+        try:
+            opt = torchlib.export(case.model, case.args, dynamic_shapes=shapes, opset=case.opset)
+        except Exception as e:  # noqa: BLE001  # a finding, reported
+            return Outcome(case.name, hits, [f"{case.name}: optimize=True fails to export: {type(e).__name__}: {str(e)[:200]}"])
+    runs = len(_SIZES) if shapes else 1
+    for k in range(runs):
+        inputs = _inputs(case, k) if shapes else case.args
+        with torch.no_grad():
+            expected = [t for t in pytree.tree_leaves(case.model(*inputs)) if isinstance(t, torch.Tensor)]
+        try:
+            a = plain.run(*inputs)
+        except Exception as e:  # noqa: BLE001
+            return Outcome(case.name, hits, diffs, f"{case.name}: the plain model fails to run: {str(e)[:200]}")
+        try:
+            b = opt.run(*inputs)
+        except Exception as e:  # noqa: BLE001  # a finding, reported
+            diffs.append(f"{case.name} at {[tuple(x.shape) for x in inputs]}: optimize=True fails to run: {str(e)[:200]}")
+            continue
+        for i, (e, x, y) in enumerate(zip(expected, a, b)):
+            atol, rtol = _tolerance(e.dtype)
+            bad = _close(x, y, atol, rtol)
+            if bad is None and _close(e, x, 50 * atol, 50 * rtol) is None:
+                bad = _close(e, y, 50 * atol, 50 * rtol)
+                bad = None if bad is None else f"against torch ({bad}) where optimize=False agrees"
+            if bad is not None:
+                diffs.append(f"{case.name} at {[tuple(t.shape) for t in inputs]}, output {i}: {bad}")
+    return Outcome(case.name, hits, diffs)
+
+
+def fuzz(indices: list[int], seed: int = 0, progress: Callable[[Outcome], None] | None = None) -> list[Outcome]:
+    outcomes = []
+    for i in indices:
+        outcome = run_case(make_case(i, seed))
+        outcomes.append(outcome)
+        if progress is not None:
+            progress(outcome)
+    return outcomes
+
+
+def rewrite_names() -> list[str]:
+    """Every rewrite a fuzz run must hit: each rule of the optimizer and the BatchNorm fold."""
+    from graph_builder.optimizer import attention as attention_rules
+    from graph_builder.optimizer import fusions
+
+    names = dict.fromkeys(r.name for r in [*fusions.RULES, *attention_rules.UNFUSE])
+    return [*names, "batch norms folded", "constants folded", "identities removed", "common subexpressions merged"]
+
+
+def summary(outcomes: list[Outcome]) -> tuple[int, Counter[str], list[str], list[str]]:
+    """(models tried, hits per rewrite, differences, skipped cases with the reason)."""
+    hits: Counter[str] = Counter()
+    diffs: list[str] = []
+    for o in outcomes:
+        hits.update(o.hits)
+        diffs.extend(o.differences)
+    return len(outcomes), hits, diffs, [o.skipped for o in outcomes if o.skipped]
+
+
+__all__ = ["FAMILIES", "Case", "Outcome", "fast_slice", "fuzz", "make_case", "rewrite_names", "run_case", "summary"]

@@ -18,6 +18,7 @@ from graph_builder import GraphBuilder, op, types
 from graph_builder.ir import Value, real_view
 from graph_builder.optimizer import optimize as optimize_graph
 from graph_builder.opset import OpError, torch_to_numpy
+from torchlib.exporter import self_check
 from torchlib.exporter.capture import capture
 from torchlib.exporter.decompose import (
     NeedsWholeProgramDecomposition,
@@ -69,6 +70,7 @@ def export(
     output_names: Sequence[str] | None = None,
     functions: Mapping[Any, Callable[..., Any]] | None = None,
     optimize: bool = True,
+    check: bool | None = None,
 ) -> ExportResult:
     """Export `model(*args, **kwargs)` to ONNX.
 
@@ -86,6 +88,10 @@ def export(
         instead of (or in addition to) the library's functions; see `torchlib.aten_op`.
     optimize: run the export-time optimizer (folding, BatchNorm into Conv, fusions into
         RMSNormalization / Gelu / RotaryEmbedding, CSE; see docs/optimizer.md).
+    check: the self-check on the sample (self_check.py): the captured program and the ONNX
+        model must reproduce torch eager on the sample inputs, else SelfCheckError names the
+        first output that differs. None (default): when cheap, and always after draft_export;
+        True: always; False: never.
 
     Capture tries torch.export non-strict, then strict, then draft_export
     (`result.capture_strategy` says which worked). Returns an ExportResult: `graph` (its
@@ -96,12 +102,12 @@ def export(
     # with room on CPython's frame stack: torch.export's deep dispatch otherwise thrashes its
     # chunks at some caller depths (up to 2.5x slower capture; see stack_room.py)
     return with_stack_room(_export, model, args, kwargs, dynamic_shapes, opset, input_names, output_names,
-                           functions, optimize)
+                           functions, optimize, check)
 
 
 def _export(model: torch.nn.Module | torch.export.ExportedProgram, args: Any, kwargs: Mapping[str, Any] | None,
             dynamic_shapes: Any, opset: int, input_names: Sequence[str] | None, output_names: Sequence[str] | None,
-            functions: Mapping[Any, Callable[..., Any]] | None, optimize: bool) -> ExportResult:
+            functions: Mapping[Any, Callable[..., Any]] | None, optimize: bool, check: bool | None) -> ExportResult:
     with quiet_torch():
         registry = _load_ops()
         if functions:
@@ -121,6 +127,16 @@ def _export(model: torch.nn.Module | torch.export.ExportedProgram, args: Any, kw
             ep, strategy, dim_names = captured.program, captured.strategy, spec.dim_names
             notes.extend(captured.notes)
         timings["torch.export"] = time.perf_counter() - start
+        sample = None
+        if strategy != "ExportedProgram":
+            t = time.perf_counter()
+            skipped = self_check.plan(check, strategy, ep)
+            if skipped:
+                notes.append(skipped)
+            else:
+                sample = self_check.Sample(model, args, kwargs)
+                sample.check_program(ep, strategy)
+            timings["self_check"] = time.perf_counter() - t
         t = time.perf_counter()
         names = {"input_names": input_names, "output_names": output_names}
         reason = ""
@@ -135,8 +151,14 @@ def _export(model: torch.nn.Module | torch.export.ExportedProgram, args: Any, kw
             graph, diagnostics = translate(ep, registry, opset, dim_names, decompose_nodes=False, optimize=optimize, **names)
             diagnostics.insert(0, f"the whole program was decomposed (run_decompositions) because {reason}")
         timings["translate"] = time.perf_counter() - t - timings.get("decompositions", 0.0)
+        result = ExportResult(graph, model, ep, timings, notes + diagnostics, strategy)
+        if sample is not None:
+            t = time.perf_counter()
+            sample.check_onnx(result, strategy)
+            timings["self_check"] += time.perf_counter() - t
+            result.diagnostics.append(f"self-check: the captured program and the ONNX model reproduce the model on the sample ({strategy} capture)")
         timings["total"] = time.perf_counter() - start
-        return ExportResult(graph, model, ep, timings, notes + diagnostics, strategy)
+        return result
 
 
 def check_supported(ep: torch.export.ExportedProgram, registry: Registry) -> None:

@@ -185,27 +185,31 @@ class ExportResult:
             for name, value in saved.items():
                 state[name].copy_(value)
         names = [v.name for v in self.graph.outputs][len(self.written_inputs):]
-        diffs = []
-        for name, e, a in zip(names, expected, actual):
-            shape_ok = tuple(e.shape) == tuple(a.shape)
-            dtype_ok = e.dtype == a.dtype
-            scale = 1.0
-            if shape_ok and e.numel():
-                e64 = torch.view_as_real(e.detach().resolve_conj()).to(torch.float64) if e.is_complex() else e.detach().to(torch.float64)
-                a64 = torch.view_as_real(a).to(torch.float64) if a.is_complex() else a.to(torch.float64)
-                abs_diff = (e64 - a64).abs()
-                finite = torch.isfinite(abs_diff)
-                same_nonfinite = bool(((e64 == a64) | (e64.isnan() & a64.isnan()) | finite).all())
-                max_abs = float(abs_diff[finite].max()) if finite.any() else 0.0
-                if not same_nonfinite:
-                    max_abs = float("inf")
-                max_rel = float((abs_diff[finite] / e64.abs()[finite].clamp_min(1e-12)).max()) if finite.any() else 0.0
-                magnitudes = e64.abs()[torch.isfinite(e64)]
-                scale = max(1.0, float(magnitudes.max())) if magnitudes.numel() else 1.0
-            else:
-                max_abs = max_rel = 0.0 if shape_ok else float("inf")
-            tolerance = TOLERANCES.get(e.dtype, DEFAULT_TOLERANCE)
-            diffs.append(OutputDiff(name, max_abs, max_rel, dtype_ok, shape_ok, scale, tolerance))
+        diffs = [compare(name, e, a) for name, e, a in zip(names, expected, actual)]
         if len(expected) != len(actual):
             raise AssertionError(f"torch gives {len(expected)} tensor outputs, the ONNX model {len(actual)}")
         return diffs
+
+
+def compare(name: str, expected: torch.Tensor, actual: torch.Tensor) -> OutputDiff:
+    """Max absolute and relative difference of `actual` against `expected`, with the tolerance
+    of the expected dtype. NaN where torch has NaN and infinities where torch has them agree."""
+    e, a = expected, actual
+    shape_ok = tuple(e.shape) == tuple(a.shape)
+    dtype_ok = e.dtype == a.dtype
+    scale = 1.0
+    if shape_ok and e.numel():
+        e64 = torch.view_as_real(e.detach().resolve_conj()).to(torch.float64) if e.is_complex() else e.detach().to(torch.float64)
+        a64 = torch.view_as_real(a.detach().resolve_conj()).to(torch.float64) if a.is_complex() else a.detach().to(torch.float64)
+        abs_diff = (e64 - a64).abs()
+        finite = torch.isfinite(abs_diff)
+        same_nonfinite = bool(((e64 == a64) | (e64.isnan() & a64.isnan()) | finite).all())
+        max_abs = float(abs_diff[finite].max()) if finite.any() else 0.0
+        if not same_nonfinite:
+            max_abs = float("inf")
+        max_rel = float((abs_diff[finite] / e64.abs()[finite].clamp_min(1e-12)).max()) if finite.any() else 0.0
+        magnitudes = e64.abs()[torch.isfinite(e64)]
+        scale = max(1.0, float(magnitudes.max())) if magnitudes.numel() else 1.0
+    else:
+        max_abs = max_rel = 0.0 if shape_ok else float("inf")
+    return OutputDiff(name, max_abs, max_rel, dtype_ok, shape_ok, scale, TOLERANCES.get(e.dtype, DEFAULT_TOLERANCE))

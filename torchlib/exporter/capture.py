@@ -18,18 +18,22 @@ sample of size 2 or more.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
 import sys
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import torch
+import torch.utils._pytree as pytree
+from torch._subclasses.fake_tensor import FakeTensor
 from torch.utils._sympy.numbers import int_oo
 
 from torchlib.exporter.dynamic_shapes import SizeOneDim
 from torchlib.exporter.explain import capture_failure
+from torchlib.registry import CAPTURE_KERNELS
 
 STRATEGIES = ("non-strict", "strict", "draft_export")
 
@@ -58,13 +62,14 @@ def capture(model: torch.nn.Module, args: tuple, kwargs: dict, dynamic_shapes: A
     for strategy in STRATEGIES:
         function, options = attempts[strategy]
         try:
-            if size_one:
-                import torch.fx.experimental._config as fx_config
+            with capture_kernels():
+                if size_one:
+                    import torch.fx.experimental._config as fx_config
 
-                with fx_config.patch(backed_size_oblivious=True):
+                    with fx_config.patch(backed_size_oblivious=True):
+                        program = function(model, args, kwargs, dynamic_shapes=dynamic_shapes, **options)
+                else:
                     program = function(model, args, kwargs, dynamic_shapes=dynamic_shapes, **options)
-            else:
-                program = function(model, args, kwargs, dynamic_shapes=dynamic_shapes, **options)
         except Exception as e:  # noqa: BLE001  (torch fails in many ways; every failure is reported)
             failures.append((strategy, e))
             continue
@@ -80,6 +85,42 @@ def capture(model: torch.nn.Module, args: tuple, kwargs: dict, dynamic_shapes: A
         notes.extend(_draft_report(program) if strategy == "draft_export" else [])
         return Captured(program, strategy, notes)
     raise CaptureError(_message(failures, size_one or [])) from failures[0][1]
+
+
+@contextlib.contextmanager
+def capture_kernels() -> Iterator[None]:
+    """Install the registry's capture kernels (`torchlib.registry.capture_kernel`) as the
+    CompositeImplicitAutograd kernels of their ops while torch.export captures: on fake tensors
+    they give the op's outputs without torch's decomposition, which would fix a dynamic size;
+    on real tensors, or where a kernel returns NotImplemented, torch's own kernel runs."""
+    from torch._C import DispatchKey
+
+    key = DispatchKey.CompositeImplicitAutograd
+    installed = []
+    for name, kernel in CAPTURE_KERNELS.items():
+        namespace, _, rest = name.partition("::")
+        base, _, overload = rest.partition(".")
+        target = getattr(getattr(getattr(torch.ops, namespace), base), overload or "default")
+        original = target.py_kernels.get(key)
+        if original is None:
+            continue  # torch's kernel is C++ only: nothing in Python to stand in for
+
+        def kernel_or_torch(*args: Any, _kernel: Any = kernel, _original: Any = original, **kwargs: Any) -> Any:
+            if any(isinstance(t, FakeTensor) for t in pytree.tree_leaves((args, kwargs))):
+                result = _kernel(*args, **kwargs)
+                if result is not NotImplemented:
+                    return result
+            return _original(*args, **kwargs)
+
+        installed.append((target, original))
+        target.py_kernels[key] = kernel_or_torch
+        target._dispatch_cache.clear()
+    try:
+        yield
+    finally:
+        for target, original in installed:
+            target.py_kernels[key] = original
+            target._dispatch_cache.clear()
 
 
 def _caller_level() -> int:

@@ -127,12 +127,12 @@ def _export(model: torch.nn.Module | torch.export.ExportedProgram, args: Any, kw
             ep, strategy, dim_names = captured.program, captured.strategy, spec.dim_names
             notes.extend(captured.notes)
         timings["torch.export"] = time.perf_counter() - start
-        sample = None
+        sample, checked = None, "not run: the model was given as an ExportedProgram, without a sample"
         if strategy != "ExportedProgram":
             t = time.perf_counter()
             skipped = self_check.plan(check, strategy, ep)
             if skipped:
-                notes.append(skipped)
+                checked = skipped
             else:
                 sample = self_check.Sample(model, args, kwargs)
                 sample.check_program(ep, strategy)
@@ -156,7 +156,8 @@ def _export(model: torch.nn.Module | torch.export.ExportedProgram, args: Any, kw
             t = time.perf_counter()
             sample.check_onnx(result, strategy)
             timings["self_check"] += time.perf_counter() - t
-            result.diagnostics.append(f"self-check: the captured program and the ONNX model reproduce the model on the sample ({strategy} capture)")
+            checked = "passed: the captured program and the ONNX model reproduce the model on the sample"
+        result.self_check = checked
         timings["total"] = time.perf_counter() - start
         return result
 

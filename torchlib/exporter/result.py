@@ -58,6 +58,7 @@ class ExportResult:
         self.exported_program = exported_program
         self.timings = timings
         self.diagnostics = diagnostics
+        self.self_check = "not run"  # what export's self-check on the sample found, or why it did not run
         self._session: ort.InferenceSession | None = None
         self._model_proto: onnx.ModelProto | None = None
 

@@ -45,22 +45,22 @@ class SelfCheckError(RuntimeError):
 
 
 def plan(check: bool | None, strategy: str, ep: torch.export.ExportedProgram) -> str | None:
-    """Why the check is skipped (a diagnostic), or None when it runs."""
+    """Why the check is skipped (for `result.self_check`), or None when it runs."""
     if check is False:
-        return "self-check skipped (check=False)"
+        return "skipped (check=False)"
     random = sorted({_op_name(n.target) for n in all_nodes(ep.graph_module) if _is_random(n.target)})
     if random:
-        return f"self-check skipped: the program draws random numbers ({', '.join(random)}), so two runs differ"
+        return f"skipped: the program draws random numbers ({', '.join(random)}), so two runs differ"
     if check or strategy == "draft_export":
         return None
     parameters = sum(t.numel() for t in ep.state_dict.values()) + sum(
         t.numel() for t in ep.constants.values() if isinstance(t, torch.Tensor))
     if parameters > MAX_PARAMETERS:
-        return (f"self-check skipped: {parameters / 1e6:.0f}M parameter elements, over the {MAX_PARAMETERS / 1e6:.0f}M "
+        return (f"skipped: {parameters / 1e6:.0f}M parameter elements, over the {MAX_PARAMETERS / 1e6:.0f}M "
                 "a cheap check allows (export(..., check=True) forces it; result.verify(*args) checks any input)")
     work = estimated_work(ep)
     if work > MAX_WORK:
-        return (f"self-check skipped: about {work / 1e9:.1f}G multiply-adds at the sample's sizes, over the "
+        return (f"skipped: about {work / 1e9:.1f}G multiply-adds at the sample's sizes, over the "
                 f"{MAX_WORK / 1e9:.0f}G a cheap check allows (export(..., check=True) forces it)")
     return None
 

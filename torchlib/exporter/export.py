@@ -7,6 +7,7 @@ node is looked up by its ATen overload and the function is called under the trac
 from __future__ import annotations
 
 import time
+import warnings
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -19,12 +20,13 @@ from graph_builder.ir import Value, real_view
 from graph_builder.optimizer import optimize as optimize_graph
 from graph_builder.opset import OpError, torch_to_numpy
 from torchlib.exporter import self_check
-from torchlib.exporter.capture import capture
+from torchlib.exporter.capture import caller_level, capture
 from torchlib.exporter.decompose import (
     NeedsWholeProgramDecomposition,
     decompose_node,
     decompose_view_write,
 )
+from torchlib.exporter.dynamic_shapes import became_static
 from torchlib.exporter.dynamic_shapes import normalize as normalize_dynamic_shapes
 from torchlib.exporter.explain import quiet_torch
 from torchlib.exporter.mutation import Aliases, functional_variant, written_nodes
@@ -118,6 +120,7 @@ def _export(model: torch.nn.Module | torch.export.ExportedProgram, args: Any, kw
         timings: dict[str, float] = {}
         notes: list[str] = []
         start = time.perf_counter()
+        requested, refinements = [], []
         if isinstance(model, torch.export.ExportedProgram):
             ep, strategy, dim_names = model, "ExportedProgram", {}
             model = ep.module()
@@ -126,6 +129,7 @@ def _export(model: torch.nn.Module | torch.export.ExportedProgram, args: Any, kw
             captured = capture(model, args, kwargs, spec.dynamic_shapes, spec.size_one)
             ep, strategy, dim_names = captured.program, captured.strategy, spec.dim_names
             notes.extend(captured.notes)
+            requested, refinements = spec.requested, captured.refinements
         timings["torch.export"] = time.perf_counter() - start
         sample, checked = None, "not run: the model was given as an ExportedProgram, without a sample"
         if strategy != "ExportedProgram":
@@ -151,6 +155,7 @@ def _export(model: torch.nn.Module | torch.export.ExportedProgram, args: Any, kw
             graph, diagnostics = translate(ep, registry, opset, dim_names, decompose_nodes=False, optimize=optimize, **names)
             diagnostics.insert(0, f"the whole program was decomposed (run_decompositions) because {reason}")
         timings["translate"] = time.perf_counter() - t - timings.get("decompositions", 0.0)
+        notes.extend(_static_dims(graph, requested, strategy, refinements, bool(reason)))
         result = ExportResult(graph, model, ep, timings, notes + diagnostics, strategy)
         if sample is not None:
             t = time.perf_counter()
@@ -160,6 +165,25 @@ def _export(model: torch.nn.Module | torch.export.ExportedProgram, args: Any, kw
         result.self_check = checked
         timings["total"] = time.perf_counter() - start
         return result
+
+
+def _static_dims(graph: Any, requested: list[Any], strategy: str, refinements: list[str], decomposed: bool) -> list[str]:
+    """A warning (also returned for the diagnostics) for each dim marked dynamic that the
+    exported model's inputs fix, saying why."""
+    if refinements:
+        why = "torch.export could not keep it dynamic: the model's code fixes its size (" + "; ".join(refinements) + ")"
+    elif strategy == "draft_export":
+        why = "draft_export specialised it (torch.export could not capture the model with it dynamic; see the warning above)"
+    elif decomposed:
+        why = "the whole-program decomposition (run_decompositions) specialised it"
+    else:
+        why = "torch.export specialised it: the model's code fixes its size"
+    messages = []
+    for dim, size in became_static(list(graph.inputs), requested):
+        message = f"{dim.where} is marked dynamic, but the exported model fixes it to {size}: {why}"
+        warnings.warn(message, UserWarning, stacklevel=caller_level())
+        messages.append(message)
+    return messages
 
 
 def check_supported(ep: torch.export.ExportedProgram, registry: Registry) -> None:

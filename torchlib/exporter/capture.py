@@ -36,7 +36,7 @@ from torch.fx.experimental.symbolic_shapes import GuardOnDataDependentSymNode
 from torch.utils._sympy.numbers import int_oo
 
 from torchlib.exporter.dynamic_shapes import RequestedDim
-from torchlib.exporter.explain import capture_failure
+from torchlib.exporter.explain import capture_failure, raised_by_user_code
 from torchlib.registry import CAPTURE_KERNELS
 
 STRATEGIES = ("non-strict", "strict", "draft_export")
@@ -89,6 +89,8 @@ def capture(model: torch.nn.Module, args: tuple, kwargs: dict, dynamic_shapes: A
                 continue
             failures.append((strategy, e))
             strategies.pop(0)
+            if strategy == "non-strict" and raised_by_user_code(e):
+                break  # forward's own error for this sample: every strategy runs forward and meets it
             if strategy == "non-strict" and "strict" in strategies and _tracing_limit(e):
                 strategies.remove("strict")  # TorchDynamo traces the same shapes and data: it fails alike
             continue
@@ -239,6 +241,8 @@ def _message(failures: list[tuple[str, BaseException]], size_one: list[Requested
     strategy, first = failures[0]
     lines = [capture_failure(first).replace("could not capture the model:", f"could not capture the model ({strategy}):", 1)]
     lines.extend(f"  then {s} failed too: {_first_line(e)[:200]}" for s, e in failures[1:])
+    if len(failures) == 1 and raised_by_user_code(first):
+        lines.append("  strict and draft_export were not tried: forward itself raised this error for the sample, as it would in them")
     if size_one:
         lines.append(
             "  These dims are marked dynamic but their sample size is 0 or 1, which torch.export "

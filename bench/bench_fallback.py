@@ -49,7 +49,7 @@ class Wrapped(nn.Module):
         if self.kind == "data_dependent":
             return y + 1 if y.mean() > 0 else y - 1
         if self.kind == "numpy":
-            return y + torch.from_numpy(np.ones(y.shape[-1], dtype=np.float32))
+            return torch.from_numpy(np.tanh(y.numpy()))
         raise ValueError("the model's own error")
 
 

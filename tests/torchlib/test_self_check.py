@@ -74,7 +74,7 @@ def test_captured_program_mismatch_names_the_path_and_the_tolerance():
     torch.manual_seed(0)
     model, other = Head(), Head()
     ep = torch.export.export(other, (x,))
-    sample = self_check.Sample(model, (x,), {})
+    sample = self_check.Sample(model, (x,), {}, ep)
     with pytest.raises(SelfCheckError) as info:
         sample.check_program(ep, "non-strict")
     message = str(info.value)
@@ -100,9 +100,15 @@ def test_work_estimate_counts_weight_multiply_adds():
     assert self_check.estimated_work(ep) == (16 * 8 * 3) * 2 * 10 + 2 * 16 * 10
 
 
-def test_random_programs_are_not_checked():
-    model = nn.Sequential(nn.Linear(4, 4), nn.Dropout(0.5)).train()
+def test_random_programs_are_not_checked_but_dropout_at_zero_is():
+    model = nn.Sequential(nn.Linear(4, 4), nn.Dropout(0.0)).train()
     result = torchlib.export(model, (torch.randn(3, 4),))
+    assert result.self_check.startswith("passed")
+    model = nn.Sequential(nn.Linear(4, 4), nn.Dropout(0.5)).train()
+    x = torch.randn(3, 4)
+    state = torch.random.get_rng_state()
+    result = torchlib.export(model, (x,))
+    assert torch.equal(state, torch.random.get_rng_state())  # the check leaves the user's random state
     assert result.self_check.startswith("skipped: the program draws random numbers (aten::dropout)")
 
 

@@ -138,8 +138,11 @@ def _export(model: torch.nn.Module | torch.export.ExportedProgram, args: Any, kw
             if skipped:
                 checked = skipped
             else:
-                sample = self_check.Sample(model, args, kwargs)
-                sample.check_program(ep, strategy)
+                sample = self_check.Sample(model, args, kwargs, ep)
+                if sample.random:
+                    checked, sample = sample.random, None
+                else:
+                    sample.check_program(ep, strategy)
             timings["self_check"] = time.perf_counter() - t
         t = time.perf_counter()
         names = {"input_names": input_names, "output_names": output_names}

@@ -128,3 +128,12 @@ def test_check_leaves_the_model_and_the_sample_unchanged():
     result = torchlib.export(model, (x,))
     assert result.self_check.startswith("passed")
     assert model.calls.item() == 0 and torch.equal(x, torch.ones(3))
+
+
+def test_wrong_translation_after_non_strict_capture_is_blamed_on_the_onnx_model():
+    model, x = nn.Sequential(nn.Linear(4, 4), nn.ReLU()), torch.randn(3, 4)
+    with pytest.raises(SelfCheckError) as info:
+        torchlib.export(model, (x,), functions={torch.ops.aten.relu.default: lambda self: op.Neg(self)})
+    message = str(info.value)
+    assert message.startswith("the ONNX model does not reproduce the model on the sample input")
+    assert "bug in torchlib or torch.export" in message

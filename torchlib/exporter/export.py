@@ -141,7 +141,7 @@ def _export(model: torch.nn.Module | torch.export.ExportedProgram, args: Any, kw
                 sample = self_check.Sample(model, args, kwargs, ep)
                 if sample.random:
                     checked, sample = sample.random, None
-                else:
+                elif strategy == "draft_export":  # the program most likely to be wrong: fail before translating
                     sample.check_program(ep, strategy)
             timings["self_check"] = time.perf_counter() - t
         t = time.perf_counter()
@@ -162,7 +162,7 @@ def _export(model: torch.nn.Module | torch.export.ExportedProgram, args: Any, kw
         result = ExportResult(graph, model, ep, timings, notes + diagnostics, strategy)
         if sample is not None:
             t = time.perf_counter()
-            sample.check_onnx(result, strategy)
+            sample.check_onnx(result, ep, strategy)
             timings["self_check"] += time.perf_counter() - t
             checked = "passed: the captured program and the ONNX model reproduce the model on the sample"
         result.self_check = checked

@@ -1,8 +1,11 @@
 """Self-check on the sample: the exported model must reproduce the model on its own sample input.
 
-torch eager runs once on (a copy of) the sample; then the captured program (right after
-capture) and the ONNX model in onnxruntime (after translation) run on the same sample, and
-every tensor output must agree with torch's within its dtype's tolerance (`result.compare`).
+torch eager runs once on (a copy of) the sample; then the ONNX model in onnxruntime (after
+translation) runs on the same sample, and every tensor output must agree with torch's within its
+dtype's tolerance (`result.compare`). The captured program runs too: right after capture when
+draft_export captured it (it specialised the model: fail before translating), else only when the
+ONNX model differs, so that the error says whether capture or translation is wrong (building
+`ep.module()` costs more than the rest of the check for a small model).
 A mismatch raises SelfCheckError naming the first output that differs: its path in forward's
 output structure, its ONNX name, the max abs / rel difference and the tolerance used.
 
@@ -143,8 +146,18 @@ class Sample:
         names = [o.path or "output" for o in self.expected]
         self._raise_on_mismatch(names, [o.tensor for o in actual], f"the program captured by torch.export ({strategy})", strategy)
 
-    def check_onnx(self, result: ExportResult, strategy: str) -> None:
-        """The ONNX model in onnxruntime against torch eager (raises SelfCheckError)."""
+    def check_onnx(self, result: ExportResult, ep: torch.export.ExportedProgram, strategy: str) -> None:
+        """The ONNX model in onnxruntime against torch eager (raises SelfCheckError). When it
+        differs, the captured program is checked too (unless it already was, after
+        draft_export), so that the error says which of capture and translation is wrong."""
+        try:
+            self._check_onnx(result, strategy)
+        except SelfCheckError:
+            if strategy != "draft_export":
+                self.check_program(ep, strategy)
+            raise
+
+    def _check_onnx(self, result: ExportResult, strategy: str) -> None:
         args, kwargs = pytree.tree_map_only(torch.Tensor, lambda t: t.clone(), (self.args, self.kwargs))
         try:
             actual = result.run(*args, **kwargs)[len(result.written_inputs):]

@@ -108,3 +108,22 @@ def test_data_dependent_failure_goes_to_draft_export_without_trying_strict():
     assert result.capture_strategy == "draft_export"
     note = next(d for d in result.diagnostics if d.startswith("captured with draft_export after"))
     assert "non-strict failed" in note and "strict failed" not in note.replace("non-strict failed", "")
+
+
+class IntInput(nn.Module):
+    def forward(self, x, n: int):
+        return x * n + torch.sym_float(n), torch.sym_sum([n, x.shape[0], 3]), torch.sym_float(n) / 2
+
+
+def test_python_int_marked_dynamic_is_an_int64_input():
+    model, x = IntInput(), torch.randn(3)
+    result = torchlib.export(model, (x, 4), dynamic_shapes=({0: Dim("batch")}, Dim.DYNAMIC))
+    assert result.self_check.startswith("passed")
+    graph = result.model_proto.graph
+    assert [(i.name, i.type.tensor_type.elem_type, len(i.type.tensor_type.shape.dim)) for i in graph.input][1] == ("n", 7, 0)
+    assert graph.output[2].type.tensor_type.elem_type == 1  # a SymFloat output is float32, as torch.onnx gives it
+    x = torch.randn(5)
+    got, expected = result(x, 7), model(x, 7)
+    torch.testing.assert_close(got[0], expected[0])
+    assert got[1] == expected[1] == 15 and got[2] == expected[2] == 3.5
+    assert all_ok(result, torch.randn(2), 9)

@@ -291,7 +291,11 @@ def translate(
             for i, value in enumerate(outputs):
                 if isinstance(value, Value):
                     name = node.args[0][i].name if i < len(node.args[0]) and hasattr(node.args[0][i], "name") else None
+                    if isinstance(pytree.tree_leaves(node.args[0])[i].meta.get("val"), torch.SymFloat):
+                        with g:  # a SymFloat (DOUBLE inside the graph) is a float32 output, as torch.onnx gives it
+                            value = op.Cast(value, to=types.FLOAT.onnx)
                     g.output(value, onnx_names.get(f"output {i}", name))
+            g.graph.metadata["torchlib.feeds"] = _feeds_of(ep)
             written_names = [name for name, _ in written] or [
                 s.target for s in ep.graph_signature.output_specs if s.kind.name != "USER_OUTPUT"]
             if written_names:
@@ -316,6 +320,13 @@ def _written_outputs(ctx: _Context, specs: dict) -> list[tuple[str, Any]]:
             name = spec.target if spec is not None and spec.target else placeholder.name
             found.append((kinds[kind], ctx.aliases.order[placeholder], name, value))
     return [(name, value) for _, _, name, value in sorted(found, key=lambda f: f[:2])]
+
+
+def _feeds_of(ep: torch.export.ExportedProgram) -> str:
+    """For each user input (the leaves of args and kwargs, flattened), whether it is a graph
+    input: "t" a tensor, "i" a Python int marked dynamic, "-" a constant of the program."""
+    vals = [_placeholder_val(ep, s.arg.name) for s in ep.graph_signature.input_specs if s.kind.name == "USER_INPUT"]
+    return "".join("t" if isinstance(v, torch.Tensor) else "i" if isinstance(v, torch.SymInt) else "-" for v in vals)
 
 
 def _onnx_names(ep: torch.export.ExportedProgram, input_names: Sequence[str] | None,
@@ -354,8 +365,8 @@ def _placeholder(g: GraphBuilder, node: Any, spec: Any, state: dict, constants: 
         return g.input(name, types.from_torch(val.dtype), _shape(val, renames))
     if isinstance(val, (int, float, bool)) or val is None:
         return val  # non-tensor inputs are specialized by torch.export
-    if isinstance(val, torch.SymInt):
-        raise ExportError(f"input {node.name} is a symbolic int; pass it as a tensor to keep it dynamic")
+    if isinstance(val, torch.SymInt):  # a Python int marked dynamic: an INT64 scalar input
+        return g.input(name, types.INT64, [])
     raise ExportError(f"input {node.name} of type {type(val).__name__} is not supported")
 
 

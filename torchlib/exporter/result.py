@@ -106,7 +106,11 @@ class ExportResult:
         return self._session
 
     def _feeds(self, args: tuple, kwargs: dict) -> dict[str, np.ndarray]:
-        leaves = [x for x in pytree.tree_leaves((args, kwargs)) if isinstance(x, torch.Tensor)]
+        leaves = pytree.tree_leaves((args, kwargs))
+        kinds = self.graph.metadata.get("torchlib.feeds", "")
+        if len(kinds) == len(leaves) and "i" in kinds:  # Python ints marked dynamic are INT64 scalar inputs
+            leaves = [torch.tensor(x, dtype=torch.int64) if k == "i" else x for x, k in zip(leaves, kinds) if k != "-"]
+        leaves = [x for x in leaves if isinstance(x, torch.Tensor)]
         names = [v.name for v in self.graph.inputs]
         if len(leaves) != len(names):
             raise ValueError(f"the model takes {len(names)} tensor inputs ({names}), got {len(leaves)}")
@@ -148,6 +152,16 @@ class ExportResult:
         except (ValueError, TypeError):
             return leaves
 
+    def _graph_outputs(self, leaves: list[Any]) -> list[torch.Tensor]:
+        """Of forward's outputs (flattened), those that are graph outputs, as tensors: tensors,
+        and the Python ints / floats the program computes (not the constants it kept)."""
+        specs = getattr(getattr(self.exported_program, "graph_signature", None), "output_specs", None) or []
+        specs = [s for s in specs if s.kind.name == "USER_OUTPUT"]
+        if len(specs) != len(leaves):
+            return [x for x in leaves if isinstance(x, torch.Tensor)]
+        return [x if isinstance(x, torch.Tensor) else torch.tensor(x) for x, s in zip(leaves, specs)
+                if type(s.arg).__name__ != "ConstantArgument" and isinstance(x, (torch.Tensor, int, float))]
+
     def rename_outputs(self, names: list[str]) -> None:
         """Give the graph's outputs these names, in order (like torch.onnx's output_names)."""
         outputs = self.graph.outputs
@@ -182,7 +196,7 @@ class ExportResult:
         state = self.model.state_dict(keep_vars=True) if isinstance(self.model, torch.nn.Module) else {}
         saved = {name: state[name].detach().clone() for name in self.written_inputs if name in state}
         with torch.no_grad():
-            expected = [x for x in pytree.tree_leaves(self.model(*args, **kwargs)) if isinstance(x, torch.Tensor)]
+            expected = self._graph_outputs(pytree.tree_leaves(self.model(*args, **kwargs)))
             for name, value in saved.items():
                 state[name].copy_(value)
         names = [v.name for v in self.graph.outputs][len(self.written_inputs):]

@@ -102,6 +102,7 @@ def _op_name(target: Any) -> str:
 class _Output:
     path: str  # "[0]", "['logits']", "" for a single tensor
     tensor: torch.Tensor
+    scalar: bool = False  # a Python int or float (a symbolic one is a graph output)
 
 
 class Sample:
@@ -132,7 +133,8 @@ class Sample:
             for buffer, value in saved:
                 buffer.detach().copy_(value)
         leaves, _ = pytree.tree_flatten_with_path(out)
-        return [_Output(pytree.keystr(path), t) for path, t in leaves if isinstance(t, torch.Tensor)]
+        return [_Output(pytree.keystr(path), v, False) if isinstance(v, torch.Tensor) else
+                _Output(pytree.keystr(path), torch.tensor(v), True) for path, v in leaves if isinstance(v, (torch.Tensor, int, float))]
 
     def check_program(self, ep: torch.export.ExportedProgram, strategy: str) -> None:
         """The captured program against torch eager (raises SelfCheckError)."""
@@ -144,20 +146,21 @@ class Sample:
                 f"from: {type(e).__name__}: {str(e).strip().splitlines()[0][:300] if str(e).strip() else ''}"
                 + _advice(strategy)) from e
         names = [o.path or "output" for o in self.expected]
-        self._raise_on_mismatch(names, [o.tensor for o in actual], f"the program captured by torch.export ({strategy})", strategy)
+        self._raise_on_mismatch(names, self.expected, [o.tensor for o in actual],
+                                f"the program captured by torch.export ({strategy})", strategy)
 
     def check_onnx(self, result: ExportResult, ep: torch.export.ExportedProgram, strategy: str) -> None:
         """The ONNX model in onnxruntime against torch eager (raises SelfCheckError). When it
         differs, the captured program is checked too (unless it already was, after
         draft_export), so that the error says which of capture and translation is wrong."""
         try:
-            self._check_onnx(result, strategy)
+            self._check_onnx(result, ep, strategy)
         except SelfCheckError:
             if strategy != "draft_export":
                 self.check_program(ep, strategy)
             raise
 
-    def _check_onnx(self, result: ExportResult, strategy: str) -> None:
+    def _check_onnx(self, result: ExportResult, ep: torch.export.ExportedProgram, strategy: str) -> None:
         args, kwargs = pytree.tree_map_only(torch.Tensor, lambda t: t.clone(), (self.args, self.kwargs))
         try:
             actual = result.run(*args, **kwargs)[len(result.written_inputs):]
@@ -165,13 +168,22 @@ class Sample:
             raise SelfCheckError(f"the ONNX model fails in onnxruntime on the sample input it was exported from: "
                                  f"{type(e).__name__}: {str(e).strip()[:300]}") from e
         names = [v.name for v in result.graph.outputs][len(result.written_inputs):]
-        self._raise_on_mismatch(names, actual, "the ONNX model", strategy)
+        self._raise_on_mismatch(names, self._graph_outputs(ep), actual, "the ONNX model", strategy)
 
-    def _raise_on_mismatch(self, names: list[str], actual: list[torch.Tensor], what: str, strategy: str) -> None:
-        if len(actual) != len(self.expected):
-            raise SelfCheckError(f"{what} gives {len(actual)} tensor outputs on the sample input where torch gives "
-                                 f"{len(self.expected)}" + _advice(strategy))
-        for name, expected, a in zip(names, self.expected, actual):
+    def _graph_outputs(self, ep: torch.export.ExportedProgram) -> list[_Output]:
+        """The eager outputs that are graph outputs: tensors and symbolic ints / floats, not the
+        constants torch.export kept out of the graph."""
+        specs = [s for s in ep.graph_signature.output_specs if s.kind.name == "USER_OUTPUT"]
+        if len(specs) != len(self.expected):
+            return [o for o in self.expected if not o.scalar]
+        return [o for o, s in zip(self.expected, specs) if type(s.arg).__name__ != "ConstantArgument"]
+
+    def _raise_on_mismatch(self, names: list[str], expected_outputs: list[_Output], actual: list[torch.Tensor],
+                           what: str, strategy: str) -> None:
+        if len(actual) != len(expected_outputs):
+            raise SelfCheckError(f"{what} gives {len(actual)} outputs on the sample input where torch gives "
+                                 f"{len(expected_outputs)}" + _advice(strategy))
+        for name, expected, a in zip(names, expected_outputs, actual):
             diff = compare(name, expected.tensor, a)
             if not diff.ok():
                 raise SelfCheckError(f"{what} does not reproduce the model on the sample input it was exported from: "

@@ -9,6 +9,13 @@ The strategies torch offers, tried in order until one succeeds:
    what it cannot trace (data-dependent branches take the sample's way); its report of what it
    specialized goes to the export's diagnostics.
 
+Not every failure goes down the whole chain (docs/exporter_front_end.md): when non-strict fails
+only because dims marked dynamic cannot take every size, torch's suggested fixes are applied to
+`dynamic_shapes` and non-strict runs again; a data-dependent failure (or a constraint still
+violated) skips strict, which traces the same shapes and data; forward's own error ends capture
+at once. While capture runs, the registry's capture kernels stand in for torch's decompositions
+that would fix a dynamic size on fake tensors (`capture_kernels`).
+
 When all fail, CaptureError shows the first failure (non-strict's is the one that explains the
 model) and one line for each other. A dynamic dim whose sample size is 0 or 1 would be
 specialized by torch.export (it treats 0 and 1 as special); capture then runs with torch's

@@ -20,7 +20,9 @@ interval pays for freeing the other's. Columns: the median wall time of each; ou
 baseline (the target is at most 1.15); the ratio to the stack-room baseline in CPU time of this
 process (`process_time`), which a loaded machine disturbs far less than wall time; "same-run ratio", each export's total
 divided by the torch.export call inside it (median over runs); and whether the exporter had to
-re-decompose the whole program (it says why in `result.diagnostics`).
+re-decompose the whole program (it says why in `result.diagnostics`); "self-check share", the
+part of our export spent in the self-check on the sample (one eager run, one run of the
+captured program, one onnxruntime session and run; see torchlib/exporter/self_check.py).
 """
 
 from __future__ import annotations
@@ -61,11 +63,11 @@ def main() -> None:
     model, args = EXPORT_MODELS["mlp"]()
     torchlib.export(model, args)  # import costs are not charged to the first model
     print("| model | torch.export s | torch.export, stack room s | torchlib export s | ratio | ratio to stack room "
-          "| CPU ratio to stack room | same-run ratio | whole-program decomposition |")
-    print("|---|---|---|---|---|---|---|---|---|")
+          "| CPU ratio to stack room | same-run ratio | whole-program decomposition | self-check share |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for name in ns.models.split(","):
         model, args = MODELS[name]()
-        capture, roomy, ours, roomy_cpu, ours_cpu, same_run = [], [], [], [], [], []
+        capture, roomy, ours, roomy_cpu, ours_cpu, same_run, checks = [], [], [], [], [], [], []
         result = program = None
         for _ in range(ns.repeat):
             program = None
@@ -83,11 +85,12 @@ def main() -> None:
             ours.append(time.perf_counter() - start)
             ours_cpu.append(time.process_time() - cpu)
             same_run.append(ours[-1] / result.timings["torch.export"])
+            checks.append(result.timings.get("self_check", 0.0) / ours[-1])
         t_capture, t_roomy, t_ours = statistics.median(capture), statistics.median(roomy), statistics.median(ours)
         cpu_ratio = statistics.median(ours_cpu) / statistics.median(roomy_cpu)
         decomposed = "yes" if result is not None and "decompositions" in result.timings else "no"
         print(f"| {name} | {t_capture:.3f} | {t_roomy:.3f} | {t_ours:.3f} | {t_ours / t_capture:.2f} | {t_ours / t_roomy:.2f} | {cpu_ratio:.2f} | "
-              f"{statistics.median(same_run):.2f} | {decomposed} |", flush=True)
+              f"{statistics.median(same_run):.2f} | {decomposed} | {statistics.median(checks):.0%} |", flush=True)
 
 if __name__ == "__main__":
     main()

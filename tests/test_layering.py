@@ -11,6 +11,11 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 
 
+def _is_module(name: str) -> bool:
+    path = ROOT.joinpath(*name.split("."))
+    return path.with_suffix(".py").exists() or (path / "__init__.py").exists()
+
+
 def _type_only(tree: ast.Module) -> set[ast.AST]:
     """The statements inside `if TYPE_CHECKING:` blocks."""
     inside: set[ast.AST] = set()
@@ -31,10 +36,11 @@ def _imports(path: Path, package: str, type_only: bool = True) -> set[str]:
         if node in skip:
             continue
         if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            if node.module == package:
-                names.update(f"{package}.{a.name}" for a in node.names)
-            elif node.module.startswith(package + "."):
-                names.add(node.module)
+            if node.module == package or node.module.startswith(package + "."):
+                # `from pkg import mod` imports pkg.mod (after pkg's __init__, which is no circle
+                # when pkg.mod is a submodule of pkg); `from pkg.mod import name` imports pkg.mod
+                submodules = [f"{node.module}.{a.name}" for a in node.names if _is_module(f"{node.module}.{a.name}")]
+                names.update(submodules or [node.module])
         elif isinstance(node, ast.Import):
             names.update(a.name for a in node.names if a.name.startswith(package + "."))
     return names

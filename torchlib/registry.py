@@ -138,6 +138,25 @@ def _name_of(target: Any) -> str:
 
 REGISTRY = Registry()
 
+# ATen name -> a torch function giving the op's outputs on torch.export's fake tensors during
+# capture (see `capture_kernel`)
+CAPTURE_KERNELS: dict[str, Callable[..., Any]] = {}
+
+
+def capture_kernel(*names: str) -> Callable[[F], F]:
+    """Register a function that computes an op's outputs (shapes, dtypes, strides) on the fake
+    tensors of torch.export's capture, used there in place of torch's CompositeImplicitAutograd
+    kernel for an op whose function translates it whole but whose torch decomposition fixes a
+    dynamic size (a Python loop over an RNN's sequence). It returns NotImplemented where it does
+    not apply; torch's kernel runs then. The exporter installs these only while it captures."""
+
+    def decorator(fn: F) -> F:
+        for name in names:
+            CAPTURE_KERNELS[_qualify(name)] = fn
+        return fn
+
+    return decorator
+
 
 def _to_eager(x: Any, kinds: set[str]) -> Any:
     """torch tensors and numpy arrays -> eager Values (noting which kinds were seen in `kinds`);

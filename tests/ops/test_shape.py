@@ -4,7 +4,7 @@ import torch
 from graph_builder import BFLOAT16, FLOAT, GraphBuilder, op
 from torchlib.ops import shape as S
 from torchlib.ops.symbolic import aten_sym_size_int as sym_size
-from torchlib.testing import check_function, run_dynamic
+from torchlib.testing import check_function, run_dynamic, run_model
 
 aten = torch.ops.aten
 DTYPES = [torch.float32, torch.float16, torch.float64, torch.int32, torch.int64, torch.bool]
@@ -192,6 +192,25 @@ def test_split_dynamic_dim_is_an_error():
 def test_chunk(n, chunks):
     x = make((n, 2))
     check_function(S.aten_chunk, (x, chunks), expected=torch.chunk(x, chunks))
+
+
+@pytest.mark.parametrize("rows", [6, 0])
+def test_chunk_of_a_dynamic_multiple(rows):
+    """A dynamic size that is a multiple of the chunk count (2*batch into 2) always gives that
+    many equal chunks; a size that may not be one is still refused."""
+    g = GraphBuilder()
+    x = g.input("x", FLOAT, ["2*batch", 3])
+    with g:
+        parts = S.aten_chunk(x, 2)
+    other = GraphBuilder()
+    with other, pytest.raises(ValueError, match="dynamic dimension"):
+        S.aten_chunk(other.input("y", FLOAT, ["batch", 3]), 2)
+    names = [g.output(p, f"y{i}").name for i, p in enumerate(parts)]
+    data = make((rows, 3))
+    got = run_model(g.to_model(), {"x": data.numpy()}, tuple(names))
+    assert [tuple(t.shape) for t in got] == [tuple(t.shape) for t in torch.chunk(data, 2)]
+    for a, b in zip(got, torch.chunk(data, 2)):
+        torch.testing.assert_close(torch.as_tensor(a), b)
 
 
 @pytest.mark.parametrize("shape, dim", [((3, 2), 0), ((3, 2), -1), ((1, 4), 0)])

@@ -9,6 +9,13 @@ The strategies torch offers, tried in order until one succeeds:
    what it cannot trace (data-dependent branches take the sample's way); its report of what it
    specialized goes to the export's diagnostics.
 
+Not every failure goes down the whole chain (docs/exporter_front_end.md): when non-strict fails
+only because dims marked dynamic cannot take every size, torch's suggested fixes are applied to
+`dynamic_shapes` and non-strict runs again; a data-dependent failure (or a constraint still
+violated) skips strict, which traces the same shapes and data; forward's own error ends capture
+at once. While capture runs, the registry's capture kernels stand in for torch's decompositions
+that would fix a dynamic size on fake tensors (`capture_kernels`).
+
 When all fail, CaptureError shows the first failure (non-strict's is the one that explains the
 model) and one line for each other. A dynamic dim whose sample size is 0 or 1 would be
 specialized by torch.export (it treats 0 and 1 as special); capture then runs with torch's
@@ -18,18 +25,26 @@ sample of size 2 or more.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import itertools
 import os
 import sys
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import torch
+import torch.utils._pytree as pytree
+from torch._subclasses.fake_tensor import FakeTensor
+from torch.export import Dim
+from torch.export.dynamic_shapes import refine_dynamic_shapes_from_suggested_fixes
+from torch.fx.experimental.symbolic_shapes import GuardOnDataDependentSymNode
 from torch.utils._sympy.numbers import int_oo
 
-from torchlib.exporter.dynamic_shapes import SizeOneDim
-from torchlib.exporter.explain import capture_failure
+from torchlib.exporter.dynamic_shapes import RequestedDim
+from torchlib.exporter.explain import capture_failure, raised_by_user_code
+from torchlib.registry import CAPTURE_KERNELS
 
 STRATEGIES = ("non-strict", "strict", "draft_export")
 
@@ -43,10 +58,14 @@ class Captured:
     program: torch.export.ExportedProgram
     strategy: str
     notes: list[str]
+    refinements: list[str] = dataclasses.field(default_factory=list)  # torch's suggested fixes applied
+
+
+_MAX_REFINEMENTS = 2  # a refined spec can fail on another dim's constraint once more
 
 
 def capture(model: torch.nn.Module, args: tuple, kwargs: dict, dynamic_shapes: Any = None,
-            size_one: list[SizeOneDim] | None = None) -> Captured:
+            size_one: list[RequestedDim] | None = None) -> Captured:
     """Export with the first strategy that succeeds (see the module docstring). `size_one` lists
     the dynamic dims whose sample size is 0 or 1."""
     attempts: dict[str, tuple[Callable[..., torch.export.ExportedProgram], dict[str, Any]]] = {
@@ -55,34 +74,135 @@ def capture(model: torch.nn.Module, args: tuple, kwargs: dict, dynamic_shapes: A
         "draft_export": (torch.export.draft_export, {}),
     }
     failures: list[tuple[str, BaseException]] = []
-    for strategy in STRATEGIES:
+    refinements: list[str] = []  # torch's suggested fixes applied to dynamic_shapes
+    strategies = list(STRATEGIES)
+    while strategies:
+        strategy = strategies[0]
         function, options = attempts[strategy]
         try:
-            if size_one:
-                import torch.fx.experimental._config as fx_config
+            with capture_kernels():
+                if size_one:
+                    import torch.fx.experimental._config as fx_config
 
-                with fx_config.patch(backed_size_oblivious=True):
+                    with fx_config.patch(backed_size_oblivious=True):
+                        program = function(model, args, kwargs, dynamic_shapes=dynamic_shapes, **options)
+                else:
                     program = function(model, args, kwargs, dynamic_shapes=dynamic_shapes, **options)
-            else:
-                program = function(model, args, kwargs, dynamic_shapes=dynamic_shapes, **options)
         except Exception as e:  # noqa: BLE001  (torch fails in many ways; every failure is reported)
+            refined = _refine(e, dynamic_shapes) if strategy == "non-strict" and len(refinements) < _MAX_REFINEMENTS else None
+            if refined is not None:  # a dim torch cannot keep as asked: its fix, and non-strict again
+                dynamic_shapes, fixes = refined
+                refinements.append(fixes)
+                continue
             failures.append((strategy, e))
+            strategies.pop(0)
+            if strategy == "non-strict" and raised_by_user_code(e):
+                break  # forward's own error for this sample: every strategy runs forward and meets it
+            if strategy == "non-strict" and "strict" in strategies and _tracing_limit(e):
+                strategies.remove("strict")  # TorchDynamo traces the same shapes and data: it fails alike
             continue
         if size_one:
             _check_size_one(program, size_one, strategy)
         notes = [f"captured with {strategy} after: " + "; ".join(f"{s} failed ({_first_line(e)})" for s, e in failures)] if failures else []
+        notes.extend(f"dynamic_shapes refined: {fixes}" for fixes in refinements)
         if strategy == "draft_export" and failures:
             warning = ("draft_export made the program follow the sample's path where torch.export could not trace "
                        "the model; inputs that take another path will give wrong results. Why the other strategies "
                        "failed:\n" + capture_failure(failures[0][1]))
             notes.insert(0, "WARNING: " + warning)
-            warnings.warn(warning, UserWarning, stacklevel=_caller_level())
+            warnings.warn(warning, UserWarning, stacklevel=caller_level())
         notes.extend(_draft_report(program) if strategy == "draft_export" else [])
-        return Captured(program, strategy, notes)
+        return Captured(program, strategy, notes, refinements)
     raise CaptureError(_message(failures, size_one or [])) from failures[0][1]
 
 
-def _caller_level() -> int:
+@contextlib.contextmanager
+def capture_kernels() -> Iterator[None]:
+    """Install the registry's capture kernels (`torchlib.registry.capture_kernel`) as the
+    CompositeImplicitAutograd kernels of their ops while torch.export captures: on fake tensors
+    they give the op's outputs without torch's decomposition, which would fix a dynamic size;
+    on real tensors, or where a kernel returns NotImplemented, torch's own kernel runs."""
+    from torch._C import DispatchKey
+
+    key = DispatchKey.CompositeImplicitAutograd
+    installed = []
+    for name, kernel in CAPTURE_KERNELS.items():
+        namespace, _, rest = name.partition("::")
+        base, _, overload = rest.partition(".")
+        target = getattr(getattr(getattr(torch.ops, namespace), base), overload or "default")
+        original = target.py_kernels.get(key)
+        if original is None:
+            continue  # torch's kernel is C++ only: nothing in Python to stand in for
+
+        def kernel_or_torch(*args: Any, _kernel: Any = kernel, _original: Any = original, **kwargs: Any) -> Any:
+            if any(isinstance(t, FakeTensor) for t in pytree.tree_leaves((args, kwargs))):
+                result = _kernel(*args, **kwargs)
+                if result is not NotImplemented:
+                    return result
+            return _original(*args, **kwargs)
+
+        installed.append((target, original))
+        target.py_kernels[key] = kernel_or_torch
+        target._dispatch_cache.clear()
+    try:
+        yield
+    finally:
+        for target, original in installed:
+            target.py_kernels[key] = original
+            target._dispatch_cache.clear()
+
+
+def _refine(error: BaseException, dynamic_shapes: Any) -> tuple[Any, str] | None:
+    """(dynamic_shapes with torch's suggested fixes applied, the fixes) when non-strict capture
+    failed only because the dims marked dynamic cannot take every size (a range or a constant
+    torch suggests), else None. A dim marked Dim.DYNAMIC (or by a bare name) that the model's code
+    fixes gets no suggestion from torch: it becomes Dim.AUTO, which lets torch keep it dynamic
+    where it can."""
+    text = str(error)
+    if dynamic_shapes is None or "Constraints violated" not in text:
+        return None
+    if "Suggested fixes:" in text:
+        lines = text.split("Suggested fixes:", 1)[1].strip("\n").splitlines()
+        fixes = [line.strip() for line in itertools.takewhile(lambda line: line.strip(), lines)]
+        try:
+            refined = refine_dynamic_shapes_from_suggested_fixes("Suggested fixes:\n" + "\n".join(fixes), dynamic_shapes)
+        except Exception:  # noqa: BLE001  (a suggestion torch cannot apply itself: the chain goes on)
+            return None
+        return refined, "torch.export's suggested fixes " + "; ".join(fixes)
+    auto = _dynamic_to_auto(dynamic_shapes)
+    if auto == dynamic_shapes:
+        return None
+    return auto, "dims marked Dim.DYNAMIC (or by a name) are left to torch (Dim.AUTO): the model's code fixes some"
+
+
+def _dynamic_to_auto(spec: Any) -> Any:
+    if spec is Dim.DYNAMIC:
+        return Dim.AUTO
+    if isinstance(spec, dict):
+        return {k: _dynamic_to_auto(v) for k, v in spec.items()}
+    if isinstance(spec, (list, tuple)):
+        return type(spec)(_dynamic_to_auto(v) for v in spec)
+    return spec
+
+
+def _tracing_limit(error: BaseException) -> bool:
+    """Whether capture failed on what torch.export's tracing cannot do with these inputs, in any
+    mode: a branch on (or a size from) a tensor's data, or a dim marked dynamic that cannot be.
+    Strict capture traces the same shapes and data and fails the same way; draft_export can
+    specialise it. Other failures (Python that non-strict cannot run) may pass in strict."""
+    seen: set[int] = set()
+    while error is not None and id(error) not in seen:
+        seen.add(id(error))
+        if isinstance(error, GuardOnDataDependentSymNode):
+            return True
+        text = str(error)
+        if any(words in text for words in ("data-dependent", "data dependent", "Constraints violated")):
+            return True
+        error = error.__cause__ or error.__context__  # type: ignore[assignment]
+    return False
+
+
+def caller_level() -> int:
     """The `stacklevel` of the first frame outside torchlib: the user's call to export."""
     package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     frame, level = sys._getframe(1), 1
@@ -91,7 +211,7 @@ def _caller_level() -> int:
     return level
 
 
-def _check_size_one(program: torch.export.ExportedProgram, size_one: list[SizeOneDim], strategy: str) -> None:
+def _check_size_one(program: torch.export.ExportedProgram, size_one: list[RequestedDim], strategy: str) -> None:
     """Capture keeps a dim dynamic at sample size 1 by assuming the code does not treat size 1
     specially; when it does, torch bounds the dim's range (or fixes it), and the program is
     wrong for other sizes."""
@@ -122,12 +242,14 @@ def _first_line(e: BaseException) -> str:
     return f"{type(e).__name__}: {text.splitlines()[0] if text else ''}"
 
 
-def _message(failures: list[tuple[str, BaseException]], size_one: list[SizeOneDim]) -> str:
+def _message(failures: list[tuple[str, BaseException]], size_one: list[RequestedDim]) -> str:
     """One paragraph on the first failure (what, the user's line, what to try), then one line for
     each other strategy; torch's full report is the exception's __cause__."""
     strategy, first = failures[0]
     lines = [capture_failure(first).replace("could not capture the model:", f"could not capture the model ({strategy}):", 1)]
     lines.extend(f"  then {s} failed too: {_first_line(e)[:200]}" for s, e in failures[1:])
+    if len(failures) == 1 and raised_by_user_code(first):
+        lines.append("  strict and draft_export were not tried: forward itself raised this error for the sample, as it would in them")
     if size_one:
         lines.append(
             "  These dims are marked dynamic but their sample size is 0 or 1, which torch.export "

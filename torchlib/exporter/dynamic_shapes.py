@@ -34,8 +34,8 @@ class DynamicShapesError(ValueError):
 
 
 @dataclasses.dataclass
-class SizeOneDim:
-    """A dim marked dynamic whose sample size is 0 or 1 (torch.export would specialize it)."""
+class RequestedDim:
+    """A dim marked dynamic."""
 
     where: str  # "dynamic_shapes['x'][0]"
     tensor_index: int  # among the flattened tensor inputs
@@ -48,12 +48,13 @@ class SizeOneDim:
 
 @dataclasses.dataclass
 class DynamicSpec:
-    """torch.export's `dynamic_shapes`, the ONNX names of the named dims, and the dynamic dims
-    whose sample size is 0 or 1."""
+    """torch.export's `dynamic_shapes`, the ONNX names of the named dims, the dims marked
+    dynamic, and those of them whose sample size is 0 or 1 (torch.export would specialise them)."""
 
     dynamic_shapes: Any
     dim_names: dict[tuple[int, int], str]
-    size_one: list[SizeOneDim]
+    size_one: list[RequestedDim]
+    requested: list[RequestedDim] = dataclasses.field(default_factory=list)
 
 
 def normalize(forward: Any, args: tuple, kwargs: dict, dynamic_shapes: Any = None) -> DynamicSpec:
@@ -64,6 +65,7 @@ def normalize(forward: Any, args: tuple, kwargs: dict, dynamic_shapes: Any = Non
         return DynamicSpec(None, {}, [])
     names: dict[int, dict[int, str]] = {}  # id(tensor) -> axis -> name
     size_one: list[tuple[str, torch.Tensor, int, int | None]] = []
+    requested: list[tuple[str, torch.Tensor, int, int | None]] = []
 
     def axis_spec(tensor: torch.Tensor, axis: int, spec: Any, where: str) -> Any:
         if not -tensor.dim() <= axis < tensor.dim():
@@ -74,8 +76,11 @@ def normalize(forward: Any, args: tuple, kwargs: dict, dynamic_shapes: Any = Non
             names.setdefault(id(tensor), {})[axis] = name
         if isinstance(spec, str):
             spec = Dim.DYNAMIC
-        if spec is not None and not _is_static(spec) and tensor.shape[axis] <= 1:
-            size_one.append((f"dynamic_shapes{where}[{axis}] (sample size {tensor.shape[axis]})", tensor, axis, getattr(spec, "max", None)))
+        if spec is not None and not _is_static(spec):
+            label = f"dynamic_shapes{where}[{axis}]" + (f" ({name!r})" if name else "")
+            requested.append((label, tensor, axis, getattr(spec, "max", None)))
+            if tensor.shape[axis] <= 1:
+                size_one.append((f"dynamic_shapes{where}[{axis}] (sample size {tensor.shape[axis]})", tensor, axis, getattr(spec, "max", None)))
         return spec
 
     def walk(value: Any, spec: Any, where: str) -> Any:
@@ -105,8 +110,21 @@ def normalize(forward: Any, args: tuple, kwargs: dict, dynamic_shapes: Any = Non
         raise DynamicShapesError(f"dynamic_shapes must be a dict, tuple or list, got {type(dynamic_shapes).__name__}")
     dim_names = {(i, axis): name for i, x in enumerate(leaves) for axis, name in names.get(id(x), {}).items()}
     index = {id(x): i for i, x in enumerate(leaves)}
-    ones = [SizeOneDim(where, index[id(t)], axis, m) for where, t, axis, m in size_one if id(t) in index]
-    return DynamicSpec(converted, dim_names, ones)
+    ones = [RequestedDim(where, index[id(t)], axis, m) for where, t, axis, m in size_one if id(t) in index]
+    dims = [RequestedDim(where, index[id(t)], axis, m) for where, t, axis, m in requested if id(t) in index]
+    return DynamicSpec(converted, dim_names, ones, dims)
+
+
+def became_static(graph_inputs: list[Any], requested: list[RequestedDim]) -> list[tuple[RequestedDim, int]]:
+    """The dims marked dynamic that are a constant in the exported graph's inputs (one per
+    tensor input, flattened), with that constant."""
+    static = []
+    for dim in requested:
+        if dim.tensor_index < len(graph_inputs):
+            shape = graph_inputs[dim.tensor_index].shape
+            if shape is not None and dim.axis < len(shape) and isinstance(shape[dim.axis], int):
+                static.append((dim, shape[dim.axis]))
+    return static
 
 
 def _is_static(spec: Any) -> bool:

@@ -34,6 +34,13 @@ def user_frame(exc: BaseException) -> str | None:
     return None
 
 
+def raised_by_user_code(exc: BaseException) -> bool:
+    """Whether the exception was raised by the user's own code (its innermost frame is the
+    user's: a `raise` in forward), not by torch on the user's behalf."""
+    frames = traceback.extract_tb(exc.__traceback__)
+    return bool(frames) and not any(p in frames[-1].filename for p in _LIBRARY_PARTS)
+
+
 # (words in the exception's type or message, what happened, what to try)
 _KNOWN = (
     (("GuardOnDataDependent", "data-dependent", "data dependent"),

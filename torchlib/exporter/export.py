@@ -7,6 +7,7 @@ node is looked up by its ATen overload and the function is called under the trac
 from __future__ import annotations
 
 import time
+import warnings
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -20,14 +21,15 @@ from graph_builder.opset import OpError, torch_to_numpy
 from graph_builder.optimizer import optimize as optimize_graph
 from graph_builder.optimizer.folding import BATCH_NORMS_LEFT
 from graph_builder.optimizer.quantization import WeightQuantization, check_opset, quantize_weights
-from torchlib.exporter import torchvision_capture
-from torchlib.exporter.capture import capture
+from torchlib.exporter import self_check, torchvision_capture
+from torchlib.exporter.capture import caller_level, capture
 from torchlib.exporter.checkpoint import Weights, WeightsError, attached, meta_tensors
 from torchlib.exporter.decompose import (
     NeedsWholeProgramDecomposition,
     decompose_node,
     decompose_view_write,
 )
+from torchlib.exporter.dynamic_shapes import became_static
 from torchlib.exporter.dynamic_shapes import normalize as normalize_dynamic_shapes
 from torchlib.exporter.errors import ExportError
 from torchlib.exporter.explain import quiet_torch
@@ -74,6 +76,7 @@ def export(
     optimize: bool = True,
     weights: Weights | None = None,
     weight_quantization: str | WeightQuantization | None = None,
+    check: bool | None = None,
 ) -> ExportResult:
     """Export `model(*args, **kwargs)` to ONNX.
 
@@ -103,6 +106,10 @@ def export(
         `WeightQuantization(dtype, block_size, symmetric)` (graph_builder.optimizer.quantization):
         the float weights of MatMul / Gemm become `DequantizeLinear(w_q, scale[, zero_point],
         axis, block_size) -> MatMul`, standard ONNX of opset 21 and later (docs/big_models.md).
+    check: the self-check on the sample (self_check.py): the captured program and the ONNX
+        model must reproduce torch eager on the sample inputs, else SelfCheckError names the
+        first output that differs. None (default): when cheap, and always after draft_export;
+        True: always; False: never.
 
     Capture tries torch.export non-strict, then strict, then draft_export
     (`result.capture_strategy` says which worked). Returns an ExportResult: `graph` (its
@@ -114,13 +121,14 @@ def export(
     # chunks at some caller depths (up to 2.5x slower capture; see stack_room.py)
     with onnx_exporting():
         return with_stack_room(_export, model, args, kwargs, dynamic_shapes, opset, input_names, output_names,
-                               functions, optimize, weights, weight_quantization)
+                               functions, optimize, weights, weight_quantization, check)
 
 
 def _export(model: torch.nn.Module | torch.export.ExportedProgram, args: Any, kwargs: Mapping[str, Any] | None,
             dynamic_shapes: Any, opset: int, input_names: Sequence[str] | None, output_names: Sequence[str] | None,
             functions: Mapping[Any, Callable[..., Any] | Sequence[Callable[..., Any]]] | None, optimize: bool,
-            weights: Weights | None = None, weight_quantization: str | WeightQuantization | None = None) -> ExportResult:
+            weights: Weights | None = None, weight_quantization: str | WeightQuantization | None = None,
+            check: bool | None = None) -> ExportResult:
     with quiet_torch():
         registry = _load_ops()
         if functions:
@@ -134,6 +142,7 @@ def _export(model: torch.nn.Module | torch.export.ExportedProgram, args: Any, kw
         timings: dict[str, float] = {}
         notes: list[str] = []
         start = time.perf_counter()
+        requested, refinements = [], []
         if isinstance(model, torch.export.ExportedProgram):
             if weights is not None:
                 raise TypeError("export(ExportedProgram, weights=...): the program holds its weights already; "
@@ -157,7 +166,21 @@ def _export(model: torch.nn.Module | torch.export.ExportedProgram, args: Any, kw
                 model = captured.program.module()  # runs in torch on the checkpoint's tensors (verify)
             ep, strategy, dim_names = captured.program, captured.strategy, spec.dim_names
             notes.extend(captured.notes)
+            requested, refinements = spec.requested, captured.refinements
         timings["torch.export"] = time.perf_counter() - start
+        sample, checked = None, "not run: the model was given as an ExportedProgram, without a sample"
+        if strategy != "ExportedProgram":
+            t = time.perf_counter()
+            skipped = self_check.plan(check, strategy, ep)
+            if skipped:
+                checked = skipped
+            else:
+                sample = self_check.Sample(model, args, kwargs, ep)
+                if sample.random:
+                    checked, sample = sample.random, None
+                elif strategy == "draft_export":  # the program most likely to be wrong: fail before translating
+                    sample.check_program(ep, strategy)
+            timings["self_check"] = time.perf_counter() - t
         t = time.perf_counter()
         names = {"input_names": input_names, "output_names": output_names}
         reason = ""
@@ -174,8 +197,35 @@ def _export(model: torch.nn.Module | torch.export.ExportedProgram, args: Any, kw
                                           weight_quantization=quantization, **names)
             diagnostics.insert(0, f"the whole program was decomposed (run_decompositions) because {reason}")
         timings["translate"] = time.perf_counter() - t - timings.get("decompositions", 0.0)
+        notes.extend(_static_dims(graph, requested, strategy, refinements, bool(reason)))
+        result = ExportResult(graph, model, ep, timings, notes + diagnostics, strategy)
+        if sample is not None:
+            t = time.perf_counter()
+            sample.check_onnx(result, ep, strategy)
+            timings["self_check"] += time.perf_counter() - t
+            checked = "passed: the captured program and the ONNX model reproduce the model on the sample"
+        result.self_check = checked
         timings["total"] = time.perf_counter() - start
-        return ExportResult(graph, model, ep, timings, notes + diagnostics, strategy)
+        return result
+
+
+def _static_dims(graph: Any, requested: list[Any], strategy: str, refinements: list[str], decomposed: bool) -> list[str]:
+    """A warning (also returned for the diagnostics) for each dim marked dynamic that the
+    exported model's inputs fix, saying why."""
+    if refinements:
+        why = "torch.export could not keep it dynamic: the model's code fixes its size (" + "; ".join(refinements) + ")"
+    elif strategy == "draft_export":
+        why = "draft_export specialised it (torch.export could not capture the model with it dynamic; see the warning above)"
+    elif decomposed:
+        why = "the whole-program decomposition (run_decompositions) specialised it"
+    else:
+        why = "torch.export specialised it: the model's code fixes its size"
+    messages = []
+    for dim, size in became_static(list(graph.inputs), requested):
+        message = f"{dim.where} is marked dynamic, but the exported model fixes it to {size}: {why}"
+        warnings.warn(message, UserWarning, stacklevel=caller_level())
+        messages.append(message)
+    return messages
 
 
 def check_supported(ep: torch.export.ExportedProgram, registry: Registry) -> None:
@@ -290,7 +340,11 @@ def translate(
             for i, value in enumerate(outputs):
                 if isinstance(value, Value):
                     name = node.args[0][i].name if i < len(node.args[0]) and hasattr(node.args[0][i], "name") else None
+                    if isinstance(pytree.tree_leaves(node.args[0])[i].meta.get("val"), torch.SymFloat):
+                        with g:  # a SymFloat (DOUBLE inside the graph) is a float32 output, as torch.onnx gives it
+                            value = op.Cast(value, to=types.FLOAT.onnx)
                     g.output(value, onnx_names.get(f"output {i}", name))
+            g.graph.metadata["torchlib.feeds"] = _feeds_of(ep)
             written_names = [name for name, _ in written] or [
                 s.target for s in ep.graph_signature.output_specs if s.kind.name != "USER_OUTPUT"]
             if written_names:
@@ -322,6 +376,13 @@ def _written_outputs(ctx: _Context, specs: dict) -> list[tuple[str, Any]]:
             name = spec.target if spec is not None and spec.target else placeholder.name
             found.append((kinds[kind], ctx.aliases.order[placeholder], name, value))
     return [(name, value) for _, _, name, value in sorted(found, key=lambda f: f[:2])]
+
+
+def _feeds_of(ep: torch.export.ExportedProgram) -> str:
+    """For each user input (the leaves of args and kwargs, flattened), whether it is a graph
+    input: "t" a tensor, "i" a Python int marked dynamic, "-" a constant of the program."""
+    vals = [_placeholder_val(ep, s.arg.name) for s in ep.graph_signature.input_specs if s.kind.name == "USER_INPUT"]
+    return "".join("t" if isinstance(v, torch.Tensor) else "i" if isinstance(v, torch.SymInt) else "-" for v in vals)
 
 
 def _onnx_names(ep: torch.export.ExportedProgram, input_names: Sequence[str] | None,
@@ -360,8 +421,8 @@ def _placeholder(g: GraphBuilder, node: Any, spec: Any, state: dict, constants: 
         return g.input(name, types.from_torch(val.dtype), fx_shape(val, renames))
     if isinstance(val, (int, float, bool)) or val is None:
         return val  # non-tensor inputs are specialized by torch.export
-    if isinstance(val, torch.SymInt):
-        raise ExportError(f"input {node.name} is a symbolic int; pass it as a tensor to keep it dynamic")
+    if isinstance(val, torch.SymInt):  # a Python int marked dynamic: an INT64 scalar input
+        return g.input(name, types.INT64, [])
     raise ExportError(f"input {node.name} of type {type(val).__name__} is not supported")
 
 

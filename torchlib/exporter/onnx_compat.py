@@ -72,8 +72,12 @@ def onnx_export(
     kwargs = dict(kwargs or {})
     if dynamic_axes is not None and not isinstance(model, torch.export.ExportedProgram):
         dynamic_shapes = from_dynamic_axes(model.forward, args, kwargs, dynamic_axes, input_names)
+    # torch.onnx does not compare the model with torch unless asked (verify=True); its users'
+    # translation tables may compute something else on purpose, so with one the self-check is
+    # left to `verify`
+    check = False if custom_translation_table and not verify else None
     result = export(model, args, kwargs, dynamic_shapes, opset=opset_version or 23, input_names=input_names,
-                    output_names=output_names, functions=custom_translation_table)
+                    output_names=output_names, functions=custom_translation_table, check=check)
     if verify:
         bad = [d for d in result.verify(*args, **kwargs) if not d.ok()]
         if bad:

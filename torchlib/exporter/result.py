@@ -58,6 +58,7 @@ class ExportResult:
         self.exported_program = exported_program
         self.timings = timings
         self.diagnostics = diagnostics
+        self.self_check = "not run"  # what export's self-check on the sample found, or why it did not run
         self._session: ort.InferenceSession | None = None
         self._model_proto: onnx.ModelProto | None = None
 
@@ -105,7 +106,11 @@ class ExportResult:
         return self._session
 
     def _feeds(self, args: tuple, kwargs: dict) -> dict[str, np.ndarray]:
-        leaves = [x for x in pytree.tree_leaves((args, kwargs)) if isinstance(x, torch.Tensor)]
+        leaves = pytree.tree_leaves((args, kwargs))
+        kinds = self.graph.metadata.get("torchlib.feeds", "")
+        if len(kinds) == len(leaves) and "i" in kinds:  # Python ints marked dynamic are INT64 scalar inputs
+            leaves = [torch.tensor(x, dtype=torch.int64) if k == "i" else x for x, k in zip(leaves, kinds) if k != "-"]
+        leaves = [x for x in leaves if isinstance(x, torch.Tensor)]
         names = [v.name for v in self.graph.inputs]
         if len(leaves) != len(names):
             raise ValueError(f"the model takes {len(names)} tensor inputs ({names}), got {len(leaves)}")
@@ -147,6 +152,16 @@ class ExportResult:
         except (ValueError, TypeError):
             return leaves
 
+    def _graph_outputs(self, leaves: list[Any]) -> list[torch.Tensor]:
+        """Of forward's outputs (flattened), those that are graph outputs, as tensors: tensors,
+        and the Python ints / floats the program computes (not the constants it kept)."""
+        specs = getattr(getattr(self.exported_program, "graph_signature", None), "output_specs", None) or []
+        specs = [s for s in specs if s.kind.name == "USER_OUTPUT"]
+        if len(specs) != len(leaves):
+            return [x for x in leaves if isinstance(x, torch.Tensor)]
+        return [x if isinstance(x, torch.Tensor) else torch.tensor(x) for x, s in zip(leaves, specs)
+                if type(s.arg).__name__ != "ConstantArgument" and isinstance(x, (torch.Tensor, int, float))]
+
     def rename_outputs(self, names: list[str]) -> None:
         """Give the graph's outputs these names, in order (like torch.onnx's output_names)."""
         outputs = self.graph.outputs
@@ -181,31 +196,35 @@ class ExportResult:
         state = self.model.state_dict(keep_vars=True) if isinstance(self.model, torch.nn.Module) else {}
         saved = {name: state[name].detach().clone() for name in self.written_inputs if name in state}
         with torch.no_grad():
-            expected = [x for x in pytree.tree_leaves(self.model(*args, **kwargs)) if isinstance(x, torch.Tensor)]
+            expected = self._graph_outputs(pytree.tree_leaves(self.model(*args, **kwargs)))
             for name, value in saved.items():
                 state[name].copy_(value)
         names = [v.name for v in self.graph.outputs][len(self.written_inputs):]
-        diffs = []
-        for name, e, a in zip(names, expected, actual):
-            shape_ok = tuple(e.shape) == tuple(a.shape)
-            dtype_ok = e.dtype == a.dtype
-            scale = 1.0
-            if shape_ok and e.numel():
-                e64 = torch.view_as_real(e.detach().resolve_conj()).to(torch.float64) if e.is_complex() else e.detach().to(torch.float64)
-                a64 = torch.view_as_real(a).to(torch.float64) if a.is_complex() else a.to(torch.float64)
-                abs_diff = (e64 - a64).abs()
-                finite = torch.isfinite(abs_diff)
-                same_nonfinite = bool(((e64 == a64) | (e64.isnan() & a64.isnan()) | finite).all())
-                max_abs = float(abs_diff[finite].max()) if finite.any() else 0.0
-                if not same_nonfinite:
-                    max_abs = float("inf")
-                max_rel = float((abs_diff[finite] / e64.abs()[finite].clamp_min(1e-12)).max()) if finite.any() else 0.0
-                magnitudes = e64.abs()[torch.isfinite(e64)]
-                scale = max(1.0, float(magnitudes.max())) if magnitudes.numel() else 1.0
-            else:
-                max_abs = max_rel = 0.0 if shape_ok else float("inf")
-            tolerance = TOLERANCES.get(e.dtype, DEFAULT_TOLERANCE)
-            diffs.append(OutputDiff(name, max_abs, max_rel, dtype_ok, shape_ok, scale, tolerance))
+        diffs = [compare(name, e, a) for name, e, a in zip(names, expected, actual)]
         if len(expected) != len(actual):
             raise AssertionError(f"torch gives {len(expected)} tensor outputs, the ONNX model {len(actual)}")
         return diffs
+
+
+def compare(name: str, expected: torch.Tensor, actual: torch.Tensor) -> OutputDiff:
+    """Max absolute and relative difference of `actual` against `expected`, with the tolerance
+    of the expected dtype. NaN where torch has NaN and infinities where torch has them agree."""
+    e, a = expected, actual
+    shape_ok = tuple(e.shape) == tuple(a.shape)
+    dtype_ok = e.dtype == a.dtype
+    scale = 1.0
+    if shape_ok and e.numel():
+        e64 = torch.view_as_real(e.detach().resolve_conj()).to(torch.float64) if e.is_complex() else e.detach().to(torch.float64)
+        a64 = torch.view_as_real(a.detach().resolve_conj()).to(torch.float64) if a.is_complex() else a.detach().to(torch.float64)
+        abs_diff = (e64 - a64).abs()
+        finite = torch.isfinite(abs_diff)
+        same_nonfinite = bool(((e64 == a64) | (e64.isnan() & a64.isnan()) | finite).all())
+        max_abs = float(abs_diff[finite].max()) if finite.any() else 0.0
+        if not same_nonfinite:
+            max_abs = float("inf")
+        max_rel = float((abs_diff[finite] / e64.abs()[finite].clamp_min(1e-12)).max()) if finite.any() else 0.0
+        magnitudes = e64.abs()[torch.isfinite(e64)]
+        scale = max(1.0, float(magnitudes.max())) if magnitudes.numel() else 1.0
+    else:
+        max_abs = max_rel = 0.0 if shape_ok else float("inf")
+    return OutputDiff(name, max_abs, max_rel, dtype_ok, shape_ok, scale, TOLERANCES.get(e.dtype, DEFAULT_TOLERANCE))

@@ -29,7 +29,7 @@ from graph_builder.evaluator import current_evaluator
 from graph_builder.ir import Value
 from graph_builder.types import TFloat
 from torchlib.promotion import cast_to
-from torchlib.registry import aten_op
+from torchlib.registry import aten_op, capture_kernel
 
 _GATE_ORDER = {"LSTM": (0, 3, 1, 2), "GRU": (1, 0, 2), "RNN": (0,)}
 _GATES = {"LSTM": 4, "GRU": 3, "RNN": 1}
@@ -349,6 +349,22 @@ def _run_steps(step: Callable[..., tuple[Value, Value | None]], xw: Value, h: Va
         return ys, h_last, None
     h_last, c_last, ys = results
     return ys, h_last, c_last
+
+
+@capture_kernel("aten::lstm.input", "aten::gru.input", "aten::rnn_tanh.input", "aten::rnn_relu.input")
+def rnn_outputs(input: Any, hx: Any, params: Any, has_biases: bool, num_layers: int, dropout: float, train: bool,
+                bidirectional: bool, batch_first: bool) -> Any:
+    """The outputs of torch's RNN ops on torch.export's fake tensors, without running the cell.
+    torch's decomposition loops over the sequence in Python (`unbind(0)`), which fixes the
+    sequence length; the functions above take any length (ONNX LSTM/GRU/RNN), so capture uses this
+    instead: output (seq, batch, directions * hidden), transposed as torch returns it for
+    batch_first, and final states shaped like the initial ones."""
+    states = list(hx) if isinstance(hx, (list, tuple)) else [hx]
+    if input.dim() != 3 or any(h.dim() != 3 for h in states):
+        return NotImplemented  # unbatched: torch's own kernel
+    steps = input.transpose(0, 1) if batch_first else input
+    output = steps.new_empty((steps.shape[0], steps.shape[1], (2 if bidirectional else 1) * states[0].shape[2]))
+    return (output.transpose(0, 1) if batch_first else output, *(h.new_empty(h.shape) for h in states))
 
 
 @aten_op("aten::lstm.input")

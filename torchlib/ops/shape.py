@@ -267,9 +267,28 @@ def aten_split_with_sizes(self: TTensor, split_sizes: Sequence[int], dim: int = 
     return _split(self, split_sizes, dim)
 
 
+def _multiple_of(size: Any, k: int) -> bool:
+    """Whether a symbolic size ("2*batch") is k times an integer for every value of its symbols."""
+    import sympy
+
+    try:
+        expr = sympy.sympify(str(size))
+    except (sympy.SympifyError, SyntaxError, TypeError):
+        return False
+    expr = expr.subs({s: sympy.Symbol(s.name, integer=True, nonnegative=True) for s in expr.free_symbols})
+    return bool(sympy.simplify(expr / k).is_integer)
+
+
 @aten_op("aten::chunk")
 def aten_chunk(self: TTensor, chunks: int, dim: int = 0) -> list[TTensor]:
     """chunk(Tensor(a -> *) self, int chunks, int dim=0) -> Tensor(a)[]"""
+    size = self.shape[dim] if self.shape is not None else None
+    if isinstance(size, str) and chunks > 1 and _multiple_of(size, chunks):
+        # a dynamic size that is a multiple of `chunks` (2*batch into 2): always `chunks` equal
+        # parts (empty ones for an empty dim, which Split refuses: slices)
+        axis = normalize_dim(dim, self.rank)
+        part = op.Div(op.Shape(self, start=axis, end=axis + 1), chunks)
+        return [op.Slice(self, op.Mul(part, i), op.Mul(part, i + 1), [axis]) for i in range(chunks)]
     n = _static_size(self, dim, "chunk")
     if n == 0:
         return [op.Identity(self) for _ in range(chunks)]

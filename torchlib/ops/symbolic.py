@@ -340,6 +340,15 @@ def torch_sym_min(a: SymValue, b: SymValue) -> SymValue:
     return minimum(a, b)
 
 
+@aten_op("torch::sym_sum")
+def torch_sym_sum(args: Sequence[SymValue]) -> SymValue:
+    """sym_sum(SymInt[] args) -> SymInt"""
+    total: SymValue = 0
+    for a in args:
+        total = add(total, a)
+    return total
+
+
 @aten_op("torch::sym_float")
 def torch_sym_float(a: SymValue) -> SymValue:
     """sym_float(SymInt a) -> SymFloat"""

@@ -42,6 +42,11 @@ def int_pairs(dtype: torch.dtype) -> Iterator[Any]:
         yield sample_input(torch.tensor(a, dtype=dtype), torch.tensor(b, dtype=dtype))
 
 
+def int_lists(dtype: torch.dtype) -> Iterator[Any]:
+    for a, b in _INT_PAIRS:
+        yield sample_input([torch.tensor(a, dtype=dtype), torch.tensor(b, dtype=dtype), torch.tensor(7, dtype=dtype)])
+
+
 def positive_int_pairs(dtype: torch.dtype) -> Iterator[Any]:
     for a, b in [(7, 3), (2, 10), (9, 1), (0, 4)]:
         yield sample_input(torch.tensor(a, dtype=dtype), torch.tensor(b, dtype=dtype))

@@ -61,5 +61,6 @@ ENTRIES = [
     Entry('torch_sym_max', samples=h.int_pairs, dtypes=[torch.int64], reference=h.on_python(max)),
     Entry('torch_sym_min', samples=h.int_pairs, dtypes=[torch.int64], reference=h.on_python(min)),
     Entry('torch_sym_not', samples=h.bools, dtypes=[torch.bool], reference=h.on_python(operator.not_)),
+    Entry('torch_sym_sum', samples=h.int_lists, dtypes=[torch.int64], reference=lambda xs: sum(x.item() for x in xs)),  # wraps around at 2**63 like operator_add
     Entry('torch_sym_sqrt', samples=h.floats, dtypes=[torch.float32, torch.float64], reference=h.on_python(math.sqrt)),
 ]

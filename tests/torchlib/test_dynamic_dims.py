@@ -1,0 +1,129 @@
+"""Dims marked dynamic stay dynamic where torch allows it, and a warning names each one that
+does not, with the reason; capture's fallback chain does not retry what cannot succeed."""
+
+from __future__ import annotations
+
+import warnings
+
+import pytest
+import torch
+from torch import nn
+from torch.export import Dim
+
+import torchlib
+
+
+def all_ok(result, *args):
+    diffs = result.verify(*args)
+    return bool(diffs) and all(d.ok() for d in diffs)
+
+
+def input_dims(result, i=0):
+    return list(result.graph.inputs[i].shape)
+
+
+@pytest.mark.parametrize("cls", [nn.GRU, nn.LSTM, nn.RNN])
+def test_rnn_keeps_batch_and_sequence_dynamic(cls):
+    model = cls(4, 6, num_layers=2, bidirectional=True, batch_first=True).eval()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no dim became static, no draft_export
+        result = torchlib.export(model, (torch.randn(3, 5, 4),), dynamic_shapes=({0: Dim("batch"), 1: Dim("seq")},))
+    assert result.capture_strategy == "non-strict"
+    assert input_dims(result) == ["batch", "seq", 4]
+    assert all_ok(result, torch.randn(2, 9, 4)) and all_ok(result, torch.randn(5, 2, 4))
+
+
+def test_sequence_first_lstm_with_initial_state():
+    model = nn.LSTM(4, 6).eval()
+    x, h0, c0 = torch.randn(5, 2, 4), torch.randn(1, 2, 6), torch.randn(1, 2, 6)
+    batch = Dim("batch")
+    result = torchlib.export(model, (x, (h0, c0)), dynamic_shapes=({0: "seq", 1: batch}, ({1: batch}, {1: batch})))
+    assert result.capture_strategy == "non-strict" and input_dims(result) == ["seq", "batch", 4]
+    assert all_ok(result, torch.randn(7, 3, 4), (torch.randn(1, 3, 6), torch.randn(1, 3, 6)))
+
+
+class FixesOneDim(nn.Module):
+    """torch specialises dim 1 (the reshape needs 20 elements per row) and keeps dim 0."""
+
+    def forward(self, x):
+        return x.reshape(x.shape[0], 5, 4).sum(1)
+
+
+@pytest.mark.parametrize("spec", [{0: Dim("batch"), 1: Dim("seq")}, {0: "batch", 1: "seq"}])
+def test_one_dim_of_two_specialised_is_named_and_the_other_stays_dynamic(spec):
+    with pytest.warns(UserWarning, match=r"dynamic_shapes\[0\]\[1\] \('seq'\) is marked dynamic, but the exported model fixes it to 20"):
+        result = torchlib.export(FixesOneDim(), (torch.randn(3, 20),), dynamic_shapes=(spec,))
+    assert result.capture_strategy == "non-strict"  # torch's fix applied, not draft_export
+    assert input_dims(result) == ["batch", 20]
+    assert any("is marked dynamic, but the exported model fixes it to 20" in d for d in result.diagnostics)
+    assert all_ok(result, torch.randn(6, 20))
+
+
+class NeedsThree(nn.Module):
+    def forward(self, x):
+        if x.shape[1] > 2:
+            return x[:, 2] * 2
+        return x[:, 0]
+
+
+def test_range_fix_is_applied_and_capture_stays_non_strict():
+    result = torchlib.export(NeedsThree(), (torch.randn(3, 6),), dynamic_shapes=({0: Dim("batch"), 1: Dim("seq")},))
+    assert result.capture_strategy == "non-strict"
+    assert "dynamic_shapes refined: torch.export's suggested fixes seq = Dim('seq', min=3)" in result.diagnostics
+    assert input_dims(result) == ["batch", "seq"]
+    assert all_ok(result, torch.randn(2, 9))
+
+
+class SliceWriteReadBack(nn.Module):
+    """An in-place write into a slice whose view is read afterwards: the whole program is
+    decomposed, and the batch stays dynamic."""
+
+    def forward(self, x):
+        y = x.clone()
+        row = y[:, 0]
+        y[:, 0].mul_(2)
+        y[:, 2:] = 0
+        return row, y
+
+
+def test_in_place_slice_write_keeps_the_dynamic_batch():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        result = torchlib.export(SliceWriteReadBack(), (torch.randn(3, 4),), dynamic_shapes=({0: Dim("batch")},))
+    assert any(d.startswith("the whole program was decomposed") for d in result.diagnostics)
+    assert input_dims(result) == ["batch", 4]
+    assert all_ok(result, torch.randn(6, 4))
+
+
+class DataDependent(nn.Module):
+    def forward(self, x):
+        if x.sum() > 0:
+            return x + 1
+        return x - 1
+
+
+def test_data_dependent_failure_goes_to_draft_export_without_trying_strict():
+    with pytest.warns(UserWarning, match="draft_export"):
+        result = torchlib.export(DataDependent(), (torch.ones(3),))
+    assert result.capture_strategy == "draft_export"
+    note = next(d for d in result.diagnostics if d.startswith("captured with draft_export after"))
+    assert "non-strict failed" in note and "strict failed" not in note.replace("non-strict failed", "")
+
+
+class IntInput(nn.Module):
+    def forward(self, x, n: int):
+        return x * n + torch.sym_float(n), torch.sym_sum([n, x.shape[0], 3]), torch.sym_float(n) / 2
+
+
+def test_python_int_marked_dynamic_is_an_int64_input():
+    model, x = IntInput(), torch.randn(3)
+    result = torchlib.export(model, (x, 4), dynamic_shapes=({0: Dim("batch")}, Dim.DYNAMIC))
+    assert result.self_check.startswith("passed")
+    graph = result.model_proto.graph
+    assert [(i.name, i.type.tensor_type.elem_type, len(i.type.tensor_type.shape.dim)) for i in graph.input][1] == ("n", 7, 0)
+    assert graph.output[2].type.tensor_type.elem_type == 1  # a SymFloat output is float32, as torch.onnx gives it
+    x = torch.randn(5)
+    got, expected = result(x, 7), model(x, 7)
+    torch.testing.assert_close(got[0], expected[0])
+    assert got[1] == expected[1] == 15 and got[2] == expected[2] == 3.5
+    assert all_ok(result, torch.randn(2), 9)

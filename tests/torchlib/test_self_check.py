@@ -1,0 +1,139 @@
+"""The self-check on the sample: an export that does not reproduce the model on its own sample
+input raises, naming the output; the check changes neither the model nor the sample."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from torch import nn
+
+import torchlib
+from graph_builder import op
+from torchlib.exporter import self_check
+from torchlib.exporter.self_check import SelfCheckError
+
+
+class Detector(nn.Module):
+    """SSD-like post-processing: a data-dependent early exit (torch.export refuses it, so
+    draft_export captures the model) and a score filter whose kept count depends on the data."""
+
+    def forward(self, scores, boxes):
+        if scores.max() < 0.05:
+            return boxes[:0], scores[:0]
+        keep = scores > 0.5
+        return boxes[keep], scores[keep]
+
+
+def detections():
+    scores = torch.linspace(0, 1, 40)
+    return scores, torch.randn(40, 4)
+
+
+def keep_nothing(self, indices):
+    """A wrong aten::index.Tensor: keeps no row (the SSD export that returned 0 detections)."""
+    return op.Slice(self, [0], [0], [0])
+
+
+def test_draft_export_program_that_loses_detections_raises_naming_the_output():
+    scores, boxes = detections()
+    with pytest.warns(UserWarning, match="draft_export"):
+        with pytest.raises(SelfCheckError) as info:
+            torchlib.export(Detector(), (scores, boxes), functions={torch.ops.aten.index.Tensor: keep_nothing})
+    message = str(info.value)
+    assert "the ONNX model does not reproduce the model on the sample" in message
+    assert "output [0]" in message and "has shape (0, 4) where torch gives (20, 4)" in message
+    assert "draft_export" in message and "check=False" in message
+
+
+def test_draft_export_is_checked_and_passes_when_right():
+    scores, boxes = detections()
+    with pytest.warns(UserWarning, match="draft_export"):
+        result = torchlib.export(Detector(), (scores, boxes))
+    assert result.capture_strategy == "draft_export"
+    assert result.self_check.startswith("passed: the captured program and the ONNX model reproduce")
+
+
+def test_check_false_skips_it():
+    scores, boxes = detections()
+    with pytest.warns(UserWarning, match="draft_export"):
+        result = torchlib.export(Detector(), (scores, boxes), functions={torch.ops.aten.index.Tensor: keep_nothing}, check=False)
+    assert result.self_check == "skipped (check=False)"
+
+
+class Head(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.linear = nn.Linear(4, 3)
+
+    def forward(self, x):
+        return {"logits": self.linear(x), "features": x * 2}
+
+
+def test_captured_program_mismatch_names_the_path_and_the_tolerance():
+    x = torch.randn(2, 4)
+    torch.manual_seed(0)
+    model, other = Head(), Head()
+    ep = torch.export.export(other, (x,))
+    sample = self_check.Sample(model, (x,), {}, ep)
+    with pytest.raises(SelfCheckError) as info:
+        sample.check_program(ep, "non-strict")
+    message = str(info.value)
+    assert "output ['logits'] differs by max abs" in message
+    assert "(tolerance 0.0001 x scale" in message and "max rel" in message and "(tolerance 0.001)" in message
+    sample.check_program(torch.export.export(model, (x,)), "non-strict")  # the right program passes
+
+
+def test_big_model_is_not_checked_unless_asked(monkeypatch):
+    x = torch.randn(2, 4)
+    monkeypatch.setattr(self_check, "MAX_PARAMETERS", 10)
+    result = torchlib.export(Head(), (x,))
+    assert result.self_check.startswith("skipped: 0M parameter elements")
+    result = torchlib.export(Head(), (x,), check=True)
+    assert result.self_check.startswith("passed")
+
+
+def test_work_estimate_counts_weight_multiply_adds():
+    model = nn.Sequential(nn.Linear(64, 32), nn.Conv1d(8, 16, 3))
+    ep = torch.export.export(nn.Linear(64, 32), (torch.randn(10, 64),))
+    assert self_check.estimated_work(ep) == 10 * 64 * 32 + 10 * 32
+    ep = torch.export.export(model[1], (torch.randn(2, 8, 12),))
+    assert self_check.estimated_work(ep) == (16 * 8 * 3) * 2 * 10 + 2 * 16 * 10
+
+
+def test_random_programs_are_not_checked_but_dropout_at_zero_is():
+    model = nn.Sequential(nn.Linear(4, 4), nn.Dropout(0.0)).train()
+    result = torchlib.export(model, (torch.randn(3, 4),))
+    assert result.self_check.startswith("passed")
+    model = nn.Sequential(nn.Linear(4, 4), nn.Dropout(0.5)).train()
+    x = torch.randn(3, 4)
+    state = torch.random.get_rng_state()
+    result = torchlib.export(model, (x,))
+    assert torch.equal(state, torch.random.get_rng_state())  # the check leaves the user's random state
+    assert result.self_check.startswith("skipped: the program draws random numbers (aten::dropout)")
+
+
+class Counter(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("calls", torch.zeros(()))
+
+    def forward(self, x):
+        self.calls.add_(1)
+        x.mul_(2)
+        return x + self.calls
+
+
+def test_check_leaves_the_model_and_the_sample_unchanged():
+    model, x = Counter(), torch.ones(3)
+    result = torchlib.export(model, (x,))
+    assert result.self_check.startswith("passed")
+    assert model.calls.item() == 0 and torch.equal(x, torch.ones(3))
+
+
+def test_wrong_translation_after_non_strict_capture_is_blamed_on_the_onnx_model():
+    model, x = nn.Sequential(nn.Linear(4, 4), nn.ReLU()), torch.randn(3, 4)
+    with pytest.raises(SelfCheckError) as info:
+        torchlib.export(model, (x,), functions={torch.ops.aten.relu.default: lambda self: op.Neg(self)})
+    message = str(info.value)
+    assert message.startswith("the ONNX model does not reproduce the model on the sample input")
+    assert "bug in torchlib or torch.export" in message

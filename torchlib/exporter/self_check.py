@@ -1,0 +1,213 @@
+"""Self-check on the sample: the exported model must reproduce the model on its own sample input.
+
+torch eager runs once on (a copy of) the sample; then the ONNX model in onnxruntime (after
+translation) runs on the same sample, and every tensor output must agree with torch's within its
+dtype's tolerance (`result.compare`). The captured program runs too: right after capture when
+draft_export captured it (it specialised the model: fail before translating), else only when the
+ONNX model differs, so that the error says whether capture or translation is wrong (building
+`ep.module()` costs more than the rest of the check for a small model).
+A mismatch raises SelfCheckError naming the first output that differs: its path in forward's
+output structure, its ONNX name, the max abs / rel difference and the tolerance used.
+
+When it runs (`export(..., check=...)`):
+- `check=None` (default): when the check is cheap (below), and always for a program captured by
+  draft_export, which follows the sample's path where torch.export could not trace the model;
+- `check=True`: always; `check=False`: never (the diagnostics say so).
+
+Cheap means at most MAX_PARAMETERS parameter and buffer elements and at most MAX_WORK units of
+work at the sample's sizes, estimated from the captured graph without running it: for every node
+that reads a weight, the weight's elements times the elements produced per row of its first dim
+(a Linear's or a convolution's multiply-adds), plus the elements every node produces. For such a
+model one eager run and one onnxruntime run take a fraction of capture and translation.
+
+A program that draws random numbers cannot be compared run to run: when the program has an op
+tagged `nondeterministic_seeded` (dropout, rand, bernoulli), torch eager runs a second time with
+another seed, and when the two runs differ the check is skipped (`result.self_check` says why).
+Dropout at p=0 or in eval mode stays checked. Each run is seeded inside `fork_rng`, so the
+user's random state is left as it was. The model's buffers are put back after each run and the sample is copied, so the check
+changes neither the user's model nor the sample.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import Any
+
+import torch
+import torch.utils._pytree as pytree
+from torch.fx.experimental.symbolic_shapes import optimization_hint
+
+from torchlib.exporter.result import ExportResult, OutputDiff, compare
+from torchlib.exporter.subgraph import all_nodes
+
+MAX_PARAMETERS = 50_000_000
+MAX_WORK = 5_000_000_000
+
+
+class SelfCheckError(RuntimeError):
+    """The exported model does not reproduce the model on its own sample input."""
+
+
+def plan(check: bool | None, strategy: str, ep: torch.export.ExportedProgram) -> str | None:
+    """Why the check is skipped (for `result.self_check`), or None when it runs."""
+    if check is False:
+        return "skipped (check=False)"
+    if check or strategy == "draft_export":
+        return None
+    parameters = sum(t.numel() for t in ep.state_dict.values()) + sum(
+        t.numel() for t in ep.constants.values() if isinstance(t, torch.Tensor))
+    if parameters > MAX_PARAMETERS:
+        return (f"skipped: {parameters / 1e6:.0f}M parameter elements, over the {MAX_PARAMETERS / 1e6:.0f}M "
+                "a cheap check allows (export(..., check=True) forces it; result.verify(*args) checks any input)")
+    work = estimated_work(ep)
+    if work > MAX_WORK:
+        return (f"skipped: about {work / 1e9:.1f}G multiply-adds at the sample's sizes, over the "
+                f"{MAX_WORK / 1e9:.0f}G a cheap check allows (export(..., check=True) forces it)")
+    return None
+
+
+def estimated_work(ep: torch.export.ExportedProgram) -> int:
+    """Multiply-adds against the weights plus elements produced, at the sample's sizes (see the
+    module docstring); symbolic sizes count at their sample value."""
+    weights = {s.arg.name: s.target for s in ep.graph_signature.input_specs
+               if s.kind.name in ("PARAMETER", "BUFFER", "CONSTANT_TENSOR") and hasattr(s.arg, "name")}
+    state = {**ep.constants, **ep.state_dict}
+    work = 0
+    for node in all_nodes(ep.graph_module):
+        if node.op != "call_function":
+            continue
+        produced = sum(_numel(v) for v in pytree.tree_leaves(node.meta.get("val")) if isinstance(v, torch.Tensor))
+        work += produced
+        for arg in node.all_input_nodes:
+            weight = state.get(weights.get(arg.name, ""))
+            if isinstance(weight, torch.Tensor) and weight.dim() >= 2 and weight.shape[0]:
+                work += weight.numel() * produced // weight.shape[0]
+    return work
+
+
+def _numel(t: torch.Tensor) -> int:
+    return math.prod(optimization_hint(d, fallback=1) for d in t.shape)
+
+
+def _is_random(target: Any) -> bool:
+    return torch.Tag.nondeterministic_seeded in getattr(target, "tags", ())
+
+
+def _op_name(target: Any) -> str:
+    return str(getattr(target, "_name", target))
+
+
+@dataclasses.dataclass
+class _Output:
+    path: str  # "[0]", "['logits']", "" for a single tensor
+    tensor: torch.Tensor
+    scalar: bool = False  # a Python int or float (a symbolic one is a graph output)
+
+
+class Sample:
+    """The sample and torch eager's outputs on it, computed once."""
+
+    def __init__(self, model: torch.nn.Module, args: tuple, kwargs: dict, ep: torch.export.ExportedProgram):
+        self.args, self.kwargs = args, kwargs
+        self.model = model
+        self.expected = self._run(model)
+        self.random = ""  # why the outputs cannot be compared, when they cannot
+        ops = sorted({_op_name(n.target) for n in all_nodes(ep.graph_module) if _is_random(n.target)})
+        if ops:  # ops that may draw random numbers (dropout, even at p=0): random if two seeds differ
+            again = self._run(model, seed=1)
+            if len(again) != len(self.expected) or not all(
+                    compare("", e.tensor, a.tensor).ok() for e, a in zip(self.expected, again)):
+                self.random = f"skipped: the program draws random numbers ({', '.join(ops)}), so two runs differ"
+
+    def _run(self, function: Any, seed: int = 0) -> list[_Output]:
+        """function(copy of the sample), with the model's buffers put back after (a program captured
+        for training writes buffers in place, with no trace in its signature)."""
+        saved = [(b, b.detach().clone()) for b in self.model.buffers()]
+        args, kwargs = pytree.tree_map_only(torch.Tensor, lambda t: t.clone(), (self.args, self.kwargs))
+        try:
+            with torch.no_grad(), torch.random.fork_rng(devices=[]):  # the user's random state is kept
+                torch.manual_seed(seed)
+                out = function(*args, **kwargs)
+        finally:
+            for buffer, value in saved:
+                buffer.detach().copy_(value)
+        leaves, _ = pytree.tree_flatten_with_path(out)
+        return [_Output(pytree.keystr(path), v, False) if isinstance(v, torch.Tensor) else
+                _Output(pytree.keystr(path), torch.tensor(v), True) for path, v in leaves if isinstance(v, (torch.Tensor, int, float))]
+
+    def check_program(self, ep: torch.export.ExportedProgram, strategy: str) -> None:
+        """The captured program against torch eager (raises SelfCheckError)."""
+        try:
+            actual = self._run(ep.module())
+        except Exception as e:  # noqa: BLE001  (a runtime assertion of the program, or any failure, is a mismatch)
+            raise SelfCheckError(
+                f"the program captured by torch.export ({strategy}) fails on the sample input it was captured "
+                f"from: {type(e).__name__}: {str(e).strip().splitlines()[0][:300] if str(e).strip() else ''}"
+                + _advice(strategy)) from e
+        names = [o.path or "output" for o in self.expected]
+        self._raise_on_mismatch(names, self.expected, [o.tensor for o in actual],
+                                f"the program captured by torch.export ({strategy})", strategy)
+
+    def check_onnx(self, result: ExportResult, ep: torch.export.ExportedProgram, strategy: str) -> None:
+        """The ONNX model in onnxruntime against torch eager (raises SelfCheckError). When it
+        differs, the captured program is checked too (unless it already was, after
+        draft_export), so that the error says which of capture and translation is wrong."""
+        try:
+            self._check_onnx(result, ep, strategy)
+        except SelfCheckError:
+            if strategy != "draft_export":
+                self.check_program(ep, strategy)
+            raise
+
+    def _check_onnx(self, result: ExportResult, ep: torch.export.ExportedProgram, strategy: str) -> None:
+        args, kwargs = pytree.tree_map_only(torch.Tensor, lambda t: t.clone(), (self.args, self.kwargs))
+        try:
+            actual = result.run(*args, **kwargs)[len(result.written_inputs):]
+        except Exception as e:  # noqa: BLE001  (onnxruntime failing on the sample is the finding)
+            raise SelfCheckError(f"the ONNX model fails in onnxruntime on the sample input it was exported from: "
+                                 f"{type(e).__name__}: {str(e).strip()[:300]}") from e
+        names = [v.name for v in result.graph.outputs][len(result.written_inputs):]
+        self._raise_on_mismatch(names, self._graph_outputs(ep), actual, "the ONNX model", strategy)
+
+    def _graph_outputs(self, ep: torch.export.ExportedProgram) -> list[_Output]:
+        """The eager outputs that are graph outputs: tensors and symbolic ints / floats, not the
+        constants torch.export kept out of the graph."""
+        specs = [s for s in ep.graph_signature.output_specs if s.kind.name == "USER_OUTPUT"]
+        if len(specs) != len(self.expected):
+            return [o for o in self.expected if not o.scalar]
+        return [o for o, s in zip(self.expected, specs) if type(s.arg).__name__ != "ConstantArgument"]
+
+    def _raise_on_mismatch(self, names: list[str], expected_outputs: list[_Output], actual: list[torch.Tensor],
+                           what: str, strategy: str) -> None:
+        if len(actual) != len(expected_outputs):
+            raise SelfCheckError(f"{what} gives {len(actual)} outputs on the sample input where torch gives "
+                                 f"{len(expected_outputs)}" + _advice(strategy))
+        for name, expected, a in zip(names, expected_outputs, actual):
+            diff = compare(name, expected.tensor, a)
+            if not diff.ok():
+                raise SelfCheckError(f"{what} does not reproduce the model on the sample input it was exported from: "
+                                     f"{_describe(expected, a, diff)}" + _advice(strategy))
+
+
+def _describe(expected: _Output, actual: torch.Tensor, diff: OutputDiff) -> str:
+    where = f"output {expected.path}" if expected.path else "the output"
+    if diff.name != (expected.path or "output"):
+        where += f" (ONNX output {diff.name!r})"
+    if not diff.shape_ok:
+        return f"{where} has shape {tuple(actual.shape)} where torch gives {tuple(expected.tensor.shape)}"
+    if not diff.dtype_ok:
+        return f"{where} has dtype {actual.dtype} where torch gives {expected.tensor.dtype}"
+    atol, rtol = diff.tolerance
+    return (f"{where} differs by max abs {diff.max_abs:.3g} (tolerance {atol:g} x scale {diff.scale:.3g}) "
+            f"and max rel {diff.max_rel:.3g} (tolerance {rtol:g})")
+
+
+def _advice(strategy: str) -> str:
+    if strategy == "draft_export":
+        return ("\n  draft_export captured the model where torch.export could not (see the warning): it specialised "
+                "data-dependent code, and the result is not the model. Rewrite the data-dependent branch with "
+                "torch.cond or tensor ops (torch.where), so that non-strict capture succeeds. "
+                "export(..., check=False) skips this check.")
+    return ("\n  This is a bug in torchlib or torch.export: please report it with the model. "
+            "export(..., check=False) skips this check.")

@@ -21,7 +21,7 @@ from graph_builder.opset import OpError, torch_to_numpy
 from graph_builder.optimizer import optimize as optimize_graph
 from graph_builder.optimizer.folding import BATCH_NORMS_LEFT
 from graph_builder.optimizer.quantization import WeightQuantization, check_opset, quantize_weights
-from torchlib.exporter import self_check, torchvision_capture
+from torchlib.exporter import self_check
 from torchlib.exporter.capture import caller_level, capture
 from torchlib.exporter.checkpoint import Weights, WeightsError, attached, meta_tensors
 from torchlib.exporter.decompose import (
@@ -157,10 +157,9 @@ def _export(model: torch.nn.Module | torch.export.ExportedProgram, args: Any, kw
                     raise WeightsError(f"the model's weights are on the meta device (no data: {', '.join(no_data[:3])}"
                                        f"{', ...' if len(no_data) > 3 else ''}): give them with export(..., weights=<state "
                                        f"dict, or path(s) of safetensors files>)")  # fmt: skip
-                with torchvision_capture.capturable():  # torchvision's detection code without data-dependent branches
-                    captured = capture(model, args, kwargs, spec.dynamic_shapes, spec.size_one)
+                captured = capture(model, args, kwargs, spec.dynamic_shapes, spec.size_one)
             else:
-                with attached(model, weights) as weight_notes, torchvision_capture.capturable():
+                with attached(model, weights) as weight_notes:
                     captured = capture(model, args, kwargs, spec.dynamic_shapes, spec.size_one)
                 notes.extend(weight_notes)
                 model = captured.program.module()  # runs in torch on the checkpoint's tensors (verify)

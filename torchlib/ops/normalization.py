@@ -404,6 +404,9 @@ def _group_norm(
         repeated = op.Expand(op.Unsqueeze(v, [2]), op.Concat(op.Shape(v), op.Div(channels, np.array([group], np.int64)), axis=0))
         return op.Reshape(repeated, per_channel_shape, allowzero=1)
 
+    if _fused_group_norm(input, dtype, per_group):
+        y = _group_normalization(x, weight, bias, group, eps, dtype)
+        return cast_to(y, input.dtype), cast_to(mean, stats), cast_to(rstd, stats)
     alpha, shift = per_channel(rstd), per_channel(mean)
     if weight is not None:
         alpha = op.Mul(alpha, _per_channel(cast_to(weight, types.DOUBLE), types.DOUBLE, input.rank))
@@ -414,6 +417,25 @@ def _group_norm(
     return cast_to(y, input.dtype), cast_to(mean, stats), cast_to(rstd, stats)
 
 
+def _fused_group_norm(input: Value, dtype: DType, per_group: Any) -> bool:
+    """ONNX GroupNormalization (opset 21: scale and bias per channel) computes in float32 (and
+    float16/bfloat16 cast to it), with float64 statistics (stash_type), which makes its
+    E[x^2] - E[x]^2 variance as accurate as torch's float32 kernel. float64 inputs keep the
+    formula: the same variance in float64 loses digits that torch's keeps."""
+    if current_opset() < 21 or dtype is not types.FLOAT or input.shape is None:
+        return False
+    # onnxruntime's GroupNormalization reshapes to (N, group, -1), which it refuses when the
+    # tensor is empty: an empty batch known when the graph is built keeps the formula (a
+    # dynamic batch that is 0 when the graph runs fails in onnxruntime, not silently)
+    return input.shape[0] != 0 and (not isinstance(per_group, int) or per_group > 0)
+
+
+def _group_normalization(x: Value, weight: Value | None, bias: Value | None, group: int, eps: float, dtype: DType) -> Value:
+    channels = [dim_size(x, 1)]
+    scale, shift = _param(weight, channels, 1, dtype), _param(bias, channels, 0, dtype)
+    return op.GroupNormalization(x, scale, shift, num_groups=group, epsilon=eps, stash_type=types.DOUBLE.onnx)
+
+
 @aten_op("aten::group_norm")
 def aten_group_norm(
     input: TFloat, num_groups: int, weight: TFloat | None = None, bias: TFloat | None = None,
@@ -421,6 +443,6 @@ def aten_group_norm(
 ) -> TFloat:
     """group_norm(Tensor input, int num_groups, Tensor? weight=None, Tensor? bias=None, float eps=1e-05, bool cudnn_enabled=True) -> Tensor
 
-    native_group_norm's output. (ONNX GroupNormalization would be one node, but ONNX shape
-    inference gives its output no shape.)"""
+    native_group_norm's output: one ONNX GroupNormalization node at opset 21 and later for
+    float32, float16 and bfloat16 inputs (unread statistics are dropped from an export)."""
     return _group_norm(input, weight, bias, num_groups, eps)[0]

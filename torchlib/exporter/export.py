@@ -69,6 +69,7 @@ def export(
     output_names: Sequence[str] | None = None,
     functions: Mapping[Any, Callable[..., Any]] | None = None,
     optimize: bool = True,
+    exact_nan: bool = True,
 ) -> ExportResult:
     """Export `model(*args, **kwargs)` to ONNX.
 
@@ -86,6 +87,11 @@ def export(
         instead of (or in addition to) the library's functions; see `torchlib.aten_op`.
     optimize: run the export-time optimizer (folding, BatchNorm into Conv, fusions into
         RMSNormalization / Gelu / RotaryEmbedding, CSE; see docs/optimizer.md).
+    exact_nan: give NaN where torch does (default). False lets functions use onnxruntime's
+        native ops where the only difference is NaN handling (max pooling of a window holding
+        a NaN, recurrent layers after a NaN step; docs/nan_latency.md): fewer nodes, and a
+        NaN input may give numbers where torch gives NaN. Recorded in the model's metadata
+        (`torchlib.exact_nan`).
 
     Capture tries torch.export non-strict, then strict, then draft_export
     (`result.capture_strategy` says which worked). Returns an ExportResult: `graph` (its
@@ -96,12 +102,12 @@ def export(
     # with room on CPython's frame stack: torch.export's deep dispatch otherwise thrashes its
     # chunks at some caller depths (up to 2.5x slower capture; see stack_room.py)
     return with_stack_room(_export, model, args, kwargs, dynamic_shapes, opset, input_names, output_names,
-                           functions, optimize)
+                           functions, optimize, exact_nan)
 
 
 def _export(model: torch.nn.Module | torch.export.ExportedProgram, args: Any, kwargs: Mapping[str, Any] | None,
             dynamic_shapes: Any, opset: int, input_names: Sequence[str] | None, output_names: Sequence[str] | None,
-            functions: Mapping[Any, Callable[..., Any]] | None, optimize: bool) -> ExportResult:
+            functions: Mapping[Any, Callable[..., Any]] | None, optimize: bool, exact_nan: bool = True) -> ExportResult:
     with quiet_torch():
         registry = _load_ops()
         if functions:
@@ -122,7 +128,7 @@ def _export(model: torch.nn.Module | torch.export.ExportedProgram, args: Any, kw
             notes.extend(captured.notes)
         timings["torch.export"] = time.perf_counter() - start
         t = time.perf_counter()
-        names = {"input_names": input_names, "output_names": output_names}
+        names = {"input_names": input_names, "output_names": output_names, "exact_nan": exact_nan}
         reason = ""
         try:
             graph, diagnostics = translate(ep, registry, opset, dim_names, decompose_nodes=True, optimize=optimize, **names)
@@ -210,13 +216,14 @@ def translate(
     input_names: Sequence[str] | None = None,
     output_names: Sequence[str] | None = None,
     optimize: bool = True,
+    exact_nan: bool = True,
 ) -> tuple[Any, list[str]]:
     """Translate the ExportedProgram's graph. With decompose_nodes, an op without a function is
     decomposed on its own node (NeedsWholeProgramDecomposition when that is impossible);
     without, every op must have a function (UnsupportedOpsError lists those that do not)."""
     if not decompose_nodes:
         check_supported(ep, registry)
-    g = GraphBuilder(opset=opset)
+    g = GraphBuilder(opset=opset, exact_nan=exact_nan)
     env: dict[str, Any] = {}
     diagnostics: list[str] = []
     renames = _symbol_renames(ep, dim_names or {})
@@ -249,6 +256,7 @@ def translate(
         else:
             raise ExportError(f"FX node {node.name} of kind {node.op!r} is not supported")
     g.graph.metadata["torchlib.opset"] = str(opset)
+    g.graph.metadata["torchlib.exact_nan"] = str(bool(exact_nan))
     if optimize:
         optimize_graph(g)
     return g.to_graph(), diagnostics  # checked; the weights stay views of the parameters

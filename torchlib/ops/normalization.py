@@ -20,7 +20,8 @@ from typing import Any
 
 import numpy as np
 
-from graph_builder import current_opset, op, types
+from graph_builder import GraphBuilder, current_opset, op, types
+from graph_builder.evaluator import current_evaluator
 from graph_builder.ir import Value
 from graph_builder.types import DType, TFloat, TTensor
 from torchlib.ops._helpers import as_shape, dim_size
@@ -425,15 +426,29 @@ def _fused_group_norm(input: Value, dtype: DType, per_group: Any) -> bool:
     if current_opset() < 21 or dtype is not types.FLOAT or input.shape is None:
         return False
     # onnxruntime's GroupNormalization reshapes to (N, group, -1), which it refuses when the
-    # tensor is empty: an empty batch known when the graph is built keeps the formula (a
-    # dynamic batch that is 0 when the graph runs fails in onnxruntime, not silently)
+    # tensor is empty: an empty input known when the graph is built keeps the formula (one
+    # known only when it runs is guarded in _group_normalization)
     return input.shape[0] != 0 and (not isinstance(per_group, int) or per_group > 0)
 
 
 def _group_normalization(x: Value, weight: Value | None, bias: Value | None, group: int, eps: float, dtype: DType) -> Value:
     channels = [dim_size(x, 1)]
     scale, shift = _param(weight, channels, 1, dtype), _param(bias, channels, 0, dtype)
-    return op.GroupNormalization(x, scale, shift, num_groups=group, epsilon=eps, stash_type=types.DOUBLE.onnx)
+
+    def normalized() -> Value:
+        return op.GroupNormalization(x, scale, shift, num_groups=group, epsilon=eps, stash_type=types.DOUBLE.onnx)
+
+    builder = current_evaluator()
+    if all(isinstance(d, int) for d in x.shape) or not isinstance(builder, GraphBuilder):  # eager: sizes known (not 0)
+        return normalized()
+    # onnxruntime's GroupNormalization reshapes to (N, group, -1), which fails on an empty
+    # tensor: an empty input (known only when the graph runs) takes the other branch, itself
+    normal, empty = builder.subgraph("group_norm"), builder.subgraph("empty_batch")
+    with normal:
+        normal.output(normalized())
+    with empty:
+        empty.output(op.Identity(x))
+    return op.If(op.Equal(op.Size(x), np.array(0, np.int64)), then_branch=empty, else_branch=normal)
 
 
 @aten_op("aten::group_norm")

@@ -46,8 +46,9 @@ class _Root:
     """State shared by a builder and its subgraph builders: names, the metadata scope, and the
     subgraph builders by their graph."""
 
-    def __init__(self, opset: int):
+    def __init__(self, opset: int, exact_nan: bool | None = None):
         self.opset = opset
+        self.exact_nan = exact_nan
         self.names: set[str] = set()
         self.counters: dict[str, int] = {}
         self.metadata: dict[str, str] = {}
@@ -81,10 +82,12 @@ class GraphBuilder:
         name: str = "main_graph",
         parent: GraphBuilder | None = None,
         opset_imports: dict[str, int] | None = None,
+        exact_nan: bool | None = None,
     ):
         self.parent = parent
-        self._root: _Root = parent._root if parent is not None else _Root(opset)
+        self._root: _Root = parent._root if parent is not None else _Root(opset, exact_nan)
         self.opset = self._root.opset
+        self.exact_nan = self._root.exact_nan  # None: `graph_builder.exact_nan(...)`'s setting (current_exact_nan)
         imports = {"": self.opset}
         imports.update(opset_imports or {})
         self.graph = Graph(name, imports)

@@ -5,8 +5,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import threading
+from collections.abc import Iterator
 from typing import Any, Protocol
 
 import numpy as np
@@ -27,6 +29,7 @@ class _State(threading.local):
 
     def __init__(self) -> None:
         self.stack: list[Evaluator] = []
+        self.exact_nan: list[bool] = [True]
 
 
 _state = _State()
@@ -205,6 +208,24 @@ def _describe_call(sig: OpSignature, arrays: list[np.ndarray | None], attrs: dic
 
 
 EAGER = EagerEvaluator()
+
+
+def current_exact_nan() -> bool:
+    """Whether functions must give NaN exactly where the source framework does (the default), or
+    may use a runtime's native op whose only difference is NaN handling (`exact_nan(False)`, a
+    graph built with `GraphBuilder(exact_nan=False)`). A builder's own setting wins."""
+    own = getattr(current_evaluator(), "exact_nan", None)
+    return _state.exact_nan[-1] if own is None else own
+
+
+@contextlib.contextmanager
+def exact_nan(exact: bool) -> Iterator[None]:
+    """Inside: `current_exact_nan()` is `exact` (for eager calls and builders without a setting)."""
+    _state.exact_nan.append(bool(exact))
+    try:
+        yield
+    finally:
+        _state.exact_nan.pop()
 
 
 def current_opset() -> int:

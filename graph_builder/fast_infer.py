@@ -382,7 +382,7 @@ RULES.update(
     Where=_where, Cast=_cast, CastLike=_cast_like, MatMul=_matmul, Reshape=_reshape_sym, Transpose=_transpose,
     Unsqueeze=_unsqueeze, Squeeze=_squeeze, Shape=_shape, Concat=_concat, Gather=_gather, Slice=_slice,
     Expand=_expand, ConstantOfShape=_constant_of_shape, LayerNormalization=_normalized, RMSNormalization=_normalized,
-    BatchNormalization=_normalized,
+    BatchNormalization=_normalized, GroupNormalization=_normalized,
 )  # fmt: skip
 
 

@@ -30,7 +30,9 @@ import numpy as np
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from torchlib.conformance.spec import COMPLEX_DTYPES, DEFAULT_TOL, MODES, REAL_DTYPES, Call, Entry, Skip, TorchLessAccurate, dtype_name, opinfo_tolerances
+import graph_builder
+
+from torchlib.conformance.spec import COMPLEX_DTYPES, DEFAULT_TOL, MODES, REAL_DTYPES, Call, Entry, Skip, TorchLessAccurate, XFail, dtype_name, opinfo_tolerances
 
 PASSED, XFAIL, FAILED, XPASS, SKIPPED = "passed", "xfail", "failed", "xpass", "skipped"
 SEED = 0
@@ -144,7 +146,11 @@ class JobResult:
 class Harness:
     """The registry, the expectations table and op_db, joined once."""
 
-    def __init__(self, table: str | Path | None = None):
+    def __init__(self, table: str | Path | None = None, exact_nan: bool = True):
+        """exact_nan=False: the `export(..., exact_nan=False)` column. Every function runs with
+        `graph_builder.exact_nan(False)`; a sample whose inputs hold a NaN may then differ from
+        torch (an expected failure, NAN_MAY_DIFFER), every other sample must match as before."""
+        self.exact_nan = exact_nan
         self.functions = registered_functions()
         self.entries = load_table(table)
         self.op_db = load_op_db()
@@ -371,7 +377,8 @@ class Harness:
                         for index, sample in enumerate(samples):
                             if max_samples is not None and (found >= max_samples or index >= SCAN_FACTOR * max_samples):
                                 break
-                            outcome = run_sample(fn, entry, dtype, index, sample, reference, label, route, overloads, tol, self.functions[key].aten_names[0])
+                            outcome = run_sample(fn, entry, dtype, index, sample, reference, label, route, overloads, tol,
+                                                 self.functions[key].aten_names[0], self.exact_nan)
                             if outcome is None:
                                 result.elsewhere += 1
                                 continue
@@ -545,11 +552,12 @@ def _pre_dispatch_calls(op: Callable[..., Any], sample: Any, wanted: frozenset[s
 def run_sample(fn: Callable[..., Any], entry: Entry, dtype: torch.dtype, index: int, sample: Any,
                reference: Callable[..., Any], source: str = "", route: str = "public",
                overloads: frozenset[str] = frozenset(), tol: tuple[float, float] | None = None,
-               overload: str = "") -> SampleResult | None:
+               overload: str = "", exact_nan: bool = True) -> SampleResult | None:
     """Run one sample eagerly and traced against torch and classify it with the entry's rules.
     None when (route "aten") the sample makes no call to the function's overloads. tol: the
     (rtol, atol) of floating outputs (None: DEFAULT_TOL by dtype); overload: the function's
-    ATen overload, torch's float64 arbiter for adapted calls (TorchLessAccurate)."""
+    ATen overload, torch's float64 arbiter for adapted calls (TorchLessAccurate); exact_nan:
+    False runs the function under `graph_builder.exact_nan(False)` (see Harness)."""
     description = (f"[{source} #{index}] " if source else "") + describe(sample)
     for rule in entry.skip:
         if rule.matches(dtype, index, sample, source):
@@ -590,10 +598,12 @@ def run_sample(fn: Callable[..., Any], entry: Entry, dtype: torch.dtype, index: 
         return SampleResult(index, description, SKIPPED, the_call.reason)
     if tol is None and dtype in entry.tol:
         tol = entry.tol[dtype]
-    attempts = {
-        "eager": _attempt(lambda: _eager(fn, the_call), entry, expected, tol),
-        "traced": _attempt(lambda: _traced(fn, the_call), entry, expected, tol),
-    }
+    with graph_builder.exact_nan(exact_nan):
+        attempts = {
+            "eager": _attempt(lambda: _eager(fn, the_call), entry, expected, tol),
+            "traced": _attempt(lambda: _traced(fn, the_call), entry, expected, tol),
+        }
+    nan_may_differ = not exact_nan and _holds_nan((the_call.args, the_call.kwargs))
     if route == "public":
         arbiter = functools.partial(reference, *_upcast((sample.input, *sample.args)), **_upcast(dict(sample.kwargs))) if isinstance(the_call, Call) and not entry.adapter or source == OWN_SAMPLES else None
     else:
@@ -603,7 +613,9 @@ def run_sample(fn: Callable[..., Any], entry: Entry, dtype: torch.dtype, index: 
     for mode, (error, actual) in attempts.items():
         matching = [x for x in entry.xfail if x.matches(dtype, index, sample, mode, source)]
         xfail = next((x for x in matching if not isinstance(x, TorchLessAccurate)), matching[0] if matching else None)  # an XFail first
-        if isinstance(xfail, TorchLessAccurate):
+        if error is not None and nan_may_differ and not isinstance(xfail, XFail):
+            modes[mode] = (XFAIL, NAN_MAY_DIFFER)
+        elif isinstance(xfail, TorchLessAccurate):
             modes[mode] = (PASSED, "") if error is None else _arbitrate(actual, expected, arbiter, entry, error)
         elif xfail is None:
             modes[mode] = (PASSED, "") if error is None else (FAILED, error)
@@ -615,6 +627,22 @@ def run_sample(fn: Callable[..., Any], entry: Entry, dtype: torch.dtype, index: 
             message = "; ".join(f"{m}: {modes[m][1]}" for m in hits) if outcome in (FAILED, XPASS) else modes[hits[0]][1]
             return SampleResult(index, description, outcome, message, modes)
     raise AssertionError("unreachable")
+
+
+NAN_MAY_DIFFER = "exact_nan=False: a NaN input may give numbers where torch gives NaN"
+
+
+def _holds_nan(x: Any) -> bool:
+    """Whether a (nested) argument holds a NaN: a floating or complex tensor or a float."""
+    if isinstance(x, torch.Tensor):
+        return (x.is_floating_point() or x.is_complex()) and bool(torch.isnan(x).any())
+    if isinstance(x, float):
+        return math.isnan(x)
+    if isinstance(x, (list, tuple)):
+        return any(_holds_nan(v) for v in x)
+    if isinstance(x, dict):
+        return any(_holds_nan(v) for v in x.values())
+    return False
 
 
 def _eager(fn: Callable[..., Any], the_call: Call) -> Any:

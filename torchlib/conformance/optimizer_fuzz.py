@@ -9,7 +9,7 @@ per rewrite come from `graph_builder.optimizer.record()`, so a run proves which 
 exercised.
 
     python bench/fuzz_optimizer.py --models 400        # the long run
-    tests/graph_builder/optimizer/test_fuzz.py          # the fast slice (and the slow long run)
+    tests/graph_builder/optimizer/test_optimizer_fuzz.py          # the fast slice (and the slow long run)
 
 Case `i` of a run is family FAMILIES[i % len(FAMILIES)], round i // len(FAMILIES): a family's
 first rounds build each of its exact forms in turn (so a short run hits every rewrite), later

@@ -77,6 +77,7 @@ def export(
     weights: Weights | None = None,
     weight_quantization: str | WeightQuantization | None = None,
     check: bool | None = None,
+    exact_nan: bool = True,
 ) -> ExportResult:
     """Export `model(*args, **kwargs)` to ONNX.
 
@@ -110,6 +111,11 @@ def export(
         model must reproduce torch eager on the sample inputs, else SelfCheckError names the
         first output that differs. None (default): when cheap, and always after draft_export;
         True: always; False: never.
+    exact_nan: give NaN where torch does (default). False lets functions use onnxruntime's
+        native ops where the only difference is NaN handling (max pooling of a window holding
+        a NaN, recurrent layers after a NaN step; docs/nan_latency.md): fewer nodes, and a
+        NaN input may give numbers where torch gives NaN. Recorded in the model's metadata
+        (`torchlib.exact_nan`).
 
     Capture tries torch.export non-strict, then strict, then draft_export
     (`result.capture_strategy` says which worked). Returns an ExportResult: `graph` (its
@@ -121,14 +127,14 @@ def export(
     # chunks at some caller depths (up to 2.5x slower capture; see stack_room.py)
     with onnx_exporting():
         return with_stack_room(_export, model, args, kwargs, dynamic_shapes, opset, input_names, output_names,
-                               functions, optimize, weights, weight_quantization, check)
+                               functions, optimize, weights, weight_quantization, check, exact_nan)
 
 
 def _export(model: torch.nn.Module | torch.export.ExportedProgram, args: Any, kwargs: Mapping[str, Any] | None,
             dynamic_shapes: Any, opset: int, input_names: Sequence[str] | None, output_names: Sequence[str] | None,
             functions: Mapping[Any, Callable[..., Any] | Sequence[Callable[..., Any]]] | None, optimize: bool,
             weights: Weights | None = None, weight_quantization: str | WeightQuantization | None = None,
-            check: bool | None = None) -> ExportResult:
+            check: bool | None = None, exact_nan: bool = True) -> ExportResult:
     with quiet_torch():
         registry = _load_ops()
         if functions:
@@ -181,7 +187,7 @@ def _export(model: torch.nn.Module | torch.export.ExportedProgram, args: Any, kw
                     sample.check_program(ep, strategy)
             timings["self_check"] = time.perf_counter() - t
         t = time.perf_counter()
-        names = {"input_names": input_names, "output_names": output_names}
+        names = {"input_names": input_names, "output_names": output_names, "exact_nan": exact_nan}
         reason = ""
         try:
             graph, diagnostics = translate(ep, registry, opset, dim_names, decompose_nodes=True, optimize=optimize,
@@ -308,13 +314,14 @@ def translate(
     output_names: Sequence[str] | None = None,
     optimize: bool = True,
     weight_quantization: WeightQuantization | None = None,
+    exact_nan: bool = True,
 ) -> tuple[Any, list[str]]:
     """Translate the ExportedProgram's graph. With decompose_nodes, an op without a function is
     decomposed on its own node (NeedsWholeProgramDecomposition when that is impossible);
     without, every op must have a function (UnsupportedOpsError lists those that do not)."""
     if not decompose_nodes:
         check_supported(ep, registry)
-    g = GraphBuilder(opset=opset)
+    g = GraphBuilder(opset=opset, exact_nan=exact_nan)
     env: dict[str, Any] = {}
     diagnostics: list[str] = []
     renames = _symbol_renames(ep, dim_names or {})
@@ -351,6 +358,7 @@ def translate(
         else:
             raise ExportError(f"FX node {node.name} of kind {node.op!r} is not supported")
     g.graph.metadata["torchlib.opset"] = str(opset)
+    g.graph.metadata["torchlib.exact_nan"] = str(bool(exact_nan))
     if optimize:
         report = optimize_graph(g)
         if report.get(BATCH_NORMS_LEFT):

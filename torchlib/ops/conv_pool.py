@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from graph_builder import op, types
+from graph_builder import current_exact_nan, op, types
 from graph_builder.ir import Value
 from graph_builder.types import TFloat, TReal
 from torchlib.ops.reductions import int64_sum
@@ -428,17 +428,19 @@ def _max_pool(
                  ceil_mode=int(ceil_mode))  # fmt: skip
     if not with_indices:
         y = op.MaxPool(x, **attrs)
-        # onnxruntime's MaxPool skips NaN; torch's max of a window holding a NaN is NaN
+        # onnxruntime's MaxPool skips NaN; torch's max of a window holding a NaN is NaN (unless
+        # the export opted out: exact_nan=False)
         channels = x.shape[1] if x.shape is not None else None
-        if x.dtype is types.FLOAT and n == 2 and isinstance(channels, int) and (not ceil_mode or all(isinstance(d, int) for d in sizes)):
-            y = op.Mul(y, _ones_or_nan_per_window(x, channels, kernel, strides, pads, attrs["dilations"], ceil_mode))
-        elif x.dtype.is_floating:
-            has_nan = op.Cast(op.MaxPool(op.Cast(op.IsNaN(x), to=x.dtype.onnx), **attrs), to=types.BOOL.onnx)
-            y = op.Where(has_nan, op.CastLike(np.nan, y), y)
+        if x.dtype.is_floating and current_exact_nan():
+            if x.dtype is types.FLOAT and n == 2 and isinstance(channels, int) and (not ceil_mode or all(isinstance(d, int) for d in sizes)):
+                y = op.Mul(y, _ones_or_nan_per_window(x, channels, kernel, strides, pads, attrs["dilations"], ceil_mode))
+            else:
+                has_nan = op.Cast(op.MaxPool(op.Cast(op.IsNaN(x), to=x.dtype.onnx), **attrs), to=types.BOOL.onnx)
+                y = op.Where(has_nan, op.CastLike(np.nan, y), y)
         return _unbatched(cast_to(y, dtype), squeeze)  # type: ignore[arg-type]
     y, flat = op.MaxPool(x, **attrs, _outputs=2)
     indices = op.Mod(flat, _plane_size(x, n))  # ONNX counts over N*C*H*W, torch inside each plane
-    if x.dtype.is_floating:
+    if x.dtype.is_floating and current_exact_nan():
         y, indices = _nan_in_windows(x, y, indices, n, attrs)
     return _unbatched(cast_to(y, dtype), squeeze), _unbatched(indices, squeeze)  # type: ignore[arg-type]
 

@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from graph_builder import GraphBuilder, op, types
+from graph_builder import GraphBuilder, current_exact_nan, op, types
 from graph_builder.evaluator import current_evaluator
 from graph_builder.ir import Value
 from graph_builder.types import TFloat
@@ -85,12 +85,13 @@ def _recurrent(
     if dtype in _VIA_FLOAT:
         x, hx, params = cast_to(x, types.FLOAT), [cast_to(h, types.FLOAT) for h in hx], [cast_to(p, types.FLOAT) for p in params]
     kernel = x.dtype in _KERNEL_DTYPES  # the kernels drop NaN: _nan_as_torch puts it back
+    nan_mask = kernel and current_exact_nan()
     layer = _onnx_layer if kernel else _composed_layer
     # one direction: a layer's output is NaN in the rows and steps where its input is (all of its
     # features), so every layer has the first layer's NaN steps, plus its own and the earlier
     # layers' NaN rows of h0; those steps are masked once, in the last output (a layer's output
     # at a step depends on earlier steps only, which are right where not masked)
-    taint = _nan_steps(x, 1) if kernel and directions == 1 else None
+    taint = _nan_steps(x, 1) if nan_mask and directions == 1 else None
     first_input, first_states = x, []
     last_h, last_c = [], []
     for index in range(num_layers):
@@ -105,7 +106,7 @@ def _recurrent(
             taint = _with_nan_rows(taint, h0)
             first_states.append(h0)
             h_n, c_n = _nan_states(taint[1], h_n, c_n)
-        elif kernel:
+        elif nan_mask:
             x, h_n, c_n = _nan_as_torch(layer_input, h0, x, h_n, c_n, directions, hidden)
         last_h.append(h_n)
         last_c.append(c_n)

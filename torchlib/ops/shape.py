@@ -197,6 +197,8 @@ def aten_flatten(self: TTensor, start_dim: int = 0, end_dim: int = -1) -> TTenso
     start, end = normalize_dim(start_dim, self.rank), normalize_dim(end_dim, self.rank)
     if start == end:
         return op.Identity(self)
+    if start == 1 and end == self.rank - 1:  # (N, ...) -> (N, rest): one node, also for a dynamic N
+        return op.Flatten(self, axis=1)
     shape = join(shape_of(self, 0, start), [_numel(self, start, end + 1)], shape_of(self, end + 1))
     return op.Reshape(self, shape, allowzero=1)
 

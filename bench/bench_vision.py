@@ -1,0 +1,175 @@
+"""Vision models from torchvision and timm (random weights, dynamic batch): node counts of
+torchlib's graph (exact NaN, the default, and `exact_nan=False`) against
+torch.onnx.export(dynamo=True), onnxruntime latency (1 thread, the three sessions alternated run
+by run, median of `--runs` runs) and export times.
+
+    OMP_NUM_THREADS=1 python bench/bench_vision.py [--models resnet18,...] [--image 64] [--runs 50]
+
+Setup: `pip install --no-deps torchvision==0.28.* timm` (timm's pure dependencies
+huggingface_hub, safetensors and pyyaml come with the stack). PyPI's torchvision 0.28 is a CUDA
+build whose compiled ops do not load with the CPU torch wheel, and importing torchvision then
+fails ("operator torchvision::nms does not exist"). This script therefore defines the two ops
+torchvision's import registers fake kernels for (`torchvision::nms`, `torchvision::qnms`) as
+torch.library ops before importing it, with a reference implementation written in torch for
+nms (qnms raises); the classification models below call neither.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import statistics
+import sys
+import time
+import warnings
+from pathlib import Path
+
+import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import torchlib  # noqa: E402
+from bench_latency import latencies, reference  # noqa: E402
+
+
+def _define_torchvision_ops() -> None:
+    """torchvision::nms and qnms, unless torchvision's own compiled ops loaded."""
+    try:
+        torch.ops.torchvision.nms.default  # noqa: B018
+        return
+    except (AttributeError, RuntimeError):
+        pass
+    lib = torch.library.Library("torchvision", "DEF")  # kept alive by torch's registry of libraries
+    lib.define("nms(Tensor dets, Tensor scores, float iou_threshold) -> Tensor")
+    lib.define("qnms(Tensor dets, Tensor scores, float iou_threshold) -> Tensor")
+
+    def nms(dets: torch.Tensor, scores: torch.Tensor, iou_threshold: float) -> torch.Tensor:
+        order = scores.argsort(descending=True)
+        keep: list[int] = []
+        suppressed = torch.zeros(len(order), dtype=torch.bool)
+        area = (dets[:, 2] - dets[:, 0]) * (dets[:, 3] - dets[:, 1])
+        for i_pos, i in enumerate(order.tolist()):
+            if suppressed[i_pos]:
+                continue
+            keep.append(i)
+            rest = order[i_pos + 1:]
+            lt = torch.maximum(dets[i, :2], dets[rest, :2])
+            rb = torch.minimum(dets[i, 2:], dets[rest, 2:])
+            inter = (rb - lt).clamp(min=0).prod(dim=1)
+            iou = inter / (area[i] + area[rest] - inter)
+            suppressed[i_pos + 1:] |= iou > iou_threshold
+        return torch.tensor(keep, dtype=torch.int64)
+
+    def qnms(dets: torch.Tensor, scores: torch.Tensor, iou_threshold: float) -> torch.Tensor:
+        raise NotImplementedError("torchvision::qnms is not available with the CPU torch wheel")
+
+    lib.impl("nms", nms, "CompositeExplicitAutograd")
+    lib.impl("qnms", qnms, "CompositeExplicitAutograd")
+    _define_torchvision_ops.lib = lib  # type: ignore[attr-defined]
+
+
+def _torchvision(name: str):
+    def make():
+        import torchvision  # after _define_torchvision_ops
+
+        return getattr(torchvision.models, name)(weights=None)
+
+    return make
+
+
+def _timm(name: str):
+    def make():
+        import timm
+
+        return timm.create_model(name, pretrained=False)
+
+    return make
+
+
+# (factory, image size it needs at least): one or two per family the issue names
+MODELS = {
+    "resnet18": (_torchvision("resnet18"), 32),
+    "efficientnet_b0": (_torchvision("efficientnet_b0"), 32),
+    "mobilenet_v3_small": (_torchvision("mobilenet_v3_small"), 32),
+    "regnet_y_400mf": (_torchvision("regnet_y_400mf"), 32),
+    "densenet121": (_torchvision("densenet121"), 32),
+    "googlenet": (_torchvision("googlenet"), 32),
+    "convnext_tiny": (_torchvision("convnext_tiny"), 32),
+    "poolformer_s12": (_timm("poolformer_s12"), 32),
+    "levit_128": (_timm("levit_128"), 224),
+    "eca_nfnet_l0": (_timm("eca_nfnet_l0"), 32),
+    "fastvit_t8": (_timm("fastvit_t8"), 64),
+    "swin_t": (_torchvision("swin_t"), 224),
+    "maxvit_t": (_torchvision("maxvit_t"), 224),
+}
+
+
+def _timed(fn):
+    start = time.perf_counter()
+    out = fn()
+    return out, time.perf_counter() - start
+
+
+def bench(name: str, image: int, runs: int) -> dict:
+    factory, least = MODELS[name]
+    torch.manual_seed(0)
+    model = factory().eval()
+    size = max(image, least)
+    args = (torch.randn(2, 3, size, size),)
+    dyn = ({0: torch.export.Dim("batch", min=1, max=64)},)
+    row: dict = {"model": name, "image": size}
+    exact, row["export s"] = _timed(lambda: torchlib.export(model, args, dynamic_shapes=dyn))
+    loose, row["export s (exact_nan=False)"] = _timed(lambda: torchlib.export(model, args, dynamic_shapes=dyn, exact_nan=False))
+    ref, row["reference export s"] = _timed(lambda: _reference(model, args, dyn))
+    protos = [exact.model_proto, loose.model_proto, ref]
+    row["nodes"], row["nodes (exact_nan=False)"], row["reference nodes"] = (len(p.graph.node) for p in protos)
+    with torch.no_grad():
+        torch_out = model(*args)
+    row["max abs diff"] = float((exact(*args) - torch_out).abs().max())
+    row["ms"], row["ms (exact_nan=False)"], row["reference ms"] = latencies(protos, args, runs)
+    return row
+
+
+def _reference(model, args, dyn):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        import contextlib
+        import io
+
+        with contextlib.redirect_stdout(io.StringIO()):
+            return torch.onnx.export(model, args, dynamic_shapes=dyn, dynamo=True, verbose=False).model_proto
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--models", default=",".join(MODELS))
+    parser.add_argument("--image", type=int, default=64, help="image size (at least the model's own minimum)")
+    parser.add_argument("--runs", type=int, default=50)
+    ns = parser.parse_args()
+    warnings.simplefilter("ignore")
+    torch.set_num_threads(1)
+    _define_torchvision_ops()
+    cols = ["nodes", "nodes (exact_nan=False)", "reference nodes", "ms", "ms (exact_nan=False)", "reference ms",
+            "export s", "export s (exact_nan=False)", "reference export s", "max abs diff"]
+    print("| model | image | " + " | ".join(cols) + " | nodes / ref (exact, loose) | ms / ref (exact, loose) |")
+    print("|" + "---|" * (len(cols) + 4))
+    ratios: list[tuple[float, float]] = []
+    for name in ns.models.split(","):
+        try:
+            r = bench(name, ns.image, ns.runs)
+        except Exception as e:  # one model's failure is a row, not the end of the table
+            print(f"| {name} | failed: {type(e).__name__}: {str(e).splitlines()[0][:200]} |", flush=True)
+            continue
+        ratios.append((r["ms"] / r["reference ms"], r["ms (exact_nan=False)"] / r["reference ms"]))
+        cells = [f"{r[c]:.3g}" if isinstance(r[c], float) else str(r[c]) for c in cols]
+        print(f"| {name} | {r['image']} | " + " | ".join(cells)
+              + f" | {r['nodes'] / r['reference nodes']:.2f}, {r['nodes (exact_nan=False)'] / r['reference nodes']:.2f}"
+              + f" | {ratios[-1][0]:.2f}, {ratios[-1][1]:.2f} |", flush=True)
+    if ratios:
+        geo = [math.exp(statistics.fmean(math.log(r[i]) for r in ratios)) for i in (0, 1)]
+        print(f"\ngeomean latency / reference: {geo[0]:.3f} (exact), {geo[1]:.3f} (exact_nan=False)")
+
+
+if __name__ == "__main__":
+    main()

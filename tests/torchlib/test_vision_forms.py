@@ -1,0 +1,118 @@
+"""The lean vision forms (HardSwish, Flatten, GroupNorm's formula) and `export(..., exact_nan=False)`:
+node counts asserted on the exported graph, values against torch, NaN in both modes."""
+
+from __future__ import annotations
+
+import collections
+import types
+
+import pytest
+import torch
+from torch import nn
+
+import graph_builder
+import torchlib
+from torchlib.conformance.engine import NAN_MAY_DIFFER, PASSED, XFAIL, Harness, run_sample
+
+BATCH = ({0: torch.export.Dim("batch")},)
+
+
+def ops(result) -> collections.Counter:
+    return collections.Counter(n.op_type for n in result.model_proto.graph.node)
+
+
+def close(result, model, x) -> None:
+    with torch.no_grad():
+        torch.testing.assert_close(result(x), model(x), rtol=1e-4, atol=1e-4, equal_nan=True)
+
+
+def test_group_norm_keeps_its_formula_and_matches_torch():
+    """Not ONNX GroupNormalization: onnxruntime has no kernel for it and expands it into about 29
+    nodes in float64, 1.25-1.31x slower than the formula on poolformer_s12 (bench/bench_vision.py)."""
+    model = nn.Sequential(nn.Conv2d(3, 8, 3), nn.GroupNorm(1, 8), nn.GroupNorm(4, 8, affine=False)).eval()
+    x = torch.randn(2, 3, 10, 10)
+    result = torchlib.export(model, (x,), dynamic_shapes=BATCH)
+    assert "GroupNormalization" not in ops(result)
+    close(result, model, torch.randn(0, 3, 10, 10))
+    close(result, model, torch.randn(5, 3, 10, 10))
+    close(result, model, torch.randn(3, 3, 10, 10) * 10 + 1000)
+
+
+def test_hardswish_and_pooled_flatten_are_single_nodes():
+    model = nn.Sequential(nn.Conv2d(3, 8, 3), nn.Hardswish(), nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Hardsigmoid()).eval()
+    x = torch.randn(2, 3, 9, 9)
+    result = torchlib.export(model, (x,), dynamic_shapes=BATCH)
+    assert ops(result) == {"Conv": 1, "HardSwish": 1, "GlobalAveragePool": 1, "Flatten": 1, "HardSigmoid": 1}
+    x = torch.randn(4, 3, 9, 9)
+    x[0, 0, 0, 0] = float("nan")
+    close(result, model, x)
+
+
+def test_exact_nan_false_max_pool():
+    model = nn.Sequential(nn.Conv2d(3, 4, 1), nn.MaxPool2d(2)).eval()
+    x = torch.randn(2, 3, 8, 8)
+    exact = torchlib.export(model, (x,), dynamic_shapes=BATCH)
+    loose = torchlib.export(model, (x,), dynamic_shapes=BATCH, exact_nan=False)
+    assert ops(loose) == {"Conv": 1, "MaxPool": 1}
+    assert sum(ops(exact).values()) > 2
+    meta = {p.key: p.value for p in loose.model_proto.metadata_props}
+    assert meta["torchlib.exact_nan"] == "False"
+    assert {p.key: p.value for p in exact.model_proto.metadata_props}["torchlib.exact_nan"] == "True"
+    close(loose, model, torch.randn(3, 3, 8, 8))  # no NaN: the same answer
+    pool = nn.MaxPool2d(2)
+    x = torch.randn(1, 1, 4, 4)
+    x[0, 0, 0, 0] = float("nan")
+    exact, loose = (torchlib.export(pool, (x,), exact_nan=e) for e in (True, False))
+    assert torch.isnan(exact(x)[0, 0, 0, 0]) and torch.isnan(pool(x)[0, 0, 0, 0])
+    assert not torch.isnan(loose(x)[0, 0, 0, 0])  # onnxruntime's MaxPool skips the NaN
+    torch.testing.assert_close(loose(x)[..., 1:], pool(x)[..., 1:])
+
+
+def test_exact_nan_false_lstm():
+    lstm = nn.LSTM(4, 5, num_layers=2)
+    x = torch.randn(6, 2, 4)
+    exact, loose = (torchlib.export(lstm, (x,), exact_nan=e) for e in (True, False))
+    assert len(loose.model_proto.graph.node) < len(exact.model_proto.graph.node)
+    with torch.no_grad():
+        torch.testing.assert_close(loose(x)[0], lstm(x)[0], rtol=1e-4, atol=1e-5)
+        x[2, 0, 1] = float("nan")
+        assert torch.isnan(exact(x)[0]).sum() == torch.isnan(lstm(x)[0]).sum() > 0
+        assert not torch.isnan(loose(x)[0]).any()
+
+
+def test_exact_nan_context():
+    assert graph_builder.current_exact_nan()
+    with graph_builder.exact_nan(False):
+        assert not graph_builder.current_exact_nan()
+        with graph_builder.GraphBuilder(exact_nan=True):
+            assert graph_builder.current_exact_nan()  # a builder's own setting wins
+    assert graph_builder.current_exact_nan()
+
+
+@pytest.fixture(scope="module")
+def harness():
+    return Harness(exact_nan=False)
+
+
+@pytest.mark.parametrize("key", ["aten_max_pool2d", "aten_max_pool2d_with_indices", "aten_max_pool1d", "aten_lstm"])
+def test_conformance_exact_nan_false_column(harness, key):
+    """The exact_nan=False column on the functions it changes: first samples all as expected."""
+    result = harness.run(key, torch.float32, max_samples=2)
+    assert result.ok, result.problems()
+    assert result.samples
+
+
+@pytest.mark.parametrize("exact_nan", [True, False])
+@pytest.mark.parametrize("with_nan", [True, False])
+def test_conformance_nan_inputs_may_differ_only_without_exact_nan(harness, exact_nan, with_nan):
+    x = torch.randn(1, 2, 4, 4)
+    if with_nan:
+        x[0, 1, 2, 2] = float("nan")
+    sample = types.SimpleNamespace(input=x, args=([2, 2],), kwargs={})
+    entry = harness.entries["aten_max_pool2d"]
+    fn = harness.functions["aten_max_pool2d"].function
+    outcome = run_sample(fn, entry, torch.float32, 0, sample, torch.ops.aten.max_pool2d.default, exact_nan=exact_nan)
+    if with_nan and not exact_nan:
+        assert (outcome.outcome, outcome.message) == (XFAIL, NAN_MAY_DIFFER)
+    else:
+        assert outcome.outcome == PASSED, outcome.message

@@ -8,10 +8,10 @@ by run, median of `--runs` runs) and export times.
 Setup: `pip install --no-deps torchvision==0.28.* timm` (timm's pure dependencies
 huggingface_hub, safetensors and pyyaml come with the stack). PyPI's torchvision 0.28 is a CUDA
 build whose compiled ops do not load with the CPU torch wheel, and importing torchvision then
-fails ("operator torchvision::nms does not exist"). This script therefore defines the two ops
-torchvision's import registers fake kernels for (`torchvision::nms`, `torchvision::qnms`) as
-torch.library ops before importing it, with a reference implementation written in torch for
-nms (qnms raises); the classification models below call neither.
+fails ("operator torchvision::nms does not exist"). This script therefore first defines
+torchvision's operators with ports of its CPU kernels written in torch
+(`torchlib.conformance.torchvision_reference.register()`, the conformance table's reference);
+the classification models below call none of them.
 """
 
 from __future__ import annotations
@@ -30,48 +30,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import torchlib  # noqa: E402
+from torchlib.conformance import torchvision_reference  # noqa: E402
 from bench_latency import latencies, reference  # noqa: E402
-
-
-def _define_torchvision_ops() -> None:
-    """torchvision::nms and qnms, unless torchvision's own compiled ops loaded."""
-    try:
-        torch.ops.torchvision.nms.default  # noqa: B018
-        return
-    except (AttributeError, RuntimeError):
-        pass
-    lib = torch.library.Library("torchvision", "DEF")  # kept alive by torch's registry of libraries
-    lib.define("nms(Tensor dets, Tensor scores, float iou_threshold) -> Tensor")
-    lib.define("qnms(Tensor dets, Tensor scores, float iou_threshold) -> Tensor")
-
-    def nms(dets: torch.Tensor, scores: torch.Tensor, iou_threshold: float) -> torch.Tensor:
-        order = scores.argsort(descending=True)
-        keep: list[int] = []
-        suppressed = torch.zeros(len(order), dtype=torch.bool)
-        area = (dets[:, 2] - dets[:, 0]) * (dets[:, 3] - dets[:, 1])
-        for i_pos, i in enumerate(order.tolist()):
-            if suppressed[i_pos]:
-                continue
-            keep.append(i)
-            rest = order[i_pos + 1:]
-            lt = torch.maximum(dets[i, :2], dets[rest, :2])
-            rb = torch.minimum(dets[i, 2:], dets[rest, 2:])
-            inter = (rb - lt).clamp(min=0).prod(dim=1)
-            iou = inter / (area[i] + area[rest] - inter)
-            suppressed[i_pos + 1:] |= iou > iou_threshold
-        return torch.tensor(keep, dtype=torch.int64)
-
-    def qnms(dets: torch.Tensor, scores: torch.Tensor, iou_threshold: float) -> torch.Tensor:
-        raise NotImplementedError("torchvision::qnms is not available with the CPU torch wheel")
-
-    lib.impl("nms", nms, "CompositeExplicitAutograd")
-    lib.impl("qnms", qnms, "CompositeExplicitAutograd")
-    _define_torchvision_ops.lib = lib  # type: ignore[attr-defined]
 
 
 def _torchvision(name: str):
     def make():
-        import torchvision  # after _define_torchvision_ops
+        import torchvision  # after torchvision_reference.register()
 
         return getattr(torchvision.models, name)(weights=None)
 
@@ -149,7 +114,7 @@ def main() -> None:
     ns = parser.parse_args()
     warnings.simplefilter("ignore")
     torch.set_num_threads(1)
-    _define_torchvision_ops()
+    torchvision_reference.register()
     cols = ["nodes", "nodes (exact_nan=False)", "reference nodes", "ms", "ms (exact_nan=False)", "reference ms",
             "export s", "export s (exact_nan=False)", "reference export s", "max abs diff"]
     print("| model | image | " + " | ".join(cols) + " | nodes / ref (exact, loose) | ms / ref (exact, loose) |")

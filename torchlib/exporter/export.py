@@ -33,7 +33,7 @@ from torchlib.exporter.dynamic_shapes import became_static
 from torchlib.exporter.dynamic_shapes import normalize as normalize_dynamic_shapes
 from torchlib.exporter.errors import ExportError
 from torchlib.exporter.explain import quiet_torch
-from torchlib.exporter.mutation import Aliases, functional_variant, written_nodes
+from torchlib.exporter.mutation import Aliases, functional_variant, is_inplace_view, written_nodes
 from torchlib.exporter.onnxscript_functions import adapt as adapt_function
 from torchlib.exporter.result import ExportResult
 from torchlib.exporter.source import module_class, module_path, source_line
@@ -336,14 +336,15 @@ def translate(
             outputs = pytree.tree_leaves(_map_args(node.args[0], env))
             written = _written_outputs(ctx, specs)
             for name, value in written:
-                g.output(value, f"{name}_updated")
+                g.output(value, f"{name}_updated", exact=False)
             for i, value in enumerate(outputs):
-                if isinstance(value, Value):
+                if isinstance(value, Value):  # the user's name, else the FX node's when it is free
                     name = node.args[0][i].name if i < len(node.args[0]) and hasattr(node.args[0][i], "name") else None
                     if isinstance(pytree.tree_leaves(node.args[0])[i].meta.get("val"), torch.SymFloat):
                         with g:  # a SymFloat (DOUBLE inside the graph) is a float32 output, as torch.onnx gives it
                             value = op.Cast(value, to=types.FLOAT.onnx)
-                    g.output(value, onnx_names.get(f"output {i}", name))
+                    given = onnx_names.get(f"output {i}")
+                    g.output(value, given or name, exact=given is not None)
             g.graph.metadata["torchlib.feeds"] = _feeds_of(ep)
             written_names = [name for name, _ in written] or [
                 s.target for s in ep.graph_signature.output_specs if s.kind.name != "USER_OUTPUT"]
@@ -454,8 +455,8 @@ def _call(g: GraphBuilder, node: Any, registry: Registry, env: dict, renames: di
                 env[name.name] = result
         return _conform(result, val, renames, _name_of(node.target), diagnostics)
     target = node.target
-    if written and target not in registry:
-        target = functional_variant(target) or target  # add_.Tensor -> add.Tensor
+    if target not in registry and (written or is_inplace_view(target)):
+        target = functional_variant(target) or target  # add_.Tensor -> add.Tensor, squeeze_.dim -> squeeze.dim
     if target not in registry or (written and target is node.target and len(written) > 1):
         result = _call_decomposed(g, node, registry, env, renames, diagnostics, ctx)
         return _conform(result, val, renames, _name_of(node.target), diagnostics)

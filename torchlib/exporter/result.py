@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import os
 from typing import Any
 
@@ -106,6 +107,7 @@ class ExportResult:
         return self._session
 
     def _feeds(self, args: tuple, kwargs: dict) -> dict[str, np.ndarray]:
+        args, kwargs = self._bind(args, kwargs)
         leaves = pytree.tree_leaves((args, kwargs))
         kinds = self.graph.metadata.get("torchlib.feeds", "")
         if len(kinds) == len(leaves) and "i" in kinds:  # Python ints marked dynamic are INT64 scalar inputs
@@ -115,6 +117,48 @@ class ExportResult:
         if len(leaves) != len(names):
             raise ValueError(f"the model takes {len(names)} tensor inputs ({names}), got {len(leaves)}")
         return {n: real_view(torch_to_numpy(x)) if x.is_complex() else torch_to_numpy(x) for n, x in zip(names, leaves)}
+
+    def _bind(self, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
+        """The call's arguments in the layout the program was captured with (its first n
+        arguments positional, then its keywords in capture order), bound to forward's parameters
+        by name as Python binds them: `result(b=b, a=a)` is `result(a, b)`, whatever the order."""
+        in_spec = getattr(getattr(self.exported_program, "call_spec", None), "in_spec", None)
+        forward = getattr(self.model, "forward", None)
+        if in_spec is None or forward is None or in_spec.num_children != 2:
+            return args, kwargs
+        captured_args, captured_kwargs = in_spec.children()
+        keys = list(captured_kwargs.context or [])
+        signature = inspect.signature(forward)
+        try:
+            bound = signature.bind(*args, **kwargs)
+        except TypeError as e:
+            raise TypeError(f"the exported model takes the arguments of forward{signature}: {e}") from None
+        given = set(bound.arguments)
+        bound.apply_defaults()
+        positional: list[tuple[str | None, Any]] = []
+        named: dict[str, Any] = {}
+        for name, param in signature.parameters.items():
+            value = bound.arguments.get(name)
+            if param.kind in (param.POSITIONAL_ONLY, param.POSITIONAL_OR_KEYWORD):
+                positional.append((name, value))
+            elif param.kind is param.VAR_POSITIONAL:
+                positional.extend((None, v) for v in value or ())
+            elif param.kind is param.KEYWORD_ONLY:
+                named[name] = value
+            else:  # **kwargs: every name in it was given
+                named.update(value or {})
+                given.update(value or {})
+        n = captured_args.num_children
+        named.update({name: value for name, value in positional[n:] if name is not None})
+        missing = [k for k in keys if k not in named]
+        extra = [k for k, v in named.items() if k not in keys and k in given and isinstance(v, torch.Tensor)]
+        if missing or extra or len(positional) < n:
+            captured = ", ".join([f"{n} positional"] + keys)
+            raise TypeError(f"the model was exported with the arguments ({captured}) of forward{signature}; this call "
+                            + (f"lacks {missing}" if missing else f"gives tensors it was not exported with: {extra}"
+                               if extra else f"gives {len(positional)} positional arguments")
+                            + ". Call it as it was exported, or export again with these arguments.")
+        return tuple(v for _, v in positional[:n]), {k: named[k] for k in keys}
 
     def run(self, *args: Any, **kwargs: Any) -> list[torch.Tensor]:
         """Run in onnxruntime; the graph's outputs as a flat list of torch tensors, in order

@@ -22,7 +22,7 @@ from graph_builder.optimizer import optimize as optimize_graph
 from graph_builder.optimizer.folding import BATCH_NORMS_LEFT
 from graph_builder.optimizer.quantization import WeightQuantization, check_opset, quantize_weights
 from torchlib.exporter import self_check, torchvision_capture
-from torchlib.exporter.capture import caller_level, capture
+from torchlib.exporter.capture import EXPORT_LOCK, caller_level, capture
 from torchlib.exporter.checkpoint import Weights, WeightsError, attached, meta_tensors
 from torchlib.exporter.decompose import (
     NeedsWholeProgramDecomposition,
@@ -119,7 +119,7 @@ def export(
     """
     # with room on CPython's frame stack: torch.export's deep dispatch otherwise thrashes its
     # chunks at some caller depths (up to 2.5x slower capture; see stack_room.py)
-    with onnx_exporting():
+    with EXPORT_LOCK, onnx_exporting():  # one export at a time (see capture.py)
         return with_stack_room(_export, model, args, kwargs, dynamic_shapes, opset, input_names, output_names,
                                functions, optimize, weights, weight_quantization, check)
 

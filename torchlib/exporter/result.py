@@ -43,6 +43,51 @@ class OutputDiff:
         return self.dtype_ok and self.shape_ok and (self.max_abs <= atol * self.scale or self.max_rel <= rtol)
 
 
+class StaleWeightsError(RuntimeError):
+    """The model's weights changed after export: the exported model would mix old and new ones."""
+
+
+class _WeightVersions:
+    """Each weight of the exported program (parameters, buffers, constants) with torch's version
+    counter and memory address at export time. The ONNX graph holds some weights as views of the
+    parameters (they follow later changes) and some as constants computed from them at export
+    (BatchNorm folded into a Conv: they do not), so after a change it would give neither torch's
+    old answer nor its new one. Running or saving it then refuses, naming the weight.
+
+    Caught: in-place writes (`with torch.no_grad(): p.add_(1)`, `p.copy_(...)`, optimizer steps,
+    `load_state_dict`), `p.data = t`, and a parameter or buffer replaced in the module. Not
+    caught: in-place writes through `p.data` (`p.data.add_(1)`), which torch does not count
+    either (`.data` has a version counter of its own); export again after those."""
+
+    def __init__(self, model: Any, ep: Any):
+        state = {**getattr(ep, "state_dict", {}), **getattr(ep, "constants", {})}
+        self.model = model
+        self.recorded = {name: (t, t._version, t.data_ptr()) for name, t in state.items() if isinstance(t, torch.Tensor)}
+
+    def refresh(self, names: Any) -> None:
+        for name in names:
+            if name in self.recorded:
+                t = self.recorded[name][0]
+                self.recorded[name] = (t, t._version, t.data_ptr())
+
+    def check(self, what: str) -> None:
+        current = self.model.state_dict(keep_vars=True) if isinstance(self.model, torch.nn.Module) else {}
+        for name, (t, version, address) in self.recorded.items():
+            if name in current and current[name] is not t:
+                change = "was replaced in the module by another tensor"
+            elif t._version != version:
+                change = "was written in place (load_state_dict, an optimizer step, p.add_(...) under no_grad)"
+            elif t.data_ptr() != address:
+                change = "has new data (p.data = ...)"
+            else:
+                continue
+            raise StaleWeightsError(
+                f"{what}: the weight {name!r} {change} after export. The exported model holds some weights as "
+                "they were at export (folded into other ops) and reads others from the module, so it would give "
+                "neither the old answer nor the new one. Export the model again to use the new weights "
+                "(torchlib.export(model, args)).")
+
+
 class ExportResult:
     """The exported model. `graph` is the checked ONNX graph; its initializers are views of the
     model's parameters (no copy of the weights is made by export). Bytes are made only when
@@ -62,6 +107,7 @@ class ExportResult:
         self.self_check = "not run"  # what export's self-check on the sample found, or why it did not run
         self._session: ort.InferenceSession | None = None
         self._model_proto: onnx.ModelProto | None = None
+        self._weights = _WeightVersions(model, exported_program)
 
     @property
     def model_proto(self) -> onnx.ModelProto:
@@ -75,6 +121,7 @@ class ExportResult:
                     "onnxruntime.InferenceSession(path) read both), result(...) and result.verify(...) (they run "
                     "without a ModelProto), or result.graph.",
                 ))  # fmt: skip
+            self._weights.check("ExportResult.model_proto")
             self._model_proto = onnx.ModelProto.FromString(self.graph.to_model_bytes())
         return self._model_proto
 
@@ -93,7 +140,9 @@ class ExportResult:
     def save(self, path: str | os.PathLike[str], external_data: bool | None = None) -> str | None:
         """Write the model; the weights stream to `<path>.data` next to it when they are over
         2 GB (`graph_builder.ir.EXTERNAL_DATA_THRESHOLD`) or when external_data=True. Returns
-        the data file's path, or None."""
+        the data file's path, or None. Atomic: when writing fails, what was at `path` stays.
+        Raises StaleWeightsError when the model's weights changed since export."""
+        self._weights.check("save()")
         return weights.save_model(self.graph, path, external_data)
 
     def session(self, threads: int = 0) -> ort.InferenceSession:
@@ -163,6 +212,7 @@ class ExportResult:
     def run(self, *args: Any, **kwargs: Any) -> list[torch.Tensor]:
         """Run in onnxruntime; the graph's outputs as a flat list of torch tensors, in order
         (complex outputs, carried as real views in the graph, come back complex)."""
+        self._weights.check("calling the exported model")
         results = run_session(self.session(), self._feeds(args, kwargs))
         complex_outputs = [COMPLEX_KEY in v.metadata for v in self.graph.outputs]
         return [numpy_to_torch(complex_from_real_view(r) if c else r) for r, c in zip(results, complex_outputs)]
@@ -243,6 +293,7 @@ class ExportResult:
             expected = self._graph_outputs(pytree.tree_leaves(self.model(*args, **kwargs)))
             for name, value in saved.items():
                 state[name].copy_(value)
+        self._weights.refresh(saved)  # put back as they were: not a change of the user's
         names = [v.name for v in self.graph.outputs][len(self.written_inputs):]
         diffs = [compare(name, e, a) for name, e, a in zip(names, expected, actual)]
         if len(expected) != len(actual):

@@ -45,8 +45,8 @@ class IntCarryLoop(torch.nn.Module):
 
 
 class Difference(torch.nn.Module):
-    def forward(self, a, b):
-        return a - b
+    def forward(self, a, b, scale=None):
+        return a - b if scale is None else (a - b) * scale
 
 
 class Classifier(torch.nn.Module):
@@ -88,10 +88,12 @@ def test_keywords_bind_by_name_not_by_order():
         result = export(Difference(), export_args, export_kwargs)
         for call_args, call_kwargs in [((a, b), {}), ((), {"b": b, "a": a}), ((a,), {"b": b}), ((), {"a": a, "b": b})]:
             torch.testing.assert_close(result(*call_args, **call_kwargs), a - b)
-    with pytest.raises(TypeError, match=r"forward\(a, b\): missing a required argument: 'b'"):
+    with pytest.raises(TypeError, match=r"forward\(a, b, scale=None\): missing a required argument: 'b'"):
         result(a=a)
     with pytest.raises(TypeError, match="unexpected keyword argument 'c'"):
         result(a=a, b=b, c=a)
+    with pytest.raises(TypeError, match=r"gives tensors it was not exported with: \['scale'\]"):
+        result(a, b, scale=a)
 
 
 def test_keyword_inputs_of_a_classifier_at_several_shapes():

@@ -177,7 +177,10 @@ class ExportResult:
             return args, kwargs
         captured_args, captured_kwargs = in_spec.children()
         keys = list(captured_kwargs.context or [])
-        signature = inspect.signature(forward)
+        try:
+            signature = inspect.signature(forward)
+        except (TypeError, ValueError):  # no Python signature: keywords are still bound by name
+            return args, {k: kwargs[k] for k in keys if k in kwargs}
         try:
             bound = signature.bind(*args, **kwargs)
         except TypeError as e:
@@ -201,12 +204,12 @@ class ExportResult:
         named.update({name: value for name, value in positional[n:] if name is not None})
         missing = [k for k in keys if k not in named]
         extra = [k for k, v in named.items() if k not in keys and k in given and isinstance(v, torch.Tensor)]
-        if missing or extra or len(positional) < n:
+        problem = (f"lacks {missing}" if missing else f"gives tensors it was not exported with: {extra}" if extra
+                   else f"gives {len(positional)} positional arguments" if len(positional) < n else "")
+        if problem:
             captured = ", ".join([f"{n} positional"] + keys)
             raise TypeError(f"the model was exported with the arguments ({captured}) of forward{signature}; this call "
-                            + (f"lacks {missing}" if missing else f"gives tensors it was not exported with: {extra}"
-                               if extra else f"gives {len(positional)} positional arguments")
-                            + ". Call it as it was exported, or export again with these arguments.")
+                            f"{problem}. Call it as it was exported, or export again with these arguments.")
         return tuple(v for _, v in positional[:n]), {k: named[k] for k in keys}
 
     def run(self, *args: Any, **kwargs: Any) -> list[torch.Tensor]:

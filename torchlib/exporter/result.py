@@ -47,6 +47,20 @@ class StaleWeightsError(RuntimeError):
     """The model's weights changed after export: the exported model would mix old and new ones."""
 
 
+def snapshot(tensors: Any) -> list[tuple[torch.Tensor, torch.Tensor, int]]:
+    """(tensor, a copy, its version) of each tensor, for `put_back`."""
+    return [(t, t.detach().clone(), t._version) for t in tensors]
+
+
+def put_back(saved: list[tuple[torch.Tensor, torch.Tensor, int]]) -> None:
+    """Give each tensor its values and version counter of `snapshot` time: running the model
+    to compare (a training-mode batch norm writes its statistics) is no change of the user's,
+    and exported results of the module (`_WeightVersions`) stay valid."""
+    for t, value, version in saved:
+        t.detach().copy_(value)
+        torch._C._autograd._unsafe_set_version_counter((t,), (version,))
+
+
 class _WeightVersions:
     """Each weight of the exported program (parameters, buffers, constants) with torch's version
     counter and memory address at export time. The ONNX graph holds some weights as views of the
@@ -63,12 +77,6 @@ class _WeightVersions:
         state = {**getattr(ep, "state_dict", {}), **getattr(ep, "constants", {})}
         self.model = model
         self.recorded = {name: (t, t._version, t.data_ptr()) for name, t in state.items() if isinstance(t, torch.Tensor)}
-
-    def refresh(self, names: Any) -> None:
-        for name in names:
-            if name in self.recorded:
-                t = self.recorded[name][0]
-                self.recorded[name] = (t, t._version, t.data_ptr())
 
     def check(self, what: str) -> None:
         current = self.model.state_dict(keep_vars=True) if isinstance(self.model, torch.nn.Module) else {}
@@ -291,12 +299,10 @@ class ExportResult:
         # the buffers the program writes (a training-mode batch norm's running statistics) are
         # put back after torch's run: verifying must not change the user's model
         state = self.model.state_dict(keep_vars=True) if isinstance(self.model, torch.nn.Module) else {}
-        saved = {name: state[name].detach().clone() for name in self.written_inputs if name in state}
+        saved = snapshot(state[name] for name in self.written_inputs if name in state)
         with torch.no_grad():
             expected = self._graph_outputs(pytree.tree_leaves(self.model(*args, **kwargs)))
-            for name, value in saved.items():
-                state[name].copy_(value)
-        self._weights.refresh(saved)  # put back as they were: not a change of the user's
+            put_back(saved)
         names = [v.name for v in self.graph.outputs][len(self.written_inputs):]
         diffs = [compare(name, e, a) for name, e, a in zip(names, expected, actual)]
         if len(expected) != len(actual):

@@ -149,17 +149,19 @@ class GraphBuilder:
         self.graph.initializers[name] = v
         return v
 
-    def output(self, value: Any, name: str | None = None) -> Value:
+    def output(self, value: Any, name: str | None = None, *, exact: bool = True) -> Value:
         """Mark a value as a graph output, under `name` when given. A value that cannot carry
         the name (an input, an initializer, an output already, a value of an outer graph) is
-        passed through an Identity node."""
+        passed through an Identity node. With exact=False the name is a preference: when an
+        input, a weight or another output holds it, the output gets a free variant (`name_1`)."""
         complex_dtype = value.complex_dtype if isinstance(value, Value) else None
         if not isinstance(value, Value) or value.graph is not self.graph:
             with self:
                 value = self._as_value(value)
         needs_identity = value.graph is not self.graph or value.producer is None or value in self.graph.outputs
         if name is not None and value.name != name:
-            self._free_name(name)
+            if not self._free_name(name, exact):
+                name = self._root.unique(name)
             if needs_identity:
                 with self:
                     value = opset(self.opset).Identity(value)
@@ -174,28 +176,33 @@ class GraphBuilder:
         self.graph.outputs.append(value)
         return value
 
-    def _free_name(self, name: str) -> None:
+    def _free_name(self, name: str, exact: bool = True) -> bool:
         """Make `name` available: a node output that holds it is renamed (names matter only
-        when the graph is written). Inputs, weights and outputs keep theirs."""
+        when the graph is written). Inputs, weights and outputs keep theirs: then this raises,
+        or with exact=False returns False."""
         if name not in self._root.names:
-            return
+            return True
         graphs = [self._root_builder().graph] + [b.graph for b in self._root.subgraphs.values()]
         for graph in graphs:
             constants = [v for v in graph.initializers.values() if not v.is_parameter]
             for v in constants + [o for node in graph.nodes for o in node.outputs]:
                 if v.name == name:
                     if any(v is o for g in graphs for o in g.outputs):
+                        if not exact:
+                            return False
                         raise ValueError(f"the name {name!r} is already taken by a graph output")
                     v.name = self._root.unique(name)
                     if name in graph.initializers:
                         del graph.initializers[name]
                         graph.initializers[v.name] = v
-                    return
+                    return True
         for graph in graphs:
             for v in [*graph.inputs, *graph.initializers.values()]:
                 if v.name == name:
+                    if not exact:
+                        return False
                     raise ValueError(f"the name {name!r} is already taken by a graph input or weight")
-        # else a value that no graph holds any more (folded or dropped while tracing) had it
+        return True  # a value that no graph holds any more (folded or dropped while tracing) had it
 
     def _root_builder(self) -> GraphBuilder:
         b = self

@@ -6,7 +6,7 @@ where they are written:
 
 - `check_model(graph)` runs `onnx.checker` (full check) on the graph without its weights: large
   initializers stand as graph inputs of the same type, so the check holds at any model size.
-- `save_model(graph, path)` writes the model; above `ir.EXTERNAL_DATA_THRESHOLD` bytes of
+- `save_model(graph, path)` writes the model, atomically (temporary files renamed); above `ir.EXTERNAL_DATA_THRESHOLD` bytes of
   weights (or when asked) the large initializers stream, tensor by tensor, straight from their
   arrays to `<path>.data` next to the model, which references them by offset; an array mapped
   from a checkpoint (`weight_sources`) gives its pages back once written.
@@ -16,7 +16,9 @@ where they are written:
 
 from __future__ import annotations
 
+import contextlib
 import os
+import tempfile
 from typing import Any
 
 import numpy as np
@@ -86,30 +88,98 @@ def write_external_data(graph: Graph, layout: ExternalData, path: str) -> None:
             array = graph.initializers[name].numpy()
             f.write(ir.raw_bytes(array))
             release(array)  # a tensor mapped from a checkpoint leaves memory once written
+        _flush_to_disk(f)
 
 
 def save_model(graph: Graph, path: str | os.PathLike[str], external_data: bool | None = None, ir_version: int | None = None) -> str | None:
-    """Write the model to `path`. The large initializers go to `<path>.data` (in the same
-    directory) when `external_data` is True, or when it is None and the weights are over
-    `ir.EXTERNAL_DATA_THRESHOLD`. Returns the data file's path, or None. At no point are the
-    weights copied as a whole: they stream from their arrays."""
+    """Write the model to `path` (its folder is created when missing). The large initializers
+    go to `<path>.data` (in the same directory) when `external_data` is True, or when it is None
+    and the weights are over `ir.EXTERNAL_DATA_THRESHOLD`. Returns the data file's path, or None.
+    At no point are the weights copied as a whole: they stream from their arrays.
+
+    Atomic: the files are written under temporary names in the same folder, then renamed over
+    the old ones; when writing fails (a full disk), the model that was at `path` and its data
+    file are untouched and no temporary file is left. Saving inline over a model whose weights
+    were in `<path>.data` removes that file (only that one: other files are never deleted)."""
     path = os.fspath(path)
     too_large = is_too_large(graph)
     if external_data is None:
         external_data = too_large
-    if not external_data:
-        if too_large:
-            raise ModelTooLargeError(too_large_message(graph, f"save({path!r}, external_data=False)", "Save with external data."))
-        with open(path, "wb") as f:
-            f.writelines(graph.model_parts(ir_version))
-        return None
+    if not external_data and too_large:
+        raise ModelTooLargeError(too_large_message(graph, f"save({path!r}, external_data=False)", "Save with external data."))
+    directory = os.path.dirname(os.path.abspath(path))
+    os.makedirs(directory, exist_ok=True)
     location = os.path.basename(path) + ".data"
     data_path = os.path.join(os.path.dirname(path), location)
-    layout = external_layout(graph, location)
-    write_external_data(graph, layout, data_path)
-    with open(path, "wb") as f:
-        f.writelines(graph.model_parts(ir_version, external_data=layout))
-    return data_path
+    stale_data = not external_data and os.path.isfile(data_path) and _references(path, location)
+    layout = external_layout(graph, location) if external_data else None
+    temporaries: list[str] = []
+    try:
+        if layout is not None:
+            temporaries.append(_temporary_beside(data_path))
+            write_external_data(graph, layout, temporaries[-1])
+        temporaries.append(_temporary_beside(path))
+        with open(temporaries[-1], "wb") as f:
+            f.writelines(graph.model_parts(ir_version, external_data=layout))
+            _flush_to_disk(f)
+        if layout is not None:
+            os.replace(temporaries[0], data_path)
+        os.replace(temporaries[-1], path)
+    except BaseException:
+        for temporary in temporaries:
+            with contextlib.suppress(OSError):
+                os.remove(temporary)
+        raise
+    if stale_data:
+        with contextlib.suppress(OSError):
+            os.remove(data_path)
+    return data_path if layout is not None else None
+
+
+def _temporary_beside(path: str) -> str:
+    """A new empty file next to `path` (same folder, so that renaming it over `path` is atomic),
+    with the permissions a new file gets (mkstemp's are owner-only)."""
+    fd, temporary = tempfile.mkstemp(dir=os.path.dirname(os.path.abspath(path)), prefix=f".{os.path.basename(path)}.", suffix=".tmp")
+    try:
+        os.chmod(fd, 0o666 & ~_UMASK)
+    finally:
+        os.close(fd)
+    return temporary
+
+
+def _flush_to_disk(f: Any) -> None:
+    f.flush()
+    os.fsync(f.fileno())
+
+
+def _references(model_path: str, location: str) -> bool:
+    """True when the ONNX model at `model_path` keeps tensors in the external file `location`."""
+    try:
+        model = onnx.load(model_path, load_external_data=False)
+    except Exception:  # noqa: BLE001  (not a readable model: it references nothing we know of)
+        return False
+    return any(e.key == "location" and os.path.normpath(e.value) == location
+               for tensor in _tensors(model.graph) if tensor.data_location == onnx.TensorProto.EXTERNAL
+               for e in tensor.external_data)
+
+
+def _tensors(graph: onnx.GraphProto) -> Any:
+    """Every TensorProto of a graph: initializers and tensor attributes, subgraphs included."""
+    yield from graph.initializer
+    for node in graph.node:
+        for attribute in node.attribute:
+            yield from ([attribute.t] if attribute.HasField("t") else []) + list(attribute.tensors)
+            for subgraph in ([attribute.g] if attribute.HasField("g") else []) + list(attribute.graphs):
+                yield from _tensors(subgraph)
+
+
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+_UMASK = _umask()
 
 
 def check_model(graph: Graph, ir_version: int | None = None) -> None:

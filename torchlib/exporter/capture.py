@@ -30,6 +30,7 @@ import dataclasses
 import itertools
 import os
 import sys
+import threading
 import warnings
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -73,6 +74,33 @@ def capture(model: torch.nn.Module, args: tuple, kwargs: dict, dynamic_shapes: A
         "strict": (torch.export.export, {"strict": True}),
         "draft_export": (torch.export.draft_export, {}),
     }
+    with EXPORT_LOCK, _state_kept(model):
+        return _capture(model, args, kwargs, dynamic_shapes, size_one, attempts)
+
+
+# torch.export swaps a module's parameters and buffers for fake tensors while it traces, and
+# puts back what it finds afterwards: two captures of one module at once put back each other's
+# fakes, and the user's weights are gone. One export at a time (translation shares process-wide
+# state too: the builder pauses the garbage collector); `export` holds this lock throughout.
+EXPORT_LOCK = threading.RLock()
+
+
+@contextlib.contextmanager
+def _state_kept(model: Any) -> Iterator[None]:
+    """Puts back each parameter and buffer of `model` (the very objects it had) that capture
+    left replaced, whatever happened: the user's module never comes out changed."""
+    modules = list(model.modules()) if isinstance(model, torch.nn.Module) else []
+    saved = [(slots, name, t) for m in modules for slots in (m._parameters, m._buffers) for name, t in slots.items()]
+    try:
+        yield
+    finally:
+        for slots, name, t in saved:
+            if slots.get(name) is not t:
+                slots[name] = t
+
+
+def _capture(model: torch.nn.Module, args: tuple, kwargs: dict, dynamic_shapes: Any,
+             size_one: list[RequestedDim] | None, attempts: dict[str, Any]) -> Captured:
     failures: list[tuple[str, BaseException]] = []
     refinements: list[str] = []  # torch's suggested fixes applied to dynamic_shapes
     strategies = list(STRATEGIES)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import hashlib
 import importlib
 import importlib.util
 import inspect
@@ -94,7 +95,11 @@ def load_factory(spec: str) -> Callable[[], Any]:
 def _import_path(path: str) -> Any:
     if not os.path.isfile(path):
         raise UsageError(f"no file {path!r}")
-    name = os.path.splitext(os.path.basename(path))[0]
+    # under a private name of its own: a file named copy.py or json.py must not stand in for the
+    # standard library's module of that name (sys.modules is shared with torch)
+    stem = os.path.splitext(os.path.basename(path))[0]
+    digest = hashlib.sha1(os.path.abspath(path).encode()).hexdigest()[:8]
+    name = f"_torchlib_user_{digest}_{stem}"
     spec = importlib.util.spec_from_file_location(name, path)
     if spec is None or spec.loader is None:
         raise UsageError(f"cannot import {path!r} as a Python module")

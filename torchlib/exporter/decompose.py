@@ -16,7 +16,7 @@ from typing import Any
 import torch
 import torch.utils._pytree as pytree
 
-from torchlib.exporter.mutation import node_written_arguments
+from torchlib.exporter.mutation import functional_variant, is_inplace_view, node_written_arguments
 
 
 class NeedsWholeProgramDecomposition(Exception):
@@ -106,7 +106,8 @@ def decompose_view_write(node: torch.fx.Node, chain: list[torch.fx.Node], base: 
 
         for view in chain:
             args, kwargs = pytree.tree_map_only(torch.fx.Node, value, (view.args, view.kwargs))
-            values[view] = view.target(*args, **kwargs)
+            target = functional_variant(view.target) if is_inplace_view(view.target) else view.target
+            values[view] = target(*args, **kwargs)
         args, kwargs = pytree.tree_map_only(torch.fx.Node, value, (node.args, node.kwargs))
         return node.target(*args, **kwargs), [values[base]]
 

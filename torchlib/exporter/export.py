@@ -22,7 +22,7 @@ from graph_builder.optimizer import optimize as optimize_graph
 from graph_builder.optimizer.folding import BATCH_NORMS_LEFT
 from graph_builder.optimizer.quantization import WeightQuantization, check_opset, quantize_weights
 from torchlib.exporter import self_check
-from torchlib.exporter.capture import caller_level, capture
+from torchlib.exporter.capture import EXPORT_LOCK, caller_level, capture
 from torchlib.exporter.checkpoint import Weights, WeightsError, attached, meta_tensors
 from torchlib.exporter.decompose import (
     NeedsWholeProgramDecomposition,
@@ -33,7 +33,7 @@ from torchlib.exporter.dynamic_shapes import became_static
 from torchlib.exporter.dynamic_shapes import normalize as normalize_dynamic_shapes
 from torchlib.exporter.errors import ExportError
 from torchlib.exporter.explain import quiet_torch
-from torchlib.exporter.mutation import Aliases, functional_variant, written_nodes
+from torchlib.exporter.mutation import Aliases, functional_variant, is_inplace_view, written_nodes
 from torchlib.exporter.onnxscript_functions import adapt as adapt_function
 from torchlib.exporter.result import ExportResult
 from torchlib.exporter.source import module_class, module_path, source_line
@@ -125,7 +125,7 @@ def export(
     """
     # with room on CPython's frame stack: torch.export's deep dispatch otherwise thrashes its
     # chunks at some caller depths (up to 2.5x slower capture; see stack_room.py)
-    with onnx_exporting():
+    with EXPORT_LOCK, onnx_exporting():  # one export at a time (see capture.py)
         return with_stack_room(_export, model, args, kwargs, dynamic_shapes, opset, input_names, output_names,
                                functions, optimize, weights, weight_quantization, check, exact_nan)
 
@@ -204,7 +204,10 @@ def _export(model: torch.nn.Module | torch.export.ExportedProgram, args: Any, kw
         timings["translate"] = time.perf_counter() - t - timings.get("decompositions", 0.0)
         notes.extend(_static_dims(graph, requested, strategy, refinements, bool(reason)))
         result = ExportResult(graph, model, ep, timings, notes + diagnostics, strategy)
-        if sample is not None:
+        if sample is not None and quantization is not None:
+            checked = ("skipped for the ONNX model: weight_quantization changes its numbers by design "
+                       "(bench/bench_quantize.py measures by how much)")
+        elif sample is not None:
             t = time.perf_counter()
             sample.check_onnx(result, ep, strategy)
             timings["self_check"] += time.perf_counter() - t
@@ -342,14 +345,15 @@ def translate(
             outputs = pytree.tree_leaves(_map_args(node.args[0], env))
             written = _written_outputs(ctx, specs)
             for name, value in written:
-                g.output(value, f"{name}_updated")
+                g.output(value, f"{name}_updated", exact=False)
             for i, value in enumerate(outputs):
-                if isinstance(value, Value):
+                if isinstance(value, Value):  # the user's name, else the FX node's when it is free
                     name = node.args[0][i].name if i < len(node.args[0]) and hasattr(node.args[0][i], "name") else None
                     if isinstance(pytree.tree_leaves(node.args[0])[i].meta.get("val"), torch.SymFloat):
                         with g:  # a SymFloat (DOUBLE inside the graph) is a float32 output, as torch.onnx gives it
                             value = op.Cast(value, to=types.FLOAT.onnx)
-                    g.output(value, onnx_names.get(f"output {i}", name))
+                    given = onnx_names.get(f"output {i}")
+                    g.output(value, given or name, exact=given is not None)
             g.graph.metadata["torchlib.feeds"] = _feeds_of(ep)
             written_names = [name for name, _ in written] or [
                 s.target for s in ep.graph_signature.output_specs if s.kind.name != "USER_OUTPUT"]
@@ -461,8 +465,8 @@ def _call(g: GraphBuilder, node: Any, registry: Registry, env: dict, renames: di
                 env[name.name] = result
         return _conform(result, val, renames, _name_of(node.target), diagnostics)
     target = node.target
-    if written and target not in registry:
-        target = functional_variant(target) or target  # add_.Tensor -> add.Tensor
+    if target not in registry and (written or is_inplace_view(target)):
+        target = functional_variant(target) or target  # add_.Tensor -> add.Tensor, squeeze_.dim -> squeeze.dim
     if target not in registry or (written and target is node.target and len(written) > 1):
         result = _call_decomposed(g, node, registry, env, renames, diagnostics, ctx)
         return _conform(result, val, renames, _name_of(node.target), diagnostics)

@@ -49,6 +49,8 @@ _UNMARKED_STATS_WRITES = {
 def node_written_arguments(node: torch.fx.Node) -> list[tuple[int, str]]:
     """(position, name) of each argument this call writes: the schema's `Tensor(a!)` ones, and
     the running statistics of a training-mode batch norm (`_UNMARKED_STATS_WRITES`)."""
+    if is_inplace_view(node.target):
+        return []
     found = written_arguments(node.target)
     schema = getattr(node.target, "_schema", None)
     flag = _UNMARKED_STATS_WRITES.get(schema.name) if schema is not None else None
@@ -85,6 +87,17 @@ def functional_variant(target: Any) -> Any:
     if [a.name for a in overload._schema.arguments] != [a.name for a in schema.arguments]:
         return None
     return overload
+
+
+def is_inplace_view(target: Any) -> bool:
+    """An in-place op that changes only the view of its argument, not its data (`squeeze_`,
+    `unsqueeze_`, `t_`, `transpose_`: torch's `inplace_view` tag) and whose functional variant
+    is the view op (`squeeze`): it makes a new view of the same tensor and writes nothing."""
+    if torch.Tag.inplace_view not in getattr(target, "tags", ()):
+        return False
+    functional = functional_variant(target)
+    returns = functional._schema.returns if functional is not None else []
+    return bool(returns) and returns[0].alias_info is not None
 
 
 def written_nodes(node: torch.fx.Node) -> list[torch.fx.Node]:
@@ -144,7 +157,7 @@ class Aliases:
                 if isinstance(arg, torch.fx.Node):
                     if schema.returns[0].type.kind() == "ListType":
                         self._view_lists.add(node)
-                    return arg, a.alias_info.is_write
+                    return arg, a.alias_info.is_write and not is_inplace_view(node.target)
         return None, True
 
     def problem(self, node: torch.fx.Node, written: torch.fx.Node) -> str | None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import os
 from typing import Any
 
@@ -42,6 +43,59 @@ class OutputDiff:
         return self.dtype_ok and self.shape_ok and (self.max_abs <= atol * self.scale or self.max_rel <= rtol)
 
 
+class StaleWeightsError(RuntimeError):
+    """The model's weights changed after export: the exported model would mix old and new ones."""
+
+
+def snapshot(tensors: Any) -> list[tuple[torch.Tensor, torch.Tensor, int]]:
+    """(tensor, a copy, its version) of each tensor, for `put_back`."""
+    return [(t, t.detach().clone(), t._version) for t in tensors]
+
+
+def put_back(saved: list[tuple[torch.Tensor, torch.Tensor, int]]) -> None:
+    """Give each tensor its values and version counter of `snapshot` time: running the model
+    to compare (a training-mode batch norm writes its statistics) is no change of the user's,
+    and exported results of the module (`_WeightVersions`) stay valid."""
+    for t, value, version in saved:
+        t.detach().copy_(value)
+        torch._C._autograd._unsafe_set_version_counter((t,), (version,))
+
+
+class _WeightVersions:
+    """Each weight of the exported program (parameters, buffers, constants) with torch's version
+    counter and memory address at export time. The ONNX graph holds some weights as views of the
+    parameters (they follow later changes) and some as constants computed from them at export
+    (BatchNorm folded into a Conv: they do not), so after a change it would give neither torch's
+    old answer nor its new one. Running or saving it then refuses, naming the weight.
+
+    Caught: in-place writes (`with torch.no_grad(): p.add_(1)`, `p.copy_(...)`, optimizer steps,
+    `load_state_dict`), `p.data = t`, and a parameter or buffer replaced in the module. Not
+    caught: in-place writes through `p.data` (`p.data.add_(1)`), which torch does not count
+    either (`.data` has a version counter of its own); export again after those."""
+
+    def __init__(self, model: Any, ep: Any):
+        state = {**getattr(ep, "state_dict", {}), **getattr(ep, "constants", {})}
+        self.model = model
+        self.recorded = {name: (t, t._version, t.data_ptr()) for name, t in state.items() if isinstance(t, torch.Tensor)}
+
+    def check(self, what: str) -> None:
+        current = self.model.state_dict(keep_vars=True) if isinstance(self.model, torch.nn.Module) else {}
+        for name, (t, version, address) in self.recorded.items():
+            if name in current and current[name] is not t:
+                change = "was replaced in the module by another tensor"
+            elif t._version != version:
+                change = "was written in place (load_state_dict, an optimizer step, p.add_(...) under no_grad)"
+            elif t.data_ptr() != address:
+                change = "has new data (p.data = ...)"
+            else:
+                continue
+            raise StaleWeightsError(
+                f"{what}: the weight {name!r} {change} after export. The exported model holds some weights as "
+                "they were at export (folded into other ops) and reads others from the module, so it would give "
+                "neither the old answer nor the new one. Export the model again to use the new weights "
+                "(torchlib.export(model, args)).")
+
+
 class ExportResult:
     """The exported model. `graph` is the checked ONNX graph; its initializers are views of the
     model's parameters (no copy of the weights is made by export). Bytes are made only when
@@ -61,6 +115,7 @@ class ExportResult:
         self.self_check = "not run"  # what export's self-check on the sample found, or why it did not run
         self._session: ort.InferenceSession | None = None
         self._model_proto: onnx.ModelProto | None = None
+        self._weights = _WeightVersions(model, exported_program)
 
     @property
     def model_proto(self) -> onnx.ModelProto:
@@ -74,6 +129,7 @@ class ExportResult:
                     "onnxruntime.InferenceSession(path) read both), result(...) and result.verify(...) (they run "
                     "without a ModelProto), or result.graph.",
                 ))  # fmt: skip
+            self._weights.check("ExportResult.model_proto")
             self._model_proto = onnx.ModelProto.FromString(self.graph.to_model_bytes())
         return self._model_proto
 
@@ -92,7 +148,9 @@ class ExportResult:
     def save(self, path: str | os.PathLike[str], external_data: bool | None = None) -> str | None:
         """Write the model; the weights stream to `<path>.data` next to it when they are over
         2 GB (`graph_builder.ir.EXTERNAL_DATA_THRESHOLD`) or when external_data=True. Returns
-        the data file's path, or None."""
+        the data file's path, or None. Atomic: when writing fails, what was at `path` stays.
+        Raises StaleWeightsError when the model's weights changed since export."""
+        self._weights.check("save()")
         return weights.save_model(self.graph, path, external_data)
 
     def session(self, threads: int = 0) -> ort.InferenceSession:
@@ -106,6 +164,7 @@ class ExportResult:
         return self._session
 
     def _feeds(self, args: tuple, kwargs: dict) -> dict[str, np.ndarray]:
+        args, kwargs = self._bind(args, kwargs)
         leaves = pytree.tree_leaves((args, kwargs))
         kinds = self.graph.metadata.get("torchlib.feeds", "")
         if len(kinds) == len(leaves) and "i" in kinds:  # Python ints marked dynamic are INT64 scalar inputs
@@ -116,9 +175,55 @@ class ExportResult:
             raise ValueError(f"the model takes {len(names)} tensor inputs ({names}), got {len(leaves)}")
         return {n: real_view(torch_to_numpy(x)) if x.is_complex() else torch_to_numpy(x) for n, x in zip(names, leaves)}
 
+    def _bind(self, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
+        """The call's arguments in the layout the program was captured with (its first n
+        arguments positional, then its keywords in capture order), bound to forward's parameters
+        by name as Python binds them: `result(b=b, a=a)` is `result(a, b)`, whatever the order."""
+        in_spec = getattr(getattr(self.exported_program, "call_spec", None), "in_spec", None)
+        forward = getattr(self.model, "forward", None)
+        if in_spec is None or forward is None or in_spec.num_children != 2:
+            return args, kwargs
+        captured_args, captured_kwargs = in_spec.children()
+        keys = list(captured_kwargs.context or [])
+        try:
+            signature = inspect.signature(forward)
+        except (TypeError, ValueError):  # no Python signature: keywords are still bound by name
+            return args, {k: kwargs[k] for k in keys if k in kwargs}
+        try:
+            bound = signature.bind(*args, **kwargs)
+        except TypeError as e:
+            raise TypeError(f"the exported model takes the arguments of forward{signature}: {e}") from None
+        given = set(bound.arguments)
+        bound.apply_defaults()
+        positional: list[tuple[str | None, Any]] = []
+        named: dict[str, Any] = {}
+        for name, param in signature.parameters.items():
+            value = bound.arguments.get(name)
+            if param.kind in (param.POSITIONAL_ONLY, param.POSITIONAL_OR_KEYWORD):
+                positional.append((name, value))
+            elif param.kind is param.VAR_POSITIONAL:
+                positional.extend((None, v) for v in value or ())
+            elif param.kind is param.KEYWORD_ONLY:
+                named[name] = value
+            else:  # **kwargs: every name in it was given
+                named.update(value or {})
+                given.update(value or {})
+        n = captured_args.num_children
+        named.update({name: value for name, value in positional[n:] if name is not None})
+        missing = [k for k in keys if k not in named]
+        extra = [k for k, v in named.items() if k not in keys and k in given and isinstance(v, torch.Tensor)]
+        problem = (f"lacks {missing}" if missing else f"gives tensors it was not exported with: {extra}" if extra
+                   else f"gives {len(positional)} positional arguments" if len(positional) < n else "")
+        if problem:
+            captured = ", ".join([f"{n} positional"] + keys)
+            raise TypeError(f"the model was exported with the arguments ({captured}) of forward{signature}; this call "
+                            f"{problem}. Call it as it was exported, or export again with these arguments.")
+        return tuple(v for _, v in positional[:n]), {k: named[k] for k in keys}
+
     def run(self, *args: Any, **kwargs: Any) -> list[torch.Tensor]:
         """Run in onnxruntime; the graph's outputs as a flat list of torch tensors, in order
         (complex outputs, carried as real views in the graph, come back complex)."""
+        self._weights.check("calling the exported model")
         results = run_session(self.session(), self._feeds(args, kwargs))
         complex_outputs = [COMPLEX_KEY in v.metadata for v in self.graph.outputs]
         return [numpy_to_torch(complex_from_real_view(r) if c else r) for r, c in zip(results, complex_outputs)]
@@ -194,11 +299,10 @@ class ExportResult:
         # the buffers the program writes (a training-mode batch norm's running statistics) are
         # put back after torch's run: verifying must not change the user's model
         state = self.model.state_dict(keep_vars=True) if isinstance(self.model, torch.nn.Module) else {}
-        saved = {name: state[name].detach().clone() for name in self.written_inputs if name in state}
+        saved = snapshot(state[name] for name in self.written_inputs if name in state)
         with torch.no_grad():
             expected = self._graph_outputs(pytree.tree_leaves(self.model(*args, **kwargs)))
-            for name, value in saved.items():
-                state[name].copy_(value)
+            put_back(saved)
         names = [v.name for v in self.graph.outputs][len(self.written_inputs):]
         diffs = [compare(name, e, a) for name, e, a in zip(names, expected, actual)]
         if len(expected) != len(actual):

@@ -38,7 +38,7 @@ import torch
 import torch.utils._pytree as pytree
 from torch.fx.experimental.symbolic_shapes import optimization_hint
 
-from torchlib.exporter.result import ExportResult, OutputDiff, compare
+from torchlib.exporter.result import ExportResult, OutputDiff, compare, put_back, snapshot
 from torchlib.exporter.subgraph import all_nodes
 
 MAX_PARAMETERS = 50_000_000
@@ -123,15 +123,14 @@ class Sample:
     def _run(self, function: Any, seed: int = 0) -> list[_Output]:
         """function(copy of the sample), with the model's buffers put back after (a program captured
         for training writes buffers in place, with no trace in its signature)."""
-        saved = [(b, b.detach().clone()) for b in self.model.buffers()]
+        saved = snapshot(self.model.buffers())
         args, kwargs = pytree.tree_map_only(torch.Tensor, lambda t: t.clone(), (self.args, self.kwargs))
         try:
             with torch.no_grad(), torch.random.fork_rng(devices=[]):  # the user's random state is kept
                 torch.manual_seed(seed)
                 out = function(*args, **kwargs)
         finally:
-            for buffer, value in saved:
-                buffer.detach().copy_(value)
+            put_back(saved)
         leaves, _ = pytree.tree_flatten_with_path(out)
         return [_Output(pytree.keystr(path), v, False) if isinstance(v, torch.Tensor) else
                 _Output(pytree.keystr(path), torch.tensor(v), True) for path, v in leaves if isinstance(v, (torch.Tensor, int, float))]

@@ -26,8 +26,9 @@ QUICK = {
     "python bench/bench_latency.py": ["--models", "cnn", "--runs", "10"],
     "python bench/bench_capture.py": ["--repeat", "1", "--models", "mlp"],
 }
-# Commands not run here: installing (CI does it first) and the test suite itself.
-NOT_RUN = ("pip install", "python -m pytest")
+# Commands not run here: installing (CI does it first), the test suite itself, and the
+# compatibility runner (it builds a venv from the registry and runs the suite in it).
+NOT_RUN = ("pip install", "python -m pytest", "python tools/compat.py")
 
 
 def _commands() -> list[str]:

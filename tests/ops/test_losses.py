@@ -129,6 +129,7 @@ def test_margin_ranking_and_hinge(dtype, reduction):
 
 # -- linear_cross_entropy's chunked kernels (torch.ops.torch_nn.*) -------------------------------
 LCE = torch.ops.torch_nn
+needs_lce = pytest.mark.skipif(not L.HAS_LINEAR_CROSS_ENTROPY, reason="torch < 2.13 has no torch.ops.torch_nn linear_cross_entropy ops")
 LCE_DTYPES = [torch.float32, torch.float64, torch.bfloat16]
 
 
@@ -148,6 +149,7 @@ def _lce_args(dtype, bias, weighted, ignore_index, n=7, f=5, c=6):
 @pytest.mark.parametrize("bias", [False, True])
 @pytest.mark.parametrize("weighted", [False, True])
 @pytest.mark.parametrize("ignore_index", [-100, 3])
+@needs_lce
 def test_linear_cross_entropy_batch_chunked(dtype, reduction, bias, weighted, ignore_index):
     x, lw, target, lb, w, acc = _lce_args(dtype, bias, weighted, ignore_index)
     for grads in [(True, True, bias), (False, False, False), (True, False, False)]:
@@ -159,12 +161,14 @@ def test_linear_cross_entropy_batch_chunked(dtype, reduction, bias, weighted, ig
 @pytest.mark.parametrize("bias", [False, True])
 @pytest.mark.parametrize("weighted", [False, True])
 @pytest.mark.parametrize("ignore_index", [-100, 3])
+@needs_lce
 def test_linear_cross_entropy_batch_chunked_no_reduction(dtype, bias, weighted, ignore_index):
     x, lw, target, lb, w, acc = _lce_args(dtype, bias, weighted, ignore_index)
     args = (x, lw, target, lb, w, ignore_index, 2, "balanced", acc)
     check(L.torch_nn__linear_cross_entropy_batch_chunked_no_reduction, LCE._linear_cross_entropy_batch_chunked_no_reduction.default, *args, **_tol(dtype))
 
 
+@needs_lce
 def test_linear_cross_entropy_batch_chunked_all_ignored_and_refused():
     x, lw, target, lb, w, acc = _lce_args(torch.float32, True, True, -100)
     ignored = torch.full_like(target, 4)  # mean over no weight: NaN loss and gradients, as torch
@@ -184,6 +188,7 @@ def test_linear_cross_entropy_batch_chunked_all_ignored_and_refused():
 @pytest.mark.parametrize("dtype", LCE_DTYPES, ids=str)
 @pytest.mark.parametrize("weighted", [False, True])
 @pytest.mark.parametrize("rows", [0, 1, 3])
+@needs_lce
 def test_linear_cross_entropy_batch_chunked_longer_target(dtype, weighted, rows):
     """The fuzz pass's [empty] / [size1] repros: torch does not check that target has the
     input's N rows. Its chunk loop reads target's first N rows only; the "mean" denominator is
@@ -201,6 +206,7 @@ def test_linear_cross_entropy_batch_chunked_longer_target(dtype, weighted, rows)
         L.torch_nn__linear_cross_entropy_batch_chunked_no_reduction(x, lw, target[:rows], lb, w, 3, 2, "balanced", acc)
 
 
+@needs_lce
 def test_linear_cross_entropy_batch_chunked_longer_target_dynamic():
     """The same with dynamic sizes: target sliced to the input's rows at run time, NaN mean for none."""
     from torchlib.testing import run_dynamic

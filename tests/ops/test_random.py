@@ -104,6 +104,17 @@ def test_randint(dtype):
         R.aten_randint_low(3, 3, [2])
 
 
+def test_randint_bool():
+    """torch draws bools from bounds within [0, 2) and refuses wider ones."""
+    for y in both(R.aten_randint, 2, [N], dtype=torch.bool):
+        assert y.dtype == torch.bool and set(y.tolist()) == {False, True}
+    torch.randint(0, 2, (1,), dtype=torch.bool)  # torch accepts it too
+    with pytest.raises(RuntimeError, match="out of bounds for bool"):
+        torch.randint(0, 3, (1,), dtype=torch.bool)
+    with pytest.raises(ValueError, match="out of bounds for bool"):
+        R.aten_randint(3, [2], dtype=torch.bool)
+
+
 @pytest.mark.parametrize("dtype", [torch.int64, torch.int32, torch.float32], ids=str)
 def test_randint_like(dtype):
     x = torch.zeros(N, dtype=dtype)

@@ -18,6 +18,8 @@ from typing import Any
 
 import torch
 
+from torchlib.torch_version import torch_matches
+
 MODES = ("eager", "traced")
 
 # The dtypes the harness runs, in report order. Complex variants (registered with complex=True)
@@ -109,6 +111,7 @@ class Skip:
     samples: Sequence[int] | None = None
     when: Callable[[Any], bool] | None = None
     opinfo: str | None = None
+    torch_version: str | None = None
 
     def matches(self, dtype: torch.dtype, index: int, sample: Any, source: str = "") -> bool:
         return _matches(self, dtype, index, sample, source)
@@ -123,7 +126,7 @@ class TorchLessAccurate:
     largest error against that result is at most torch's (the message gives both errors);
     otherwise it fails. A matching sample that passes the comparison with torch passes.
 
-    dtypes, samples, when, mode, opinfo: as for XFail."""
+    dtypes, samples, when, mode, opinfo, torch_version: as for XFail."""
 
     dtypes: Sequence[torch.dtype] | None = None
     samples: Sequence[int] | None = None
@@ -131,6 +134,7 @@ class TorchLessAccurate:
     mode: str | None = None
     opinfo: str | None = None
     reason: str = "torch is less accurate than we are"
+    torch_version: str | None = None
 
     def matches(self, dtype: torch.dtype, index: int, sample: Any, mode: str, source: str = "") -> bool:
         return (self.mode is None or self.mode == mode) and _matches(self, dtype, index, sample, source)
@@ -142,7 +146,10 @@ class XFail:
 
     dtypes: only these dtypes (None: all); samples: only these sample indices (None: all);
     when: only samples for which when(sample) is true; mode: "eager" or "traced" (None: both);
-    opinfo: only samples of this OpInfo ("name" or "name.variant"; None: all).
+    opinfo: only samples of this OpInfo ("name" or "name.variant"; None: all);
+    torch_version: only on the installed torch versions this condition names (">=2.14", "<2.14"; see
+    torchlib/torch_version.py), for an expectation that holds only where torch's own kernel
+    behaves so (None: every version in the support window).
     Strict: a matching sample that passes is an unexpected pass and fails the run."""
 
     reason: str
@@ -151,6 +158,7 @@ class XFail:
     when: Callable[[Any], bool] | None = None
     mode: str | None = None
     opinfo: str | None = None
+    torch_version: str | None = None
 
     def __post_init__(self) -> None:
         if self.mode not in (None, *MODES):
@@ -162,6 +170,8 @@ class XFail:
 
 def _matches(rule: Skip | XFail | TorchLessAccurate, dtype: torch.dtype, index: int, sample: Any, source: str) -> bool:
     if rule.opinfo is not None and rule.opinfo != source:
+        return False
+    if rule.torch_version is not None and not torch_matches(rule.torch_version):
         return False
     if rule.dtypes is not None and dtype not in rule.dtypes:
         return False
@@ -223,6 +233,8 @@ class Entry:
               count the samples of one OpInfo (or of `samples`) from 0, before routing.
     reason:   for a function that is not run at all: why (must be given when there are
               neither OpInfos nor samples).
+    torch_version: a version condition (">=2.13") for a function that is registered only on those
+              torch versions (an op torch added); elsewhere the table leaves the entry out.
     """
 
     function: str
@@ -242,6 +254,7 @@ class Entry:
     xfail: Sequence[XFail | TorchLessAccurate] = ()
     skip: Sequence[Skip] = ()
     reason: str = ""
+    torch_version: str | None = None
 
     def __post_init__(self) -> None:
         if self.compare not in ("values", "shape"):

@@ -8,11 +8,13 @@ torch infers it from the fill value or the arange bounds.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+import torch
 
 from graph_builder import op
 from graph_builder.ir import Value
@@ -197,6 +199,16 @@ def _check_bounds(start: Any, end: Any, step: Any) -> None:
         raise ValueError(f"aten::arange: upper bound and lower bound inconsistent with step sign ({start}, {end}, {step})")
 
 
+@functools.cache
+def _int64_arange_counts_in_double() -> bool:
+    """Whether the installed torch counts an int64 arange like every other dtype, ceil((end -
+    start) / step) in double, then start + i * step on the truncated bounds (torch 2.14 on:
+    arange(0, 5, 2.5) is [0, 2]), or truncates the bounds to int64 first and counts those (2.13
+    and earlier: [0, 2, 4]). A probe of torch's kernel, so the function follows the torch it
+    exports for."""
+    return torch.arange(0, 5, 2.5, dtype=torch.int64).numel() == 2
+
+
 def _arange(start: Any, end: Any, step: Any, dtype: DType | None) -> Value:
     """start + i * step, computed in int64 for integer results and in double for floating ones
     (torch accumulates in its acc type and rounds once), so no error accumulates along the range."""
@@ -205,7 +217,7 @@ def _arange(start: Any, end: Any, step: Any, dtype: DType | None) -> Value:
     if dtype is BOOL:
         raise TypeError("aten::arange is not implemented for bool (torch raises too)")
     _check_bounds(start, end, step)
-    if dtype is INT64:  # torch truncates the bounds to int64 and counts exactly, as Range does
+    if dtype is INT64 and not _int64_arange_counts_in_double():  # truncate, count exactly as Range does
         return op.Range(_to_int(start), _to_int(end), _to_int(step))
     index = op.Range(0, _arange_size(start, end, step), 1)
     if dtype.is_floating:

@@ -14,7 +14,6 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-import torch.nn.modules.linear_cross_entropy  # noqa: F401  (defines torch.ops.torch_nn)
 
 from graph_builder import op
 from graph_builder.ir import Value
@@ -24,6 +23,12 @@ from torchlib.ops._kernels import OPMATH, like, run_supported
 from torchlib.ops.elementwise import log1p
 from torchlib.promotion import DEFAULT, DEFAULT_FLOAT, elementwise
 from torchlib.registry import aten_op
+
+try:  # torch >= 2.13: the module defines the torch.ops.torch_nn custom ops
+    import torch.nn.modules.linear_cross_entropy  # noqa: F401
+    HAS_LINEAR_CROSS_ENTROPY = True
+except ModuleNotFoundError:  # older torch has no such ops: their functions are not registered
+    HAS_LINEAR_CROSS_ENTROPY = False
 
 _REDUCTIONS = {0: "none", 1: "mean", 2: "sum"}
 
@@ -238,6 +243,12 @@ def aten_hinge_embedding_loss(self: TFloat, target: TFloat, margin: float = 1.0,
 
 
 # -- linear_cross_entropy (the chunked custom ops of torch.nn.functional.linear_cross_entropy) ----
+def _torch_nn_op(name: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """aten_op(name) where the installed torch has torch.nn's linear_cross_entropy ops (2.13 on);
+    before that the function stays unregistered: no graph can contain its op."""
+    return aten_op(name) if HAS_LINEAR_CROSS_ENTROPY else (lambda fn: fn)
+
+
 _LCE_REDUCTIONS = {"none": 0, "mean": 1, "sum": 2}
 
 
@@ -293,7 +304,7 @@ def _lce_empties(input: Value) -> list[Value]:
     return [empty, op.Identity(empty), op.Reshape(empty, [0], allowzero=1)]
 
 
-@aten_op("torch_nn::_linear_cross_entropy_batch_chunked")
+@_torch_nn_op("torch_nn::_linear_cross_entropy_batch_chunked")
 def torch_nn__linear_cross_entropy_batch_chunked(
     input: TFloat,
     linear_weight: TFloat,
@@ -355,7 +366,7 @@ def torch_nn__linear_cross_entropy_batch_chunked(
     return op.Cast(loss, to=dtype.onnx), grads[0], grads[1], grads[2]
 
 
-@aten_op("torch_nn::_linear_cross_entropy_batch_chunked_no_reduction")
+@_torch_nn_op("torch_nn::_linear_cross_entropy_batch_chunked_no_reduction")
 def torch_nn__linear_cross_entropy_batch_chunked_no_reduction(
     input: TFloat,
     linear_weight: TFloat,

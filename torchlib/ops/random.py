@@ -120,10 +120,15 @@ def aten_randn_like(
 def _randint(low: Any, high: Any, shape: Any, dtype: DType) -> Value:
     """Integers uniform in [low, high): floor(low + U * (high - low)) in float64, clamped below
     high against rounding."""
-    if dtype is BOOL or not (dtype.is_integer or dtype.is_floating):
+    if not (dtype.is_integer or dtype.is_floating or dtype is BOOL):
         raise TypeError(f"aten::randint: unsupported dtype {dtype}")
     if isinstance(low, int) and isinstance(high, int) and high <= low:
         raise ValueError(f"aten::randint: low ({low}) must be less than high ({high})")
+    if dtype is BOOL:  # torch draws bools from bounds within [0, 2) and raises for others
+        if not (isinstance(low, int) and isinstance(high, int)):
+            raise TypeError("aten::randint into bool needs constant bounds (torch checks them against [0, 2))")
+        if low < 0 or high > 2:
+            raise ValueError(f"aten::randint: [{low}, {high}) is out of bounds for bool (torch raises too); use bounds within [0, 2)")
 
     def as_double(v: Any) -> Any:
         return op.Cast(v, to=DOUBLE.onnx) if isinstance(v, Value) else float(v)

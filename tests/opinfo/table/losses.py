@@ -24,8 +24,8 @@ ENTRIES = [
     Entry('aten_nll_loss_forward', opinfo=['nn.functional.nll_loss', 'nn.functional.cross_entropy']),
     # OpInfo samples do not require grad: they reach the op with compute_*_grad False (the loss and
     # the empty gradients); tests/ops/test_losses.py checks the gradient outputs against torch.
-    Entry('torch_nn__linear_cross_entropy_batch_chunked', opinfo=[('nn.functional.linear_cross_entropy', 'chunked')]),
-    Entry('torch_nn__linear_cross_entropy_batch_chunked_no_reduction', opinfo=[('nn.functional.linear_cross_entropy', 'chunked_none')]),
+    Entry('torch_nn__linear_cross_entropy_batch_chunked', opinfo=[('nn.functional.linear_cross_entropy', 'chunked')], torch_version='>=2.13'),
+    Entry('torch_nn__linear_cross_entropy_batch_chunked_no_reduction', opinfo=[('nn.functional.linear_cross_entropy', 'chunked_none')], torch_version='>=2.13'),
     Entry('aten_smooth_l1_loss', opinfo=['nn.functional.smooth_l1_loss']),
     Entry('aten_soft_margin_loss', opinfo=['nn.functional.soft_margin_loss'], xfail=[
         XFail("torch's float16 kernel computes exp(-target * self) in float16, which overflows to inf; this computes in float32 and gives the finite loss", dtypes=[torch.float16], samples=[1, 2, 3, 4, 5]),

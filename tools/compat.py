@@ -1,0 +1,119 @@
+"""Run the default test suite and the demo on one combination of torch, onnx, onnxruntime,
+numpy and Python, in a venv built for it from the package registry.
+
+    python tools/compat.py --torch 2.11.0
+    python tools/compat.py --torch 2.10.0 --onnxruntime 1.22.0 --onnx 1.18.0 --numpy 1.26.4
+    python tools/compat.py --torch 2.14.1 --python /path/to/python3.12
+
+torch is always pinned (pip never picks a torch here). onnx, onnxruntime and numpy are pinned
+when given, else pip picks them for that torch (within pyproject.toml's bounds). The test tools
+follow constraints.txt; its torch/onnx/onnxruntime/numpy pins are left out. The project is
+installed editable from this checkout, so a cached venv always tests the code in front of you.
+
+Venvs are kept under --cache (default $TORCHLIB_COMPAT_CACHE or ~/.cache/torchlib-compat), one per
+combination; a second run reuses it. Delete them there when done (a CUDA build of torch is
+several GB). The last line printed is the summary for the README's support table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import re
+import shlex
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+STACK = ("torch", "onnx", "onnxruntime", "numpy")
+VERSIONS = (
+    "import json, platform, numpy, onnx, onnxruntime, torch; "
+    "print(json.dumps({'python': platform.python_version(), 'torch': torch.__version__, 'onnx': onnx.__version__, "
+    "'onnxruntime': onnxruntime.__version__, 'numpy': numpy.__version__}))"
+)
+
+
+def _run(cmd: list[str], **kwargs) -> subprocess.CompletedProcess:
+    print("+", shlex.join(cmd), flush=True)
+    return subprocess.run(cmd, **kwargs)
+
+
+def _venv(args: argparse.Namespace, py_version: str) -> Path:
+    name = f"py{py_version}-torch{args.torch}"
+    for package, flag in (("onnx", "onnx"), ("onnxruntime", "ort"), ("numpy", "np")):
+        if getattr(args, package):
+            name += f"-{flag}{getattr(args, package)}"
+    return Path(args.cache).expanduser() / name
+
+
+def _constraints_without_stack() -> str:
+    """constraints.txt less the pins of the stack under test, as a temporary file."""
+    lines = [line for line in (ROOT / "constraints.txt").read_text().splitlines()
+             if re.split(r"[=<>!~ ]", line.strip(), maxsplit=1)[0].lower() not in STACK]
+    handle = tempfile.NamedTemporaryFile("w", suffix="-constraints.txt", delete=False)
+    handle.write("\n".join(lines) + "\n")
+    handle.close()
+    return handle.name
+
+
+def _counts(output: str) -> dict[str, int]:
+    """pytest's closing line ("12 failed, 11790 passed, 40 skipped, 30 xfailed in 300.1s")."""
+    closing = [line for line in output.splitlines() if re.search(r"\d+ (passed|failed)", line) and " in " in line]
+    if not closing:
+        return {}
+    return {kind: int(n) for n, kind in re.findall(r"(\d+) (passed|failed|skipped|xfailed|xpassed|errors?)", closing[-1])}
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--torch", required=True, help="exact torch version, e.g. 2.11.0")
+    parser.add_argument("--onnx", help="exact onnx version (default: pip's pick)")
+    parser.add_argument("--onnxruntime", help="exact onnxruntime version (default: pip's pick)")
+    parser.add_argument("--numpy", help="exact numpy version (default: pip's pick)")
+    parser.add_argument("--python", default=sys.executable, help="the interpreter the venv is made from (default: this one)")
+    parser.add_argument("--cache", default=os.environ.get("TORCHLIB_COMPAT_CACHE", "~/.cache/torchlib-compat"), help="where the venvs are kept")
+    parser.add_argument("--workers", default="2", help="pytest -n (default 2)")
+    parser.add_argument("--junit", help="also write pytest's JUnit XML here (to list the failures)")
+    args = parser.parse_args(argv)
+
+    py_version = subprocess.run([args.python, "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
+                                check=True, capture_output=True, text=True).stdout.strip()
+    venv = _venv(args, py_version)
+    python = str(venv / "bin" / "python")
+    if not venv.exists():
+        _run([args.python, "-m", "venv", str(venv)], check=True)
+    pins = [f"torch=={args.torch}"] + [f"{p}=={getattr(args, p)}" for p in STACK[1:] if getattr(args, p)]
+    constraints = _constraints_without_stack()
+    try:
+        _run([python, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "-c", constraints,
+              *pins, "-e", f"{ROOT}[test]"], check=True)
+    finally:
+        os.unlink(constraints)
+    versions = json.loads(subprocess.run([python, "-c", VERSIONS], check=True, capture_output=True, text=True).stdout)
+    if not versions["torch"].startswith(args.torch):
+        print(f"compat: asked for torch {args.torch}, the venv has {versions['torch']}", file=sys.stderr)
+        return 2
+
+    env = {**os.environ, "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1")}
+    pytest = [python, "-m", "pytest", "-n", args.workers, "-p", "no:cacheprovider"]
+    if args.junit:
+        pytest.append(f"--junitxml={args.junit}")
+    tests = _run(pytest, cwd=ROOT, env=env, capture_output=True, text=True)
+    print(tests.stdout[-6000:], tests.stderr[-2000:], sep="\n")
+    demo = _run([python, "-m", "torchlib", "demo"], cwd=ROOT, env=env, capture_output=True, text=True)
+    print(demo.stdout[-2000:], demo.stderr[-2000:], sep="\n")
+
+    counts = _counts(tests.stdout)
+    stack = ", ".join(f"{k} {versions[k]}" for k in ("python", *STACK))
+    figures = ", ".join(f"{n} {k}" for k, n in counts.items()) or f"pytest exited {tests.returncode} without a summary"
+    command = shlex.join(["python", "tools/compat.py", *argv])
+    print(f"compat {datetime.date.today()}: {stack}: {figures}; demo {'ok' if demo.returncode == 0 else 'FAILED'} ({command})")
+    return 0 if tests.returncode == 0 and demo.returncode == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

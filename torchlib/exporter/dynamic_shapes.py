@@ -91,6 +91,10 @@ def normalize(forward: Any, args: tuple, kwargs: dict, dynamic_shapes: Any = Non
             return {k: walk(value.get(k), s, f"{where}[{k!r}]") for k, s in spec.items()}
         if isinstance(value, (list, tuple)) and isinstance(spec, (list, tuple)):
             return type(spec)(walk(v, s, f"{where}[{i}]") for i, (v, s) in enumerate(zip(value, spec)))
+        node = pytree.SUPPORTED_NODES.get(type(value))
+        if node is not None and isinstance(spec, (list, tuple)):  # another pytree node (a KV cache): specs per child
+            children = node.flatten_fn(value)[0]
+            return type(spec)(walk(v, s, f"{where}[{i}]") for i, (v, s) in enumerate(zip(children, spec)))
         return spec
 
     if isinstance(dynamic_shapes, Mapping):

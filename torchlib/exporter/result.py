@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import os
 from typing import Any
@@ -16,6 +17,7 @@ from graph_builder import weights
 from graph_builder.evaluator import run_session
 from graph_builder.ir import COMPLEX_KEY, Graph, ModelTooLargeError, complex_from_real_view, real_view
 from graph_builder.opset import numpy_to_torch, torch_to_numpy
+from torchlib.exporter import hf_cache
 
 # verify's tolerances (atol, rtol) by output dtype. atol is relative to the output's scale (its
 # largest magnitude, at least 1). Half types round every op's result: a whole model stays within
@@ -105,7 +107,8 @@ class ExportResult:
         return self._session
 
     def _feeds(self, args: tuple, kwargs: dict) -> dict[str, np.ndarray]:
-        leaves = [x for x in pytree.tree_leaves((args, kwargs)) if isinstance(x, torch.Tensor)]
+        with hf_cache.registered(hf_cache.contains_cache((args, kwargs))):  # a KV cache's tensors are inputs
+            leaves = [x for x in pytree.tree_leaves((args, kwargs)) if isinstance(x, torch.Tensor)]
         names = [v.name for v in self.graph.inputs]
         if len(leaves) != len(names):
             raise ValueError(f"the model takes {len(names)} tensor inputs ({names}), got {len(leaves)}")
@@ -143,7 +146,8 @@ class ExportResult:
                 value = value.item()
             leaves.append(value)
         try:
-            return pytree.tree_unflatten(leaves, out_spec)
+            with hf_cache.registered(hf_cache.contains_cache(out_spec)):  # a KV cache rebuilt from present.*
+                return pytree.tree_unflatten(leaves, out_spec)
         except (ValueError, TypeError):
             return leaves
 
@@ -180,7 +184,11 @@ class ExportResult:
         # put back after torch's run: verifying must not change the user's model
         state = self.model.state_dict(keep_vars=True) if isinstance(self.model, torch.nn.Module) else {}
         saved = {name: state[name].detach().clone() for name in self.written_inputs if name in state}
-        with torch.no_grad():
+        caches = hf_cache.contains_cache((args, kwargs))
+        if caches:  # the model grows the KV caches it is given: keep the user's
+            args, kwargs = copy.deepcopy((args, kwargs))
+        with torch.no_grad(), hf_cache.registered(caches or hf_cache.contains_cache(getattr(
+                getattr(self.exported_program, "call_spec", None), "out_spec", None))):
             expected = [x for x in pytree.tree_leaves(self.model(*args, **kwargs)) if isinstance(x, torch.Tensor)]
             for name, value in saved.items():
                 state[name].copy_(value)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 import os
 from typing import Any
@@ -185,8 +184,9 @@ class ExportResult:
         state = self.model.state_dict(keep_vars=True) if isinstance(self.model, torch.nn.Module) else {}
         saved = {name: state[name].detach().clone() for name in self.written_inputs if name in state}
         caches = hf_cache.contains_cache((args, kwargs))
-        if caches:  # the model grows the KV caches it is given: keep the user's
-            args, kwargs = copy.deepcopy((args, kwargs))
+        if caches:  # the model grows the KV caches it is given: it gets copies, the user keeps theirs
+            with hf_cache.registered():
+                args, kwargs = pytree.tree_map_only(torch.Tensor, torch.clone, (args, kwargs))
         with torch.no_grad(), hf_cache.registered(caches or hf_cache.contains_cache(getattr(
                 getattr(self.exported_program, "call_spec", None), "out_spec", None))):
             expected = [x for x in pytree.tree_leaves(self.model(*args, **kwargs)) if isinstance(x, torch.Tensor)]

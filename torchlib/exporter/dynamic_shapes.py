@@ -3,7 +3,8 @@
 Accepted, as in `torch.onnx.export(..., dynamo=True)`:
 
 - `dynamic_shapes` mirroring the inputs (a dict keyed by forward's parameter names, or a tuple
-  in their order), nested like the inputs are (lists, tuples, dicts of tensors); for each tensor
+  in their order), nested like the inputs are (lists, tuples, dicts of tensors, and other
+  pytree nodes, such as transformers' KV caches, as the list of their children); for each tensor
   a dict `{axis: spec}` or a list with one spec per axis, where a spec is
   - a string: the dim's name in the ONNX graph (`{0: "batch"}`), dynamic (`Dim.DYNAMIC`);
   - `torch.export.Dim("batch", ...)`: named by its name;

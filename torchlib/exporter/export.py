@@ -79,6 +79,10 @@ def export(
         dict {axis: spec} (or a list of specs), a spec being a name (`{0: "batch"}`, the name
         of that dim in the ONNX graph), `torch.export.Dim("batch")`, `Dim.AUTO`, `Dim.DYNAMIC`
         or None; keyed by forward's parameter names or in their order, nested like the inputs.
+        A transformers KV cache (DynamicCache, StaticCache, EncoderDecoderCache) is an input
+        like any other: its spec is `[[spec per layer's key], [spec per layer's value]]`, its
+        tensors are named `past_key_values.{i}.key` / `.value`, and a cache the model returns
+        `present.{i}.key` / `.value` (see hf_cache.py; torchlib.generation runs the result).
     opset: the ONNX opset of the model (18 and up; 23 by default).
     input_names, output_names: names of the ONNX inputs (one per tensor input, flattened) and
         of the outputs of forward.

@@ -86,6 +86,30 @@ def test_mistral_sliding_window_greedy_parity():
 
 
 @pytest.mark.slow
+def test_sliding_window_layers_as_input():
+    """A cache of DynamicSlidingWindowLayer (as generate makes for Mistral), shorter than its window."""
+    model, heads, head_dim = _decoder("mistral")
+    window = torch.tensor(model.config.sliding_window)
+    cache = transformers.DynamicCache([(torch.randn(2, heads, 5, head_dim), torch.randn(2, heads, 5, head_dim), window)
+                                       for _ in range(LAYERS)])
+    assert type(cache.layers[0]).__name__ == "DynamicSlidingWindowLayer"
+    inputs = {"input_ids": torch.randint(0, 128, (2, 1)), "attention_mask": torch.ones(2, 6, dtype=torch.long),
+              "cache": cache, "use_cache": True}
+    result = torchlib.export(model, (), inputs)
+    assert all(d.ok() for d in result.verify(**inputs))
+    assert [v.name for v in result.graph.inputs][2:] == [f"past_key_values.{i}.{kv}" for kv in ("key", "value") for i in range(LAYERS)]
+
+
+def test_cache_with_other_attributes_is_refused():
+    from torchlib.exporter import hf_cache
+
+    cache = transformers.DynamicCache([(torch.randn(1, 2, 3, 4), torch.randn(1, 2, 3, 4))])
+    cache.layers[0].extra = [1, 2]
+    with hf_cache.registered(), pytest.raises(TypeError, match="DynamicLayer.extra is a list"):
+        pytree.tree_flatten(cache)
+
+
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["qwen2", "phi", "gpt2"])
 def test_decoder_greedy_parity(name):
     _check_parity(name)

@@ -20,7 +20,7 @@ output's `present.{i}.key` / `.value`; other outputs are named by their field (`
 from __future__ import annotations
 
 import contextlib
-import dataclasses
+import functools
 import sys
 from collections.abc import Iterator
 from typing import Any
@@ -29,7 +29,8 @@ import torch
 import torch.utils._pytree as pytree
 
 
-_ATTRIBUTE = {"key": "keys", "value": "values"}
+_ATTRIBUTE = {"key": "keys", "value": "values"}  # entry name -> layer attribute
+_ENTRY = {v: k for k, v in _ATTRIBUTE.items()}
 
 
 def _layer_tensors(cache: Any, name: str) -> list[torch.Tensor]:
@@ -37,12 +38,17 @@ def _layer_tensors(cache: Any, name: str) -> list[torch.Tensor]:
     return [getattr(layer, attribute) for layer in cache.layers if isinstance(getattr(layer, attribute, None), torch.Tensor)]
 
 
-def _hashable(value: Any) -> Any:
-    if isinstance(value, dict):
-        return tuple(sorted((k, _hashable(v)) for k, v in value.items()))
-    if isinstance(value, list):
-        return tuple(_hashable(v) for v in value)
-    return value
+_PLAIN = (type(None), bool, int, float, str, type, torch.device, torch.dtype)
+
+
+def _plain(owner: Any, items: dict[str, Any]) -> tuple[tuple[str, Any], ...]:
+    """The non-tensor attributes of a cache or layer, which go into the pytree context: plain
+    values only (a context is compared, and rebuilt as it is)."""
+    for k, v in items.items():
+        if not isinstance(v, _PLAIN):
+            raise TypeError(f"{type(owner).__name__}.{k} is a {type(v).__name__}: torchlib exports caches whose "
+                            "attributes besides tensors are plain values (DynamicCache, StaticCache, EncoderDecoderCache)")
+    return tuple(sorted(items.items()))
 
 
 # tensor attributes rebuilt on unflattening rather than carried as inputs (marked True)
@@ -55,7 +61,7 @@ def _describe_layer(layer: Any) -> tuple[type, tuple[str, ...], tuple]:
     tensors = tuple(k for k, v in state.items() if isinstance(v, torch.Tensor))
     if "keys" in tensors and isinstance(state.get("cumulative_length"), int):
         del state["cumulative_length"]  # a sliding layer's count of tokens seen: rebuilt from its keys
-    others = tuple(sorted((k, _hashable(v)) for k, v in state.items() if not isinstance(v, torch.Tensor)))
+    others = _plain(layer, {k: v for k, v in state.items() if not isinstance(v, torch.Tensor)})
     return type(layer), tensors, others
 
 
@@ -69,7 +75,7 @@ def _entries(layouts: tuple) -> list[str]:
 
 def _flatten_cache(cache: Any) -> tuple[list[list[torch.Tensor]], tuple]:
     layouts = tuple(_describe_layer(layer) for layer in cache.layers)
-    attrs = tuple(sorted((k, _hashable(v)) for k, v in vars(cache).items() if k != "layers"))
+    attrs = _plain(cache, {k: v for k, v in vars(cache).items() if k != "layers"})
     names = _entries(layouts)
     return [_layer_tensors(cache, n) for n in names], (layouts, attrs, tuple(names))
 
@@ -86,9 +92,9 @@ def _unflatten_cache(children: Any, context: tuple, cls: type) -> Any:
     for layer_cls, tensors, others in layouts:
         layer = layer_cls.__new__(layer_cls)
         for k, v in others:
-            setattr(layer, k, dict(v) if k == "is_updated" else v)
+            setattr(layer, k, v)
         for attribute in tensors:
-            setattr(layer, attribute, next(columns[{"keys": "key", "values": "value"}.get(attribute, attribute)]))
+            setattr(layer, attribute, next(columns[_ENTRY.get(attribute, attribute)]))
         if "keys" in tensors and not hasattr(layer, "cumulative_length") and hasattr(layer, "sliding_window"):
             # a sliding layer's count of tokens seen is the length of its keys while they are
             # shorter than its window (DynamicSlidingWindowLayer keeps window - 1 of them)
@@ -98,7 +104,7 @@ def _unflatten_cache(children: Any, context: tuple, cls: type) -> Any:
         layers.append(layer)
     cache = cls.__new__(cls)
     for k, v in attrs:
-        setattr(cache, k, dict(v) if k == "is_updated" else v)
+        setattr(cache, k, v)
     cache.layers = layers
     return cache
 
@@ -159,8 +165,6 @@ def registered(needed: bool = True) -> Iterator[None]:
     if not needed:
         yield
         return
-    import functools
-
     saved: dict[type, Any] = {}
     classes = _cache_classes()
     try:
@@ -186,7 +190,9 @@ def registered(needed: bool = True) -> Iterator[None]:
                 node, serialized = saved[cls]
                 pytree.register_pytree_node(
                     cls, node.flatten_fn, node.unflatten_fn, flatten_with_keys_fn=node.flatten_with_keys_fn,
-                    serialized_type_name=getattr(serialized, "serialized_type_name", None))
+                    serialized_type_name=getattr(serialized, "serialized_type_name", None),
+                    to_dumpable_context=getattr(serialized, "to_dumpable_context", None),
+                    from_dumpable_context=getattr(serialized, "from_dumpable_context", None))
 
 
 def leaf_names(spec: pytree.TreeSpec, cache_prefix: str) -> list[str | None]:

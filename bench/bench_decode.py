@@ -34,7 +34,10 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import torchlib  # noqa: E402
+from torchlib.conformance import torchvision_reference  # noqa: E402
 from torchlib.exporter import hf_cache  # noqa: E402
+
+torchvision_reference.register()  # transformers imports torchvision, whose CUDA-built ops do not load here
 
 LAYERS, KV_HEADS, HEAD_DIM = 4, 4, 64
 

@@ -18,7 +18,7 @@ from graph_builder import GraphBuilder, op, types
 from graph_builder.ir import Value, real_view
 from graph_builder.opset import OpError, torch_to_numpy
 from graph_builder.optimizer import optimize as optimize_graph
-from torchlib.exporter import hf_cache
+from torchlib.exporter.hf_cache import contains_cache, leaf_names, registered
 from torchlib.exporter.capture import capture
 from torchlib.exporter.decompose import (
     NeedsWholeProgramDecomposition,
@@ -124,7 +124,7 @@ def _export(model: torch.nn.Module | torch.export.ExportedProgram, args: Any, kw
             ep, strategy, dim_names = model, "ExportedProgram", {}
             model = ep.module()
         else:
-            with hf_cache.registered(hf_cache.contains_cache((args, kwargs))):  # KV caches as pytrees
+            with registered(contains_cache((args, kwargs))):  # KV caches as pytrees
                 spec = normalize_dynamic_shapes(model.forward, args, kwargs, dynamic_shapes)
                 captured = capture(model, args, kwargs, spec.dynamic_shapes, spec.size_one)
                 input_names, output_names = _cache_io_names(captured.program, args, kwargs, input_names, output_names)
@@ -310,19 +310,19 @@ def _cache_io_names(ep: torch.export.ExportedProgram, args: tuple, kwargs: dict,
     (`past_key_values.{i}.key` in, `present.{i}.key` out, `logits`); names the user gave win.
     Called with the caches registered as pytree nodes (see hf_cache.py)."""
     out_spec = ep.call_spec.out_spec
-    if not hf_cache.contains_cache((args, kwargs)) and not hf_cache.contains_cache(out_spec):
+    if not contains_cache((args, kwargs)) and not contains_cache(out_spec):
         return input_names, output_names
     if input_names is None:
         placeholders = {n.name: n.meta.get("val") for n in ep.graph.nodes if n.op == "placeholder"}
         given = [s.arg.name for s in ep.graph_signature.input_specs if s.kind.name == "USER_INPUT"]
         leaves = pytree.tree_leaves((args, kwargs))
-        cache_names = hf_cache.leaf_names(pytree.tree_structure((args, kwargs)), "past_key_values")
+        cache_names = leaf_names(pytree.tree_structure((args, kwargs)), "past_key_values")
         if len(given) == len(leaves):
             input_names = [cache if cache and cache.startswith("past_key_values.") else fx
                            for fx, cache, leaf in zip(given, cache_names, leaves)
                            if isinstance(placeholders.get(fx), torch.Tensor)]
     if output_names is None and out_spec is not None:
-        names = hf_cache.leaf_names(out_spec, "present")
+        names = leaf_names(out_spec, "present")
         if all(names) and len(set(names)) == len(names):
             output_names = names
     return input_names, output_names

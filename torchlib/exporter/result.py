@@ -16,7 +16,7 @@ from graph_builder import weights
 from graph_builder.evaluator import run_session
 from graph_builder.ir import COMPLEX_KEY, Graph, ModelTooLargeError, complex_from_real_view, real_view
 from graph_builder.opset import numpy_to_torch, torch_to_numpy
-from torchlib.exporter import hf_cache
+from torchlib.exporter.hf_cache import contains_cache, registered
 
 # verify's tolerances (atol, rtol) by output dtype. atol is relative to the output's scale (its
 # largest magnitude, at least 1). Half types round every op's result: a whole model stays within
@@ -106,7 +106,7 @@ class ExportResult:
         return self._session
 
     def _feeds(self, args: tuple, kwargs: dict) -> dict[str, np.ndarray]:
-        with hf_cache.registered(hf_cache.contains_cache((args, kwargs))):  # a KV cache's tensors are inputs
+        with registered(contains_cache((args, kwargs))):  # a KV cache's tensors are inputs
             leaves = [x for x in pytree.tree_leaves((args, kwargs)) if isinstance(x, torch.Tensor)]
         names = [v.name for v in self.graph.inputs]
         if len(leaves) != len(names):
@@ -145,7 +145,7 @@ class ExportResult:
                 value = value.item()
             leaves.append(value)
         try:
-            with hf_cache.registered(hf_cache.contains_cache(out_spec)):  # a KV cache rebuilt from present.*
+            with registered(contains_cache(out_spec)):  # a KV cache rebuilt from present.*
                 return pytree.tree_unflatten(leaves, out_spec)
         except (ValueError, TypeError):
             return leaves
@@ -183,11 +183,11 @@ class ExportResult:
         # put back after torch's run: verifying must not change the user's model
         state = self.model.state_dict(keep_vars=True) if isinstance(self.model, torch.nn.Module) else {}
         saved = {name: state[name].detach().clone() for name in self.written_inputs if name in state}
-        caches = hf_cache.contains_cache((args, kwargs))
+        caches = contains_cache((args, kwargs))
         if caches:  # the model grows the KV caches it is given: it gets copies, the user keeps theirs
-            with hf_cache.registered():
+            with registered():
                 args, kwargs = pytree.tree_map_only(torch.Tensor, torch.clone, (args, kwargs))
-        with torch.no_grad(), hf_cache.registered(caches or hf_cache.contains_cache(getattr(
+        with torch.no_grad(), registered(caches or contains_cache(getattr(
                 getattr(self.exported_program, "call_spec", None), "out_spec", None))):
             expected = [x for x in pytree.tree_leaves(self.model(*args, **kwargs)) if isinstance(x, torch.Tensor)]
             for name, value in saved.items():

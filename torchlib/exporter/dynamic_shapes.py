@@ -3,7 +3,8 @@
 Accepted, as in `torch.onnx.export(..., dynamo=True)`:
 
 - `dynamic_shapes` mirroring the inputs (a dict keyed by forward's parameter names, or a tuple
-  in their order), nested like the inputs are (lists, tuples, dicts of tensors); for each tensor
+  in their order), nested like the inputs are (lists, tuples, dicts of tensors, and other
+  pytree nodes, such as transformers' KV caches, as the list of their children); for each tensor
   a dict `{axis: spec}` or a list with one spec per axis, where a spec is
   - a string: the dim's name in the ONNX graph (`{0: "batch"}`), dynamic (`Dim.DYNAMIC`);
   - `torch.export.Dim("batch", ...)`: named by its name;
@@ -96,6 +97,10 @@ def normalize(forward: Any, args: tuple, kwargs: dict, dynamic_shapes: Any = Non
             return {k: walk(value.get(k), s, f"{where}[{k!r}]") for k, s in spec.items()}
         if isinstance(value, (list, tuple)) and isinstance(spec, (list, tuple)):
             return type(spec)(walk(v, s, f"{where}[{i}]") for i, (v, s) in enumerate(zip(value, spec)))
+        node = pytree.SUPPORTED_NODES.get(type(value))
+        if node is not None and isinstance(spec, (list, tuple)):  # another pytree node (a KV cache): specs per child
+            children = node.flatten_fn(value)[0]
+            return type(spec)(walk(v, s, f"{where}[{i}]") for i, (v, s) in enumerate(zip(children, spec)))
         return spec
 
     if isinstance(dynamic_shapes, Mapping):

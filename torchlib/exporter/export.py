@@ -24,6 +24,7 @@ from graph_builder.optimizer.quantization import WeightQuantization, check_opset
 from torchlib.exporter import self_check
 from torchlib.exporter.capture import EXPORT_LOCK, caller_level, capture
 from torchlib.exporter.checkpoint import Weights, WeightsError, attached, meta_tensors
+from torchlib.exporter.hf_cache import contains_cache, leaf_names, registered
 from torchlib.exporter.decompose import (
     NeedsWholeProgramDecomposition,
     decompose_node,
@@ -88,6 +89,10 @@ def export(
         dict {axis: spec} (or a list of specs), a spec being a name (`{0: "batch"}`, the name
         of that dim in the ONNX graph), `torch.export.Dim("batch")`, `Dim.AUTO`, `Dim.DYNAMIC`
         or None; keyed by forward's parameter names or in their order, nested like the inputs.
+        A transformers KV cache (DynamicCache, StaticCache, EncoderDecoderCache) is an input
+        like any other: its spec is `[[spec per layer's key], [spec per layer's value]]`, its
+        tensors are named `past_key_values.{i}.key` / `.value`, and a cache the model returns
+        `present.{i}.key` / `.value` (see hf_cache.py; torchlib.generation runs the result).
     opset: the ONNX opset of the model (18 and up; 23 by default).
     input_names, output_names: names of the ONNX inputs (one per tensor input, flattened) and
         of the outputs of forward.
@@ -149,6 +154,7 @@ def _export(model: torch.nn.Module | torch.export.ExportedProgram, args: Any, kw
         notes: list[str] = []
         start = time.perf_counter()
         requested, refinements = [], []
+        caches = contains_cache((args, kwargs))  # never imports transformers
         if isinstance(model, torch.export.ExportedProgram):
             if weights is not None:
                 raise TypeError("export(ExportedProgram, weights=...): the program holds its weights already; "
@@ -156,19 +162,21 @@ def _export(model: torch.nn.Module | torch.export.ExportedProgram, args: Any, kw
             ep, strategy, dim_names = model, "ExportedProgram", {}
             model = ep.module()
         else:
-            spec = normalize_dynamic_shapes(model.forward, args, kwargs, dynamic_shapes)
-            if weights is None:
-                no_data = meta_tensors(model)
-                if no_data:
-                    raise WeightsError(f"the model's weights are on the meta device (no data: {', '.join(no_data[:3])}"
-                                       f"{', ...' if len(no_data) > 3 else ''}): give them with export(..., weights=<state "
-                                       f"dict, or path(s) of safetensors files>)")  # fmt: skip
-                captured = capture(model, args, kwargs, spec.dynamic_shapes, spec.size_one)
-            else:
-                with attached(model, weights) as weight_notes:
+            with registered(caches):  # transformers' KV caches as pytrees while capturing
+                spec = normalize_dynamic_shapes(model.forward, args, kwargs, dynamic_shapes)
+                if weights is None:
+                    no_data = meta_tensors(model)
+                    if no_data:
+                        raise WeightsError(f"the model's weights are on the meta device (no data: {', '.join(no_data[:3])}"
+                                           f"{', ...' if len(no_data) > 3 else ''}): give them with export(..., weights=<state "
+                                           f"dict, or path(s) of safetensors files>)")  # fmt: skip
                     captured = capture(model, args, kwargs, spec.dynamic_shapes, spec.size_one)
-                notes.extend(weight_notes)
-                model = captured.program.module()  # runs in torch on the checkpoint's tensors (verify)
+                else:
+                    with attached(model, weights) as weight_notes:
+                        captured = capture(model, args, kwargs, spec.dynamic_shapes, spec.size_one)
+                    notes.extend(weight_notes)
+                    model = captured.program.module()  # runs in torch on the checkpoint's tensors (verify)
+                input_names, output_names = _cache_io_names(captured.program, args, kwargs, input_names, output_names)
             ep, strategy, dim_names = captured.program, captured.strategy, spec.dim_names
             notes.extend(captured.notes)
             requested, refinements = spec.requested, captured.refinements
@@ -180,11 +188,12 @@ def _export(model: torch.nn.Module | torch.export.ExportedProgram, args: Any, kw
             if skipped:
                 checked = skipped
             else:
-                sample = self_check.Sample(model, args, kwargs, ep)
-                if sample.random:
-                    checked, sample = sample.random, None
-                elif strategy == "draft_export":  # the program most likely to be wrong: fail before translating
-                    sample.check_program(ep, strategy)
+                with registered(caches):
+                    sample = self_check.Sample(model, args, kwargs, ep)
+                    if sample.random:
+                        checked, sample = sample.random, None
+                    elif strategy == "draft_export":  # the program most likely to be wrong: fail before translating
+                        sample.check_program(ep, strategy)
             timings["self_check"] = time.perf_counter() - t
         t = time.perf_counter()
         names = {"input_names": input_names, "output_names": output_names, "exact_nan": exact_nan}
@@ -209,7 +218,8 @@ def _export(model: torch.nn.Module | torch.export.ExportedProgram, args: Any, kw
                        "(bench/bench_quantize.py measures by how much)")
         elif sample is not None:
             t = time.perf_counter()
-            sample.check_onnx(result, ep, strategy)
+            with registered(caches):
+                sample.check_onnx(result, ep, strategy)
             timings["self_check"] += time.perf_counter() - t
             checked = "passed: the captured program and the ONNX model reproduce the model on the sample"
         result.self_check = checked
@@ -411,6 +421,30 @@ def _onnx_names(ep: torch.export.ExportedProgram, input_names: Sequence[str] | N
         names.update(zip(tensors, input_names))
     names.update({f"output {i}": n for i, n in enumerate(output_names or [])})
     return names
+
+
+def _cache_io_names(ep: torch.export.ExportedProgram, args: tuple, kwargs: dict, input_names: Sequence[str] | None,
+                    output_names: Sequence[str] | None) -> tuple[Sequence[str] | None, Sequence[str] | None]:
+    """The names runtimes expect when the model takes or returns transformers' KV caches
+    (`past_key_values.{i}.key` in, `present.{i}.key` out, `logits`); names the user gave win.
+    Called with the caches registered as pytree nodes (see hf_cache.py)."""
+    out_spec = ep.call_spec.out_spec
+    if not contains_cache((args, kwargs)) and not contains_cache(out_spec):
+        return input_names, output_names
+    if input_names is None:
+        placeholders = {n.name: n.meta.get("val") for n in ep.graph.nodes if n.op == "placeholder"}
+        given = [s.arg.name for s in ep.graph_signature.input_specs if s.kind.name == "USER_INPUT"]
+        leaves = pytree.tree_leaves((args, kwargs))
+        cache_names = leaf_names(pytree.tree_structure((args, kwargs)), "past_key_values")
+        if len(given) == len(leaves):
+            input_names = [cache if cache and cache.startswith("past_key_values.") else fx
+                           for fx, cache, leaf in zip(given, cache_names, leaves)
+                           if isinstance(placeholders.get(fx), torch.Tensor)]
+    if output_names is None and out_spec is not None:
+        names = leaf_names(out_spec, "present")
+        if all(names) and len(set(names)) == len(names):
+            output_names = names
+    return input_names, output_names
 
 
 def _placeholder_val(ep: torch.export.ExportedProgram, name: str) -> Any:

@@ -17,6 +17,7 @@ from graph_builder import weights
 from graph_builder.evaluator import run_session
 from graph_builder.ir import COMPLEX_KEY, Graph, ModelTooLargeError, complex_from_real_view, real_view
 from graph_builder.opset import numpy_to_torch, torch_to_numpy
+from torchlib.exporter.hf_cache import contains_cache, registered
 
 # verify's tolerances (atol, rtol) by output dtype. atol is relative to the output's scale (its
 # largest magnitude, at least 1). Half types round every op's result: a whole model stays within
@@ -165,7 +166,8 @@ class ExportResult:
 
     def _feeds(self, args: tuple, kwargs: dict) -> dict[str, np.ndarray]:
         args, kwargs = self._bind(args, kwargs)
-        leaves = pytree.tree_leaves((args, kwargs))
+        with registered(contains_cache((args, kwargs))):  # a KV cache's tensors are inputs
+            leaves = pytree.tree_leaves((args, kwargs))
         kinds = self.graph.metadata.get("torchlib.feeds", "")
         if len(kinds) == len(leaves) and "i" in kinds:  # Python ints marked dynamic are INT64 scalar inputs
             leaves = [torch.tensor(x, dtype=torch.int64) if k == "i" else x for x, k in zip(leaves, kinds) if k != "-"]
@@ -253,7 +255,8 @@ class ExportResult:
                 value = value.item()
             leaves.append(value)
         try:
-            return pytree.tree_unflatten(leaves, out_spec)
+            with registered(contains_cache(out_spec)):  # a KV cache rebuilt from present.*
+                return pytree.tree_unflatten(leaves, out_spec)
         except (ValueError, TypeError):
             return leaves
 
@@ -300,7 +303,12 @@ class ExportResult:
         # put back after torch's run: verifying must not change the user's model
         state = self.model.state_dict(keep_vars=True) if isinstance(self.model, torch.nn.Module) else {}
         saved = snapshot(state[name] for name in self.written_inputs if name in state)
-        with torch.no_grad():
+        caches = contains_cache((args, kwargs))
+        if caches:  # the model grows the KV caches it is given: it gets copies, the user keeps theirs
+            with registered():
+                args, kwargs = pytree.tree_map_only(torch.Tensor, torch.clone, (args, kwargs))
+        with torch.no_grad(), registered(caches or contains_cache(getattr(
+                getattr(self.exported_program, "call_spec", None), "out_spec", None))):
             expected = self._graph_outputs(pytree.tree_leaves(self.model(*args, **kwargs)))
             put_back(saved)
         names = [v.name for v in self.graph.outputs][len(self.written_inputs):]

@@ -17,6 +17,7 @@ import torch.utils._pytree as pytree
 from graph_builder import GraphBuilder, op, types
 from graph_builder.ir import Value, real_view
 from graph_builder.optimizer import optimize as optimize_graph
+from graph_builder.optimizer import runtime_guards
 from graph_builder.opset import OpError, torch_to_numpy
 from torchlib.exporter.capture import capture
 from torchlib.exporter.decompose import (
@@ -251,6 +252,7 @@ def translate(
     g.graph.metadata["torchlib.opset"] = str(opset)
     if optimize:
         optimize_graph(g)
+    runtime_guards.guard(g)  # forms onnxruntime's own graph optimizations leave exact
     return g.to_graph(), diagnostics  # checked; the weights stay views of the parameters
 
 

@@ -82,3 +82,19 @@ def test_float16_rounding_between_ops(tmp_path):
     fn = lambda x: ((x * x) * 7).float() - (x * x).float() * 7  # noqa: E731
     (got,) = run_saved(tmp_path, fn, x)
     assert_same(got, fn(x))
+
+
+@pytest.mark.parametrize("onesided", [True, False])
+def test_rfft_dynamic_length_real_input_bins_exact(tmp_path, onesided):
+    # torch's DC (and, for even n, Nyquist) imaginary parts of a real signal are exactly 0
+    fn = (lambda x: torch.fft.rfft(x).angle()) if onesided else (lambda x: torch.fft.fft(x).angle())  # noqa: E731
+    x = -torch.rand(2, 10, dtype=torch.float64) - 0.5
+    path = tmp_path / "model.onnx"
+    torchlib.export(Fn(fn), (x,), dynamic_shapes=(({1: torch.export.Dim("n", min=2)},),)).save(path)
+    session = ort.InferenceSession(str(path))
+    for n in (10, 9, 16, 7, 130):
+        x = -torch.rand(2, n, dtype=torch.float64) - 0.5
+        (got,) = session.run(None, {session.get_inputs()[0].name: x.numpy()})
+        expected = fn(x)
+        assert (torch.from_numpy(got)[:, 0] == expected[:, 0]).all()
+        torch.testing.assert_close(torch.from_numpy(got), expected, rtol=1e-6, atol=1e-6)

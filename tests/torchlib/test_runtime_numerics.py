@@ -98,3 +98,16 @@ def test_rfft_dynamic_length_real_input_bins_exact(tmp_path, onesided):
         expected = fn(x)
         assert (torch.from_numpy(got)[:, 0] == expected[:, 0]).all()
         torch.testing.assert_close(torch.from_numpy(got), expected, rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("n", [1, 2, 3])
+def test_adaptive_max_pool_nan_in_saved_model(tmp_path, n):
+    pool = [torch.nn.functional.adaptive_max_pool1d, torch.nn.functional.adaptive_max_pool2d,
+            torch.nn.functional.adaptive_max_pool3d][n - 1]
+    fn = lambda x: pool(x, [3] * n, return_indices=True)  # noqa: E731
+    x = torch.arange(2 * 7 ** n, dtype=torch.float32).reshape(1, 2, *[7] * n)
+    x.view(-1)[[5, 9, 40, 41, 2 * 7 ** n - 1]] = float("nan")  # NaNs not first in their windows
+    values, indices = run_saved(tmp_path, fn, x)
+    expected_values, expected_indices = fn(x)
+    assert_same(values, expected_values)
+    assert torch.equal(indices, expected_indices)

@@ -106,7 +106,8 @@ def test_adaptive_max_pool_nan_in_saved_model(tmp_path, n):
             torch.nn.functional.adaptive_max_pool3d][n - 1]
     fn = lambda x: pool(x, [3] * n, return_indices=True)  # noqa: E731
     x = torch.arange(2 * 7 ** n, dtype=torch.float32).reshape(1, 2, *[7] * n)
-    x.view(-1)[[5, 9, 40, 41, 2 * 7 ** n - 1]] = float("nan")  # NaNs not first in their windows
+    size = 2 * 7 ** n
+    x.view(-1)[[i % size for i in (5, 9, 40, 41, size - 1)]] = float("nan")  # NaNs not first in their windows
     values, indices = run_saved(tmp_path, fn, x)
     expected_values, expected_indices = fn(x)
     assert_same(values, expected_values)

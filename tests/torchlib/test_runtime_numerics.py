@@ -112,3 +112,18 @@ def test_adaptive_max_pool_nan_in_saved_model(tmp_path, n):
     expected_values, expected_indices = fn(x)
     assert_same(values, expected_values)
     assert torch.equal(indices, expected_indices)
+
+
+@pytest.mark.parametrize("name", ["sqrt", "log", "pow-half", "rsqrt", "reciprocal"])
+def test_complex64_near_the_largest_float(tmp_path, name):
+    fn = {"sqrt": torch.sqrt, "log": torch.log, "pow-half": lambda z: torch.pow(z, 0.5), "rsqrt": torch.rsqrt,
+          "reciprocal": torch.reciprocal}[name]
+    z = torch.tensor([3e38 + 3e38j, -3e38 + 3e38j, 3e38 - 2e38j, 1e38 + 3.4e38j, 1e-40 + 1e-40j, 3 - 4j], dtype=torch.complex64)
+    path = tmp_path / "model.onnx"
+    torchlib.export(Fn(fn), (z,)).save(path)
+    session = ort.InferenceSession(str(path))  # complex tensors are their real views at the graph's edge
+    (got,) = session.run(None, {session.get_inputs()[0].name: torch.view_as_real(z).numpy()})
+    got = torch.view_as_complex(torch.from_numpy(got))
+    expected = fn(z)
+    assert torch.isfinite(torch.view_as_real(expected[:4])).all()  # 1 / (1e-40 + 1e-40j) is inf in torch
+    torch.testing.assert_close(got, expected, rtol=2e-6, atol=0, equal_nan=True)

@@ -17,7 +17,8 @@ optimized or not (docs/optimizer.md, "onnxruntime's rewrites").
    gives 300, not inf). Such a node is written in float32 between Casts of the graph's own,
    which onnxruntime keeps (a Cast to float16 then back is a loss it respects), so every value
    is rounded to float16 as in torch. Data-movement ops, which have float16 kernels, stay.
-   Nodes with several outputs or with subgraphs are left as they are.
+   Nodes with several outputs or with subgraphs are left as they are; If / Loop / Scan bodies
+   are rewritten like the main graph.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from graph_builder import types
-from graph_builder.ir import Node, Value
+from graph_builder.ir import Graph, Node, Value
 from graph_builder.optimizer.editing import Uses, build_before, subgraphs
 
 if TYPE_CHECKING:
@@ -46,12 +47,26 @@ _KEPT = {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose", "Concat", "S
 def guard(builder: GraphBuilder) -> dict[str, int]:
     """Rewrite, in place, the nodes of `builder.graph` that onnxruntime's default graph
     optimizations would compute differently; returns how many of each were rewritten."""
-    uses = Uses(builder.graph)
-    report = {"constants kept from NoopElimination": _near_neutral_constants(builder, uses)}
-    uses.commit()
-    report["float16 nodes written in float32"] = _float16_roundings(builder, uses)
-    uses.commit()
+    report = {"constants kept from NoopElimination": 0, "float16 nodes written in float32": 0}
+    for graph in _graphs(builder.graph):  # onnxruntime rewrites If / Loop / Scan bodies too
+        owner = builder if graph is builder.graph else builder._root.subgraphs.get(id(graph))
+        if owner is None:  # a body read from a model, not built here: no builder to add nodes with
+            continue
+        uses = Uses(graph)
+        report["constants kept from NoopElimination"] += _near_neutral_constants(owner, uses)
+        uses.commit()
+        report["float16 nodes written in float32"] += _float16_roundings(owner, uses)
+        uses.commit()
     return {k: v for k, v in report.items() if v}
+
+
+def _graphs(graph: Graph) -> list[Graph]:
+    """The graph and every subgraph inside it."""
+    found = [graph]
+    for node in graph.nodes:
+        for sub in subgraphs(node):
+            found.extend(_graphs(sub))
+    return found
 
 
 def _fooled(node: Node, i: int) -> bool:

@@ -127,3 +127,22 @@ def test_complex64_near_the_largest_float(tmp_path, name):
     expected = fn(z)
     assert torch.isfinite(torch.view_as_real(expected[:4])).all()  # 1 / (1e-40 + 1e-40j) is inf in torch
     torch.testing.assert_close(got, expected, rtol=2e-6, atol=0, equal_nan=True)
+
+
+def test_float16_rounding_inside_a_cond_body(tmp_path):
+    def fn(x):
+        return torch.cond(x.sum() > 0, lambda x: (x * x) / 300, lambda x: x - 1, (x,))
+
+    x = torch.tensor([300.0, 2.0], dtype=torch.float16)
+    (got,) = run_saved(tmp_path, fn, x)
+    assert_same(got, fn(x))
+    assert torch.isinf(got[0])
+
+
+def test_float64_near_neutral_constant_inside_a_cond_body(tmp_path):
+    def fn(p):
+        return torch.cond(p.sum() >= 0, lambda p: torch.log(p.sum(-1) + 1e-300), lambda p: p.sum(-1), (p,))
+
+    p = torch.zeros(2, 3, dtype=torch.float64)
+    (got,) = run_saved(tmp_path, fn, p)
+    assert_same(got, fn(p))

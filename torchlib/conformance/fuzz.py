@@ -1,9 +1,11 @@
 """Edge-input fuzzing: every registered function, eagerly, on OpInfo samples transformed into
 the inputs torch accepts and tests rarely give (empty and size-1 dims, NaN/inf, huge values,
-integer extremes, non-contiguous views, negative dims; float64 is a dtype of its own).
+integer extremes, non-contiguous views, negative dims, Scalar arguments a float16 / bfloat16 /
+float32 tensor cannot hold with the tensor set around them; float64 is a dtype of its own).
 
     python bench/fuzz_ops.py --budget 1800            # every function, report on stdout
     python bench/fuzz_ops.py --ops add,softmax --dtypes float32,int64
+    python bench/fuzz_ops.py --transforms scalars --dtypes float16,bfloat16,float32
 
 For each (function, dtype) cell the first few samples that reach the function (the harness's
 routing) give ATen calls; each call is transformed, torch computes the expected output on
@@ -351,6 +353,12 @@ _LAYOUT_OPS = {"as_strided", "as_strided_", "as_strided_scatter", "as_strided_co
                "sym_strides", "stride", "storage_offset", "is_contiguous", "is_non_overlapping_and_dense"}  # fmt: skip
 
 
+# Ops whose Scalar arguments are probabilities or distribution parameters: another value draws
+# other random numbers in torch and in onnxruntime, so the scalars input compares nothing.
+_RANDOM_OPS = {"dropout", "native_dropout", "alpha_dropout", "feature_dropout", "feature_alpha_dropout", "bernoulli",
+               "rrelu", "rrelu_with_noise", "normal", "uniform", "exponential", "cauchy", "log_normal", "geometric"}
+
+
 # Positional arguments whose layout changes torch's result; they stay dense under the
 # noncontiguous transform (the others are still fed as views).
 # - embedding_bag: torch's CPU sum takes its fast path (no offset2bag: an empty second output)
@@ -386,7 +394,7 @@ def transforms(reference: Callable[..., Any], aten_names: Sequence[str] = ()) ->
         ("int_extremes", int_extremes),
         ("noncontiguous", None if names & _LAYOUT_OPS else functools.partial(noncontiguous, dense=dense)),
         ("negative_dims", negative_dims(reference)),
-        ("scalars", scalars(reference)),
+        ("scalars", None if names & _RANDOM_OPS else scalars(reference)),
     ]
 
 

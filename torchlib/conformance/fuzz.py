@@ -326,7 +326,7 @@ def scalars(reference: Callable[..., Any]) -> Callable[[Call], Call | None]:
             return new
 
         for i, arg in enumerate(schema.arguments):
-            if str(arg.type) not in _SCALAR_TYPES:
+            if str(arg.type) not in _SCALAR_TYPES or arg.name in ("p", "dropout_p"):  # a dropout is random
                 continue
             if i < len(args) and not arg.kwarg_only:
                 args[i] = replace(args[i])

@@ -1,7 +1,7 @@
 """Run every registered function on edge inputs against torch (torchlib/conformance/fuzz.py).
 
     python bench/fuzz_ops.py [--ops add,softmax] [--dtypes float32,int64] [--budget SECONDS]
-                             [--samples 3] [--timeout 60] [--json PATH]
+                             [--samples 3] [--timeout 60] [--transforms scalars] [--json PATH]
 
 Prints: functions x edge inputs run, crashes of the process, mismatches (torch gives a value,
 we give another), errors (we raise where torch works), then one line per crash, mismatch and
@@ -29,6 +29,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--samples", type=int, default=3, help="base samples per function and dtype (default 3)")
     p.add_argument("--budget", type=float, default=None, metavar="SECONDS", help="stop starting new cells after this long")
     p.add_argument("--timeout", type=float, default=60.0, metavar="SECONDS", help="per input (default 60)")
+    p.add_argument("--transforms", help="comma-separated edge inputs to make (e.g. scalars; default: all)")
     p.add_argument("--json", type=Path, help="write every finding as JSON")
     p.add_argument("--all", action="store_true", help="also list errors (we raise where torch works), overflows (both overflow, differently) and normwise differences (within an n·eps·‖A‖ error bound: eigen/singular values, Fourier transforms)")
     args = p.parse_args(argv)
@@ -40,7 +41,8 @@ def main(argv: list[str] | None = None) -> int:
     harness = Harness()
     dtypes = [DTYPE_NAMES[d.strip()] for d in args.dtypes.split(",")] if args.dtypes else None
     jobs = harness.jobs(args.ops.split(",") if args.ops else None, dtypes)
-    report = fuzz(harness, jobs, args.samples, args.budget, args.timeout, progress=lambda line: print(line, file=sys.stderr, flush=True))
+    only = frozenset(t.strip() for t in args.transforms.split(",")) if args.transforms else None
+    report = fuzz(harness, jobs, args.samples, args.budget, args.timeout, progress=lambda line: print(line, file=sys.stderr, flush=True), only=only)
     print(report.summary())
     outcomes = ("crash", "timeout", "mismatch", "error", "overflow", "normwise") if args.all else ("crash", "timeout", "mismatch")
     for line in report.lines(outcomes):

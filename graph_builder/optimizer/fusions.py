@@ -74,11 +74,6 @@ def _gelu_erf_outer_half(op, x):  # type: ignore[no-untyped-def]
     return op.Mul(op.Mul(x, op.Add(op.Erf(op.Div(x, _SQRT2)), 1.0)), 0.5)
 
 
-def _gelu_tanh(op, x):  # type: ignore[no-untyped-def]
-    inner = op.Mul(op.Add(x, op.Mul(op.Pow(x, 3.0), 0.044715)), _SQRT_2_OVER_PI)
-    return op.Mul(op.Mul(x, 0.5), op.Add(op.Tanh(inner), 1.0))
-
-
 def _gelu_tanh_cube(op, x):  # type: ignore[no-untyped-def]
     inner = op.Mul(op.Add(x, op.Mul(op.Mul(op.Mul(x, x), x), 0.044715)), _SQRT_2_OVER_PI)
     return op.Mul(op.Mul(x, 0.5), op.Add(op.Tanh(inner), 1.0))
@@ -96,8 +91,9 @@ def _float32(x: Value) -> bool:
 
 GELU = [Rule(f"Gelu ({p.__name__[6:]})", p, lambda op, x: op.Gelu(x), _float32, opset=20)
         for p in (_gelu_erf_div, _gelu_erf_mul, _gelu_erf_outer_half)]
-GELU += [Rule(f"Gelu tanh ({p.__name__[6:]})", p, lambda op, x: op.Gelu(x, approximate="tanh"), _float32, opset=20)
-         for p in (_gelu_tanh, _gelu_tanh_cube)]
+# torch.pow(x, 3) is x * x * x (as torch's kernel computes it), so the cube is the only tanh form
+GELU += [Rule("Gelu tanh (tanh_cube)", _gelu_tanh_cube, lambda op, x: op.Gelu(x, approximate="tanh"), _float32,
+              opset=20)]
 
 # -- MatMul + Add -> Gemm, for a 2-D input and a 2-D weight ---------------------------------------
 

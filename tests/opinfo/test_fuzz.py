@@ -16,6 +16,7 @@ from torchlib.conformance.fuzz import (
     negative_dims,
     noncontiguous,
     run_input,
+    scalars,
     transforms,
 )
 from torchlib.conformance.spec import Call
@@ -37,6 +38,24 @@ def test_transforms_make_edge_inputs():
     assert not noncontiguous(c).args[0].is_contiguous()
     dims = negative_dims(torch.ops.aten.sum.dim_IntList)(Call((torch.ones(2, 3), [0, 1], True), {}))
     assert dims.args[1] == [-2, -1]
+
+
+def test_scalars_are_numbers_the_dtype_cannot_hold():
+    x = torch.zeros(6, dtype=torch.bfloat16)
+    made = scalars(torch.ops.aten.leaky_relu.default)(Call((x, 0.3), {}))
+    slope = made.args[1]
+    assert torch.tensor(slope, dtype=torch.bfloat16).item() != slope  # not a bfloat16 value
+    assert abs(slope - 0.3) < 2e-3
+    rounded = torch.tensor(slope, dtype=torch.bfloat16).item()
+    assert made.args[0][:2].tolist() == [rounded, -rounded]  # the tensor sits on the rounded scalar
+    assert x.abs().sum() == 0  # the caller's tensor is not written
+    clamp = scalars(torch.ops.aten.clamp.default)(Call((torch.ones(3, dtype=torch.float16), None, 2), {}))
+    assert clamp.args[1] is None and clamp.args[2] != 2 and abs(clamp.args[2] - 2) < 2e-3
+    alpha = scalars(torch.ops.aten.add.Tensor)(Call((torch.ones(3), torch.ones(3)), {"alpha": 1}))
+    assert torch.tensor(alpha.kwargs["alpha"], dtype=torch.float32).item() != alpha.kwargs["alpha"]
+    doubles = (torch.ones(3, dtype=torch.float64), torch.ones(3, dtype=torch.float64))
+    assert scalars(torch.ops.aten.add.Tensor)(Call(doubles, {"alpha": 2})) is None  # float64 holds the scalar
+    assert scalars(torch.ops.aten.sum.dim_IntList)(Call((x, [0]), {})) is None  # no Scalar argument
 
 
 @pytest.mark.parametrize("op", [torch.ops.aten.sym_stride.int, torch.ops.aten.sym_storage_offset.default,

@@ -30,11 +30,33 @@ def test_unary_edge_values(fn, ref):
 
 
 @pytest.mark.parametrize("fn, ref", [(C.aten_sqrt_complex, torch.sqrt), (C.aten_log_complex, torch.log), (C.aten_exp_complex, torch.exp),
-                                     (C.aten_reciprocal_complex, torch.reciprocal)], ids=["sqrt", "log", "exp", "reciprocal"])
+                                     (C.aten_reciprocal_complex, torch.reciprocal), (C.aten_rsqrt_complex, torch.rsqrt)],
+                         ids=["sqrt", "log", "exp", "reciprocal", "rsqrt"])
 def test_unary_finite_edge_values(fn, ref):
     x = FINITE if fn is not C.aten_exp_complex else FINITE[:10]  # exp(1e30) overflows both ways
     expected = ref(x)
     check_function(fn, (x,), expected=expected, rtol=2e-6, atol=1e-6)
+
+
+def _near_limits(dtype):
+    """Parts near the largest float and among the subnormals, where |z| overflows or loses digits."""
+    info = torch.finfo(torch.float32 if dtype == torch.complex64 else torch.float64)
+    parts = [info.max * 0.88, -info.max * 0.88, info.max, info.tiny / 3, info.tiny * 1e-5, 1.0, -2.5, 0.0]
+    return torch.tensor([complex(a, b) for a in parts for b in parts if (a, b) != (0.0, 0.0)], dtype=dtype)
+
+
+@pytest.mark.parametrize("dtype", [torch.complex64, torch.complex128])
+@pytest.mark.parametrize("fn, ref", [(C.aten_sqrt_complex, torch.sqrt), (C.aten_log_complex, torch.log),
+                                     (C.aten_rsqrt_complex, torch.rsqrt), (C.aten_reciprocal_complex, torch.reciprocal),
+                                     (lambda z: C.aten_pow_complex(z, 0.5), lambda z: torch.pow(z, 0.5)),
+                                     (C.aten_angle_complex, torch.angle)],
+                         ids=["sqrt", "log", "rsqrt", "reciprocal", "pow-half", "angle"])
+def test_unary_near_the_float_limits(fn, ref, dtype):
+    # scaled as std::sqrt / std::log do; reciprocal as torch's c10::complex division (Smith's)
+    z = _near_limits(dtype)
+    expected = ref(z)
+    # log|z| near 1 + tiny: torch (glibc's log1p path) 5e-91 where log(hypot) gives 0
+    check_function(fn, (z,), expected=expected, rtol=2e-6 if dtype == torch.complex64 else 1e-13, atol=1e-30)
 
 
 def test_division_without_overflow():

@@ -318,6 +318,18 @@ def test_adaptive_max_pool(dtype, n, spatial, out, batched):
     check(fn, (x, out), expected=ref(x, out), dtype=dtype)
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("n, spatial, out", ADAPTIVE_CASES)
+def test_adaptive_max_pool_nan_anywhere_in_a_window(dtype, n, spatial, out):
+    # torch: NaN, at the window's last NaN in row-major order (onnxruntime's ReduceMax skips it)
+    torch.manual_seed(n)
+    x = torch.randn(2, 3, *spatial, dtype=dtype)
+    x[torch.rand(x.shape) < 0.15] = float("nan")
+    x[torch.rand(x.shape) < 0.05] = float("inf")
+    fn, ref = ADAPTIVE_MAX[n]
+    check_function(fn, (x, out), expected=ref(x, out))
+
+
 def test_adaptive_pool_dynamic_size_needs_static_shape():
     g = GraphBuilder()
     x = g.input("x", types.FLOAT, ["n", 3, "h", "w"])

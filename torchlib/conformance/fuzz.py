@@ -1,9 +1,11 @@
 """Edge-input fuzzing: every registered function, eagerly, on OpInfo samples transformed into
 the inputs torch accepts and tests rarely give (empty and size-1 dims, NaN/inf, huge values,
-integer extremes, non-contiguous views, negative dims; float64 is a dtype of its own).
+integer extremes, non-contiguous views, negative dims, Scalar arguments a float16 / bfloat16 /
+float32 tensor cannot hold with the tensor set around them; float64 is a dtype of its own).
 
     python bench/fuzz_ops.py --budget 1800            # every function, report on stdout
     python bench/fuzz_ops.py --ops add,softmax --dtypes float32,int64
+    python bench/fuzz_ops.py --transforms scalars --dtypes float16,bfloat16,float32
 
 For each (function, dtype) cell the first few samples that reach the function (the harness's
 routing) give ATen calls; each call is transformed, torch computes the expected output on
@@ -289,6 +291,58 @@ def negative_dims(reference: Callable[..., Any]) -> Callable[[Call], Call | None
     return transform
 
 
+_SCALAR_TYPES = {"number", "Optional[number]", "float", "Optional[float]"}  # Scalar and float in the schema
+
+
+def _unrepresentable(v: float, dtype: torch.dtype) -> float:
+    """A number near v (0.3 for 0) that `dtype` cannot hold: 0.37 of an ulp above a value of it."""
+    if v == 0 or not math.isfinite(v):
+        v = 0.3
+    rounded = torch.tensor(v, dtype=dtype).double()
+    ulp = (torch.nextafter(rounded.to(dtype), torch.tensor(math.inf, dtype=dtype)).double() - rounded).item()
+    return rounded.item() + 0.37 * ulp
+
+
+def scalars(reference: Callable[..., Any]) -> Callable[[Call], Call | None]:
+    """Python number arguments (Scalar / float in the overload's schema) of a float16, bfloat16
+    or float32 call replaced by numbers that dtype cannot hold, and the first such tensor's
+    first elements set to the scalar rounded to the dtype, its negation and its neighbours:
+    torch rounds a scalar to the tensor's dtype in some kernels and not in others (opmath), and
+    a comparison with the scalar shows which (hardshrink(x, 0.3) of bfloat16 0.30078125 is 0)."""
+    schema = getattr(reference, "_schema", None)
+
+    def transform(c: Call) -> Call | None:
+        floats = [t for t in _tensors(c) if t.dtype in (torch.float16, torch.bfloat16, torch.float32) and t.numel() > 0]
+        if schema is None or not floats:
+            return None
+        dtype = floats[0].dtype
+        args, kwargs, changed = list(c.args), dict(c.kwargs), []
+
+        def replace(v: Any) -> Any:
+            if isinstance(v, bool) or not isinstance(v, (int, float)):
+                return v
+            new = _unrepresentable(float(v), dtype)
+            changed.append(new)
+            return new
+
+        for i, arg in enumerate(schema.arguments):
+            if str(arg.type) not in _SCALAR_TYPES or arg.name in ("p", "dropout_p"):  # a dropout is random
+                continue
+            if i < len(args) and not arg.kwarg_only:
+                args[i] = replace(args[i])
+            elif arg.name in kwargs:
+                kwargs[arg.name] = replace(kwargs[arg.name])
+        if not changed:
+            return None
+        r = torch.tensor(changed[0], dtype=dtype)
+        inf = torch.tensor(math.inf, dtype=dtype)
+        values = [r.item(), -r.item(), torch.nextafter(r, inf).item(), torch.nextafter(r, -inf).item(), changed[0]]
+        call = Call(tuple(args), kwargs)
+        return _first(call, lambda t: t is floats[0], lambda t: _put(t, values)) or call
+
+    return transform
+
+
 # Ops whose result is the input's memory layout, not a function of its values: as_strided reads
 # the input's storage (which a graph input never shares with anything), the others report
 # strides, the storage offset or contiguity. In an exported graph every value is a dense
@@ -297,6 +351,12 @@ def negative_dims(reference: Callable[..., Any]) -> Callable[[Call], Call | None
 # contract, so they get no non-contiguous input.
 _LAYOUT_OPS = {"as_strided", "as_strided_", "as_strided_scatter", "as_strided_copy", "sym_stride", "sym_storage_offset", "sym_is_contiguous",
                "sym_strides", "stride", "storage_offset", "is_contiguous", "is_non_overlapping_and_dense"}  # fmt: skip
+
+
+# Ops whose Scalar arguments are probabilities or distribution parameters: another value draws
+# other random numbers in torch and in onnxruntime, so the scalars input compares nothing.
+_RANDOM_OPS = {"dropout", "native_dropout", "alpha_dropout", "feature_dropout", "feature_alpha_dropout", "bernoulli",
+               "rrelu", "rrelu_with_noise", "normal", "uniform", "exponential", "cauchy", "log_normal", "geometric"}
 
 
 # Positional arguments whose layout changes torch's result; they stay dense under the
@@ -334,19 +394,21 @@ def transforms(reference: Callable[..., Any], aten_names: Sequence[str] = ()) ->
         ("int_extremes", int_extremes),
         ("noncontiguous", None if names & _LAYOUT_OPS else functools.partial(noncontiguous, dense=dense)),
         ("negative_dims", negative_dims(reference)),
+        ("scalars", None if names & _RANDOM_OPS else scalars(reference)),
     ]
 
 
 # -- one cell, in the current process -----------------------------------------------------------
-def cell_inputs(harness: Harness, key: str, dtype: torch.dtype, limit: int) -> list[tuple[str, Call, Callable[..., Any], str, Any]]:
+def cell_inputs(harness: Harness, key: str, dtype: torch.dtype, limit: int,
+                only: frozenset[str] | None = None) -> list[tuple[str, Call, Callable[..., Any], str, Any]]:
     """(transform name, call, torch function, the table's expected failure of the base call,
-    tolerance) for every edge input of the cell, in order."""
+    tolerance) for every edge input of the cell, in order; `only`: those transforms alone."""
     inputs = []
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         for base, reference, known, tol in base_calls(harness, key, dtype, limit):
             for name, transform in transforms(reference, harness.functions[key].aten_names):
-                if transform is None:
+                if transform is None or (only is not None and name not in only):
                     continue
                 try:
                     changed = transform(base)
@@ -656,13 +718,13 @@ def _describe_call(c: Call) -> str:
 
 
 # -- crash-safe driver ----------------------------------------------------------------------------
-def _child(harness: Harness, key: str, dtype: torch.dtype, limit: int, start: int, fd: int) -> None:
+def _child(harness: Harness, key: str, dtype: torch.dtype, limit: int, start: int, fd: int, only: frozenset[str] | None) -> None:
     import faulthandler
 
     faulthandler.disable()  # an abort is the parent's finding, not a traceback on the terminal
     os.dup2(os.open(os.devnull, os.O_WRONLY), 2)  # onnxruntime's own error log
     with os.fdopen(fd, "w") as out:
-        inputs = cell_inputs(harness, key, dtype, limit)
+        inputs = cell_inputs(harness, key, dtype, limit, only)
         out.write(json.dumps({"count": len(inputs)}) + "\n")
         out.flush()
         for i, (name, the_call, reference, known, tol) in enumerate(inputs):
@@ -682,7 +744,8 @@ def _child(harness: Harness, key: str, dtype: torch.dtype, limit: int, start: in
     os._exit(0)
 
 
-def fuzz_cell(harness: Harness, key: str, dtype: torch.dtype, limit: int = 3, timeout: float = 60.0) -> list[Finding]:
+def fuzz_cell(harness: Harness, key: str, dtype: torch.dtype, limit: int = 3, timeout: float = 60.0,
+              only: frozenset[str] | None = None) -> list[Finding]:
     """Every edge input of one cell, each outcome recorded; crashes and hangs cost one input."""
     findings: list[Finding] = []
     start = 0
@@ -692,7 +755,7 @@ def fuzz_cell(harness: Harness, key: str, dtype: torch.dtype, limit: int = 3, ti
         if pid == 0:  # pragma: no cover - the child
             os.close(read)
             try:
-                _child(harness, key, dtype, limit, start, write)
+                _child(harness, key, dtype, limit, start, write, only)
             finally:
                 os._exit(1)
         os.close(write)
@@ -736,7 +799,7 @@ def fuzz_cell(harness: Harness, key: str, dtype: torch.dtype, limit: int = 3, ti
         why = f"no result in {timeout:.0f} s" if hung else f"the process died ({_status_text(status)})"
         if not current.get("torch_done"):  # torch itself crashed or hung: an input it does not check
             outcome, why = "rejected", f"torch itself {'hung' if hung else 'crashed'} on this input ({why})"
-        elif not hung and _ours_alone_survives(harness, key, dtype, limit, current["start"], timeout):
+        elif not hung and _ours_alone_survives(harness, key, dtype, limit, current["start"], timeout, only):
             outcome, why = "rejected", (f"the process died after torch returned ({why}), and our function alone on this input, "
                                         "in a fresh process, returns: torch's kernel corrupted memory it does not own")  # fmt: skip
         findings.append(Finding(key, dtype_name(dtype), current["transform"], outcome, current["call"], why))
@@ -746,7 +809,8 @@ def fuzz_cell(harness: Harness, key: str, dtype: torch.dtype, limit: int = 3, ti
     return _mark_known(findings)
 
 
-def _ours_alone_survives(harness: Harness, key: str, dtype: torch.dtype, limit: int, index: int, timeout: float) -> bool:
+def _ours_alone_survives(harness: Harness, key: str, dtype: torch.dtype, limit: int, index: int, timeout: float,
+                         only: frozenset[str] | None = None) -> bool:
     """True when our function, run alone (torch's reference not called) on input `index` of the
     cell in a fresh process, returns or raises without the process dying. A process that dies
     after torch returned may die of torch's own heap corruption (max_pool backward with
@@ -758,7 +822,7 @@ def _ours_alone_survives(harness: Harness, key: str, dtype: torch.dtype, limit: 
 
             faulthandler.disable()
             os.dup2(os.open(os.devnull, os.O_WRONLY), 2)
-            _, the_call, _, _, _ = cell_inputs(harness, key, dtype, limit)[index]
+            _, the_call, _, _, _ = cell_inputs(harness, key, dtype, limit, only)[index]
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 try:
@@ -844,7 +908,7 @@ def by_breadth(jobs: Sequence[tuple[str, torch.dtype]]) -> list[tuple[str, torch
 
 
 def fuzz(harness: Harness, jobs: Sequence[tuple[str, torch.dtype]], limit: int = 3, budget: float | None = None,
-         timeout: float = 60.0, progress: Callable[[str], None] | None = None) -> FuzzReport:
+         timeout: float = 60.0, progress: Callable[[str], None] | None = None, only: frozenset[str] | None = None) -> FuzzReport:
     start = time.monotonic()
     findings: list[Finding] = []
     done = 0
@@ -854,7 +918,7 @@ def fuzz(harness: Harness, jobs: Sequence[tuple[str, torch.dtype]], limit: int =
         if budget is not None and time.monotonic() - start > budget:
             stopped = True
             break
-        cell = fuzz_cell(harness, key, dtype, limit, timeout)
+        cell = fuzz_cell(harness, key, dtype, limit, timeout, only)
         findings += cell
         done += 1
         if progress is not None:

@@ -17,6 +17,7 @@ import torch.utils._pytree as pytree
 
 from graph_builder import GraphBuilder, op, types
 from graph_builder.ir import Value, real_view
+from graph_builder.optimizer import runtime_guards
 from graph_builder.opset import OpError, torch_to_numpy
 from graph_builder.optimizer import optimize as optimize_graph
 from graph_builder.optimizer.folding import BATCH_NORMS_LEFT
@@ -382,6 +383,7 @@ def translate(
         q = weight_quantization
         diagnostics.append(f"weight_quantization: {count} MatMul/Gemm weight(s) quantized to {q.dtype}, blocks of "
                            f"{q.block_size}, {'symmetric' if q.symmetric else 'asymmetric'}")  # fmt: skip
+    runtime_guards.guard(g)  # forms onnxruntime's own graph optimizations leave exact
     return g.to_graph(), diagnostics  # checked; the weights stay views of the parameters
 
 

@@ -59,6 +59,16 @@ def run_supported(fn: Callable[..., Any], supported: frozenset[DType], *args: An
     return op.Cast(result, to=dtype.onnx) if result.dtype is target else result
 
 
+def round_scalar(v: Any, dtype: DType) -> Any:
+    """A Python number as torch uses a Scalar argument with a tensor of `dtype` in the kernels
+    that round it (comparisons, remainder, add's alpha, ...: bfloat16 0.3 is 0.30078125; others,
+    such as mul and div, take it unrounded in float32). Bools, non-floating dtypes and other
+    values pass unchanged."""
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not dtype.is_floating:
+        return v
+    return float(np.array(v, dtype=np.float64).astype(dtype.numpy))
+
+
 def nearest_supported(dtype: DType, has_kernel: Callable[[DType], bool]) -> DType:
     """dtype when onnxruntime has a kernel for it, else the nearest wider dtype that holds every
     value and has one; dtype itself when there is none (the kernel then names the missing

@@ -19,7 +19,7 @@ from graph_builder.types import BFLOAT16, BOOL, DOUBLE, FLOAT, FLOAT16, DType, T
 from torchlib.ops._helpers import normalize_dim
 from torchlib.ops._unary import unary
 from torchlib.ops import _cephes as cephes
-from torchlib.ops._kernels import FLOAT32_16, FLOATS, MIN_MAX, OPMATH, run_supported
+from torchlib.ops._kernels import FLOAT32_16, FLOATS, MIN_MAX, OPMATH, like, round_scalar, run_supported
 from torchlib.ops.elementwise import expm1, log1p
 from torchlib.promotion import DEFAULT, INT_TO_FLOAT, elementwise
 from torchlib.registry import aten_op
@@ -177,6 +177,49 @@ def aten_gelu(self: TFloat, *, approximate: str = "none") -> TFloat:
         erf = cephes.erf if self.dtype is DOUBLE else op.Erf
         return op.Mul(op.Mul(self, 0.5), op.Add(erf(op.Mul(self, math.sqrt(0.5))), 1.0))
     return run_supported(lambda x: op.Gelu(x, approximate=approximate), FLOAT32_16, self)
+
+
+# Shrink and threshold: torch's kernels use their Scalar differently (measured, torch 2.13):
+# hardshrink rounds lambd to the tensor's dtype; softshrink and threshold take it unrounded in
+# the kernel's opmath type (float32 for float16 / bfloat16 / float32). bfloat16 0.30078125 is
+# hardshrink(., 0.3) 0, softshrink(., 0.3) 0.00078, threshold(., 0.3, v) itself.
+@aten_op("aten::hardshrink")
+def aten_hardshrink(self: TFloat, lambd: float = 0.5) -> TFloat:
+    """hardshrink(Tensor self, Scalar lambd=0.5) -> Tensor"""
+    _floating("hardshrink", self)
+    bound = round_scalar(lambd, self.dtype)
+
+    def fn(x: Value) -> Value:
+        inside = op.And(op.GreaterOrEqual(x, -bound), op.LessOrEqual(x, bound))
+        return op.Where(inside, like(0, x), x)
+
+    return run_supported(fn, OPMATH, self)
+
+
+@aten_op("aten::softshrink")
+def aten_softshrink(self: TFloat, lambd: float = 0.5) -> TFloat:
+    """softshrink(Tensor self, Scalar lambd=0.5) -> Tensor"""
+    _floating("softshrink", self)
+
+    def fn(x: Value) -> Value:
+        l = like(lambd, x)
+        # x * 0 inside: the sign of zero and NaN as torch
+        inner = op.Where(op.Less(x, op.Neg(l)), op.Add(x, l), op.Mul(x, like(0, x)))
+        return op.Where(op.Greater(x, l), op.Sub(x, l), inner)
+
+    return run_supported(fn, OPMATH, self)
+
+
+@aten_op("aten::threshold")
+def aten_threshold(self: TReal, threshold: float, value: float) -> TReal:
+    """threshold(Tensor self, Scalar threshold, Scalar value) -> Tensor"""
+    if self.dtype is BOOL:
+        raise TypeError("aten::threshold is not defined for bool tensors (torch raises too)")
+    if not self.dtype.is_floating:  # the scalars converted to the integer type (truncated)
+        threshold, value = int(threshold), int(value)
+        return run_supported(lambda x: op.Where(op.LessOrEqual(x, like(threshold, x)), like(value, x), x), MIN_MAX, self)
+    filled = round_scalar(value, self.dtype)  # stored in the tensor's dtype
+    return run_supported(lambda x: op.Where(op.LessOrEqual(x, like(threshold, x)), like(filled, x), x), OPMATH, self)
 
 
 @aten_op("aten::leaky_relu")

@@ -58,7 +58,8 @@ def _bound(value: float, x: Value) -> Value:
 def aten_threshold_backward(grad_output: TFloat, self: TFloat, threshold: float) -> TFloat:
     """threshold_backward(Tensor grad_output, Tensor self, Scalar threshold) -> Tensor"""
     x, g = _opmath(self, grad_output)
-    return cast_to(op.Where(op.LessOrEqual(x, _bound(threshold, self)), _zero(g), g), grad_output.dtype)
+    # torch's threshold kernel takes the Scalar unrounded in opmath (float32 for the half types)
+    return cast_to(op.Where(op.LessOrEqual(x, op.CastLike(threshold, x)), _zero(g), g), grad_output.dtype)
 
 
 @aten_op("aten::sigmoid_backward")

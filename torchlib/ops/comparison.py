@@ -14,7 +14,7 @@ import numpy as np
 from graph_builder import op
 from graph_builder.ir import Value
 from graph_builder.types import BOOL, UINT8, TBool, TReal, TRealOrBool, TTensor
-from torchlib.ops._kernels import FLOATS, MIN_MAX, NUMERIC, full_of, like, run_supported
+from torchlib.ops._kernels import FLOATS, MIN_MAX, NUMERIC, full_of, like, round_scalar, run_supported
 from torchlib.promotion import ALWAYS_BOOL, elementwise, promote_all, result_type
 from torchlib.registry import aten_op
 
@@ -23,7 +23,10 @@ _BITWISE = frozenset({UINT8}) | {d for d in NUMERIC if d.is_integer}
 
 
 def _compare(onnx_op: Callable[..., Any], a: Any, b: Any, supported: frozenset = NUMERIC) -> Value:
-    return run_supported(onnx_op, supported, a, b)
+    # torch compares with a Python number rounded to the tensor's dtype (bfloat16 x <= 0.3 is
+    # x <= 0.30078125); bfloat16 computes in float32, where the constant would not be rounded
+    dtype = (a if isinstance(a, Value) else b).dtype
+    return run_supported(onnx_op, supported, round_scalar(a, dtype), round_scalar(b, dtype))
 
 
 @aten_op("aten::eq.Tensor", "aten::eq.Scalar")

@@ -154,17 +154,27 @@ def _atan2(y: Value, x: Value) -> Value:
                           op.Where(negative_x, op.Where(y_negative, op.Neg(pi), pi), y), result)
         return op.Where(both_inf, inf_angle, result)
 
-    angle = run_supported(fn, frozenset({FLOAT}), y, x)
     if y.dtype is not DOUBLE:
-        return angle
-    # float64: one Newton step from the float32 angle t, tan(exact - t) = (y cos t - x sin t) /
-    # (x cos t + y sin t), brings it to double precision (not where that ratio is undefined)
+        return run_supported(fn, frozenset({FLOAT}), y, x)
+    # float64: divided by max(|x|, |y|) (the angle stays; float64 subnormals and values beyond
+    # float32's range stay apart in float32), then one Newton step from the float32 angle t,
+    # tan(exact - t) = (y cos t - x sin t) / (x cos t + y sin t), brings it to double precision.
+    # Where that ratio is undefined (zeros, infinities) the angle is a multiple of pi / 4: the
+    # float32 one, rounded to the nearest such multiple in float64.
+    big = op.Max(op.Abs(x), op.Abs(y))
+    scalable = op.And(op.Greater(big, like(0, big)), op.Not(op.IsInf(big)))
+    big = op.Where(scalable, big, like(1, big))
+    y, x = op.Div(y, big), op.Div(x, big)
+    angle = run_supported(fn, frozenset({FLOAT}), y, x)
     cos, sin = op.Cos(angle), op.Sin(angle)
     num = op.Sub(op.Mul(y, cos), op.Mul(x, sin))
     den = op.Add(op.Mul(x, cos), op.Mul(y, sin))
     step = op.Div(num, den)
     usable = op.And(op.Not(op.IsNaN(step)), op.Not(op.IsInf(step)))
-    return op.Where(usable, op.Add(angle, step), angle)
+    quarter = like(math.pi / 4, angle)
+    snapped = op.Mul(op.Round(op.Div(angle, quarter)), quarter)
+    snapped = op.Where(op.Equal(angle, like(0, angle)), angle, snapped)  # keeps the sign of zero
+    return op.Where(usable, op.Add(angle, step), snapped)
 
 
 # -- views between complex and real ------------------------------------------------------------
@@ -281,8 +291,35 @@ def aten_neg_complex(self: TTensor) -> TTensor:
 @aten_op("aten::reciprocal", complex=True)
 def aten_reciprocal_complex(self: TTensor) -> TTensor:
     """reciprocal(Tensor self) -> Tensor"""
-    one = np.array(1, dtype=self.dtype.numpy)
-    return from_pair(div_pairs((one, None), (re_part(self), im_part(self))))
+    return from_pair(_reciprocal((re_part(self), im_part(self))))
+
+
+@aten_op("aten::rsqrt", complex=True)
+def aten_rsqrt_complex(self: TTensor) -> TTensor:
+    """rsqrt(Tensor self) -> Tensor"""
+    return from_pair(_reciprocal(_sqrt((re_part(self), im_part(self)))))
+
+
+def _reciprocal(z: Pair) -> Pair:
+    """1 / (c + d i) as torch's c10::complex division computes it (numpy's Smith algorithm):
+    with |c| >= |d|, r = d / c and s = 1 / (c + d r) give (s, -r s), else r = c / d and
+    s = 1 / (d + c r) give (r s, -s). Near the largest float c + d r overflows and the result
+    is 0 as in torch; (c^2 + d^2 or |c| + |d| would overflow sooner and give NaN)."""
+    c, d = z
+    if d is None:
+        return op.Reciprocal(c), None
+    one = like(1, c)
+    c_larger = op.GreaterOrEqual(op.Abs(c), op.Abs(d))
+    big, small = op.Where(c_larger, c, d), op.Where(c_larger, d, c)
+    r = op.Div(small, big)
+    s = op.Div(one, op.Add(big, op.Mul(small, r)))
+    # (1 + 0 r) s and (0 - 1 r) s as torch computes them, for the signs of zero and inf * 0
+    re_c, im_c = op.Mul(op.Add(one, op.Mul(like(0, r), r)), s), op.Mul(op.Sub(like(0, r), r), s)
+    re_d, im_d = op.Mul(op.Add(r, like(0, r)), s), op.Mul(op.Sub(op.Mul(like(0, r), r), one), s)
+    re, im = op.Where(c_larger, re_c, re_d), op.Where(c_larger, im_c, im_d)
+    # both parts 0: 1 / |c| and 0 / |d| (inf and NaN), as torch
+    zero = op.And(op.Equal(c, like(0, c)), op.Equal(d, like(0, d)))
+    return op.Where(zero, op.Div(one, op.Abs(c)), re), op.Where(zero, op.Div(like(0, d), op.Abs(d)), im)
 
 
 def _exp(z: Pair) -> Pair:
@@ -294,11 +331,29 @@ def _exp(z: Pair) -> Pair:
     return op.Mul(magnitude, op.Cos(im)), op.Where(op.Equal(im, like(0, im)), im, op.Mul(magnitude, op.Sin(im)))
 
 
+def _scales(re: Any, im: Any) -> tuple[Value, Value]:
+    """(f, g) per element: powers of 2, f = 1/4 and g = 2 when a part is near the largest float
+    (above max / 4), f = 4^k and g = 2^-k when both are below the smallest normal float (k = 12
+    for float32, 27 for float64: their subnormals become normal), else 1 and 1. z f is exact, and
+    sqrt(z) = sqrt(z f) g, log|z| = log|z f| + 2 log g."""
+    info = np.finfo(_np_dtype(re))
+    k = 12 if info.dtype == np.float32 else 27
+    big = op.Max(op.Abs(re), op.Abs(im))
+    large, small = op.Greater(big, like(float(info.max) / 4, re)), op.Less(big, like(float(info.tiny), re))
+    up = op.Where(large, like(0.25, re), op.Where(small, like(4.0 ** k, re), like(1, re)))
+    down = op.Where(large, like(2, re), op.Where(small, like(2.0 ** -k, re), like(1, re)))
+    return up, down
+
+
 def _log(z: Pair) -> Pair:
+    """log|z| + i arg z; |z| from parts scaled by a power of 2 (`_scales`), so that it neither
+    overflows near the largest float nor loses digits among subnormals (as std::log does)."""
     re, im = z
     if im is None:
         im = _zeros_like(re)
-    return op.Log(_hypot(re, im)), _atan2(im, re)
+    up, down = _scales(re, im)
+    magnitude = op.Add(op.Log(_hypot(op.Mul(re, up), op.Mul(im, up))), op.Mul(op.Log(down), like(2, re)))
+    return magnitude, _atan2(im, re)
 
 
 @aten_op("aten::exp", complex=True)
@@ -325,7 +380,10 @@ def _sqrt(z: Pair) -> Pair:
     re, im = z
     if im is None:
         im = _zeros_like(re)
-    t = op.Sqrt(op.Mul(op.Add(_hypot(re, im), op.Abs(re)), like(0.5, re)))
+    # (|z| + |re|) / 2 overflows from a part near the largest float: sqrt(z) = 2 sqrt(z / 4) there,
+    # exact as std::sqrt scales; subnormal parts: sqrt(z) = sqrt(z 4^k) / 2^k
+    up, down = _scales(re, im)
+    t = op.Mul(op.Sqrt(op.Mul(op.Add(_hypot(op.Mul(re, up), op.Mul(im, up)), op.Abs(op.Mul(re, up))), like(0.5, re))), down)
     other = op.Div(op.Abs(im), op.Mul(t, like(2, t)))
     other = op.Where(op.Equal(t, like(0, t)), like(0, t), other)
     negative_im = op.Or(op.Less(im, like(0, im)), op.And(op.Equal(im, like(0, im)), op.Less(op.Reciprocal(im), like(0, im))))

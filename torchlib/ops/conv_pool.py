@@ -729,6 +729,8 @@ def _adaptive_max_pool(self: Value, output_size: Any, n: int) -> tuple[Value, Va
         values = op.Gather(y, gather, axis=axis)  # (..., out, longest, ...)
         y = op.ReduceMax(values, [axis + 1], keepdims=0)
         choice = op.ArgMax(values, axis=axis + 1, keepdims=1)
+        if y.dtype.is_floating:
+            y, choice = _last_nan_in_windows(values, y, choice, windows, axis, rank)
         position = op.Mul(op.Add(op.Squeeze(choice, [axis + 1]), starts), plane_stride)
         if index is not None:
             carried = op.GatherElements(op.Gather(index, gather, axis=axis), choice, axis=axis + 1)
@@ -737,6 +739,22 @@ def _adaptive_max_pool(self: Value, output_size: Any, n: int) -> tuple[Value, Va
         plane_stride *= sizes[i]
     assert index is not None
     return cast_to(y, dtype), index  # type: ignore[return-value]
+
+
+def _last_nan_in_windows(values: Value, y: Value, choice: Value, windows: list[tuple[int, int]], axis: int,
+                         rank: int) -> tuple[Value, Value]:
+    """torch's adaptive max of a window holding a NaN is NaN, at the window's last NaN (its kernel
+    takes `val > max || isnan(val)`); onnxruntime's ReduceMax and ArgMax skip NaN. Along one axis
+    of the gathered windows (..., out, longest, ...): the largest "j + 1 where NaN" among the
+    window's own elements (not the padding) picks it. Applied axis by axis, last axis first, that
+    is the last NaN in row-major order, as torch scans the window."""
+    longest = max(end - start for start, end in windows)
+    keys = np.array([[j + 1 if start + j < end else 0 for j in range(longest)] for start, end in windows], dtype=np.int64)
+    keys = keys.reshape(list(keys.shape) + [1] * (rank - axis - 1))
+    last = op.ReduceMax(op.Where(op.IsNaN(values), keys, np.array(0, np.int64)), [axis + 1], keepdims=1)
+    has_nan = op.Greater(last, np.array(0, np.int64))
+    y = op.Where(op.Squeeze(has_nan, [axis + 1]), op.CastLike(np.nan, y), y)
+    return y, op.Where(has_nan, op.Sub(last, np.array(1, np.int64)), choice)
 
 
 @aten_op("aten::adaptive_avg_pool1d")

@@ -19,7 +19,8 @@ from graph_builder.ir import Value
 from graph_builder.types import BFLOAT16, BOOL, DOUBLE, FLOAT, FLOAT16, INT32, INT64, DType, TFloat, TInt, TReal, TRealOrBool, TTensor
 from torchlib.ops import _cephes as cephes
 from torchlib.ops._kernels import (
-    FLOAT32_16, FLOATS, NUMERIC, OPMATH, POW, SIGNED, as_float, float32_or_double, full_of, kernel, like, run_supported,
+    FLOAT32_16, FLOATS, NUMERIC, OPMATH, POW, SIGNED, as_float, float32_or_double, full_of, kernel, like, round_scalar,
+    run_supported,
 )
 from torchlib.ops._unary import unary
 from torchlib.promotion import BOOL_TO_LONG, DEFAULT, INT_TO_FLOAT, cast_to, elementwise, promote_all
@@ -50,6 +51,22 @@ def _add(a: Any, b: Any) -> Any:
     return run_supported(op.Add, NUMERIC, a, b)
 
 
+def _plus_times(a: Any, b: Any, alpha: Any, subtract: bool) -> Any:
+    """a + alpha * b (a - alpha * b) as torch's add / sub kernels compute a floating one: Python
+    numbers and alpha rounded to the tensor's dtype, and the product not rounded before the sum
+    (a vectorised fma): in float32 for float16 / bfloat16 (the product of two is exact there), in
+    float64 for float32."""
+    dtype = next(v.dtype for v in (a, b) if isinstance(v, Value))
+    f = op.Sub if subtract else op.Add
+    if dtype not in (FLOAT, FLOAT16, BFLOAT16):
+        return run_supported(f, NUMERIC, a, _times(b, alpha))
+    a, b, alpha = (round_scalar(v, dtype) for v in (a, b, alpha))
+    compute = frozenset({FLOAT}) if dtype is not FLOAT or alpha == 1 else frozenset({DOUBLE})
+    if not isinstance(b, Value):
+        return run_supported(f, compute, a, b * alpha)  # b * alpha is exact in the compute dtype
+    return run_supported(lambda x, y: f(x, y if alpha == 1 else op.Mul(y, alpha)), compute, a, b)
+
+
 def _sub_operands(a: Any, b: Any) -> list[Any]:
     """torch refuses bool on either side of a subtraction, before promotion."""
     if any(x.dtype is BOOL if isinstance(x, Value) else isinstance(x, bool) for x in (a, b)):
@@ -62,7 +79,9 @@ def _sub_operands(a: Any, b: Any) -> list[Any]:
 def aten_add(self: TRealOrBool, other: TRealOrBool, *, alpha: float = 1) -> TRealOrBool:
     """add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor"""
     _no_float_alpha("add", self, alpha)
-    return _add(self, _times(other, alpha))
+    if self.dtype is BOOL:
+        return _add(self, _times(other, alpha))
+    return _plus_times(self, other, alpha, subtract=False)
 
 
 @aten_op("aten::add.Scalar")
@@ -70,7 +89,9 @@ def aten_add(self: TRealOrBool, other: TRealOrBool, *, alpha: float = 1) -> TRea
 def aten_add_scalar(self: TRealOrBool, other: float, alpha: float = 1) -> TRealOrBool:
     """add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor"""
     _no_float_alpha("add", self, alpha)
-    return _add(self, _times(other, alpha))
+    if self.dtype is BOOL:
+        return _add(self, _times(other, alpha))
+    return _plus_times(self, other, alpha, subtract=False)
 
 
 # sub and rsub promote in the body: torch checks for bool operands before promotion.
@@ -81,7 +102,7 @@ def aten_sub(self: TReal, other: TReal, *, alpha: float = 1) -> TReal:
     """sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor"""
     self, other = _sub_operands(self, other)
     _no_float_alpha("sub", self, alpha)
-    return run_supported(op.Sub, NUMERIC, self, _times(other, alpha))
+    return _plus_times(self, other, alpha, subtract=True)
 
 
 @aten_op("aten::sub.Scalar")
@@ -89,7 +110,7 @@ def aten_sub_scalar(self: TReal, other: float, alpha: float = 1) -> TReal:
     """sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor"""
     self, other = _sub_operands(self, other)
     _no_float_alpha("sub", self, alpha)
-    return run_supported(op.Sub, NUMERIC, self, _times(other, alpha))
+    return _plus_times(self, other, alpha, subtract=True)
 
 
 @aten_op("aten::rsub.Tensor")
@@ -97,7 +118,7 @@ def aten_rsub(self: TReal, other: TReal, *, alpha: float = 1) -> TReal:
     """rsub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor"""
     self, other = _sub_operands(self, other)
     _no_float_alpha("rsub", self, alpha)
-    return run_supported(op.Sub, NUMERIC, other, _times(self, alpha))
+    return _plus_times(other, self, alpha, subtract=True)
 
 
 @aten_op("aten::rsub.Scalar")
@@ -105,7 +126,7 @@ def aten_rsub_scalar(self: TReal, other: float, alpha: float = 1) -> TReal:
     """rsub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor"""
     self, other = _sub_operands(self, other)
     _no_float_alpha("rsub", self, alpha)
-    return run_supported(op.Sub, NUMERIC, other, _times(self, alpha))
+    return _plus_times(other, self, alpha, subtract=True)
 
 
 @aten_op("aten::mul.Tensor", "aten::mul.Scalar")
@@ -114,7 +135,16 @@ def aten_mul(self: TRealOrBool, other: TRealOrBool) -> TRealOrBool:
     """mul.Tensor(Tensor self, Tensor other) -> Tensor"""
     if self.dtype is BOOL:
         return op.And(self, other)
-    return run_supported(op.Mul, NUMERIC, self, other)
+    return run_supported(op.Mul, _scalar_opmath(self, other), self, other)
+
+
+def _scalar_opmath(a: Any, b: Any) -> frozenset:
+    """Where mul / div compute: NUMERIC, but float32 for a half-precision tensor and a Python
+    number, which torch's kernel takes unrounded in float32 (its CPU-scalar path), not rounded
+    to float16 as an ONNX float16 constant would be."""
+    value = a if isinstance(a, Value) else b
+    python = not isinstance(a, Value) or not isinstance(b, Value)
+    return OPMATH if python and value.dtype in (FLOAT16, BFLOAT16) else NUMERIC
 
 
 def _true_divide(a: Any, b: Any) -> Any:
@@ -161,7 +191,7 @@ def _div_floor_int(a: Value, b: Any) -> Value:
 @elementwise("self", "other", kind=INT_TO_FLOAT)
 def aten_div(self: TReal, other: TReal) -> TFloat:
     """div.Tensor(Tensor self, Tensor other) -> Tensor"""
-    return run_supported(op.Div, FLOATS, self, other)
+    return run_supported(op.Div, FLOATS & _scalar_opmath(self, other), self, other)
 
 
 @aten_op("aten::div.Tensor_mode", "aten::div.Scalar_mode")
@@ -243,9 +273,26 @@ def aten_pow_tensor_scalar(self: TReal, exponent: float) -> TReal:
     if not self.dtype.is_floating and isinstance(exponent, int):
         _no_bool("pow", self)
         return int_power(self, exponent)
+    # torch: a float16 / bfloat16 tensor's exponent is rounded to its dtype; float32 and float64
+    # use the formulas of pow_tensor_scalar_optimized_kernel (x * x, x * x * x, 1 / x, ...) and
+    # pow otherwise, with the exponent rounded to float32 as its vectorised path does (its scalar
+    # tail takes it in float64: pow(-2, 2 + 1e-9) is 4 in a long tensor, NaN in the last few
+    # elements; float32 pow is within an ulp of either)
+    exponent = round_scalar(exponent, self.dtype) if self.dtype in (FLOAT16, BFLOAT16) else exponent
     if exponent == 2:
         return run_supported(op.Mul, NUMERIC, self, self)
+    if self.dtype in (FLOAT, DOUBLE) and exponent in _POW_FORMULAS:
+        return _POW_FORMULAS[exponent](self)
     return run_supported(lambda x: op.Pow(x, like(exponent, x)), FLOATS, self)
+
+
+_POW_FORMULAS: dict[float, Callable[[Value], Value]] = {
+    3: lambda x: op.Mul(op.Mul(x, x), x),
+    -1: lambda x: op.Div(like(1, x), x),
+    -2: lambda x: op.Div(like(1, x), op.Mul(x, x)),
+    0.5: op.Sqrt,
+    -0.5: lambda x: op.Div(like(1, x), op.Sqrt(x)),
+}
 
 
 @aten_op("aten::pow.Scalar")
@@ -475,6 +522,7 @@ def _remainder(a: Value, b: Any) -> Value:
 def aten_remainder(self: TReal, other: TReal) -> TReal:
     """remainder.Tensor(Tensor self, Tensor other) -> Tensor"""
     _no_bool("remainder", self if isinstance(self, Value) else other)
+    self, other = _rounded_scalars(self, other)
     return run_supported(lambda a, b: _remainder(like(a, b), b), NUMERIC - {FLOAT16}, self, other)
 
 
@@ -485,7 +533,15 @@ def aten_fmod(self: TReal, other: TReal) -> TReal:
     _no_bool("fmod", self)
     if not (self if isinstance(self, Value) else other).dtype.is_floating:
         return run_supported(_int_fmod, INT32_64, self, other)
+    self, other = _rounded_scalars(self, other)
     return run_supported(lambda a, b: op.Mod(a, b, fmod=1), NUMERIC, self, other)
+
+
+def _rounded_scalars(a: Any, b: Any) -> tuple[Any, Any]:
+    """A Python number operand rounded to the tensor operand's dtype, as torch's TensorIterator
+    casts a wrapped number to the common dtype (remainder, fmod, comparisons)."""
+    dtype = (a if isinstance(a, Value) else b).dtype
+    return round_scalar(a, dtype), round_scalar(b, dtype)
 
 
 def _int_fmod(a: Any, b: Any) -> Value:

@@ -374,13 +374,20 @@ def _real_input_zeros(x: Value, axis: int, length: Any) -> Value:
     even n), set to 0 as torch's pocketfft leaves them (its half-complex result does not hold
     them): onnxruntime's chirp-z DFT puts its roundoff there (eps * max|x|), or NaN."""
     bins = x.shape[axis] if x.shape is not None else None
-    if not isinstance(length, int) or not isinstance(bins, int) or bins == 0:
-        return x
-    mask = np.zeros([bins] + [1] * (x.rank - axis - 2) + [2], bool)
-    mask[0, ..., 1] = True
-    if length % 2 == 0 and length // 2 < bins:
-        mask[length // 2, ..., 1] = True
-    return op.Where(mask, np.array(0, x.dtype.numpy), x)
+    zero = np.array(0, x.dtype.numpy)
+    if isinstance(length, int) and isinstance(bins, int):
+        if bins == 0:
+            return x
+        mask = np.zeros([bins] + [1] * (x.rank - axis - 2) + [2], bool)
+        mask[0, ..., 1] = True
+        if length % 2 == 0 and length // 2 < bins:
+            mask[length // 2, ..., 1] = True
+        return op.Where(mask, zero, x)
+    # a dynamic length: the same mask, from the bin indices at run time
+    k = op.Range(np.array(0, np.int64), _size(x, axis), np.array(1, np.int64))
+    edge = op.Or(op.Equal(k, np.array(0, np.int64)), op.Equal(op.Mul(k, np.array(2, np.int64)), length))
+    edge = op.Reshape(edge, np.array([-1] + [1] * (x.rank - axis - 1), np.int64))
+    return op.Where(op.And(edge, np.array([False, True])), zero, x)
 
 
 def _conj(x: Value) -> Value:

@@ -28,6 +28,9 @@ ENTRIES = [
     ]),  # hardswish
     Entry('aten_hardtanh', opinfo=['nn.functional.hardtanh']),  # hardtanh
     Entry('aten_leaky_relu', opinfo=['nn.functional.leaky_relu']),  # leaky_relu
+    Entry('aten_hardshrink', opinfo=['nn.functional.hardshrink']),  # hardshrink
+    Entry('aten_softshrink', opinfo=['nn.functional.softshrink']),  # softshrink
+    Entry('aten_threshold', opinfo=['nn.functional.threshold']),  # threshold
     Entry('aten_log_sigmoid', opinfo=['nn.functional.logsigmoid']),
     Entry('aten_log_sigmoid_forward', opinfo=['nn.functional.multilabel_soft_margin_loss', 'nn.functional.logsigmoid']),  # log_sigmoid_forward
     Entry('aten_log_softmax', opinfo=['log_softmax', ('log_softmax', 'with_dtype')], xfail=[TorchLessAccurate(dtypes=[torch.bfloat16, torch.float16])]),  # log_softmax.int (CompositeImplicit)

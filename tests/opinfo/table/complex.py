@@ -90,6 +90,7 @@ ENTRIES = [
     Entry('aten_sgn_complex', opinfo=['sgn']),
     Entry('aten_neg_complex', opinfo=['neg']),
     Entry('aten_reciprocal_complex', opinfo=['reciprocal']),
+    Entry('aten_rsqrt_complex', opinfo=['rsqrt']),
     Entry('aten_exp_complex', opinfo=['exp']),
     Entry('aten_log_complex', opinfo=['log']),
     Entry('aten_sqrt_complex', opinfo=['sqrt']),

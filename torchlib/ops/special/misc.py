@@ -12,9 +12,9 @@ import numpy as np
 
 from graph_builder import op
 from graph_builder.ir import Value
-from graph_builder.types import BOOL, DOUBLE, INT32, INT64, UINT8, UINT64, INT8, INT16, TFloat, TReal, TRealOrBool, TTensor
+from graph_builder.types import BFLOAT16, BOOL, DOUBLE, FLOAT16, INT32, INT64, UINT8, UINT64, INT8, INT16, TFloat, TReal, TRealOrBool, TTensor
 from torchlib.ops import elementwise as ew
-from torchlib.ops._kernels import FLOATS, MIN_MAX, NUMERIC, OPMATH, kernel, like, run_supported
+from torchlib.ops._kernels import FLOATS, MIN_MAX, NUMERIC, OPMATH, kernel, like, round_scalar, run_supported
 from torchlib.ops._unary import unary
 from torchlib.ops.special._common import rounding_to
 from torchlib.promotion import INT_TO_FLOAT, elementwise
@@ -138,30 +138,40 @@ def _both(a: Any, b: Any) -> tuple[Value, Value]:
     return like(a, ref), like(b, ref)
 
 
-def _xlogy(a: Any, b: Any) -> Value:
-    x, y = _both(a, b)
-    out = op.Where(op.Equal(x, 0.0), like(0.0, x), op.Mul(x, op.Log(y)))
-    return op.Where(op.IsNaN(y), y, out)
+def _x_times(log: Any, dtype: Any) -> Any:
+    """(a, b) -> a * log(b), 0 where a is 0, NaN where b is: for float16 / bfloat16 (computed in
+    float32) log(b) is rounded to the dtype first, as torch's kernels compute log of a half value."""
+
+    def fn(a: Any, b: Any) -> Value:
+        x, y = _both(a, b)
+        logged = log(y)
+        if dtype in (FLOAT16, BFLOAT16) and x.dtype is not dtype:
+            logged = op.Cast(op.Cast(logged, to=dtype.onnx), to=x.dtype.onnx)
+        out = op.Where(op.Equal(x, 0.0), like(0.0, x), op.Mul(x, logged))
+        return op.Where(op.IsNaN(y), y, out)
+
+    return fn
 
 
-def _xlog1py(a: Any, b: Any) -> Value:
-    x, y = _both(a, b)
-    out = op.Where(op.Equal(x, 0.0), like(0.0, x), op.Mul(x, ew.log1p(y)))
-    return op.Where(op.IsNaN(y), y, out)
+def _x_log(log: Any, self: Any, other: Any) -> Value:
+    """x * log(y) for xlogy / xlog1py: a Python number rounded to the tensor's dtype (torch's
+    wrapped number), half types in float32 with the log rounded (`_x_times`)."""
+    dtype = (self if isinstance(self, Value) else other).dtype
+    return run_supported(_x_times(log, dtype), OPMATH, round_scalar(self, dtype), round_scalar(other, dtype))
 
 
 @aten_op("aten::xlogy.Tensor", "aten::xlogy.Scalar_Self", "aten::xlogy.Scalar_Other")
 @elementwise("self", "other", kind=INT_TO_FLOAT)
 def aten_xlogy(self: TReal, other: TReal) -> TFloat:
     """xlogy.Tensor(Tensor self, Tensor other) -> Tensor"""
-    return run_supported(_xlogy, FLOATS, self, other)
+    return _x_log(op.Log, self, other)
 
 
 @aten_op("aten::special_xlog1py", "aten::special_xlog1py.self_scalar", "aten::special_xlog1py.other_scalar")
 @elementwise("self", "other", kind=INT_TO_FLOAT)
 def aten_special_xlog1py(self: TReal, other: TReal) -> TFloat:
     """special_xlog1py(Tensor self, Tensor other) -> Tensor"""
-    return run_supported(_xlog1py, OPMATH, self, other)
+    return _x_log(ew.log1p, self, other)
 
 
 def _floating_only(name: str, x: Value) -> None:

@@ -78,7 +78,6 @@ def main() -> None:
         for _ in range(ns.repeat):
             non_strict.append(timed(torch.export.export, model, args, strict=False)[0])
             strict.append(timed(torch.export.export, model, args, strict=True)[0])
-            start = time.perf_counter()
             seconds, result = timed(torchlib.export, model, args)
             if result is None:  # the error: all of it is capture
                 chain.append(seconds - non_strict[-1])

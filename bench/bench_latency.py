@@ -30,8 +30,9 @@ from torch import nn
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import torchlib  # noqa: E402
 from bench_export import MODELS as EXPORT_MODELS  # noqa: E402
+
+import torchlib  # noqa: E402
 
 export_module = importlib.import_module("torchlib.exporter.export")  # the module, not the function of that name
 

@@ -33,13 +33,12 @@ import functools
 import io
 import itertools
 import json
+import os
 import re
+import sys
 import time
 import warnings
 from typing import Any
-
-import os
-import sys
 
 import torch
 from torch.utils import _pytree as pytree

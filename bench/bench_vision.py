@@ -29,9 +29,10 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench_latency import latencies  # noqa: E402
+
 import torchlib  # noqa: E402
 from torchlib.conformance import torchvision_reference  # noqa: E402
-from bench_latency import latencies, reference  # noqa: E402
 
 
 def _torchvision(name: str):

@@ -35,9 +35,8 @@ def main(argv: list[str] | None = None) -> int:
             return 1
         print("OK: every registered function matches its schema; generated files are up to date")
         return 0
-    from codegen import coverage, native
-
     import torchlib
+    from codegen import coverage, native
 
     registry = torchlib.get_registry()
     if args.op:

@@ -94,7 +94,7 @@ def parse_entries(entries: list[dict]) -> list[Overload]:
     return overloads
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def load(path: str | None = None) -> tuple[Overload, ...]:
     """Every overload of native_functions.yaml (the installed torch's unless `path` is given)."""
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 import sys
 from collections.abc import Sequence
-from typing import Any, Union
+from typing import Any
 
 import numpy as np
 import onnx
@@ -23,7 +23,7 @@ from onnx import helper, numpy_helper
 from graph_builder import types
 from graph_builder.types import DType
 
-Dim = Union[int, str, None]
+Dim = int | str | None
 Shape = tuple[Dim, ...]
 
 _A = onnx.AttributeProto

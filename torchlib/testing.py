@@ -14,8 +14,8 @@ import onnxruntime as ort
 import torch
 
 from graph_builder import GraphBuilder, types
-from graph_builder.ir import COMPLEX_KEY, Value, complex_from_real_view, real_view
 from graph_builder.evaluator import _NOT_IN_ORT_NUMPY, _run_with_ort_values
+from graph_builder.ir import COMPLEX_KEY, Value, complex_from_real_view, real_view
 from graph_builder.ir import type_from_proto as ir_type_from_proto
 from graph_builder.opset import as_array, numpy_to_torch
 

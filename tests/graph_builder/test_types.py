@@ -14,8 +14,25 @@ import torch
 
 from graph_builder import types
 from graph_builder.types import (
-    ALL_DTYPES, ALLOWED, BFLOAT16, BOOL, COMPLEX64, DOUBLE, FLOAT, FLOAT8E4M3FN, FLOAT8E5M2, FLOAT16, INT8,
-    INT32, INT64, STRING, UINT8, TFloat, TInt, TReal, TTensor,
+    ALL_DTYPES,
+    ALLOWED,
+    BFLOAT16,
+    BOOL,
+    COMPLEX64,
+    DOUBLE,
+    FLOAT,
+    FLOAT8E4M3FN,
+    FLOAT8E5M2,
+    FLOAT16,
+    INT8,
+    INT32,
+    INT64,
+    STRING,
+    UINT8,
+    TFloat,
+    TInt,
+    TReal,
+    TTensor,
 )  # fmt: skip
 
 

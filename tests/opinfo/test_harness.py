@@ -8,7 +8,18 @@ from torch.testing._internal.opinfo.core import SampleInput
 
 from graph_builder import op
 from torchlib.conformance import main
-from torchlib.conformance.engine import FAILED, PASSED, SKIPPED, XFAIL, XPASS, JobResult, SampleResult, compare, describe, run_sample
+from torchlib.conformance.engine import (
+    FAILED,
+    PASSED,
+    SKIPPED,
+    XFAIL,
+    XPASS,
+    JobResult,
+    SampleResult,
+    compare,
+    describe,
+    run_sample,
+)
 from torchlib.conformance.report import Report, to_html, to_json, to_markdown
 from torchlib.conformance.spec import Entry, Skip, XFail, call
 from torchlib.registry import Registry, aten_op

@@ -6,7 +6,6 @@ from torchlib.ops import conv_pool as cp
 from torchlib.testing import check_function, run_model, run_traced, trace, with_nan_inf
 
 
-
 @pytest.fixture(autouse=True)
 def _seed():
     torch.manual_seed(0)

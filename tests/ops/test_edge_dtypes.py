@@ -18,9 +18,9 @@ from torchlib.ops import conv_pool as C
 from torchlib.ops import creation as Cr
 from torchlib.ops import elementwise as E
 from torchlib.ops import histogram as H
-from torchlib.ops.special import misc as M
 from torchlib.ops import scans as S
 from torchlib.ops import symbolic as Sy
+from torchlib.ops.special import misc as M
 from torchlib.testing import check_function
 
 A = torch.ops.aten

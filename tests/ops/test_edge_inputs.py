@@ -11,7 +11,6 @@ from torchlib.ops import activations as Ac
 from torchlib.ops import attention as At
 from torchlib.ops import conv_pool as C
 from torchlib.ops import elementwise as E
-from torchlib.ops.linalg import products as P
 from torchlib.ops import losses as L
 from torchlib.ops import nn_extra as NE
 from torchlib.ops import normalization as N
@@ -19,6 +18,7 @@ from torchlib.ops import reductions as R
 from torchlib.ops import scans as S
 from torchlib.ops import symbolic as Sy
 from torchlib.ops import tensor_extra as T
+from torchlib.ops.linalg import products as P
 from torchlib.testing import check_function, run_dynamic
 
 A = torch.ops.aten
@@ -226,7 +226,8 @@ def _nan_first_row(shape: tuple[int, ...], dtype: torch.dtype = torch.float32, s
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
 def test_slogdet_of_a_nan_matrix_has_sign_zero(dtype):
-    from torchlib.ops.linalg import composites as Co, lu as Lu
+    from torchlib.ops.linalg import composites as Co
+    from torchlib.ops.linalg import lu as Lu
 
     x = torch.tensor([[NAN]], dtype=dtype)  # torch's sign of a NaN pivot is (d > 0) - (d < 0) = 0
     check_function(Co.aten_linalg_slogdet, (x,), expected=tuple(A.linalg_slogdet(x)))
@@ -297,7 +298,8 @@ def test_cholesky_returns_an_empty_input_unchecked(shape):
 @pytest.mark.parametrize("shape", [(5, 5), (5, 2), (2, 5)])
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
 def test_qr_of_nan_and_inf_as_mkl(shape, dtype):
-    from torchlib.ops.linalg import composites as Co, qr as Q
+    from torchlib.ops.linalg import composites as Co
+    from torchlib.ops.linalg import qr as Q
 
     x = _nan_first_row(shape, dtype)  # R[0, 0] is MKL's dlapy2(nan, |x|) = |x| sqrt 2, the rest NaN
     check_function(Q.aten_geqrf, (x,), expected=tuple(A.geqrf(x)))

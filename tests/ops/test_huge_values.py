@@ -146,7 +146,8 @@ A = torch.ops.aten
 @pytest.mark.parametrize("shape", [(5, 5), (5, 2), (2, 5)])
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
 def test_householder_qr_of_huge_entries(shape, dtype):
-    from torchlib.ops.linalg import composites as Co, qr as Q
+    from torchlib.ops.linalg import composites as Co
+    from torchlib.ops.linalg import qr as Q
     from torchlib.testing import check_function
 
     x = huge(shape, dtype)  # dnrm2/dlapy2 scale: R[0, 0] = -max, tau = inf, not a NaN column from inf norms
@@ -184,7 +185,8 @@ def test_eigvalsh_and_svdvals_of_huge_entries(dtype):
 
 
 def test_pinv_of_huge_entries_float64():
-    from torchlib.ops.linalg import composites as Co, spectral as Sp
+    from torchlib.ops.linalg import composites as Co
+    from torchlib.ops.linalg import spectral as Sp
 
     x = huge((5, 5), torch.float64)
     same(Co.aten_pinverse(x), A.pinverse(x))

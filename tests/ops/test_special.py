@@ -7,8 +7,8 @@ import types
 
 import pytest
 import torch
-
 from test_elementwise import ALL_DTYPES, BF16, FLOAT_DTYPES, check, make
+
 from torchlib.ops.special import bessel, erf, gamma, igamma, misc, polynomials
 
 # every function of the package by name (sp.aten_erfc, ...)

@@ -15,8 +15,8 @@ import types
 import numpy as np
 import pytest
 import torch
-
 from test_elementwise import check
+
 from torchlib.ops import _cephes  # noqa: F401  (imported for the registry's sake: elementwise uses it)
 from torchlib.ops import activations as act
 from torchlib.ops import elementwise as ew

@@ -5,7 +5,7 @@ import pytest
 import torch
 
 import torchlib
-from graph_builder import GraphBuilder, INT64, op
+from graph_builder import INT64, GraphBuilder, op
 from graph_builder.ir import Value
 from torchlib.ops import symbolic as Y
 from torchlib.registry import REGISTRY

@@ -31,7 +31,19 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
 import graph_builder
-from torchlib.conformance.spec import COMPLEX_DTYPES, DEFAULT_TOL, MODES, REAL_DTYPES, Call, Entry, Skip, TorchLessAccurate, XFail, dtype_name, opinfo_tolerances
+from torchlib.conformance.spec import (
+    COMPLEX_DTYPES,
+    DEFAULT_TOL,
+    MODES,
+    REAL_DTYPES,
+    Call,
+    Entry,
+    Skip,
+    TorchLessAccurate,
+    XFail,
+    dtype_name,
+    opinfo_tolerances,
+)
 from torchlib.torch_version import torch_matches
 
 PASSED, XFAIL, FAILED, XPASS, SKIPPED = "passed", "xfail", "failed", "xpass", "skipped"

@@ -17,15 +17,14 @@ import torch.utils._pytree as pytree
 
 from graph_builder import GraphBuilder, op, types
 from graph_builder.ir import Value, real_view
-from graph_builder.optimizer import runtime_guards
 from graph_builder.opset import OpError, torch_to_numpy
 from graph_builder.optimizer import optimize as optimize_graph
+from graph_builder.optimizer import runtime_guards
 from graph_builder.optimizer.folding import BATCH_NORMS_LEFT
 from graph_builder.optimizer.quantization import WeightQuantization, check_opset, quantize_weights
 from torchlib.exporter import self_check
 from torchlib.exporter.capture import EXPORT_LOCK, caller_level, capture
 from torchlib.exporter.checkpoint import Weights, WeightsError, attached, meta_tensors
-from torchlib.exporter.hf_cache import contains_cache, leaf_names, registered
 from torchlib.exporter.decompose import (
     NeedsWholeProgramDecomposition,
     decompose_node,
@@ -35,6 +34,7 @@ from torchlib.exporter.dynamic_shapes import became_static
 from torchlib.exporter.dynamic_shapes import normalize as normalize_dynamic_shapes
 from torchlib.exporter.errors import ExportError
 from torchlib.exporter.explain import quiet_torch
+from torchlib.exporter.hf_cache import contains_cache, leaf_names, registered
 from torchlib.exporter.mutation import Aliases, functional_variant, is_inplace_view, written_nodes
 from torchlib.exporter.onnxscript_functions import adapt as adapt_function
 from torchlib.exporter.result import ExportResult

@@ -28,7 +28,6 @@ from typing import Any
 import torch
 import torch.utils._pytree as pytree
 
-
 _ATTRIBUTE = {"key": "keys", "value": "values"}  # entry name -> layer attribute
 _ENTRY = {v: k for k, v in _ATTRIBUTE.items()}
 

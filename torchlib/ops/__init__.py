@@ -1,50 +1,52 @@
 """The function library, one module per family of ops. Importing this package fills the registry."""
 
-from torchlib.ops import elementwise  # noqa: F401
-from torchlib.ops import rnn  # noqa: F401
-from torchlib.ops import conv_pool  # noqa: F401
-from torchlib.ops import reductions  # noqa: F401
-from torchlib.ops import linalg  # noqa: F401
-from torchlib.ops import sort_topk  # noqa: F401
-from torchlib.ops import normalization  # noqa: F401
-from torchlib.ops import activations  # noqa: F401
-from torchlib.ops import comparison  # noqa: F401
-from torchlib.ops import casting  # noqa: F401
-from torchlib.ops import creation  # noqa: F401
-from torchlib.ops import shape  # noqa: F401
-from torchlib.ops import indexing  # noqa: F401
-from torchlib.ops import symbolic  # noqa: F401
-from torchlib.ops import upsample  # noqa: F401
-from torchlib.ops import attention  # noqa: F401
-from torchlib.ops import dropout  # noqa: F401
-from torchlib.ops import losses  # noqa: F401
-from torchlib.ops import nn_extra  # noqa: F401
-from torchlib.ops import special  # noqa: F401
-from torchlib.ops import tensor_extra  # noqa: F401
-from torchlib.ops import scans  # noqa: F401
-from torchlib.ops import random  # noqa: F401
-from torchlib.ops import control_flow  # noqa: F401
-from torchlib.ops import quantized  # noqa: F401
-from torchlib.ops import complex  # noqa: F401
-from torchlib.ops import complex_shape  # noqa: F401
-from torchlib.ops import fft  # noqa: F401
-from torchlib.ops import fft_wrappers  # noqa: F401
-from torchlib.ops import spectral  # noqa: F401
-from torchlib.ops import effects  # noqa: F401
-from torchlib.ops import unique  # noqa: F401
-from torchlib.ops import distance  # noqa: F401
-from torchlib.ops import tensor_meta  # noqa: F401
-from torchlib.ops import histogram  # noqa: F401
-from torchlib.ops import backward  # noqa: F401
-from torchlib.ops import backward_nn  # noqa: F401
-from torchlib.ops import embedding_bag  # noqa: F401
-from torchlib.ops import backward_activations  # noqa: F401
-from torchlib.ops import view_copy  # noqa: F401
-from torchlib.ops import batch_sums  # noqa: F401
-from torchlib.ops import scatter_extra  # noqa: F401
-from torchlib.ops import segments  # noqa: F401
-from torchlib.ops import fractional_pool  # noqa: F401
-from torchlib.ops import aliases  # noqa: F401
-from torchlib.ops import shape_aliases  # noqa: F401
-from torchlib.ops import windows  # noqa: F401
-from torchlib.ops import torchvision  # noqa: F401
+from torchlib.ops import (
+    activations,  # noqa: F401
+    aliases,  # noqa: F401
+    attention,  # noqa: F401
+    backward,  # noqa: F401
+    backward_activations,  # noqa: F401
+    backward_nn,  # noqa: F401
+    batch_sums,  # noqa: F401
+    casting,  # noqa: F401
+    comparison,  # noqa: F401
+    complex,  # noqa: F401
+    complex_shape,  # noqa: F401
+    control_flow,  # noqa: F401
+    conv_pool,  # noqa: F401
+    creation,  # noqa: F401
+    distance,  # noqa: F401
+    dropout,  # noqa: F401
+    effects,  # noqa: F401
+    elementwise,  # noqa: F401
+    embedding_bag,  # noqa: F401
+    fft,  # noqa: F401
+    fft_wrappers,  # noqa: F401
+    fractional_pool,  # noqa: F401
+    histogram,  # noqa: F401
+    indexing,  # noqa: F401
+    linalg,  # noqa: F401
+    losses,  # noqa: F401
+    nn_extra,  # noqa: F401
+    normalization,  # noqa: F401
+    quantized,  # noqa: F401
+    random,  # noqa: F401
+    reductions,  # noqa: F401
+    rnn,  # noqa: F401
+    scans,  # noqa: F401
+    scatter_extra,  # noqa: F401
+    segments,  # noqa: F401
+    shape,  # noqa: F401
+    shape_aliases,  # noqa: F401
+    sort_topk,  # noqa: F401
+    special,  # noqa: F401
+    spectral,  # noqa: F401
+    symbolic,  # noqa: F401
+    tensor_extra,  # noqa: F401
+    tensor_meta,  # noqa: F401
+    torchvision,  # noqa: F401
+    unique,  # noqa: F401
+    upsample,  # noqa: F401
+    view_copy,  # noqa: F401
+    windows,  # noqa: F401
+)

@@ -14,6 +14,7 @@ from graph_builder import op
 from graph_builder.ir import Value
 from torchlib.ops._kernels import like
 
+
 def polyval(coefs: list[float], x: Value) -> Value:
     """coefs[0] * x**(n-1) + ... + coefs[-1] by Horner's rule."""
     acc = like(coefs[0], x)

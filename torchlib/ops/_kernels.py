@@ -14,7 +14,19 @@ import numpy as np
 from graph_builder import op
 from graph_builder.ir import Value
 from graph_builder.types import (
-    BFLOAT16, BOOL, DOUBLE, FLOAT, FLOAT16, INT8, INT16, INT32, INT64, UINT8, UINT16, UINT32, DType,
+    BFLOAT16,
+    BOOL,
+    DOUBLE,
+    FLOAT,
+    FLOAT16,
+    INT8,
+    INT16,
+    INT32,
+    INT64,
+    UINT8,
+    UINT16,
+    UINT32,
+    DType,
 )  # fmt: skip
 
 # The dtypes onnxruntime's CPU kernels take, per family of ONNX ops.

@@ -16,10 +16,10 @@ import numpy as np
 from graph_builder import current_opset, op
 from graph_builder.ir import Value
 from graph_builder.types import BFLOAT16, BOOL, DOUBLE, FLOAT, FLOAT16, DType, TFloat, TReal
-from torchlib.ops._helpers import normalize_dim
-from torchlib.ops._unary import unary
 from torchlib.ops import _cephes as cephes
+from torchlib.ops._helpers import normalize_dim
 from torchlib.ops._kernels import FLOAT32_16, FLOATS, MIN_MAX, OPMATH, like, round_scalar, run_supported
+from torchlib.ops._unary import unary
 from torchlib.ops.elementwise import expm1, log1p
 from torchlib.promotion import DEFAULT, INT_TO_FLOAT, elementwise
 from torchlib.registry import aten_op

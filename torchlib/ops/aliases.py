@@ -15,12 +15,19 @@ from graph_builder import op
 from graph_builder.ir import Value
 from graph_builder.types import BOOL, DType, TBool, TFloat, TReal, TRealOrBool
 from torchlib.ops._kernels import full_of
-from torchlib.ops.activations import aten_clamp, aten_clamp_tensor, aten_log_softmax, aten_relu, aten_sigmoid, aten_softmax
+from torchlib.ops.activations import (
+    aten_clamp,
+    aten_clamp_tensor,
+    aten_log_softmax,
+    aten_relu,
+    aten_sigmoid,
+    aten_softmax,
+)
 from torchlib.ops.comparison import _float_test, aten_ge, aten_gt, aten_le, aten_lt, aten_ne
 from torchlib.ops.elementwise import (
     aten_acos,
-    aten_add,
     aten_acosh,
+    aten_add,
     aten_asin,
     aten_asinh,
     aten_atan,

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any, Optional
+from typing import Any
 
 import numpy as np
 
@@ -25,7 +25,7 @@ from torchlib.ops._helpers import as_shape
 from torchlib.ops._kernels import full_of, like, run_supported
 from torchlib.registry import aten_op
 
-Pair = tuple[Any, Optional[Any]]  # (re, im); im None means zero
+Pair = tuple[Any, Any | None]  # (re, im); im None means zero
 
 
 # -- the real view ------------------------------------------------------------------------------

@@ -8,17 +8,17 @@ Shape ops run the real function on that view with the axes counted on the logica
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any, Callable
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from graph_builder import op
 from graph_builder.ir import Value
 from graph_builder.types import COMPLEX64, COMPLEX128, DOUBLE, FLOAT, DType, TTensor
 from torchlib.ops import indexing
-from torchlib.ops.linalg import products
 from torchlib.ops import shape as shape_ops
 from torchlib.ops._helpers import normalize_dim
 from torchlib.ops.complex import from_pair, im_part, join, re_part
+from torchlib.ops.linalg import products
 from torchlib.registry import aten_op
 
 

@@ -16,15 +16,41 @@ import numpy as np
 from graph_builder import GraphBuilder, op
 from graph_builder.evaluator import current_evaluator
 from graph_builder.ir import Value
-from graph_builder.types import BFLOAT16, BOOL, DOUBLE, FLOAT, FLOAT16, INT32, INT64, DType, TFloat, TInt, TReal, TRealOrBool, TTensor
+from graph_builder.types import (
+    BFLOAT16,
+    BOOL,
+    DOUBLE,
+    FLOAT,
+    FLOAT16,
+    INT32,
+    INT64,
+    DType,
+    TFloat,
+    TInt,
+    TReal,
+    TRealOrBool,
+    TTensor,
+)
 from torchlib.ops import _cephes as cephes
 from torchlib.ops._kernels import (
-    FLOAT32_16, FLOATS, NUMERIC, OPMATH, POW, SIGNED, as_float, float32_or_double, full_of, kernel, like, round_scalar,
+    FLOAT32_16,
+    FLOATS,
+    NUMERIC,
+    OPMATH,
+    POW,
+    SIGNED,
+    as_float,
+    float32_or_double,
+    full_of,
+    kernel,
+    like,
+    round_scalar,
     run_supported,
 )
 from torchlib.ops._unary import unary
 from torchlib.promotion import BOOL_TO_LONG, DEFAULT, INT_TO_FLOAT, cast_to, elementwise, promote_all
 from torchlib.registry import aten_op
+
 
 def _no_bool(name: str, x: Value) -> None:
     if x.dtype is BOOL:

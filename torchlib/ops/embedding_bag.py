@@ -24,7 +24,6 @@ onnxruntime's comparison.
 
 from __future__ import annotations
 
-
 import numpy as np
 
 from graph_builder import op, types

@@ -94,7 +94,6 @@ from graph_builder.evaluator import current_evaluator
 from graph_builder.ir import Value
 from graph_builder.types import DOUBLE, FLOAT, TFloat, TTensor
 from torchlib.ops._helpers import normalize_dim
-
 from torchlib.registry import aten_op
 
 _NORM_NAMES = {0: "none (backward)", 1: "1/sqrt(n) (ortho)", 2: "1/n (forward)"}

@@ -6,7 +6,6 @@ take_along_dim.
 from __future__ import annotations
 
 import math
-
 from collections.abc import Sequence
 from typing import Any
 

@@ -28,6 +28,7 @@ from graph_builder.types import DType
 from torchlib.promotion import promote_types
 from torchlib.registry import aten_op
 
+
 def _f32(v: float) -> np.ndarray:
     return np.array(v, np.float32)
 

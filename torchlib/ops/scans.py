@@ -11,7 +11,6 @@ as torch does; kthvalue/median give the first among equal values, torch's choice
 from __future__ import annotations
 
 import math
-
 from collections.abc import Sequence
 from typing import Any
 

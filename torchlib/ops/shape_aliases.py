@@ -17,6 +17,7 @@ from graph_builder import op
 from graph_builder.ir import Value
 from graph_builder.types import TTensor
 from torchlib.ops._helpers import as_shape, normalize_dim
+from torchlib.ops.reductions import aten_sum, aten_sum_dim_IntList
 from torchlib.ops.shape import (
     _expand,
     _split,
@@ -33,7 +34,6 @@ from torchlib.ops.shape import (
     aten_transpose,
     shape_of,
 )
-from torchlib.ops.reductions import aten_sum, aten_sum_dim_IntList
 from torchlib.ops.tensor_extra import aten_diag_embed
 from torchlib.registry import aten_op
 

@@ -25,7 +25,6 @@ from torchlib.promotion import cast_to
 from torchlib.registry import aten_op
 
 
-
 def _axis(self: Value, dim: int) -> int:
     rank = self.rank
     if rank is None:

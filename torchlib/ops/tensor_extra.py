@@ -21,14 +21,13 @@ from graph_builder import op, types
 from graph_builder.ir import Value
 from graph_builder.types import DType, TBool, TFloat, TInt, TReal, TRealOrBool, TTensor
 from torchlib.ops._helpers import dim_size, normalize_dim
-from torchlib.ops.comparison import aten_where
 from torchlib.ops._kernels import NUMERIC, run_supported
+from torchlib.ops.comparison import aten_where
 from torchlib.ops.elementwise import aten_mul
 from torchlib.ops.reductions import aten_sum, int64_sum
 from torchlib.ops.shape import aten_diagonal, aten_flip, aten_transpose
 from torchlib.promotion import cast_to, elementwise, promote_all
 from torchlib.registry import aten_op
-
 
 
 def _as_int64(x: Any) -> Any:

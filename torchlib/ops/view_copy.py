@@ -19,9 +19,16 @@ from torchlib.ops._helpers import as_shape, normalize_dim
 from torchlib.ops._kernels import full_of
 from torchlib.ops.comparison import aten_where
 from torchlib.ops.linalg.products import aten_t
+from torchlib.ops.shape import (
+    aten_alias,
+    aten_diagonal,
+    aten_reshape,
+    aten_transpose,
+    aten_unbind,
+    aten_unfold,
+    aten_unsqueeze,  # fmt: skip
+)
 from torchlib.ops.tensor_extra import aten_as_strided, strided_index
-from torchlib.ops.shape import (aten_alias, aten_diagonal, aten_reshape, aten_transpose, aten_unbind, aten_unfold,
-                                aten_unsqueeze)  # fmt: skip
 from torchlib.promotion import DEFAULT_FLOAT, cast_to
 from torchlib.registry import aten_op
 

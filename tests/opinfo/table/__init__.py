@@ -3,25 +3,53 @@ torchlib/conformance/spec.py for the vocabulary), one module per torchlib/ops fa
 
 from __future__ import annotations
 
-from . import activations, attention, casting, comparison, conv_pool, creation, dropout, elementwise, indexing, linalg, normalization, reductions, rnn, shape, sort_topk, special, symbolic, upsample
-from . import scans, tensor_extra  # noqa: E402
-from . import losses, nn_extra, random  # noqa: E402
-from . import control_flow, quantized  # noqa: E402
-from . import complex, fft  # noqa: E402
-from . import effects, linalg_decompositions  # noqa: E402
-from . import unique  # noqa: E402
-from . import distance  # noqa: E402
-from . import tensor_meta  # noqa: E402
-from . import histogram  # noqa: E402
-from . import backward  # noqa: E402
-from . import view_copy  # noqa: E402
-from . import batch_sums  # noqa: E402
-from . import scatter_extra  # noqa: E402
-from . import segments  # noqa: E402
-from . import fractional_pool  # noqa: E402
-from . import aliases, linalg_composites, shape_aliases, windows  # noqa: E402
-from . import embedding_bag  # noqa: E402
-from . import torchvision  # noqa: E402
+from . import (  # noqa: E402  # noqa: E402  # noqa: E402  # noqa: E402  # noqa: E402  # noqa: E402
+    activations,
+    aliases,
+    attention,
+    backward,  # noqa: E402
+    batch_sums,  # noqa: E402
+    casting,
+    comparison,
+    complex,
+    control_flow,
+    conv_pool,
+    creation,
+    distance,  # noqa: E402
+    dropout,
+    effects,
+    elementwise,
+    embedding_bag,  # noqa: E402
+    fft,
+    fractional_pool,  # noqa: E402
+    histogram,  # noqa: E402
+    indexing,
+    linalg,
+    linalg_composites,
+    linalg_decompositions,
+    losses,
+    nn_extra,
+    normalization,
+    quantized,
+    random,
+    reductions,
+    rnn,
+    scans,
+    scatter_extra,  # noqa: E402
+    segments,  # noqa: E402
+    shape,
+    shape_aliases,
+    sort_topk,
+    special,
+    symbolic,
+    tensor_extra,
+    tensor_meta,  # noqa: E402
+    torchvision,  # noqa: E402
+    unique,  # noqa: E402
+    upsample,
+    view_copy,  # noqa: E402
+    windows,
+)
 
 ENTRIES = [
     *activations.ENTRIES,

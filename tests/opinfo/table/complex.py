@@ -10,9 +10,6 @@ import torch
 
 from torchlib.conformance.spec import Entry, XFail, sample_input
 
-
-
-
 NO_COMPLEX32 = XFail("torch makes a complex32 (ComplexHalf) tensor from float16; ONNX has no complex32 type", dtypes=[torch.float16])
 
 

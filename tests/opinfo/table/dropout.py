@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import torch
-
 from collections.abc import Iterator
 from typing import Any
+
+import torch
 
 from torchlib.conformance.spec import Entry, XFail, sample_input
 

@@ -6,7 +6,6 @@ batch_first, biases and an empty batch (onnxruntime's kernels abort the process 
 
 from __future__ import annotations
 
-
 import torch
 
 from torchlib.conformance.spec import Entry, TorchLessAccurate

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-
 from torchlib.conformance.spec import Entry, XFail
 
 from . import shape

@@ -22,13 +22,13 @@ matrix_exp) are ONNX Loops (`_common.loop`).
 
 from torchlib.ops.linalg import (
     cholesky,  # noqa: F401
+    composites,  # noqa: F401
+    eig,  # noqa: F401
     ldl,  # noqa: F401
     lstsq,  # noqa: F401
-    composites,  # noqa: F401
     lu,  # noqa: F401
     matrix_functions,  # noqa: F401
     products,  # noqa: F401
-    eig,  # noqa: F401
     qr,  # noqa: F401
     spectral,  # noqa: F401
 )

@@ -23,10 +23,21 @@ from torchlib.ops._kernels import full_of
 from torchlib.ops.elementwise import aten_add, aten_mul
 from torchlib.ops.linalg._common import check_matrix, check_square, eye, tr
 from torchlib.ops.linalg.cholesky import aten_linalg_cholesky_ex
-from torchlib.ops.linalg.lu import aten__linalg_det, aten__linalg_slogdet, aten_linalg_inv_ex, aten_linalg_lu_factor_ex, aten_linalg_solve
+from torchlib.ops.linalg.lu import (
+    aten__linalg_det,
+    aten__linalg_slogdet,
+    aten_linalg_inv_ex,
+    aten_linalg_lu_factor_ex,
+    aten_linalg_solve,
+)
 from torchlib.ops.linalg.products import aten_dot, aten_matmul, aten_mm, aten_outer
 from torchlib.ops.linalg.qr import aten_linalg_qr
-from torchlib.ops.linalg.spectral import aten__linalg_eigh, aten__linalg_svd, aten_linalg_pinv_atol_rtol_float, aten_linalg_pinv_atol_rtol_tensor
+from torchlib.ops.linalg.spectral import (
+    aten__linalg_eigh,
+    aten__linalg_svd,
+    aten_linalg_pinv_atol_rtol_float,
+    aten_linalg_pinv_atol_rtol_tensor,
+)
 from torchlib.ops.reductions import aten_amax, aten_amin, aten_cumprod, aten_linalg_vector_norm, aten_sum_dim_IntList
 from torchlib.ops.shape import aten_diagonal, aten_expand, aten_permute
 from torchlib.promotion import promote_types

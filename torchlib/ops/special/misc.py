@@ -12,13 +12,29 @@ import numpy as np
 
 from graph_builder import op
 from graph_builder.ir import Value
-from graph_builder.types import BFLOAT16, BOOL, DOUBLE, FLOAT16, INT32, INT64, UINT8, UINT64, INT8, INT16, TFloat, TReal, TRealOrBool, TTensor
+from graph_builder.types import (
+    BFLOAT16,
+    BOOL,
+    DOUBLE,
+    FLOAT16,
+    INT8,
+    INT16,
+    INT32,
+    INT64,
+    UINT8,
+    UINT64,
+    TFloat,
+    TReal,
+    TRealOrBool,
+    TTensor,
+)
 from torchlib.ops import elementwise as ew
 from torchlib.ops._kernels import FLOATS, MIN_MAX, NUMERIC, OPMATH, kernel, like, round_scalar, run_supported
 from torchlib.ops._unary import unary
 from torchlib.ops.special._common import rounding_to
 from torchlib.promotion import INT_TO_FLOAT, elementwise
 from torchlib.registry import aten_op
+
 
 @aten_op("aten::frexp.Tensor")
 def aten_frexp(self: TFloat) -> tuple[TFloat, TTensor]:

@@ -67,17 +67,12 @@ def _hardsigmoid(x: Value) -> Value:
     return _fused_or_formula(x, lambda y: op.HardSigmoid(y, alpha=1.0 / 6.0, beta=0.5), _hardsigmoid_formula)
 
 
-def _hardswish_formula(x: Value) -> Value:
-    return op.Div(op.Mul(x, op.Clip(op.Add(x, 3.0), 0.0, 6.0)), 6.0)
-
-
 def _hardswish(x: Value) -> Value:
-    """onnxruntime's HardSwish (float32, float16; bfloat16 through float32), the formula in
-    float64. torch's kernel multiplies first, x * min(max(x + 3, 0), 6) / 6, so for
-    |x| > finfo.max / 6 in float32 torch overflows to inf where HardSwish gives x, the exact
-    result (the table declares torch less accurate there, also for bfloat16, computed in float32)."""
+    """torch's kernel: x * min(max(x + 3, 0), 6) / 6 in opmath (float32 for the half types), the
+    product first, so |x| > max/6 overflows to inf in float32/float64 as in torch (onnxruntime's
+    fused HardSwish divides first and stays finite there)."""
     _floating("hardswish", x)
-    return _fused_or_formula(x, op.HardSwish, _hardswish_formula)
+    return run_supported(lambda y: op.Div(op.Mul(y, op.Clip(op.Add(y, 3.0), 0.0, 6.0)), 6.0), OPMATH, x)
 
 
 def _selu(x: Value) -> Value:

@@ -23,9 +23,7 @@ ENTRIES = [
     ]),  # gelu
     Entry('aten_glu', opinfo=['nn.functional.glu']),  # glu
     Entry('aten_hardsigmoid', opinfo=['nn.functional.hardsigmoid']),  # hardsigmoid
-    Entry('aten_hardswish', opinfo=['nn.functional.hardswish'], xfail=[
-        TorchLessAccurate(dtypes=[torch.float32, torch.bfloat16], reason="torch's x * (x + 3) overflows for |x| > finfo.max / 6; HardSwish gives x"),
-    ]),  # hardswish
+    Entry('aten_hardswish', opinfo=['nn.functional.hardswish']),  # hardswish
     Entry('aten_hardtanh', opinfo=['nn.functional.hardtanh']),  # hardtanh
     Entry('aten_leaky_relu', opinfo=['nn.functional.leaky_relu']),  # leaky_relu
     Entry('aten_hardshrink', opinfo=['nn.functional.hardshrink']),  # hardshrink

@@ -209,7 +209,9 @@ def test_export_with_a_dynamic_batch_runs_in_onnxruntime(dtype):
     import torchlib
 
     a = rand(3, 4, 4, dtype=dtype)
-    result = torchlib.export(_Eig(), (a,), dynamic_shapes=({0: torch.export.Dim("batch")},))
+    # check=False: eigenvectors are defined up to a phase, and the self-check compares them as
+    # numbers (this test compares them through their invariants)
+    result = torchlib.export(_Eig(), (a,), dynamic_shapes=({0: torch.export.Dim("batch")},), check=False)
     a5 = rand(5, 4, 4, dtype=dtype, seed=2)
     w, v, w2 = (torch.as_tensor(t) for t in result(a5))
     check_eig(a5, w, v)

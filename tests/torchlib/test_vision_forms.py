@@ -38,11 +38,14 @@ def test_group_norm_keeps_its_formula_and_matches_torch():
     close(result, model, torch.randn(3, 3, 10, 10) * 10 + 1000)
 
 
-def test_hardswish_and_pooled_flatten_are_single_nodes():
+def test_pooled_flatten_is_single_nodes():
     model = nn.Sequential(nn.Conv2d(3, 8, 3), nn.Hardswish(), nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Hardsigmoid()).eval()
     x = torch.randn(2, 3, 9, 9)
     result = torchlib.export(model, (x,), dynamic_shapes=BATCH)
-    assert ops(result) == {"Conv": 1, "HardSwish": 1, "GlobalAveragePool": 1, "Flatten": 1, "HardSigmoid": 1}
+    # hardswish keeps torch's own formula (x * relu6(x + 3) / 6 overflows where torch's does)
+    counts = ops(result)
+    assert counts["GlobalAveragePool"] == 1 and counts["Flatten"] == 1 and counts["HardSigmoid"] == 1
+    assert "Reshape" not in counts and "Concat" not in counts
     x = torch.randn(4, 3, 9, 9)
     x[0, 0, 0, 0] = float("nan")
     close(result, model, x)

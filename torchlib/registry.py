@@ -89,7 +89,7 @@ class Registry:
         """By name ('aten::add.Tensor', 'aten::add' for the default overload) or by a torch
         OpOverload / Python callable from an FX graph. With complex=True the complex variant is
         preferred and required when the op has one."""
-        entries = self._entries.get(_name_of(target))
+        entries = self._entries.get(qualified_name(target))
         if not entries:
             return None
         real = next((e for e in entries if not e.complex), None)
@@ -98,7 +98,7 @@ class Registry:
         return real
 
     def __contains__(self, target: Any) -> bool:
-        return _name_of(target) in self._entries
+        return qualified_name(target) in self._entries
 
     def extended(self, functions: dict[Any, Callable[..., Any]]) -> Registry:
         """A copy in which `functions` ({torch op or "ns::op.overload": function}) implement
@@ -106,7 +106,7 @@ class Registry:
         copy = Registry()
         copy._entries = {name: list(entries) for name, entries in self._entries.items()}
         for target, function in functions.items():
-            name = _name_of(target)
+            name = qualified_name(target)
             copy._entries[name] = [OverloadFunction(name, function)]
         return copy
 
@@ -118,7 +118,7 @@ class Registry:
             yield from self._entries[name]
 
 
-def _name_of(target: Any) -> str:
+def qualified_name(target: Any) -> str:
     if isinstance(target, str):
         return _qualify(target)
     schema = getattr(target, "_schema", None)
@@ -137,6 +137,9 @@ def _name_of(target: Any) -> str:
 
 
 REGISTRY = Registry()
+
+# ATen name -> what the math leaves free in the op's outputs (see aten_op's `not_unique`)
+NOT_UNIQUE: dict[str, str] = {}
 
 # ATen name -> a torch function giving the op's outputs on torch.export's fake tensors during
 # capture (see `capture_kernel`)
@@ -199,9 +202,15 @@ def _dtype_arg(x: Any) -> Any:
     return x
 
 
-def aten_op(*names: str, complex: bool = False, registry: Registry = REGISTRY) -> Callable[[F], F]:
+def aten_op(*names: str, complex: bool = False, not_unique: str = "",
+            registry: Registry = REGISTRY) -> Callable[[F], F]:
     """Register a function under ATen overload names. The returned function runs eagerly when
-    called outside a graph (torch in, torch out) and traces inside `with builder:`."""
+    called outside a graph (torch in, torch out) and traces inside `with builder:`.
+
+    not_unique: for an op whose outputs the math does not define uniquely (eigenvectors up to a
+    phase, the order of equal scores), what is free; recorded in NOT_UNIQUE, where the exporter's
+    self-check reads why an output that depends on the op may differ from torch's and still be
+    right."""
 
     def decorator(fn: F) -> F:
         @functools.wraps(fn)
@@ -229,6 +238,8 @@ def aten_op(*names: str, complex: bool = False, registry: Registry = REGISTRY) -
         wrapper.aten_names = tuple(_qualify(n) for n in names)  # type: ignore[attr-defined]
         for name in names:
             registry.register(name, wrapper, complex=complex)
+            if not_unique:
+                NOT_UNIQUE[_qualify(name)] = not_unique
         return wrapper  # type: ignore[return-value]
 
     return decorator

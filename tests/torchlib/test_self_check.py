@@ -137,3 +137,42 @@ def test_wrong_translation_after_non_strict_capture_is_blamed_on_the_onnx_model(
     message = str(info.value)
     assert message.startswith("the ONNX model does not reproduce the model on the sample input")
     assert "bug in torchlib or torch.export" in message
+
+
+class _Eigh(nn.Module):
+    def forward(self, a):
+        return torch.linalg.eigh(a).eigenvectors
+
+
+def _flip_sign_eigh(a, UPLO="L"):
+    """The library's linalg_eigh with every eigenvector's sign flipped: as right as torch's."""
+    from torchlib.ops.linalg.composites import aten_linalg_eigh
+
+    w, v = aten_linalg_eigh(a, UPLO)
+    return w, op.Neg(v)
+
+
+def test_an_output_defined_up_to_sign_is_inconclusive_with_a_warning_not_an_error():
+    a = torch.randn(4, 4)
+    a = a + a.T
+    with pytest.warns(UserWarning, match=r"inconclusive.*aten::linalg_eigh \(each eigenvector is defined up to its sign"):
+        result = torchlib.export(_Eigh(), (a,), functions={torch.ops.aten.linalg_eigh.default: _flip_sign_eigh})
+    assert result.self_check.startswith("inconclusive: the output")
+    assert any("inconclusive" in d for d in result.diagnostics)
+
+
+class _EighPlusWrong(nn.Module):
+    def forward(self, a, b):
+        return torch.linalg.eigh(a).eigenvectors, b.sigmoid()
+
+
+def test_a_wrong_output_beside_a_not_unique_one_still_raises():
+    a = torch.randn(4, 4)
+    a = a + a.T
+
+    def wrong_sigmoid(x):
+        return op.Neg(op.Sigmoid(x))
+
+    with pytest.raises(SelfCheckError, match=r"output \[1\]"):
+        torchlib.export(_EighPlusWrong(), (a, torch.randn(3)), functions={
+            torch.ops.aten.linalg_eigh.default: _flip_sign_eigh, torch.ops.aten.sigmoid.default: wrong_sigmoid})

@@ -8,6 +8,10 @@ ONNX model differs, so that the error says whether capture or translation is wro
 `ep.module()` costs more than the rest of the check for a small model).
 A mismatch raises SelfCheckError naming the first output that differs: its path in forward's
 output structure, its ONNX name, the max abs / rel difference and the tolerance used.
+An output that differs but depends on an op whose outputs the math leaves free (its function
+says so with `aten_op(..., not_unique="...")`: eigenvectors up to sign or phase, the order of
+equal scores in NMS) is not an error: `result.self_check` says "inconclusive", names the op
+and what it leaves free, and the exporter warns. Every other output is still checked.
 
 When it runs (`export(..., check=...)`):
 - `check=None` (default): when the check is cheap (below), and always for a program captured by
@@ -40,6 +44,7 @@ from torch.fx.experimental.symbolic_shapes import optimization_hint
 
 from torchlib.exporter.result import ExportResult, OutputDiff, compare, put_back, snapshot
 from torchlib.exporter.subgraph import all_nodes
+from torchlib.registry import NOT_UNIQUE, qualified_name
 
 MAX_PARAMETERS = 50_000_000
 MAX_WORK = 5_000_000_000
@@ -148,18 +153,22 @@ class Sample:
         self._raise_on_mismatch(names, self.expected, [o.tensor for o in actual],
                                 f"the program captured by torch.export ({strategy})", strategy)
 
-    def check_onnx(self, result: ExportResult, ep: torch.export.ExportedProgram, strategy: str) -> None:
+    def check_onnx(self, result: ExportResult, ep: torch.export.ExportedProgram, strategy: str) -> list[str]:
         """The ONNX model in onnxruntime against torch eager (raises SelfCheckError). When it
         differs, the captured program is checked too (unless it already was, after
-        draft_export), so that the error says which of capture and translation is wrong."""
+        draft_export), so that the error says which of capture and translation is wrong.
+
+        An output that differs but depends on an op whose outputs the math leaves free
+        (`aten_op(..., not_unique=...)`: eigenvectors up to sign, equal scores in either order)
+        does not raise: it is returned as an inconclusive finding, and the caller warns."""
         try:
-            self._check_onnx(result, ep, strategy)
+            return self._check_onnx(result, ep, strategy)
         except SelfCheckError:
             if strategy != "draft_export":
                 self.check_program(ep, strategy)
             raise
 
-    def _check_onnx(self, result: ExportResult, ep: torch.export.ExportedProgram, strategy: str) -> None:
+    def _check_onnx(self, result: ExportResult, ep: torch.export.ExportedProgram, strategy: str) -> list[str]:
         args, kwargs = pytree.tree_map_only(torch.Tensor, lambda t: t.clone(), (self.args, self.kwargs))
         try:
             actual = result.run(*args, **kwargs)[len(result.written_inputs):]
@@ -167,7 +176,9 @@ class Sample:
             raise SelfCheckError(f"the ONNX model fails in onnxruntime on the sample input it was exported from: "
                                  f"{type(e).__name__}: {str(e).strip()[:300]}") from e
         names = [v.name for v in result.graph.outputs][len(result.written_inputs):]
-        self._raise_on_mismatch(names, self._graph_outputs(ep), actual, "the ONNX model", strategy)
+        nodes = self._graph_output_nodes(ep)
+        return self._raise_on_mismatch(names, self._graph_outputs(ep), actual, "the ONNX model", strategy,
+                                       excuse=lambda i: _not_unique_source(nodes[i]) if i < len(nodes) else None)
 
     def _graph_outputs(self, ep: torch.export.ExportedProgram) -> list[_Output]:
         """The eager outputs that are graph outputs: tensors and symbolic ints / floats, not the
@@ -177,16 +188,44 @@ class Sample:
             return [o for o in self.expected if not o.scalar]
         return [o for o, s in zip(self.expected, specs) if type(s.arg).__name__ != "ConstantArgument"]
 
+    def _graph_output_nodes(self, ep: torch.export.ExportedProgram) -> list[Any]:
+        """The FX value behind each graph output of `_graph_outputs`, in the same order."""
+        values = list(ep.graph.output_node().args[0])
+        return [value for value, spec in zip(values, ep.graph_signature.output_specs)
+                if spec.kind.name == "USER_OUTPUT" and type(spec.arg).__name__ != "ConstantArgument"]
+
     def _raise_on_mismatch(self, names: list[str], expected_outputs: list[_Output], actual: list[torch.Tensor],
-                           what: str, strategy: str) -> None:
+                           what: str, strategy: str, excuse: Any = None) -> list[str]:
         if len(actual) != len(expected_outputs):
             raise SelfCheckError(f"{what} gives {len(actual)} outputs on the sample input where torch gives "
                                  f"{len(expected_outputs)}" + _advice(strategy))
-        for name, expected, a in zip(names, expected_outputs, actual):
+        inconclusive = []
+        for i, (name, expected, a) in enumerate(zip(names, expected_outputs, actual)):
             diff = compare(name, expected.tensor, a)
             if not diff.ok():
-                raise SelfCheckError(f"{what} does not reproduce the model on the sample input it was exported from: "
-                                     f"{_describe(expected, a, diff)}" + _advice(strategy))
+                source = excuse(i) if excuse is not None else None
+                if source is None:
+                    raise SelfCheckError(f"{what} does not reproduce the model on the sample input it was exported "
+                                         f"from: {_describe(expected, a, diff)}" + _advice(strategy))
+                inconclusive.append(f"{_describe(expected, a, diff)}, and it depends on {source}")
+        return inconclusive
+
+
+def _not_unique_source(output: Any) -> str | None:
+    """The first op upstream of an FX value whose outputs the math leaves free, with what is free
+    (NOT_UNIQUE, declared by the op's function), or None."""
+    seen, todo = set(), [output]
+    while todo:
+        node = todo.pop()
+        if not isinstance(node, torch.fx.Node) or node in seen:
+            continue
+        seen.add(node)
+        if node.op == "call_function":
+            name = qualified_name(node.target)
+            if name in NOT_UNIQUE:
+                return f"{name} ({NOT_UNIQUE[name]})"
+        todo.extend(node.all_input_nodes)
+    return None
 
 
 def _describe(expected: _Output, actual: torch.Tensor, diff: OutputDiff) -> str:

@@ -91,7 +91,7 @@ def _nms_onnx(dets: Value, scores: Value, iou_threshold: float) -> Value:
     return op.Reshape(op.Gather(selected, [2], axis=1), [-1])
 
 
-@aten_op("torchvision::nms")
+@aten_op("torchvision::nms", not_unique="boxes with equal scores may be kept in either order")
 def torchvision_nms(dets: TFloat, scores: TFloat, iou_threshold: float) -> TInt:
     """nms(Tensor dets, Tensor scores, float iou_threshold) -> Tensor"""
     if dets.dtype is not types.FLOAT or iou_threshold < 0:

@@ -33,6 +33,8 @@ from torchlib.ops.linalg.lu import (
 from torchlib.ops.linalg.products import aten_dot, aten_matmul, aten_mm, aten_outer
 from torchlib.ops.linalg.qr import aten_linalg_qr
 from torchlib.ops.linalg.spectral import (
+    EIGENVECTORS,
+    SINGULAR_VECTORS,
     aten__linalg_eigh,
     aten__linalg_svd,
     aten_linalg_pinv_atol_rtol_float,
@@ -100,7 +102,7 @@ def aten_linalg_cholesky(self: TFloat, *, upper: bool = False) -> TFloat:
 # -- eigenvalues, singular values, QR, pseudo-inverse --------------------------------------------
 
 
-@aten_op("aten::linalg_eigh")
+@aten_op("aten::linalg_eigh", not_unique=EIGENVECTORS)
 def aten_linalg_eigh(self: TFloat, UPLO: str = "L") -> tuple[TFloat, TFloat]:
     """linalg_eigh(Tensor self, str UPLO="L") -> (Tensor eigenvalues, Tensor eigenvectors)"""
     return aten__linalg_eigh(self, UPLO, True)
@@ -112,7 +114,7 @@ def aten_linalg_eigvalsh(self: TFloat, UPLO: str = "L") -> TFloat:
     return aten__linalg_eigh(self, UPLO, False)[0]
 
 
-@aten_op("aten::linalg_svd")
+@aten_op("aten::linalg_svd", not_unique=SINGULAR_VECTORS)
 def aten_linalg_svd(A: TFloat, full_matrices: bool = True, *, driver: str | None = None) -> tuple[TFloat, TFloat, TFloat]:
     """linalg_svd(Tensor A, bool full_matrices=True, *, str? driver=None) -> (Tensor U, Tensor S, Tensor Vh)"""
     return aten__linalg_svd(A, full_matrices, True, driver=driver)
@@ -124,7 +126,7 @@ def aten_linalg_svdvals(A: TFloat, *, driver: str | None = None) -> TFloat:
     return aten__linalg_svd(A, False, False, driver=driver)[1]
 
 
-@aten_op("aten::svd")
+@aten_op("aten::svd", not_unique=SINGULAR_VECTORS)
 def aten_svd(self: TFloat, some: bool = True, compute_uv: bool = True) -> tuple[TFloat, TFloat, TFloat]:
     """svd(Tensor self, bool some=True, bool compute_uv=True) -> (Tensor U, Tensor S, Tensor V)"""
     if compute_uv:

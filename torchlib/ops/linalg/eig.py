@@ -541,20 +541,20 @@ def _eig(A: Value, compute_v: bool) -> tuple[Value, Value | None]:
     return w, op.CastLike(v, A).as_complex()
 
 
-@aten_op("aten::linalg_eig")
+@aten_op("aten::linalg_eig", not_unique="each eigenvector is defined up to a complex phase, and the eigenvalues' order is free")
 def aten_linalg_eig(self: TFloat) -> tuple[TTensor, TTensor]:
     """linalg_eig(Tensor self) -> (Tensor eigenvalues, Tensor eigenvectors)"""
     w, v = _eig(self, compute_v=True)
     return w, v  # type: ignore[return-value]
 
 
-@aten_op("aten::linalg_eigvals")
+@aten_op("aten::linalg_eigvals", not_unique="the eigenvalues' order is free")
 def aten_linalg_eigvals(self: TFloat) -> TTensor:
     """linalg_eigvals(Tensor self) -> Tensor"""
     return _eig(self, compute_v=False)[0]
 
 
-@aten_op("aten::_linalg_eigvals")
+@aten_op("aten::_linalg_eigvals", not_unique="the eigenvalues' order is free")
 def aten__linalg_eigvals(self: TFloat) -> TTensor:
     """_linalg_eigvals(Tensor self) -> Tensor"""
     return _eig(self, compute_v=False)[0]

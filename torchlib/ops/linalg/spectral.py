@@ -41,6 +41,8 @@ from torchlib.ops.linalg.qr import _apply_q, _geqrf
 from torchlib.registry import aten_op
 
 TOL = 1e-14
+EIGENVECTORS = "each eigenvector is defined up to its sign (a phase for complex input), more freely for equal eigenvalues"
+SINGULAR_VECTORS = "each pair of singular vectors is defined up to a common sign, more freely for equal singular values"
 MAX_SWEEPS = 30
 
 
@@ -184,7 +186,7 @@ def _scale(x: Value) -> tuple[Value, Value]:
     return op.Div(x, power), power
 
 
-@aten_op("aten::_linalg_eigh")
+@aten_op("aten::_linalg_eigh", not_unique=EIGENVECTORS)
 def aten__linalg_eigh(A: TFloat, UPLO: str = "L", compute_v: bool = True) -> tuple[TFloat, TFloat]:
     """_linalg_eigh(Tensor A, str UPLO="L", bool compute_v=True) -> (Tensor eigenvalues, Tensor eigenvectors)"""
     n = check_square("linalg.eigh", A)
@@ -245,7 +247,7 @@ def _svd(A: Value, full_matrices: bool, compute_uv: bool) -> tuple[Value, Value,
     return u, s, tr(v)
 
 
-@aten_op("aten::_linalg_svd")
+@aten_op("aten::_linalg_svd", not_unique=SINGULAR_VECTORS)
 def aten__linalg_svd(
     A: TFloat,
     full_matrices: bool = False,

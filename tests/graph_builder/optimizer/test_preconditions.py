@@ -219,13 +219,14 @@ class CausalMask(torch.nn.Module):
 
 
 def test_a_big_generated_mask_stays_a_generator(tmp_path):
-    model, x = CausalMask(4096), torch.randn(1, 1)
+    model, x = CausalMask(2048), torch.randn(1, 1)
     sizes = {}
     for optimized in (True, False):
         path = tmp_path / f"{optimized}.onnx"
-        torchlib.export(model, (x,), optimize=optimized).save(path)
+        # check=False: the subject is the file's size (the smaller masks below are run and compared)
+        torchlib.export(model, (x,), optimize=optimized, check=False).save(path)
         sizes[optimized] = os.path.getsize(path) + (os.path.getsize(f"{path}.data") if os.path.exists(f"{path}.data") else 0)
-    assert sizes[True] < 64 << 10 and sizes[False] < 64 << 10, sizes  # folded it was 128 MiB
+    assert sizes[True] < 64 << 10 and sizes[False] < 64 << 10, sizes  # folded it was 32 MiB (128 MiB at 4096)
 
 
 @pytest.mark.parametrize("length, folded", [(8, True), (48, False)])

@@ -35,6 +35,7 @@ from torchlib.exporter.dynamic_shapes import normalize as normalize_dynamic_shap
 from torchlib.exporter.errors import ExportError
 from torchlib.exporter.explain import quiet_torch
 from torchlib.exporter.hf_cache import contains_cache, leaf_names, registered
+from torchlib.exporter.module_functions import MODULE_CALL, Functions, ModuleSelection, outline_modules, split
 from torchlib.exporter.mutation import Aliases, functional_variant, is_inplace_view, written_nodes
 from torchlib.exporter.onnxscript_functions import adapt as adapt_function
 from torchlib.exporter.result import ExportResult
@@ -74,7 +75,7 @@ def export(
     opset: int = 23,
     input_names: Sequence[str] | None = None,
     output_names: Sequence[str] | None = None,
-    functions: Mapping[Any, Callable[..., Any] | Sequence[Callable[..., Any]]] | None = None,
+    functions: Functions | None = None,
     optimize: bool = True,
     weights: Weights | None = None,
     weight_quantization: str | WeightQuantization | None = None,
@@ -138,13 +139,14 @@ def export(
 
 def _export(model: torch.nn.Module | torch.export.ExportedProgram, args: Any, kwargs: Mapping[str, Any] | None,
             dynamic_shapes: Any, opset: int, input_names: Sequence[str] | None, output_names: Sequence[str] | None,
-            functions: Mapping[Any, Callable[..., Any] | Sequence[Callable[..., Any]]] | None, optimize: bool,
+            functions: Functions | None, optimize: bool,
             weights: Weights | None = None, weight_quantization: str | WeightQuantization | None = None,
             check: bool | None = None, exact_nan: bool = True) -> ExportResult:
     with quiet_torch():
         registry = _load_ops()
-        if functions:
-            registry = registry.extended({target: adapt_function(f) for target, f in functions.items()})
+        table, modules = split(functions)
+        if table:
+            registry = registry.extended({target: adapt_function(f) for target, f in table.items()})
         if not isinstance(args, tuple):
             args = (args,)
         kwargs = dict(kwargs or {})
@@ -197,7 +199,7 @@ def _export(model: torch.nn.Module | torch.export.ExportedProgram, args: Any, kw
                         sample.check_program(ep, strategy)
             timings["self_check"] = time.perf_counter() - t
         t = time.perf_counter()
-        names = {"input_names": input_names, "output_names": output_names, "exact_nan": exact_nan}
+        names = {"input_names": input_names, "output_names": output_names, "exact_nan": exact_nan, "modules": modules}
         reason = ""
         try:
             graph, diagnostics = translate(ep, registry, opset, dim_names, decompose_nodes=True, optimize=optimize,
@@ -329,10 +331,12 @@ def translate(
     optimize: bool = True,
     weight_quantization: WeightQuantization | None = None,
     exact_nan: bool = True,
+    modules: ModuleSelection | None = None,
 ) -> tuple[Any, list[str]]:
     """Translate the ExportedProgram's graph. With decompose_nodes, an op without a function is
     decomposed on its own node (NeedsWholeProgramDecomposition when that is impossible);
-    without, every op must have a function (UnsupportedOpsError lists those that do not)."""
+    without, every op must have a function (UnsupportedOpsError lists those that do not).
+    With `modules`, the calls of those modules become local functions (module_functions.py)."""
     if not decompose_nodes:
         check_supported(ep, registry)
     g = GraphBuilder(opset=opset, exact_nan=exact_nan)
@@ -348,6 +352,9 @@ def translate(
         if node.op == "placeholder":
             name = onnx_names.get(node.name, node.name)
             env[node.name] = _placeholder(g, node, specs.get(node.name), state, constants, renames, name)
+        elif node.op == "call_function" and modules is not None:
+            with g.metadata(**{MODULE_CALL: node.name}):  # which module calls made these nodes
+                env[node.name] = _call(g, node, registry, env, renames, diagnostics, ctx)
         elif node.op == "call_function":
             env[node.name] = _call(g, node, registry, env, renames, diagnostics, ctx)
         elif node.op == "get_attr":  # a higher-order op's body (a Body its function translates)
@@ -384,6 +391,8 @@ def translate(
         diagnostics.append(f"weight_quantization: {count} MatMul/Gemm weight(s) quantized to {q.dtype}, blocks of "
                            f"{q.block_size}, {'symmetric' if q.symmetric else 'asymmetric'}")  # fmt: skip
     runtime_guards.guard(g)  # forms onnxruntime's own graph optimizations leave exact
+    if modules is not None:  # after the optimizer, which then sees (and fuses across) the whole graph
+        diagnostics.extend(outline_modules(g.graph, ep.graph, modules))
     return g.to_graph(), diagnostics  # checked; the weights stay views of the parameters
 
 

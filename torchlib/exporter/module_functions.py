@@ -1,0 +1,115 @@
+"""`export(..., functions="modules")`: each call of chosen nn.Module classes as an ONNX
+model-local function (docs/exporter_front_end.md, "Modules as functions").
+
+torch.export records, for every FX node, the module calls it was made in
+(`meta["nn_module_stack"]`: call key -> (path, class), outermost first). While translating, each
+ONNX node is tagged with the FX node it came from (`MODULE_CALL`, metadata removed again before
+the graph is finished); after the optimizer, `graph_builder.functions.outline` turns each chosen
+call into a function call node, nested calls into calls inside the function's body.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal, Union
+
+import torch
+
+from graph_builder.functions import Scope, Stacks, outline
+from graph_builder.ir import Graph, Node
+from graph_builder.optimizer.editing import subgraphs
+from torchlib.exporter.source import _clean
+
+MODULE_CALL = "pkg.torchlib.module_call"  # node metadata while translating: the top-level FX node's name
+
+Translation = Callable[..., Any] | Sequence[Callable[..., Any]]
+TranslationTable = Mapping[Any, Translation]
+FunctionsPart = Union[TranslationTable, Literal["modules"], type[torch.nn.Module]]
+Functions = Union[FunctionsPart, Sequence[FunctionsPart]]
+
+
+@dataclass(frozen=True)
+class ModuleSelection:
+    """Which module calls become functions: `classes` (qualified names, as torch.export writes
+    them), or every module below the root when None."""
+
+    classes: frozenset[str] | None
+
+    def chosen(self, qualified: str) -> bool:
+        return self.classes is None or qualified in self.classes
+
+
+def split(functions: Functions | None) -> tuple[dict[Any, Translation], ModuleSelection | None]:
+    """The translation table and the module selection that `export(..., functions=...)` asks for."""
+    if functions is None:
+        return {}, None
+    parts: Sequence[Any] = [functions] if isinstance(functions, (str, Mapping, type)) else list(functions)
+    table: dict[Any, Translation] = {}
+    every, classes = False, set()
+    for part in parts:
+        if isinstance(part, Mapping):
+            table.update(part)
+        elif part == "modules":
+            every = True
+        elif isinstance(part, type) and issubclass(part, torch.nn.Module):
+            classes.add(qualified_name(part))
+        else:
+            raise TypeError(f"export(functions=...): {part!r} is not a translation table ({{torch op or 'ns::op': "
+                            "function}), the string 'modules' or an nn.Module class; give one of them or a list of "
+                            "them, e.g. functions=['modules', table] or functions=[EncoderBlock]")  # fmt: skip
+    if every:
+        return table, ModuleSelection(None)
+    return table, ModuleSelection(frozenset(classes)) if classes else None
+
+
+def qualified_name(cls: Any) -> str:
+    """'package.module.Class', as torch.export's nn_module_stack writes a module's class."""
+    return cls if isinstance(cls, str) else f"{cls.__module__}.{cls.__qualname__}"
+
+
+def outline_modules(graph: Graph, fx_graph: torch.fx.Graph, selection: ModuleSelection) -> list[str]:
+    """Turn the chosen module calls of `graph` (a translation of `fx_graph` made with MODULE_CALL
+    tags) into local functions; returns notes for the diagnostics."""
+    fx_nodes = {n.name: n for n in fx_graph.nodes}
+    scopes: dict[str, tuple[Scope, ...]] = {}
+    stacks: Stacks = {}
+    for node in graph.nodes:
+        fx_name = node.metadata.get(MODULE_CALL)
+        if fx_name is None:
+            continue
+        if fx_name not in scopes:
+            scopes[fx_name] = _scopes(fx_nodes[fx_name], selection)
+        if scopes[fx_name]:
+            stacks[id(node)] = scopes[fx_name]
+    for node in _all_nodes(graph.nodes):
+        node.metadata.pop(MODULE_CALL, None)
+    if selection.classes is not None:
+        called = {qualified_name(cls) for n in fx_graph.nodes for _, cls in (n.meta.get("nn_module_stack") or {}).values()}
+        missing = sorted(selection.classes - called)
+        if missing:
+            raise ValueError(f"export(functions=...) names {', '.join(missing)}, which the model never calls; its "
+                             f"module classes are: {', '.join(sorted(called)) or 'none'}")  # fmt: skip
+    return outline(graph, stacks)
+
+
+def _scopes(fx_node: torch.fx.Node, selection: ModuleSelection) -> tuple[Scope, ...]:
+    found = []
+    for key, (path, cls) in (fx_node.meta.get("nn_module_stack") or {}).items():
+        path, qualified = _clean(str(path)), qualified_name(cls)
+        if not path or path.startswith("_empty") or not selection.chosen(qualified):
+            continue  # the root, or a class not chosen
+        module, _, name = qualified.rpartition(".")
+        module = module.replace(".<locals>", "")  # a class defined in a function
+        call = key.rpartition("@")[2] if "@" in key else ""  # torch's suffix for a module's second, third... call
+        node_name = f"{path}@{call}" if call else path
+        found.append(Scope(key=key, domain=f"pkg.{module}", name=name, node_name=node_name,
+                           metadata=(("pkg.torchlib.module", path), ("pkg.torchlib.module_class", name))))
+    return tuple(found)
+
+
+def _all_nodes(nodes: list[Node]) -> Iterator[Node]:
+    for node in nodes:
+        yield node
+        for sub in subgraphs(node):
+            yield from _all_nodes(sub.nodes)

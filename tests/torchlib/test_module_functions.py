@@ -183,3 +183,14 @@ def test_wrong_functions_argument_says_what_is_accepted():
         torchlib.export(model, (x,), functions="module")
     with pytest.raises(ValueError, match=r"MLPBlock, which the model never calls; its module classes are: .*Linear"):
         torchlib.export(model, (x,), functions=[MLPBlock])
+
+
+def test_onnx_export_keeps_torch_onnx_export_modules_as_functions():
+    torch.manual_seed(0)
+    model, x = SwishNet().eval(), torch.randn(3, 8)
+    table = {torch.ops.torchlib_test_functions.swish.default: swish_onnx}
+    result = torchlib.onnx_export(model, (x,), custom_translation_table=table, export_modules_as_functions={SwishBlock})
+    assert [f.name for f in result.model_proto.functions] == ["SwishBlock"]
+    every = torchlib.onnx_export(model, (x,), custom_translation_table=table, export_modules_as_functions=True)
+    assert sorted(f.name for f in every.model_proto.functions) == ["Linear", "SwishBlock"]
+    assert_verifies(every, x)

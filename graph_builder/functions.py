@@ -13,13 +13,14 @@ share one FunctionProto; a call that differs gets its own, named `name_1`, `name
 Inlining the functions (onnx.inliner.inline_local_functions) gives back the nodes the graph
 had before outlining, up to value names and order: outlining moves nodes, it never changes one.
 
-Shape arithmetic (Shape, Size, and nodes reading only their outputs and constants) that reads
-only values from outside a call and is also read outside it is work the call shares with its
-neighbours (the optimizer's common-subexpression pass merged the same shape computation of
-several calls into the first one): it is computed outside the call and passed in, so that the
-calls stay alike. A call that cannot become one node (a path leaves
-its nodes and comes back in, which a fusion across calls can make) stays inline, and
-`outline` returns a note naming it.
+Work that several calls share belongs to their closest common caller: when the optimizer's
+common-subexpression pass merges the same computation of several calls (the shape arithmetic of
+every attention block, a mask every layer prepares alike), the exporter gives the kept node the
+stack the calls have in common (`common_stack`), so that the calls stay alike and share one
+function.
+
+A call that cannot become one node (a path leaves its nodes and comes back in, which a fusion
+across calls can make) stays inline, and `outline` returns a note naming it.
 """
 
 from __future__ import annotations
@@ -63,6 +64,16 @@ def outline(graph: Graph, stacks: Stacks) -> list[str]:
     return state.notes
 
 
+def common_stack(a: Sequence[Scope], b: Sequence[Scope]) -> tuple[Scope, ...]:
+    """The calls two stacks have in common: their longest common prefix."""
+    common = []
+    for x, y in zip(a, b):
+        if x != y:
+            break
+        common.append(x)
+    return tuple(common)
+
+
 def _reads(node: Node) -> list[Value]:
     return Uses._read_by(node)  # inputs, and the outer values its subgraphs read
 
@@ -73,7 +84,6 @@ class _State:
         self.stacks = stacks
         self.notes: list[str] = []
         self.variants: dict[tuple[str, str], list[onnx.FunctionProto]] = {}
-        self.shape_nodes = _shape_arithmetic(graph.nodes)
 
     def _scope(self, node: Node, depth: int) -> Scope | None:
         stack = self.stacks.get(id(node), ())
@@ -91,8 +101,6 @@ class _State:
         for node in nodes:
             for v in _reads(node):
                 readers.setdefault(id(v), []).append(node)
-        for members in self._groups(nodes, depth).values():
-            self._hoist_shared(members, depth, readers, needed)
         calls: dict[int, Node] = {}  # id(first member) -> the calling node
         replaced: set[int] = set()
         for scope, members in self._groups(nodes, depth).items():
@@ -124,27 +132,6 @@ class _State:
             if scope is not None:
                 groups.setdefault(scope, []).append(node)
         return groups
-
-    def _hoist_shared(self, members: list[Node], depth: int, readers: dict[int, list[Node]], needed: set[int]) -> None:
-        """Move out of the call the shape arithmetic that reads only values from outside it
-        (directly or through such arithmetic) and that is also read outside it."""
-        made = {id(v) for n in members for v in n.outputs}
-        member_ids = {id(n) for n in members}
-        invariant: dict[int, Node] = {}  # id(value) -> its producer, for the outside-only shape arithmetic
-        shared: list[Node] = []
-        for n in members:
-            if id(n) not in self.shape_nodes or any(id(v) in made and id(v) not in invariant for v in _reads(n)):
-                continue
-            invariant.update((id(v), n) for v in n.outputs)
-            if any(id(v) in needed or any(id(r) not in member_ids for r in readers.get(id(v), ())) for v in n.outputs):
-                shared.append(n)
-        hoisted: set[int] = set()
-        while shared:
-            n = shared.pop()
-            if id(n) not in hoisted:
-                hoisted.add(id(n))
-                self._truncate(n, depth)
-                shared.extend(invariant[id(v)] for v in _reads(n) if id(v) in invariant)
 
     def _call(self, scope: Scope, body: list[Node], outputs: list[Value]) -> Node:
         made = {id(v) for n in body for v in n.outputs}
@@ -181,19 +168,6 @@ class _State:
         variants.append(proto)
         self.graph.functions.append(proto)
         return proto.name
-
-
-def _shape_arithmetic(nodes: list[Node]) -> set[int]:
-    """ids of the nodes that compute from shapes and constants only (Shape, Size, and what
-    reads only their outputs and constants)."""
-    found: set[int] = set()
-    values: set[int] = set()
-    for n in nodes:
-        if n.op_type in ("Shape", "Size") and not n.domain or all(
-                v is None or id(v) in values or v.const_value is not None and not v.is_parameter for v in _reads(n)):
-            found.add(id(n))
-            values.update(id(v) for v in n.outputs)
-    return found
 
 
 def _imports(graph_imports: Mapping[str, int], domains: Iterable[str]) -> list[onnx.OperatorSetIdProto]:

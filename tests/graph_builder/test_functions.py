@@ -9,7 +9,7 @@ import onnx.parser
 import onnxruntime as ort
 
 from graph_builder.compare import assert_same_graph
-from graph_builder.functions import Scope, outline
+from graph_builder.functions import Scope, common_stack, outline
 from graph_builder.ir import Graph, model_from_proto
 
 
@@ -102,17 +102,22 @@ g (float[N, 4] x) => (float[N, 4] out) {
 }"""
 
 
-def test_shape_arithmetic_shared_between_calls_is_computed_outside():
+def test_work_two_calls_share_is_outlined_at_their_common_caller():
     text = SHARED_SHAPE.replace("{", "<int64[1] zero = {0}, int64[1] two = {2}, int64[1] minus_one = {-1}> {", 1)
     first, second = scope("first"), scope("second")
-    # the optimizer's CSE left the first call's shape arithmetic read by the second call
-    graph, notes = outlined(text, {"n": [first], "n2": [first], "dims": [first], "r1": [first], "o1": [first],
+    # the optimizer's CSE merged the second call's shape arithmetic into the first's: the kept
+    # nodes get the stack both calls have in common (here none: the graph itself)
+    shared = common_stack([first], [second])
+    assert shared == ()
+    graph, notes = outlined(text, {"n": shared, "n2": shared, "dims": shared, "r1": [first], "o1": [first],
                                    "r2": [second], "out": [second]})  # fmt: skip
     model = graph.to_model()
     assert notes == []
     assert [f.name for f in model.functions] == ["Block"]
     assert [n.op_type for n in model.graph.node] == ["Shape", "Gather", "Mul", "Concat", "Block", "Block"]
     assert_same_graph(flat(model), parse(text))
+    outer = scope("outer", "Outer")
+    assert common_stack([outer, first], [outer, second]) == (outer,)
 
 
 def test_a_call_nothing_reads_is_left_to_dead_code_removal():

@@ -13,6 +13,7 @@ from torchvision.models.vision_transformer import EncoderBlock, MLPBlock
 
 import torchlib
 from graph_builder import op
+from torchlib.exporter.demo_models import masked_encoder
 from graph_builder.compare import assert_same_graph
 
 
@@ -151,6 +152,19 @@ def test_combined_with_a_translation_table():
     default = torchlib.export(model, (x,), functions=table, dynamic_shapes=({0: "n"},))
     assert not default.model_proto.functions
     assert_same_graph(inlined(proto), default.model_proto)
+
+
+def test_work_the_optimizer_shares_between_layers_stays_outside_them():
+    # both layers prepare the padding mask alike (Unsqueeze): the optimizer keeps one, which
+    # belongs to the model itself, so that the two layers stay alike
+    model, (x, lengths) = masked_encoder()
+    result = torchlib.export(model, (x, lengths), functions="modules")
+    proto = result.model_proto
+    assert [f.name for f in proto.functions].count("EncLayer") == 1
+    assert len(calls(proto.graph.node, "EncLayer")) == 2
+    assert result.diagnostics == []
+    assert_verifies(result, x, lengths)
+    assert_same_graph(inlined(proto), torchlib.export(model, (x, lengths)).model_proto)
 
 
 class Twice(nn.Module):

@@ -381,8 +381,9 @@ def translate(
             raise ExportError(f"FX node {node.name} of kind {node.op!r} is not supported")
     g.graph.metadata["torchlib.opset"] = str(opset)
     g.graph.metadata["torchlib.exact_nan"] = str(bool(exact_nan))
+    merged: list[tuple[Any, Any]] = []  # the common-subexpression pass's (kept, dropped) nodes
     if optimize:
-        report = optimize_graph(g)
+        report = optimize_graph(g, merged=None if modules is None else lambda kept, dropped: merged.append((kept, dropped)))
         if report.get(BATCH_NORMS_LEFT):
             diagnostics.append(f"{report[BATCH_NORMS_LEFT]} {BATCH_NORMS_LEFT}: they stay BatchNormalization nodes")
     if weight_quantization is not None:
@@ -392,7 +393,7 @@ def translate(
                            f"{q.block_size}, {'symmetric' if q.symmetric else 'asymmetric'}")  # fmt: skip
     runtime_guards.guard(g)  # forms onnxruntime's own graph optimizations leave exact
     if modules is not None:  # after the optimizer, which then sees (and fuses across) the whole graph
-        diagnostics.extend(outline_modules(g.graph, ep.graph, modules))
+        diagnostics.extend(outline_modules(g.graph, ep.graph, modules, merged))
     return g.to_graph(), diagnostics  # checked; the weights stay views of the parameters
 
 

@@ -16,7 +16,7 @@ from typing import Any, Literal, Union
 
 import torch
 
-from graph_builder.functions import Scope, Stacks, outline
+from graph_builder.functions import Scope, Stacks, common_stack, outline
 from graph_builder.ir import Graph, Node
 from graph_builder.optimizer.editing import subgraphs
 from torchlib.exporter.source import _clean
@@ -68,20 +68,22 @@ def qualified_name(cls: Any) -> str:
     return cls if isinstance(cls, str) else f"{cls.__module__}.{cls.__qualname__}"
 
 
-def outline_modules(graph: Graph, fx_graph: torch.fx.Graph, selection: ModuleSelection) -> list[str]:
+def outline_modules(graph: Graph, fx_graph: torch.fx.Graph, selection: ModuleSelection,
+                    merged: list[tuple[Node, Node]]) -> list[str]:
     """Turn the chosen module calls of `graph` (a translation of `fx_graph` made with MODULE_CALL
-    tags) into local functions; returns notes for the diagnostics."""
-    fx_nodes = {n.name: n for n in fx_graph.nodes}
-    scopes: dict[str, tuple[Scope, ...]] = {}
-    stacks: Stacks = {}
-    for node in graph.nodes:
+    tags) into local functions; returns notes for the diagnostics. `merged`: the (kept, dropped)
+    nodes of the optimizer's common-subexpression pass; a kept node belongs to the calls it and
+    the nodes merged into it have in common."""
+    scopes = _fx_stacks(fx_graph, selection)
+
+    def stack_of(node: Node) -> tuple[Scope, ...]:
         fx_name = node.metadata.get(MODULE_CALL)
-        if fx_name is None:
-            continue
-        if fx_name not in scopes:
-            scopes[fx_name] = _scopes(fx_nodes[fx_name], selection)
-        if scopes[fx_name]:
-            stacks[id(node)] = scopes[fx_name]
+        return () if fx_name is None else scopes[fx_name]
+
+    stacks: Stacks = {id(node): stack_of(node) for node in graph.nodes}
+    for kept, dropped in merged:
+        if id(kept) in stacks:
+            stacks[id(kept)] = common_stack(stacks[id(kept)], stack_of(dropped))
     for node in _all_nodes(graph.nodes):
         node.metadata.pop(MODULE_CALL, None)
     if selection.classes is not None:
@@ -91,6 +93,20 @@ def outline_modules(graph: Graph, fx_graph: torch.fx.Graph, selection: ModuleSel
             raise ValueError(f"export(functions=...) names {', '.join(missing)}, which the model never calls; its "
                              f"module classes are: {', '.join(sorted(called)) or 'none'}")  # fmt: skip
     return outline(graph, stacks)
+
+
+def _fx_stacks(fx_graph: torch.fx.Graph, selection: ModuleSelection) -> dict[str, tuple[Scope, ...]]:
+    """The chosen module calls each FX node belongs to. A symbolic scalar (a SymInt computed
+    from shapes) belongs to the calls it and its users have in common: torch.export computes
+    `batch * heads` once, in the first attention block, and every later block reads it."""
+    stacks: dict[str, tuple[Scope, ...]] = {}
+    for node in reversed(list(fx_graph.nodes)):
+        stack = _scopes(node, selection)
+        if isinstance(node.meta.get("val"), (torch.SymInt, torch.SymFloat, torch.SymBool)):
+            for user in node.users:
+                stack = common_stack(stack, stacks[user.name])
+        stacks[node.name] = stack
+    return stacks
 
 
 def _scopes(fx_node: torch.fx.Node, selection: ModuleSelection) -> tuple[Scope, ...]:

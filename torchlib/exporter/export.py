@@ -98,11 +98,17 @@ def export(
     opset: the ONNX opset of the model (18 and up; 23 by default).
     input_names, output_names: names of the ONNX inputs (one per tensor input, flattened) and
         of the outputs of forward.
-    functions: {torch op (e.g. torch.ops.mylib.foo.default) or "mylib::foo": function}, used
-        instead of (or in addition to) the library's functions; see `torchlib.aten_op`. A
-        function may be written with onnxscript's `op` (trace-only or `@onnxscript.script()`),
-        as for torch.onnx; a list of functions is dispatched on the inputs' dtypes
-        (torchlib/exporter/onnxscript_functions.py).
+    functions: a translation table {torch op (e.g. torch.ops.mylib.foo.default) or "mylib::foo":
+        function}, used instead of (or in addition to) the library's functions; see
+        `torchlib.aten_op`. A function may be written with onnxscript's `op` (trace-only or
+        `@onnxscript.script()`), as for torch.onnx; a list of functions is dispatched on the
+        inputs' dtypes (torchlib/exporter/onnxscript_functions.py).
+        Or "modules": every call of an nn.Module below the root becomes an ONNX model-local
+        function (domain "pkg.<the class's module>", named after the class), nested calls
+        calls inside its body; or nn.Module classes (`functions=[EncoderBlock]`): the calls of
+        those classes only. A list combines them: `functions=["modules", table]`. Calls that
+        compute the same share one function, weights are its inputs; inlining the functions
+        gives the graph of the default export (docs/exporter_front_end.md, "Modules as functions").
     optimize: run the export-time optimizer (folding, BatchNorm into Conv, fusions into
         RMSNormalization / Gelu / RotaryEmbedding, CSE; see docs/optimizer.md).
     weights: where the weights come from, when not from the model (which may then be on the

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import onnx
 
@@ -46,6 +47,9 @@ class Scope:
     name: str
     node_name: str = ""  # the calling node's name (e.g. the module's path); unique in the graph
     metadata: tuple[tuple[str, str], ...] = ()  # the calling node's metadata_props
+    # the calling node's attributes (ints, floats, strings, tuples of ints or floats), declared
+    # by the function and not read by its body: what the call was made with, for people to read
+    attributes: tuple[tuple[str, Any], ...] = ()
 
 
 Stacks = dict[int, Sequence[Scope]]  # id(node) -> its scopes, outermost first
@@ -83,7 +87,7 @@ class _State:
         self.graph = graph
         self.stacks = stacks
         self.notes: list[str] = []
-        self.variants: dict[tuple[str, str], list[onnx.FunctionProto]] = {}
+        self.variants: dict[tuple[str, str], list[tuple[onnx.FunctionProto, onnx.FunctionProto]]] = {}  # (body, emitted)
 
     def _scope(self, node: Node, depth: int) -> Scope | None:
         stack = self.stacks.get(id(node), ())
@@ -143,7 +147,8 @@ class _State:
                     seen.add(id(v))
                     inputs.append(v)
         name = self._function(scope, body, inputs, outputs)
-        call = Node(scope.domain, name, inputs, {}, {}, scope.node_name or None)
+        attributes = {k: list(v) if isinstance(v, tuple) else v for k, v in scope.attributes}
+        call = Node(scope.domain, name, inputs, attributes, {}, scope.node_name or None)
         call.metadata = dict(scope.metadata)
         call.outputs = list(outputs)
         for i, v in enumerate(outputs):
@@ -160,14 +165,18 @@ class _State:
             node._add_to(proto.node)
         proto.opset_import.extend(_imports(self.graph.opset_imports, (n.domain for n in body)))
         variants = self.variants.setdefault((scope.domain, scope.name), [])
-        for existing in variants:
-            proto.name = existing.name
-            if difference(proto, existing) is None:
-                return existing.name
-        proto.name = scope.name if not variants else f"{scope.name}_{len(variants)}"
-        variants.append(proto)
-        self.graph.functions.append(proto)
-        return proto.name
+        for body_proto, emitted in variants:
+            proto.name = body_proto.name
+            if difference(proto, body_proto) is None:
+                break
+        else:
+            proto.name = scope.name if not variants else f"{scope.name}_{len(variants)}"
+            emitted = onnx.FunctionProto()
+            emitted.CopyFrom(proto)
+            variants.append((proto, emitted))
+            self.graph.functions.append(emitted)
+        emitted.attribute.extend(k for k, _ in scope.attributes if k not in emitted.attribute)
+        return emitted.name
 
 
 def _imports(graph_imports: Mapping[str, int], domains: Iterable[str]) -> list[onnx.OperatorSetIdProto]:

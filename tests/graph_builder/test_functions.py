@@ -124,3 +124,16 @@ def test_a_call_nothing_reads_is_left_to_dead_code_removal():
     text = "g (float[2] x) => (float[2] y) { y = Relu (x)\n dead = Neg (x) }"
     graph, notes = outlined(text, {"dead": [scope("d")]})
     assert notes == [] and graph.functions == [] and [n.op_type for n in graph.nodes] == ["Relu", "Neg"]
+
+
+def test_a_calls_attributes_label_the_call_and_the_function_declares_them():
+    one = Scope("one", "pkg.test", "Block", "one", attributes=(("width", 4), ("eps", 0.5)))
+    two = Scope("two", "pkg.test", "Block", "two", attributes=(("width", 4), ("mode", "fast")))
+    graph, _ = outlined(CHAIN, {"a1": [one], "b1": [one], "a2": [two], "b2": [two]})
+    model = graph.to_model()
+    onnx.checker.check_model(model, full_check=True)
+    (block,) = model.functions
+    assert list(block.attribute) == ["width", "eps", "mode"]  # the calls share it: every name any call gives
+    assert [[onnx.helper.get_attribute_value(a) for a in n.attribute] for n in model.graph.node[:2]] == [
+        [4, 0.5], [4, b"fast"]]
+    assert_same_graph(flat(model), parse(CHAIN))  # unread by the body: inlining ignores them

@@ -72,6 +72,8 @@ def test_vit_one_function_per_encoder_block(vit):
     layers = next(f for f in proto.functions if any(n.op_type == "EncoderBlock" for n in f.node))
     block_calls = calls(layers.node, "EncoderBlock")
     assert [n.name for n in block_calls] == [f"encoder.layers.encoder_layer_{i}" for i in range(3)]
+    assert list(block.attribute) == ["num_heads"]  # the module's settings label each call
+    assert [[(a.name, a.i) for a in n.attribute] for n in block_calls] == [[("num_heads", 2)]] * 3
     weights = [[i for i in n.input if i.endswith("ln_1.weight")] for n in block_calls]
     assert weights == [[f"encoder.layers.encoder_layer_{i}.ln_1.weight"] for i in range(3)]  # weights are inputs
     nested = {n.op_type for n in block.node}

@@ -6,6 +6,7 @@ node is looked up by its ATen overload and the function is called under the trac
 
 from __future__ import annotations
 
+import dataclasses
 import time
 import warnings
 from collections import Counter
@@ -151,6 +152,8 @@ def _export(model: torch.nn.Module | torch.export.ExportedProgram, args: Any, kw
     with quiet_torch():
         registry = _load_ops()
         table, modules = split(functions)
+        if modules is not None and isinstance(model, torch.nn.Module):
+            modules = dataclasses.replace(modules, root=model)  # its modules' settings label the calls
         if table:
             registry = registry.extended({target: adapt_function(f) for target, f in table.items()})
         if not isinstance(args, tuple):

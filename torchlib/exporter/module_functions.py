@@ -10,6 +10,7 @@ call into a function call node, nested calls into calls inside the function's bo
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Union
@@ -35,6 +36,7 @@ class ModuleSelection:
     them), or every module below the root when None."""
 
     classes: frozenset[str] | None
+    root: torch.nn.Module | None = None  # the model, whose modules give the calls' attributes
 
     def chosen(self, qualified: str) -> bool:
         return self.classes is None or qualified in self.classes
@@ -100,8 +102,9 @@ def _fx_stacks(fx_graph: torch.fx.Graph, selection: ModuleSelection) -> dict[str
     from shapes) belongs to the calls it and its users have in common: torch.export computes
     `batch * heads` once, in the first attention block, and every later block reads it."""
     stacks: dict[str, tuple[Scope, ...]] = {}
+    attributes = functools.cache(functools.partial(_attributes, selection.root))
     for node in reversed(list(fx_graph.nodes)):
-        stack = _scopes(node, selection)
+        stack = _scopes(node, selection, attributes)
         if isinstance(node.meta.get("val"), (torch.SymInt, torch.SymFloat, torch.SymBool)):
             for user in node.users:
                 stack = common_stack(stack, stacks[user.name])
@@ -109,7 +112,30 @@ def _fx_stacks(fx_graph: torch.fx.Graph, selection: ModuleSelection) -> dict[str
     return stacks
 
 
-def _scopes(fx_node: torch.fx.Node, selection: ModuleSelection) -> tuple[Scope, ...]:
+def _attributes(root: torch.nn.Module | None, path: str) -> tuple[tuple[str, Any], ...]:
+    """The module's own settings that an ONNX attribute can hold (`num_heads`, `eps`,
+    `kernel_size`...): its public attributes that are numbers, strings, or tuples of numbers."""
+    try:
+        module = root.get_submodule(path) if root is not None else None
+    except AttributeError:  # an ExportedProgram's module() has no such submodule
+        module = None
+    found = []
+    for key, value in vars(module).items() if module is not None else ():
+        if key.startswith("_") or key == "training":
+            continue
+        if isinstance(value, list):
+            value = tuple(value)
+        if isinstance(value, bool):
+            found.append((key, int(value)))
+        elif type(value) in (int, float, str):
+            found.append((key, value))
+        elif isinstance(value, tuple) and {type(v) for v in value} in ({int}, {float}):
+            found.append((key, value))
+    return tuple(found)
+
+
+def _scopes(fx_node: torch.fx.Node, selection: ModuleSelection,
+            attributes: Callable[[str], tuple[tuple[str, Any], ...]]) -> tuple[Scope, ...]:
     found = []
     for key, (path, cls) in (fx_node.meta.get("nn_module_stack") or {}).items():
         path, qualified = _clean(str(path)), qualified_name(cls)
@@ -120,7 +146,8 @@ def _scopes(fx_node: torch.fx.Node, selection: ModuleSelection) -> tuple[Scope, 
         call = key.rpartition("@")[2] if "@" in key else ""  # torch's suffix for a module's second, third... call
         node_name = f"{path}@{call}" if call else path
         found.append(Scope(key=key, domain=f"pkg.{module}", name=name, node_name=node_name,
-                           metadata=(("pkg.torchlib.module", path), ("pkg.torchlib.module_class", name))))
+                           metadata=(("pkg.torchlib.module", path), ("pkg.torchlib.module_class", name)),
+                           attributes=attributes(path)))
     return tuple(found)
 
 

@@ -13,8 +13,8 @@ from torchvision.models.vision_transformer import EncoderBlock, MLPBlock
 
 import torchlib
 from graph_builder import op
-from torchlib.exporter.demo_models import masked_encoder
 from graph_builder.compare import assert_same_graph
+from torchlib.exporter.demo_models import masked_encoder
 
 
 def tiny_vit() -> nn.Module:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, Union
+from typing import Any, Literal
 
 import torch
 
@@ -26,8 +26,8 @@ MODULE_CALL = "pkg.torchlib.module_call"  # node metadata while translating: the
 
 Translation = Callable[..., Any] | Sequence[Callable[..., Any]]
 TranslationTable = Mapping[Any, Translation]
-FunctionsPart = Union[TranslationTable, Literal["modules"], type[torch.nn.Module]]
-Functions = Union[FunctionsPart, Sequence[FunctionsPart]]
+FunctionsPart = TranslationTable | Literal["modules"] | type[torch.nn.Module]
+Functions = FunctionsPart | Sequence[FunctionsPart]
 
 
 @dataclass(frozen=True)

@@ -208,11 +208,11 @@ def _export(model: torch.nn.Module | torch.export.ExportedProgram, args: Any, kw
                         sample.check_program(ep, strategy)
             timings["self_check"] = time.perf_counter() - t
         t = time.perf_counter()
-        names = {"input_names": input_names, "output_names": output_names, "exact_nan": exact_nan, "modules": modules}
+        names = {"input_names": input_names, "output_names": output_names, "exact_nan": exact_nan}
         reason = ""
         try:
             graph, diagnostics = translate(ep, registry, opset, dim_names, decompose_nodes=True, optimize=optimize,
-                                          weight_quantization=quantization, **names)
+                                          weight_quantization=quantization, modules=modules, **names)
         except NeedsWholeProgramDecomposition as e:
             reason = str(e)
         if reason:  # the rare program that only functionalization of the whole program can express
@@ -220,7 +220,7 @@ def _export(model: torch.nn.Module | torch.export.ExportedProgram, args: Any, kw
             ep = ep.run_decompositions(decomposition_table(registry))
             timings["decompositions"] = time.perf_counter() - decomposed_at
             graph, diagnostics = translate(ep, registry, opset, dim_names, decompose_nodes=False, optimize=optimize,
-                                          weight_quantization=quantization, **names)
+                                          weight_quantization=quantization, modules=modules, **names)
             diagnostics.insert(0, f"the whole program was decomposed (run_decompositions) because {reason}")
         timings["translate"] = time.perf_counter() - t - timings.get("decompositions", 0.0)
         notes.extend(_static_dims(graph, requested, strategy, refinements, bool(reason)))

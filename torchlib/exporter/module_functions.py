@@ -119,7 +119,7 @@ def _attributes(root: torch.nn.Module | None, path: str) -> tuple[tuple[str, Any
         module = root.get_submodule(path) if root is not None else None
     except AttributeError:  # an ExportedProgram's module() has no such submodule
         module = None
-    found = []
+    found: list[tuple[str, Any]] = []
     for key, value in vars(module).items() if module is not None else ():
         if key.startswith("_") or key == "training":
             continue

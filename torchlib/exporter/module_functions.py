@@ -55,7 +55,7 @@ def split(functions: Functions | None) -> tuple[dict[Any, Translation], ModuleSe
         elif part == "modules":
             every = True
         elif isinstance(part, type) and issubclass(part, torch.nn.Module):
-            classes.add(qualified_name(part))
+            classes.add(class_path(part))
         else:
             raise TypeError(f"export(functions=...): {part!r} is not a translation table ({{torch op or 'ns::op': "
                             "function}), the string 'modules' or an nn.Module class; give one of them or a list of "
@@ -65,7 +65,7 @@ def split(functions: Functions | None) -> tuple[dict[Any, Translation], ModuleSe
     return table, ModuleSelection(frozenset(classes)) if classes else None
 
 
-def qualified_name(cls: Any) -> str:
+def class_path(cls: Any) -> str:
     """'package.module.Class', as torch.export's nn_module_stack writes a module's class."""
     return cls if isinstance(cls, str) else f"{cls.__module__}.{cls.__qualname__}"
 
@@ -89,7 +89,7 @@ def outline_modules(graph: Graph, fx_graph: torch.fx.Graph, selection: ModuleSel
     for node in _all_nodes(graph.nodes):
         node.metadata.pop(MODULE_CALL, None)
     if selection.classes is not None:
-        called = {qualified_name(cls) for n in fx_graph.nodes for _, cls in (n.meta.get("nn_module_stack") or {}).values()}
+        called = {class_path(cls) for n in fx_graph.nodes for _, cls in (n.meta.get("nn_module_stack") or {}).values()}
         missing = sorted(selection.classes - called)
         if missing:
             raise ValueError(f"export(functions=...) names {', '.join(missing)}, which the model never calls; its "
@@ -138,7 +138,7 @@ def _scopes(fx_node: torch.fx.Node, selection: ModuleSelection,
             attributes: Callable[[str], tuple[tuple[str, Any], ...]]) -> tuple[Scope, ...]:
     found = []
     for key, (path, cls) in (fx_node.meta.get("nn_module_stack") or {}).items():
-        path, qualified = _clean(str(path)), qualified_name(cls)
+        path, qualified = _clean(str(path)), class_path(cls)
         if not path or path.startswith("_empty") or not selection.chosen(qualified):
             continue  # the root, or a class not chosen
         module, _, name = qualified.rpartition(".")

@@ -18,7 +18,7 @@ from __future__ import annotations
 import contextlib
 import time
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
 from graph_builder.optimizer import attention, cleanup, folding, fusions, pattern
@@ -27,6 +27,7 @@ from graph_builder.optimizer.pattern import Rule, Var
 
 if TYPE_CHECKING:
     from graph_builder.builder import GraphBuilder
+    from graph_builder.ir import Node
 
 __all__ = ["Rule", "Var", "optimize", "record"]
 
@@ -51,8 +52,11 @@ def record() -> Iterator[Counter[str]]:
         _RECORDERS.remove(hits)
 
 
-def optimize(builder: GraphBuilder, rules: list[Rule] | None = None, fold_budget_bytes: int = 256 << 20) -> dict[str, int | float]:
-    """Optimize `builder.graph` in place; returns what each pass did (counts) and the seconds taken."""
+def optimize(builder: GraphBuilder, rules: list[Rule] | None = None, fold_budget_bytes: int = 256 << 20,
+             merged: Callable[[Node, Node], None] | None = None) -> dict[str, int | float]:
+    """Optimize `builder.graph` in place; returns what each pass did (counts) and the seconds taken.
+    `merged(kept, dropped)` is told of each node merged into another by the common-subexpression
+    pass (the outlining of module calls puts the kept node where both were made)."""
     start = time.perf_counter()
     graph = builder.graph
     uses = Uses(graph)
@@ -73,7 +77,7 @@ def optimize(builder: GraphBuilder, rules: list[Rule] | None = None, fold_budget
     run("fused", pattern.rewrite(builder, uses, chosen))  # each rule from its operators' opset on
     run("identities removed", cleanup.identities(uses))  # e.g. the key's Transpose pair after unfusing
     run("constants folded", folding.constants(builder, uses, fold_budget_bytes))
-    run("common subexpressions merged", cleanup.common_subexpressions(uses))
+    run("common subexpressions merged", cleanup.common_subexpressions(uses, merged))
     run("dead nodes removed", cleanup.dead_code(uses))
     run("unused outputs dropped", cleanup.unused_outputs(uses, builder.opset))
     run("unused weights removed", _unused_initializers(uses))

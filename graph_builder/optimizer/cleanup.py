@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from onnx import defs
 
 from graph_builder.ir import Node, Value, _freeze
@@ -33,10 +35,11 @@ def _input_key(v: Value | None) -> object:
     return id(v)
 
 
-def common_subexpressions(uses: Uses) -> int:
-    """Merge nodes that compute the same op on the same inputs with the same attributes."""
+def common_subexpressions(uses: Uses, merged: Callable[[Node, Node], None] | None = None) -> int:
+    """Merge nodes that compute the same op on the same inputs with the same attributes;
+    `merged(kept, dropped)` is told of each merge."""
     seen: dict[tuple, Node] = {}
-    merged = 0
+    count = 0
     for node in list(uses.graph.nodes):
         if not uses.alive(node) or node.op_type in _NONDETERMINISTIC or any(True for _ in subgraphs(node)):
             continue
@@ -52,9 +55,11 @@ def common_subexpressions(uses: Uses) -> int:
         else:
             for old, new in zip(node.outputs, first.outputs):
                 uses.replace(old, new)
+            if merged is not None:
+                merged(first, node)
             uses.remove(node)
-            merged += 1
-    return merged
+            count += 1
+    return count
 
 
 def _static(shape: tuple | None) -> bool:

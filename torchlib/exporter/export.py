@@ -6,6 +6,7 @@ node is looked up by its ATen overload and the function is called under the trac
 
 from __future__ import annotations
 
+import dataclasses
 import time
 import warnings
 from collections import Counter
@@ -35,6 +36,7 @@ from torchlib.exporter.dynamic_shapes import normalize as normalize_dynamic_shap
 from torchlib.exporter.errors import ExportError
 from torchlib.exporter.explain import quiet_torch
 from torchlib.exporter.hf_cache import contains_cache, leaf_names, registered
+from torchlib.exporter.module_functions import MODULE_CALL, Functions, ModuleSelection, outline_modules, split
 from torchlib.exporter.mutation import Aliases, functional_variant, is_inplace_view, written_nodes
 from torchlib.exporter.onnxscript_functions import adapt as adapt_function
 from torchlib.exporter.result import ExportResult
@@ -74,7 +76,7 @@ def export(
     opset: int = 23,
     input_names: Sequence[str] | None = None,
     output_names: Sequence[str] | None = None,
-    functions: Mapping[Any, Callable[..., Any] | Sequence[Callable[..., Any]]] | None = None,
+    functions: Functions | None = None,
     optimize: bool = True,
     weights: Weights | None = None,
     weight_quantization: str | WeightQuantization | None = None,
@@ -97,11 +99,17 @@ def export(
     opset: the ONNX opset of the model (18 and up; 23 by default).
     input_names, output_names: names of the ONNX inputs (one per tensor input, flattened) and
         of the outputs of forward.
-    functions: {torch op (e.g. torch.ops.mylib.foo.default) or "mylib::foo": function}, used
-        instead of (or in addition to) the library's functions; see `torchlib.aten_op`. A
-        function may be written with onnxscript's `op` (trace-only or `@onnxscript.script()`),
-        as for torch.onnx; a list of functions is dispatched on the inputs' dtypes
-        (torchlib/exporter/onnxscript_functions.py).
+    functions: a translation table {torch op (e.g. torch.ops.mylib.foo.default) or "mylib::foo":
+        function}, used instead of (or in addition to) the library's functions; see
+        `torchlib.aten_op`. A function may be written with onnxscript's `op` (trace-only or
+        `@onnxscript.script()`), as for torch.onnx; a list of functions is dispatched on the
+        inputs' dtypes (torchlib/exporter/onnxscript_functions.py).
+        Or "modules": every call of an nn.Module below the root becomes an ONNX model-local
+        function (domain "pkg.<the class's module>", named after the class), nested calls
+        calls inside its body; or nn.Module classes (`functions=[EncoderBlock]`): the calls of
+        those classes only. A list combines them: `functions=["modules", table]`. Calls that
+        compute the same share one function, weights are its inputs; inlining the functions
+        gives the graph of the default export (docs/exporter_front_end.md, "Modules as functions").
     optimize: run the export-time optimizer (folding, BatchNorm into Conv, fusions into
         RMSNormalization / Gelu / RotaryEmbedding, CSE; see docs/optimizer.md).
     weights: where the weights come from, when not from the model (which may then be on the
@@ -138,13 +146,16 @@ def export(
 
 def _export(model: torch.nn.Module | torch.export.ExportedProgram, args: Any, kwargs: Mapping[str, Any] | None,
             dynamic_shapes: Any, opset: int, input_names: Sequence[str] | None, output_names: Sequence[str] | None,
-            functions: Mapping[Any, Callable[..., Any] | Sequence[Callable[..., Any]]] | None, optimize: bool,
+            functions: Functions | None, optimize: bool,
             weights: Weights | None = None, weight_quantization: str | WeightQuantization | None = None,
             check: bool | None = None, exact_nan: bool = True) -> ExportResult:
     with quiet_torch():
         registry = _load_ops()
-        if functions:
-            registry = registry.extended({target: adapt_function(f) for target, f in functions.items()})
+        table, modules = split(functions)
+        if modules is not None and isinstance(model, torch.nn.Module):
+            modules = dataclasses.replace(modules, root=model)  # its modules' settings label the calls
+        if table:
+            registry = registry.extended({target: adapt_function(f) for target, f in table.items()})
         if not isinstance(args, tuple):
             args = (args,)
         kwargs = dict(kwargs or {})
@@ -201,7 +212,7 @@ def _export(model: torch.nn.Module | torch.export.ExportedProgram, args: Any, kw
         reason = ""
         try:
             graph, diagnostics = translate(ep, registry, opset, dim_names, decompose_nodes=True, optimize=optimize,
-                                          weight_quantization=quantization, **names)
+                                          weight_quantization=quantization, modules=modules, **names)
         except NeedsWholeProgramDecomposition as e:
             reason = str(e)
         if reason:  # the rare program that only functionalization of the whole program can express
@@ -209,7 +220,7 @@ def _export(model: torch.nn.Module | torch.export.ExportedProgram, args: Any, kw
             ep = ep.run_decompositions(decomposition_table(registry))
             timings["decompositions"] = time.perf_counter() - decomposed_at
             graph, diagnostics = translate(ep, registry, opset, dim_names, decompose_nodes=False, optimize=optimize,
-                                          weight_quantization=quantization, **names)
+                                          weight_quantization=quantization, modules=modules, **names)
             diagnostics.insert(0, f"the whole program was decomposed (run_decompositions) because {reason}")
         timings["translate"] = time.perf_counter() - t - timings.get("decompositions", 0.0)
         notes.extend(_static_dims(graph, requested, strategy, refinements, bool(reason)))
@@ -334,10 +345,12 @@ def translate(
     optimize: bool = True,
     weight_quantization: WeightQuantization | None = None,
     exact_nan: bool = True,
+    modules: ModuleSelection | None = None,
 ) -> tuple[Any, list[str]]:
     """Translate the ExportedProgram's graph. With decompose_nodes, an op without a function is
     decomposed on its own node (NeedsWholeProgramDecomposition when that is impossible);
-    without, every op must have a function (UnsupportedOpsError lists those that do not)."""
+    without, every op must have a function (UnsupportedOpsError lists those that do not).
+    With `modules`, the calls of those modules become local functions (module_functions.py)."""
     if not decompose_nodes:
         check_supported(ep, registry)
     g = GraphBuilder(opset=opset, exact_nan=exact_nan)
@@ -353,6 +366,9 @@ def translate(
         if node.op == "placeholder":
             name = onnx_names.get(node.name, node.name)
             env[node.name] = _placeholder(g, node, specs.get(node.name), state, constants, renames, name)
+        elif node.op == "call_function" and modules is not None:
+            with g.metadata(**{MODULE_CALL: node.name}):  # which module calls made these nodes
+                env[node.name] = _call(g, node, registry, env, renames, diagnostics, ctx)
         elif node.op == "call_function":
             env[node.name] = _call(g, node, registry, env, renames, diagnostics, ctx)
         elif node.op == "get_attr":  # a higher-order op's body (a Body its function translates)
@@ -379,8 +395,9 @@ def translate(
             raise ExportError(f"FX node {node.name} of kind {node.op!r} is not supported")
     g.graph.metadata["torchlib.opset"] = str(opset)
     g.graph.metadata["torchlib.exact_nan"] = str(bool(exact_nan))
+    merged: list[tuple[Any, Any]] = []  # the common-subexpression pass's (kept, dropped) nodes
     if optimize:
-        report = optimize_graph(g)
+        report = optimize_graph(g, merged=None if modules is None else lambda kept, dropped: merged.append((kept, dropped)))
         if report.get(BATCH_NORMS_LEFT):
             diagnostics.append(f"{report[BATCH_NORMS_LEFT]} {BATCH_NORMS_LEFT}: they stay BatchNormalization nodes")
     if weight_quantization is not None:
@@ -389,6 +406,8 @@ def translate(
         diagnostics.append(f"weight_quantization: {count} MatMul/Gemm weight(s) quantized to {q.dtype}, blocks of "
                            f"{q.block_size}, {'symmetric' if q.symmetric else 'asymmetric'}")  # fmt: skip
     runtime_guards.guard(g)  # forms onnxruntime's own graph optimizations leave exact
+    if modules is not None:  # after the optimizer, which then sees (and fuses across) the whole graph
+        diagnostics.extend(outline_modules(g.graph, ep.graph, modules, merged))
     return g.to_graph(), diagnostics  # checked; the weights stay views of the parameters
 
 

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
 import torch
@@ -38,6 +38,7 @@ def onnx_export(
     dump_exported_program: bool = False,
     artifacts_dir: str | os.PathLike[str] = ".",
     do_constant_folding: bool = True,
+    export_modules_as_functions: bool | Collection[type[torch.nn.Module]] = False,
 ) -> ExportResult:
     """torch.onnx.export(..., dynamo=True) with torchlib's functions. Returns an ExportResult
     (like torch's ONNXProgram: `model_proto`, `save(path)`, calling it runs onnxruntime), and
@@ -46,7 +47,10 @@ def onnx_export(
     Same meaning as torch.onnx.export: `kwargs`, `input_names`, `output_names`,
     `opset_version` (default 23), `dynamic_axes`, `dynamic_shapes`, `external_data`,
     `custom_translation_table` ({torch op: function}, torchlib's `functions`), `verify` (compare
-    with torch on `args`; raises on a mismatch). As in torch.onnx, a dict at the end of `args` is
+    with torch on `args`; raises on a mismatch), `export_modules_as_functions` (True: every
+    module call below the root as a model-local function, or the module classes to keep;
+    torchlib's `functions="modules"` / `functions=[classes]`, from torch.onnx's TorchScript
+    exporter, which the dynamo exporter does not implement). As in torch.onnx, a dict at the end of `args` is
     the keyword arguments (when `kwargs` is not given), and a `torch.onnx.ExportableModule` given
     without arguments supplies its `example_arguments()`, `input_names()`, `output_names()` and
     `dynamic_shapes()`. Accepted and without effect here: `dynamo`,
@@ -76,8 +80,13 @@ def onnx_export(
     # translation tables may compute something else on purpose, so with one the self-check is
     # left to `verify`
     check = False if custom_translation_table and not verify else None
+    functions: list[Any] = [custom_translation_table] if custom_translation_table else []
+    if export_modules_as_functions is True:
+        functions.append("modules")
+    elif export_modules_as_functions:
+        functions.extend(export_modules_as_functions)
     result = export(model, args, kwargs, dynamic_shapes, opset=opset_version or 23, input_names=input_names,
-                    output_names=output_names, functions=custom_translation_table, check=check)
+                    output_names=output_names, functions=functions or None, check=check)
     if verify:
         bad = [d for d in result.verify(*args, **kwargs) if not d.ok()]
         if bad:

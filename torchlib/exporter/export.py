@@ -34,8 +34,9 @@ from torchlib.exporter.dynamic_shapes import became_static
 from torchlib.exporter.dynamic_shapes import normalize as normalize_dynamic_shapes
 from torchlib.exporter.errors import ExportError
 from torchlib.exporter.explain import quiet_torch
-from torchlib.exporter.hf_cache import contains_cache, leaf_names, registered
+from torchlib.exporter.hf_cache import contains_cache, registered
 from torchlib.exporter.mutation import Aliases, functional_variant, is_inplace_view, written_nodes
+from torchlib.exporter.names import leaf_names
 from torchlib.exporter.onnxscript_functions import adapt as adapt_function
 from torchlib.exporter.result import ExportResult
 from torchlib.exporter.source import module_class, module_path, source_line
@@ -177,7 +178,7 @@ def _export(model: torch.nn.Module | torch.export.ExportedProgram, args: Any, kw
                         captured = capture(model, args, kwargs, spec.dynamic_shapes, spec.size_one)
                     notes.extend(weight_notes)
                     model = captured.program.module()  # runs in torch on the checkpoint's tensors (verify)
-                input_names, output_names = _cache_io_names(captured.program, args, kwargs, input_names, output_names)
+                input_names = _cache_input_names(captured.program, args, kwargs, input_names)
             ep, strategy, dim_names = captured.program, captured.strategy, spec.dim_names
             notes.extend(captured.notes)
             requested, refinements = spec.requested, captured.refinements
@@ -353,18 +354,20 @@ def translate(
         elif node.op == "get_attr":  # a higher-order op's body (a Body its function translates)
             env[node.name] = attribute(g, ep.graph_module, node, _body_translator(registry, renames, diagnostics))
         elif node.op == "output":
-            outputs = pytree.tree_leaves(_map_args(node.args[0], env))
             written = _written_outputs(ctx, specs)
             for name, value in written:
                 g.output(value, f"{name}_updated", exact=False)
-            for i, value in enumerate(outputs):
-                if isinstance(value, Value):  # the user's name, else the FX node's when it is free
-                    name = node.args[0][i].name if i < len(node.args[0]) and hasattr(node.args[0][i], "name") else None
-                    if isinstance(pytree.tree_leaves(node.args[0])[i].meta.get("val"), torch.SymFloat):
+            fx_outputs = pytree.tree_leaves(node.args[0], is_leaf=lambda x: x is None)
+            structure = _structure_names(ep, len(fx_outputs))
+            count = 0  # graph outputs so far: output_names given by the user name them in order
+            for fx_output, value, default in zip(fx_outputs, _map_args(fx_outputs, env), structure):
+                if isinstance(value, Value):  # the user's name, else the output structure's
+                    if isinstance(getattr(fx_output, "meta", {}).get("val"), torch.SymFloat):
                         with g:  # a SymFloat (DOUBLE inside the graph) is a float32 output, as torch.onnx gives it
                             value = op.Cast(value, to=types.FLOAT.onnx)
-                    given = onnx_names.get(f"output {i}")
-                    g.output(value, given or name, exact=given is not None)
+                    given = onnx_names.get(f"output {count}")
+                    g.output(value, given or default or getattr(fx_output, "name", None), exact=given is not None)
+                    count += 1
             g.graph.metadata["torchlib.feeds"] = _feeds_of(ep)
             written_names = [name for name, _ in written] or [
                 s.target for s in ep.graph_signature.output_specs if s.kind.name != "USER_OUTPUT"]
@@ -425,28 +428,36 @@ def _onnx_names(ep: torch.export.ExportedProgram, input_names: Sequence[str] | N
     return names
 
 
-def _cache_io_names(ep: torch.export.ExportedProgram, args: tuple, kwargs: dict, input_names: Sequence[str] | None,
-                    output_names: Sequence[str] | None) -> tuple[Sequence[str] | None, Sequence[str] | None]:
-    """The names runtimes expect when the model takes or returns transformers' KV caches
-    (`past_key_values.{i}.key` in, `present.{i}.key` out, `logits`); names the user gave win.
-    Called with the caches registered as pytree nodes (see hf_cache.py)."""
+def _structure_names(ep: torch.export.ExportedProgram, count: int) -> list[str | None]:
+    """The default ONNX name of each of the program's `count` outputs: a user output's name
+    from forward's output structure (names.py: `logits`, `output_0`, `present.0.key`), None
+    for the others (inputs the program writes, named after their FX node)."""
+    specs = ep.graph_signature.output_specs
     out_spec = ep.call_spec.out_spec
-    if not contains_cache((args, kwargs)) and not contains_cache(out_spec):
-        return input_names, output_names
-    if input_names is None:
-        placeholders = {n.name: n.meta.get("val") for n in ep.graph.nodes if n.op == "placeholder"}
-        given = [s.arg.name for s in ep.graph_signature.input_specs if s.kind.name == "USER_INPUT"]
-        leaves = pytree.tree_leaves((args, kwargs))
-        cache_names = leaf_names(pytree.tree_structure((args, kwargs)), "past_key_values")
-        if len(given) == len(leaves):
-            input_names = [cache if cache and cache.startswith("past_key_values.") else fx
-                           for fx, cache, leaf in zip(given, cache_names, leaves)
-                           if isinstance(placeholders.get(fx), torch.Tensor)]
-    if output_names is None and out_spec is not None:
-        names = leaf_names(out_spec, "present")
-        if all(names) and len(set(names)) == len(names):
-            output_names = names
-    return input_names, output_names
+    names: list[str | None] = [None] * count
+    user = [i for i, s in enumerate(specs) if s.kind.name == "USER_OUTPUT"]
+    if out_spec is None or len(specs) != count or out_spec.num_leaves != len(user):
+        return names
+    for i, name in zip(user, leaf_names(out_spec, "present")):
+        names[i] = name
+    return names
+
+
+def _cache_input_names(ep: torch.export.ExportedProgram, args: tuple, kwargs: dict,
+                       input_names: Sequence[str] | None) -> Sequence[str] | None:
+    """The names runtimes expect when the model takes transformers' KV caches
+    (`past_key_values.{i}.key`); names the user gave win. Called with the caches registered as
+    pytree nodes (see hf_cache.py). Outputs are named by `_structure_names` (`present.{i}.key`)."""
+    if input_names is not None or not contains_cache((args, kwargs)):
+        return input_names
+    placeholders = {n.name: n.meta.get("val") for n in ep.graph.nodes if n.op == "placeholder"}
+    given = [s.arg.name for s in ep.graph_signature.input_specs if s.kind.name == "USER_INPUT"]
+    leaves = pytree.tree_leaves((args, kwargs))
+    cache_names = leaf_names(pytree.tree_structure((args, kwargs)), "past_key_values")
+    if len(given) != len(leaves):
+        return None
+    return [cache if cache.startswith("past_key_values.") else fx
+            for fx, cache, leaf in zip(given, cache_names, leaves) if isinstance(placeholders.get(fx), torch.Tensor)]
 
 
 def _placeholder_val(ep: torch.export.ExportedProgram, name: str) -> Any:

@@ -175,6 +175,7 @@ class ExportResult:
         names = [v.name for v in self.graph.inputs]
         if len(leaves) != len(names):
             raise ValueError(f"the model takes {len(names)} tensor inputs ({names}), got {len(leaves)}")
+        leaves = [_as_input_dtype(x, v) for x, v in zip(leaves, self.graph.inputs)]
         return {n: real_view(torch_to_numpy(x)) if x.is_complex() else torch_to_numpy(x) for n, x in zip(names, leaves)}
 
     def _bind(self, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
@@ -316,6 +317,30 @@ class ExportResult:
         if len(expected) != len(actual):
             raise AssertionError(f"torch gives {len(expected)} tensor outputs, the ONNX model {len(actual)}")
         return diffs
+
+
+# integer widenings that keep every value, which torch accepts where the sample's dtype goes
+# (token ids into an embedding, indices): signed only, as torch reads uint8 and bool indices as masks
+_WIDENINGS = {(torch.int8, torch.int16), (torch.int8, torch.int32), (torch.int8, torch.int64),
+              (torch.int16, torch.int32), (torch.int16, torch.int64), (torch.int32, torch.int64)}
+
+
+def _as_input_dtype(x: torch.Tensor, graph_input: Any) -> torch.Tensor:
+    """`x` in the dtype the graph input takes: cast when that is an exact widening of signed
+    integers (int32 token ids into an int64 graph), else an error naming the input and both
+    dtypes (onnxruntime's own says only "Unexpected input data type")."""
+    expected = graph_input.dtype
+    if expected is None or COMPLEX_KEY in graph_input.metadata or expected.torch_name is None:
+        return x
+    want = expected.to_torch()
+    if x.dtype == want:
+        return x
+    if (x.dtype, want) in _WIDENINGS:
+        return x.to(want)
+    raise TypeError(f"input {graph_input.name!r} of the exported model takes {want}, got {x.dtype}. Pass it as {want} "
+                    f"(x.to({want})), or export again with a sample input of dtype {x.dtype}: the model was "
+                    "captured for the sample's dtypes, and only exact integer widenings (int32 -> int64) are "
+                    "converted for you.")
 
 
 def compare(name: str, expected: torch.Tensor, actual: torch.Tensor) -> OutputDiff:

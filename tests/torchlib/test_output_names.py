@@ -4,6 +4,7 @@ and dataclass fields, tuple positions), not after internal FX nodes; names the u
 from __future__ import annotations
 
 import collections
+import dataclasses
 
 import pytest
 import torch
@@ -96,3 +97,42 @@ def test_leaf_names_convention():
     spec = torch.utils._pytree.tree_structure({"logits": 1, "past": ((2, 3), (4, 5))})
     assert leaf_names(spec, "present") == ["logits", "past_0_0", "past_0_1", "past_1_0", "past_1_1"]
     assert leaf_names(torch.utils._pytree.tree_structure([1, 2]), "present", root="input") == ["input_0", "input_1"]
+@dataclasses.dataclass
+class Prediction:
+    scores: torch.Tensor
+    boxes: torch.Tensor
+    extra: torch.Tensor | None = None
+
+
+def test_plain_dataclass_output_is_flattened_by_its_fields():
+    class Detector(torch.nn.Module):
+        def forward(self, x):
+            return Prediction(scores=x.softmax(-1), boxes=x * 2)
+
+    x = torch.randn(2, 3)
+    result = torchlib.export(Detector(), (x,))
+    assert output_names(result) == ["scores", "boxes"]
+    got = result(x)
+    assert isinstance(got, Prediction) and got.extra is None
+    torch.testing.assert_close(got.boxes, x * 2)
+    assert all(d.ok() for d in result.verify(x))
+    assert Prediction not in torch.utils._pytree.SUPPORTED_NODES  # registered during capture only
+
+
+@dataclasses.dataclass
+class Batch:
+    image: torch.Tensor
+    mask: torch.Tensor
+
+
+def test_plain_dataclass_input():
+    class Masked(torch.nn.Module):
+        def forward(self, batch):
+            return batch.image * batch.mask
+
+    batch = Batch(torch.randn(2, 3), torch.ones(2, 3))
+    result = torchlib.export(Masked(), (batch,))
+    assert [v.name for v in result.graph.inputs] == ["batch_image", "batch_mask"]
+    other = Batch(torch.randn(2, 3), torch.zeros(2, 3))
+    torch.testing.assert_close(result(other), other.image * other.mask)
+    assert Batch not in torch.utils._pytree.SUPPORTED_NODES

@@ -22,7 +22,7 @@ from graph_builder.optimizer import optimize as optimize_graph
 from graph_builder.optimizer import runtime_guards
 from graph_builder.optimizer.folding import BATCH_NORMS_LEFT
 from graph_builder.optimizer.quantization import WeightQuantization, check_opset, quantize_weights
-from torchlib.exporter import self_check
+from torchlib.exporter import dataclass_trees, self_check
 from torchlib.exporter.capture import EXPORT_LOCK, caller_level, capture
 from torchlib.exporter.checkpoint import Weights, WeightsError, attached, meta_tensors
 from torchlib.exporter.decompose import (
@@ -161,10 +161,11 @@ def _export(model: torch.nn.Module | torch.export.ExportedProgram, args: Any, kw
             if weights is not None:
                 raise TypeError("export(ExportedProgram, weights=...): the program holds its weights already; "
                                 "give the nn.Module to use a checkpoint's weights")  # fmt: skip
-            ep, strategy, dim_names = model, "ExportedProgram", {}
+            ep, strategy, dim_names, dataclass_types = model, "ExportedProgram", {}, set()
             model = ep.module()
         else:
-            with registered(caches):  # transformers' KV caches as pytrees while capturing
+            # transformers' KV caches and plain dataclasses as pytrees while capturing
+            with registered(caches), dataclass_trees.capturing(model, args, kwargs) as dataclass_types:
                 spec = normalize_dynamic_shapes(model.forward, args, kwargs, dynamic_shapes)
                 if weights is None:
                     no_data = meta_tensors(model)
@@ -190,7 +191,7 @@ def _export(model: torch.nn.Module | torch.export.ExportedProgram, args: Any, kw
             if skipped:
                 checked = skipped
             else:
-                with registered(caches):
+                with registered(caches), dataclass_trees.registered(dataclass_types):
                     sample = self_check.Sample(model, args, kwargs, ep)
                     if sample.random:
                         checked, sample = sample.random, None
@@ -214,13 +215,13 @@ def _export(model: torch.nn.Module | torch.export.ExportedProgram, args: Any, kw
             diagnostics.insert(0, f"the whole program was decomposed (run_decompositions) because {reason}")
         timings["translate"] = time.perf_counter() - t - timings.get("decompositions", 0.0)
         notes.extend(_static_dims(graph, requested, strategy, refinements, bool(reason)))
-        result = ExportResult(graph, model, ep, timings, notes + diagnostics, strategy)
+        result = ExportResult(graph, model, ep, timings, notes + diagnostics, strategy, dataclass_types)
         if sample is not None and quantization is not None:
             checked = ("skipped for the ONNX model: weight_quantization changes its numbers by design "
                        "(bench/bench_quantize.py measures by how much)")
         elif sample is not None:
             t = time.perf_counter()
-            with registered(caches):
+            with registered(caches), dataclass_trees.registered(dataclass_types):
                 sample.check_onnx(result, ep, strategy)
             timings["self_check"] += time.perf_counter() - t
             checked = "passed: the captured program and the ONNX model reproduce the model on the sample"

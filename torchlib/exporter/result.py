@@ -17,6 +17,7 @@ from graph_builder import weights
 from graph_builder.evaluator import run_session
 from graph_builder.ir import COMPLEX_KEY, Graph, ModelTooLargeError, complex_from_real_view, real_view
 from graph_builder.opset import numpy_to_torch, torch_to_numpy
+from torchlib.exporter import dataclass_trees
 from torchlib.exporter.hf_cache import contains_cache, registered
 
 # verify's tolerances (atol, rtol) by output dtype. atol is relative to the output's scale (its
@@ -106,7 +107,8 @@ class ExportResult:
     ("non-strict", "strict", "draft_export", or "ExportedProgram" when given one)."""
 
     def __init__(self, graph: Graph, model: torch.nn.Module, exported_program: Any,
-                 timings: dict[str, float], diagnostics: list[str], capture_strategy: str = "non-strict"):
+                 timings: dict[str, float], diagnostics: list[str], capture_strategy: str = "non-strict",
+                 dataclass_types: set[type] | None = None):
         self.graph = graph
         self.capture_strategy = capture_strategy
         self.model = model
@@ -117,6 +119,7 @@ class ExportResult:
         self._session: ort.InferenceSession | None = None
         self._model_proto: onnx.ModelProto | None = None
         self._weights = _WeightVersions(model, exported_program)
+        self._dataclasses = dataclass_types or set()  # plain dataclasses of its inputs and outputs (dataclass_trees.py)
 
     @property
     def model_proto(self) -> onnx.ModelProto:
@@ -166,7 +169,8 @@ class ExportResult:
 
     def _feeds(self, args: tuple, kwargs: dict) -> dict[str, np.ndarray]:
         args, kwargs = self._bind(args, kwargs)
-        with registered(contains_cache((args, kwargs))):  # a KV cache's tensors are inputs
+        # a KV cache's tensors are inputs, and a dataclass's
+        with registered(contains_cache((args, kwargs))), dataclass_trees.registered(self._dataclasses):
             leaves = pytree.tree_leaves((args, kwargs))
         kinds = self.graph.metadata.get("torchlib.feeds", "")
         if len(kinds) == len(leaves) and "i" in kinds:  # Python ints marked dynamic are INT64 scalar inputs
@@ -256,7 +260,8 @@ class ExportResult:
                 value = value.item()
             leaves.append(value)
         try:
-            with registered(contains_cache(out_spec)):  # a KV cache rebuilt from present.*
+            # a KV cache rebuilt from present.*, a dataclass from its fields
+            with registered(contains_cache(out_spec)), dataclass_trees.registered(self._dataclasses):
                 return pytree.tree_unflatten(leaves, out_spec)
         except (ValueError, TypeError):
             return leaves
@@ -308,8 +313,8 @@ class ExportResult:
         if caches:  # the model grows the KV caches it is given: it gets copies, the user keeps theirs
             with registered():
                 args, kwargs = pytree.tree_map_only(torch.Tensor, torch.clone, (args, kwargs))
-        with torch.no_grad(), registered(caches or contains_cache(getattr(
-                getattr(self.exported_program, "call_spec", None), "out_spec", None))):
+        with torch.no_grad(), dataclass_trees.registered(self._dataclasses), registered(caches or contains_cache(
+                getattr(getattr(self.exported_program, "call_spec", None), "out_spec", None))):
             expected = self._graph_outputs(pytree.tree_leaves(self.model(*args, **kwargs)))
             put_back(saved)
         names = [v.name for v in self.graph.outputs][len(self.written_inputs):]

@@ -472,9 +472,13 @@ def _placeholder(g: GraphBuilder, node: Any, spec: Any, state: dict, constants: 
         return None
     if kind in ("PARAMETER", "BUFFER", "CONSTANT_TENSOR"):
         tensor = state[spec.target] if spec.target in state else constants[spec.target]
+        try:
+            array = torch_to_numpy(tensor)
+        except TypeError as e:
+            raise ExportError(f"weight {spec.target!r} ({tensor.dtype}): {e}") from e
         if tensor.is_complex():  # a complex weight is stored as its real view
-            return g.initializer(spec.target, real_view(torch_to_numpy(tensor))).as_complex()
-        return g.initializer(spec.target, torch_to_numpy(tensor))
+            return g.initializer(spec.target, real_view(array)).as_complex()
+        return g.initializer(spec.target, array)
     val = node.meta.get("val")
     if isinstance(val, torch.Tensor):
         return g.input(name, types.from_torch(val.dtype), fx_shape(val, renames))

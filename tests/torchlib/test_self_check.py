@@ -137,3 +137,13 @@ def test_wrong_translation_after_non_strict_capture_is_blamed_on_the_onnx_model(
     message = str(info.value)
     assert message.startswith("the ONNX model does not reproduce the model on the sample input")
     assert "bug in torchlib or torch.export" in message
+
+
+def test_uninitialized_memory_is_not_compared():
+    class Empty(nn.Module):  # torch.empty's values are whatever the memory held (torch's test_empty)
+        def forward(self, x):
+            return torch.empty(x.size(), dtype=torch.int64)
+
+    result = torchlib.export(Empty(), (torch.randn(1, 2),))
+    assert "allocates memory it may not fill (aten::empty" in result.self_check
+    assert result(torch.randn(1, 2)).shape == (1, 2)

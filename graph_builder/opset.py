@@ -76,11 +76,16 @@ def _python_like(sig: Any, value: Any, like: Any) -> Any:
         return value
 
 
+# ai.onnx operators whose versions differ in meaning for the same call (the builder refuses to
+# write such an op at another opset than the one it was called at)
+CHANGED_MEANING = {"GroupNormalization": "scale and bias are per channel since opset 21, per group before"}
+
+
 def _at_graph_opset(sig: OpSignature, evaluator: Any) -> OpSignature | None:
     """The same ai.onnx operator's signature at the opset the graph being built targets, when
-    that is a later version of it (the builder checks the call means the same there)."""
+    that is a later version of it that means the same (the builder checks the call there)."""
     target = getattr(evaluator, "opset", None)
-    if sig.domain or not isinstance(target, int) or target <= sig.since_version:
+    if sig.domain or sig.name in CHANGED_MEANING or not isinstance(target, int) or target <= sig.since_version:
         return None
     try:
         newer = getattr(opset(target), sig.name).signature

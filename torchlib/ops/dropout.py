@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import numpy as np
-
 from graph_builder import op
 from graph_builder.types import BFLOAT16, BOOL, FLOAT, TFloat
 from torchlib.ops._kernels import NUMERIC, full_of, run_supported
@@ -27,7 +25,7 @@ def training_dropout(input: TFloat, p: float) -> tuple[TFloat, TFloat]:
         return run_supported(op.Mul, NUMERIC, input, 0), full_of(op.Shape(input), False, BOOL)
     x = op.Cast(input, to=FLOAT.onnx) if input.dtype is BFLOAT16 else input
     _, mask = op.Dropout(x, p, True, _outputs=2)
-    output = op.Mul(op.Mul(x, op.Cast(mask, to=x.dtype.onnx)), np.array(1 / (1 - p), dtype=x.dtype.numpy))
+    output = op.Mul(op.Mul(x, op.CastLike(mask, x)), op.CastLike(1 / (1 - p), x))
     return (op.Cast(output, to=BFLOAT16.onnx) if input.dtype is BFLOAT16 else output), mask
 
 

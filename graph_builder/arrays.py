@@ -47,7 +47,8 @@ _NUMPY_VIEWS: dict[np.dtype, tuple[Any, Any]] = {}
 def _views() -> dict[Any, tuple[Any, np.dtype]]:
     if not _TORCH_VIEWS:
         torch = _torch_module()
-        for d in (types.BFLOAT16, types.FLOAT8E4M3FN, types.FLOAT8E4M3FNUZ, types.FLOAT8E5M2, types.FLOAT8E5M2FNUZ):
+        for d in (types.BFLOAT16, types.FLOAT8E4M3FN, types.FLOAT8E4M3FNUZ, types.FLOAT8E5M2, types.FLOAT8E5M2FNUZ,
+                  types.FLOAT8E8M0):
             if hasattr(torch, d.torch_name):  # type: ignore[arg-type]
                 raw = (torch.int16, np.int16) if d.itemsize == 2 else (torch.uint8, np.uint8)
                 _TORCH_VIEWS[d.to_torch()] = (raw[0], d.numpy)
@@ -67,7 +68,11 @@ def torch_to_numpy(tensor: Any) -> np.ndarray:
         tensor = tensor.resolve_conj()
     if tensor.is_neg():
         tensor = tensor.resolve_neg()
-    return tensor.numpy()
+    try:
+        return tensor.numpy()
+    except TypeError:
+        types.from_torch(tensor.dtype)  # names the dtype and why (torch.float4_e2m1fn_x2)
+        raise
 
 
 def torch_view(array: np.ndarray) -> Any:

@@ -29,12 +29,11 @@ from graph_builder.arrays import as_array, numpy_to_torch
 from graph_builder.evaluator import EAGER, pop_evaluator, push_evaluator, run_session
 from graph_builder.fast_infer import RULES, SYM_RULES
 from graph_builder.ir import COMPLEX_KEY, Graph, ModelTooLargeError, Node, Value
-from graph_builder.opset import opset
+from graph_builder.opset import CHANGED_MEANING, opset
 from graph_builder.schema import DEFAULT_OPSET, OpError, OpSignature
 from graph_builder.types import DType
 
 # Operators whose meaning changed between opset 18 and the default opset under the same name.
-_CHANGED_MEANING = {"GroupNormalization": "scale and bias are per channel since opset 21, per group before"}
 
 FOLD_LIMIT = 1024  # fold an op when its constant inputs and outputs have at most this many elements
 
@@ -343,8 +342,8 @@ class GraphBuilder:
         if target.since_version == sig.since_version:
             return target
         problem = None
-        if sig.name in _CHANGED_MEANING:
-            problem = _CHANGED_MEANING[sig.name]
+        if sig.name in CHANGED_MEANING:
+            problem = CHANGED_MEANING[sig.name]
         elif len(inputs) > len(target.inputs) and not target.variadic_input:
             problem = f"it takes {len(target.inputs)} inputs there, this call gives {len(inputs)}"
         else:

@@ -155,7 +155,7 @@ class EagerEvaluator:
         return session, names, output_dtypes if in_special or out_special else None
 
 
-_NOT_IN_ORT_NUMPY = {d.numpy for d in (types.BFLOAT16, types.FLOAT8E4M3FN, types.FLOAT8E4M3FNUZ, types.FLOAT8E5M2, types.FLOAT8E5M2FNUZ)}
+_NOT_IN_ORT_NUMPY = {d.numpy for d in (types.BFLOAT16, types.FLOAT8E4M3FN, types.FLOAT8E4M3FNUZ, types.FLOAT8E5M2, types.FLOAT8E5M2FNUZ, types.FLOAT8E8M0)}
 _RAW_VIEW = {1: np.uint8, 2: np.uint16}
 
 

@@ -76,6 +76,24 @@ def _python_like(sig: Any, value: Any, like: Any) -> Any:
         return value
 
 
+# ai.onnx operators whose versions differ in meaning for the same call (the builder refuses to
+# write such an op at another opset than the one it was called at)
+CHANGED_MEANING = {"GroupNormalization": "scale and bias are per channel since opset 21, per group before"}
+
+
+def _at_graph_opset(sig: OpSignature, evaluator: Any) -> OpSignature | None:
+    """The same ai.onnx operator's signature at the opset the graph being built targets, when
+    that is a later version of it that means the same (the builder checks the call there)."""
+    target = getattr(evaluator, "opset", None)
+    if sig.domain or sig.name in CHANGED_MEANING or not isinstance(target, int) or target <= sig.since_version:
+        return None
+    try:
+        newer = getattr(opset(target), sig.name).signature
+    except AttributeError:
+        return None
+    return newer if newer.since_version != sig.since_version else None
+
+
 class OpFunction:
     """A callable ONNX operator of one opset: `op.Add(a, b)`."""
 
@@ -91,7 +109,14 @@ class OpFunction:
             inputs[0] = _python_like(sig, inputs[0], inputs[1])
         evaluator = _evaluator.current_evaluator()
         kind = _eager_kind(inputs) if evaluator is _evaluator.EAGER else None
-        inputs, _ = sig.resolve_types(inputs)
+        try:
+            inputs, _ = sig.resolve_types(inputs)
+        except OpError:
+            newer = _at_graph_opset(sig, evaluator)
+            if newer is None:
+                raise
+            sig = newer  # a dtype that only a later version of the op takes (Cast of FLOAT8E8M0 at opset 24+)
+            inputs, _ = sig.resolve_types(inputs)
         n = sig.output_count(attrs, inputs, n_outputs) if n_outputs is None and sig.variadic_output else (
             sig.n_required_outputs if n_outputs is None else n_outputs)
         outputs = evaluator.eval_op(sig, inputs, attrs, n)

@@ -85,12 +85,13 @@ FLOAT8E4M3FN = DType("FLOAT8E4M3FN", TensorProto.FLOAT8E4M3FN, ml_dtypes.float8_
 FLOAT8E4M3FNUZ = DType("FLOAT8E4M3FNUZ", TensorProto.FLOAT8E4M3FNUZ, ml_dtypes.float8_e4m3fnuz, "float8_e4m3fnuz", "f")
 FLOAT8E5M2 = DType("FLOAT8E5M2", TensorProto.FLOAT8E5M2, ml_dtypes.float8_e5m2, "float8_e5m2", "f")
 FLOAT8E5M2FNUZ = DType("FLOAT8E5M2FNUZ", TensorProto.FLOAT8E5M2FNUZ, ml_dtypes.float8_e5m2fnuz, "float8_e5m2fnuz", "f")
+FLOAT8E8M0 = DType("FLOAT8E8M0", TensorProto.FLOAT8E8M0, ml_dtypes.float8_e8m0fnu, "float8_e8m0fnu", "f")  # opset 24+
 INT4 = DType("INT4", TensorProto.INT4, ml_dtypes.int4, None, "i", bits=4)
 UINT4 = DType("UINT4", TensorProto.UINT4, ml_dtypes.uint4, None, "u", bits=4)
 
 ALL_DTYPES: tuple[DType, ...] = (
     FLOAT, UINT8, INT8, UINT16, INT16, INT32, INT64, STRING, BOOL, FLOAT16, DOUBLE, UINT32, UINT64,
-    COMPLEX64, COMPLEX128, BFLOAT16, FLOAT8E4M3FN, FLOAT8E4M3FNUZ, FLOAT8E5M2, FLOAT8E5M2FNUZ, INT4, UINT4,
+    COMPLEX64, COMPLEX128, BFLOAT16, FLOAT8E4M3FN, FLOAT8E4M3FNUZ, FLOAT8E5M2, FLOAT8E5M2FNUZ, FLOAT8E8M0, INT4, UINT4,
 )  # fmt: skip
 
 _BY_ONNX = {d.onnx: d for d in ALL_DTYPES}
@@ -101,7 +102,7 @@ _BY_ONNX_TYPE_STR = {f"tensor({n})": d for n, d in {
     "int64": INT64, "string": STRING, "bool": BOOL, "float16": FLOAT16, "double": DOUBLE,
     "uint32": UINT32, "uint64": UINT64, "complex64": COMPLEX64, "complex128": COMPLEX128,
     "bfloat16": BFLOAT16, "float8e4m3fn": FLOAT8E4M3FN, "float8e4m3fnuz": FLOAT8E4M3FNUZ,
-    "float8e5m2": FLOAT8E5M2, "float8e5m2fnuz": FLOAT8E5M2FNUZ, "int4": INT4, "uint4": UINT4,
+    "float8e5m2": FLOAT8E5M2, "float8e5m2fnuz": FLOAT8E5M2FNUZ, "float8e8m0": FLOAT8E8M0, "int4": INT4, "uint4": UINT4,
 }.items()}  # fmt: skip
 _BY_TORCH: dict[Any, DType] = {}
 
@@ -143,6 +144,12 @@ def from_torch(dtype: torch.dtype) -> DType:
     try:
         return _BY_TORCH[dtype]
     except KeyError:
+        if str(dtype) == "torch.float4_e2m1fn_x2":
+            raise TypeError(
+                "torch dtype torch.float4_e2m1fn_x2 has no ONNX element type: it packs two FP4 values in one "
+                "element, where ONNX's FLOAT4E2M1 holds one, and torch computes nothing on it but views "
+                "(x.view(torch.uint8)); keep such a weight as uint8 in the model and unpack it with tensor ops"
+            ) from None
         raise TypeError(f"torch dtype {dtype} has no ONNX element type") from None
 
 

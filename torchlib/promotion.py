@@ -108,6 +108,11 @@ def computation_dtype(dtype: DType, kind: str) -> DType:
 def cast_to(x: Any, dtype: DType) -> Any:
     """Cast a Value to dtype (no node when it already is); Python scalars are left as they are."""
     if isinstance(x, Value) and x.dtype is not dtype:
+        if dtype is types.FLOAT8E8M0:
+            raise TypeError(
+                f"a cast of {x.dtype} to torch.float8_e8m0fnu is not exported: torch rounds to a power of two "
+                "with its own rules (ties up on the mantissa, the sign dropped, zero to 2**-127) that ONNX's Cast "
+                "does not reproduce; compute the scale in the model's float type, or cast outside the model")
         return op.Cast(x, to=dtype.onnx)
     return x
 

@@ -24,9 +24,9 @@ class GoldenGraphs(TestCase):
         torch.manual_seed(0)
         model = nn.Sequential(nn.Linear(4, 3), nn.ReLU()).eval()
         self.assertExpectedInline(graph_text(model, torch.randn(2, 4)), """\
-main_graph (float[2,4] input) => (float[2,3] relu) {
+main_graph (float[2,4] input) => (float[2,3] output) {
    [node_gemm] gemm = Gemm <transB: int = 1> (input, "0.weight", "0.bias")
-   [node_relu] relu = Relu (gemm)
+   [node_output] output = Relu (gemm)
 }""")
 
     def test_int_plus_float_scalar_promotes(self):
@@ -35,9 +35,9 @@ main_graph (float[2,4] input) => (float[2,3] relu) {
                 return x + 1.5
 
         self.assertExpectedInline(graph_text(M(), torch.arange(3)), """\
-main_graph (int64[3] x) => (float[3] add) {
+main_graph (int64[3] x) => (float[3] output) {
    [node_cast] cast = Cast <to: int = 1> (x)
-   [node_add] add = Add (cast, scalar_float)
+   [node_output] output = Add (cast, scalar_float)
 }""")
 
     def test_softmax_with_dynamic_batch(self):
@@ -47,9 +47,9 @@ main_graph (int64[3] x) => (float[3] add) {
 
         text = graph_text(M(), torch.randn(2, 5), dynamic_shapes=({0: torch.export.Dim("batch")},))
         self.assertExpectedInline(text, """\
-main_graph (float[batch,5] x) => (float[batch,5] softmax) {
+main_graph (float[batch,5] x) => (float[batch,5] output) {
    [node_mul] mul = Mul (x, scalar_float)
-   [node_softmax] softmax = Softmax <axis: int = 1> (mul)
+   [node_output] output = Softmax <axis: int = 1> (mul)
 }""")
 
 

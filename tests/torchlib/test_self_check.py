@@ -176,3 +176,13 @@ def test_a_wrong_output_beside_a_not_unique_one_still_raises():
     with pytest.raises(SelfCheckError, match=r"output \[1\]"):
         torchlib.export(_EighPlusWrong(), (a, torch.randn(3)), functions={
             torch.ops.aten.linalg_eigh.default: _flip_sign_eigh, torch.ops.aten.sigmoid.default: wrong_sigmoid})
+
+
+def test_uninitialized_memory_is_not_compared():
+    class Empty(nn.Module):  # torch.empty's values are whatever the memory held (torch's test_empty)
+        def forward(self, x):
+            return torch.empty(x.size(), dtype=torch.int64)
+
+    result = torchlib.export(Empty(), (torch.randn(1, 2),))
+    assert "allocates memory it may not fill (aten::empty" in result.self_check
+    assert result(torch.randn(1, 2)).shape == (1, 2)

@@ -23,7 +23,7 @@ from graph_builder.optimizer import optimize as optimize_graph
 from graph_builder.optimizer import runtime_guards
 from graph_builder.optimizer.folding import BATCH_NORMS_LEFT
 from graph_builder.optimizer.quantization import WeightQuantization, check_opset, quantize_weights
-from torchlib.exporter import self_check
+from torchlib.exporter import dataclass_trees, self_check
 from torchlib.exporter.capture import EXPORT_LOCK, caller_level, capture
 from torchlib.exporter.checkpoint import Weights, WeightsError, attached, meta_tensors
 from torchlib.exporter.decompose import (
@@ -35,9 +35,10 @@ from torchlib.exporter.dynamic_shapes import became_static
 from torchlib.exporter.dynamic_shapes import normalize as normalize_dynamic_shapes
 from torchlib.exporter.errors import ExportError
 from torchlib.exporter.explain import quiet_torch
-from torchlib.exporter.hf_cache import contains_cache, leaf_names, registered
+from torchlib.exporter.hf_cache import contains_cache, registered
 from torchlib.exporter.module_functions import MODULE_CALL, Functions, ModuleSelection, outline_modules, split
 from torchlib.exporter.mutation import Aliases, functional_variant, is_inplace_view, written_nodes
+from torchlib.exporter.names import leaf_names
 from torchlib.exporter.onnxscript_functions import adapt as adapt_function
 from torchlib.exporter.result import ExportResult
 from torchlib.exporter.source import module_class, module_path, source_line
@@ -171,10 +172,11 @@ def _export(model: torch.nn.Module | torch.export.ExportedProgram, args: Any, kw
             if weights is not None:
                 raise TypeError("export(ExportedProgram, weights=...): the program holds its weights already; "
                                 "give the nn.Module to use a checkpoint's weights")  # fmt: skip
-            ep, strategy, dim_names = model, "ExportedProgram", {}
+            ep, strategy, dim_names, dataclass_types = model, "ExportedProgram", {}, set()
             model = ep.module()
         else:
-            with registered(caches):  # transformers' KV caches as pytrees while capturing
+            # transformers' KV caches and plain dataclasses as pytrees while capturing
+            with registered(caches), dataclass_trees.capturing(model, args, kwargs) as dataclass_types:
                 spec = normalize_dynamic_shapes(model.forward, args, kwargs, dynamic_shapes)
                 if weights is None:
                     no_data = meta_tensors(model)
@@ -188,7 +190,7 @@ def _export(model: torch.nn.Module | torch.export.ExportedProgram, args: Any, kw
                         captured = capture(model, args, kwargs, spec.dynamic_shapes, spec.size_one)
                     notes.extend(weight_notes)
                     model = captured.program.module()  # runs in torch on the checkpoint's tensors (verify)
-                input_names, output_names = _cache_io_names(captured.program, args, kwargs, input_names, output_names)
+                input_names = _cache_input_names(captured.program, args, kwargs, input_names)
             ep, strategy, dim_names = captured.program, captured.strategy, spec.dim_names
             notes.extend(captured.notes)
             requested, refinements = spec.requested, captured.refinements
@@ -200,7 +202,7 @@ def _export(model: torch.nn.Module | torch.export.ExportedProgram, args: Any, kw
             if skipped:
                 checked = skipped
             else:
-                with registered(caches):
+                with registered(caches), dataclass_trees.registered(dataclass_types):
                     sample = self_check.Sample(model, args, kwargs, ep)
                     if sample.random:
                         checked, sample = sample.random, None
@@ -224,13 +226,13 @@ def _export(model: torch.nn.Module | torch.export.ExportedProgram, args: Any, kw
             diagnostics.insert(0, f"the whole program was decomposed (run_decompositions) because {reason}")
         timings["translate"] = time.perf_counter() - t - timings.get("decompositions", 0.0)
         notes.extend(_static_dims(graph, requested, strategy, refinements, bool(reason)))
-        result = ExportResult(graph, model, ep, timings, notes + diagnostics, strategy)
+        result = ExportResult(graph, model, ep, timings, notes + diagnostics, strategy, dataclass_types)
         if sample is not None and quantization is not None:
             checked = ("skipped for the ONNX model: weight_quantization changes its numbers by design "
                        "(bench/bench_quantize.py measures by how much)")
         elif sample is not None:
             t = time.perf_counter()
-            with registered(caches):
+            with registered(caches), dataclass_trees.registered(dataclass_types):
                 inconclusive = sample.check_onnx(result, ep, strategy)
             timings["self_check"] += time.perf_counter() - t
             checked = "passed: the captured program and the ONNX model reproduce the model on the sample"
@@ -374,18 +376,20 @@ def translate(
         elif node.op == "get_attr":  # a higher-order op's body (a Body its function translates)
             env[node.name] = attribute(g, ep.graph_module, node, _body_translator(registry, renames, diagnostics))
         elif node.op == "output":
-            outputs = pytree.tree_leaves(_map_args(node.args[0], env))
             written = _written_outputs(ctx, specs)
             for name, value in written:
                 g.output(value, f"{name}_updated", exact=False)
-            for i, value in enumerate(outputs):
-                if isinstance(value, Value):  # the user's name, else the FX node's when it is free
-                    name = node.args[0][i].name if i < len(node.args[0]) and hasattr(node.args[0][i], "name") else None
-                    if isinstance(pytree.tree_leaves(node.args[0])[i].meta.get("val"), torch.SymFloat):
+            fx_outputs = pytree.tree_leaves(node.args[0], is_leaf=lambda x: x is None)
+            structure = _structure_names(ep, len(fx_outputs))
+            count = 0  # graph outputs so far: output_names given by the user name them in order
+            for fx_output, value, default in zip(fx_outputs, _map_args(fx_outputs, env), structure):
+                if isinstance(value, Value):  # the user's name, else the output structure's
+                    if isinstance(getattr(fx_output, "meta", {}).get("val"), torch.SymFloat):
                         with g:  # a SymFloat (DOUBLE inside the graph) is a float32 output, as torch.onnx gives it
                             value = op.Cast(value, to=types.FLOAT.onnx)
-                    given = onnx_names.get(f"output {i}")
-                    g.output(value, given or name, exact=given is not None)
+                    given = onnx_names.get(f"output {count}")
+                    g.output(value, given or default or getattr(fx_output, "name", None), exact=given is not None)
+                    count += 1
             g.graph.metadata["torchlib.feeds"] = _feeds_of(ep)
             written_names = [name for name, _ in written] or [
                 s.target for s in ep.graph_signature.output_specs if s.kind.name != "USER_OUTPUT"]
@@ -449,28 +453,36 @@ def _onnx_names(ep: torch.export.ExportedProgram, input_names: Sequence[str] | N
     return names
 
 
-def _cache_io_names(ep: torch.export.ExportedProgram, args: tuple, kwargs: dict, input_names: Sequence[str] | None,
-                    output_names: Sequence[str] | None) -> tuple[Sequence[str] | None, Sequence[str] | None]:
-    """The names runtimes expect when the model takes or returns transformers' KV caches
-    (`past_key_values.{i}.key` in, `present.{i}.key` out, `logits`); names the user gave win.
-    Called with the caches registered as pytree nodes (see hf_cache.py)."""
+def _structure_names(ep: torch.export.ExportedProgram, count: int) -> list[str | None]:
+    """The default ONNX name of each of the program's `count` outputs: a user output's name
+    from forward's output structure (names.py: `logits`, `output_0`, `present.0.key`), None
+    for the others (inputs the program writes, named after their FX node)."""
+    specs = ep.graph_signature.output_specs
     out_spec = ep.call_spec.out_spec
-    if not contains_cache((args, kwargs)) and not contains_cache(out_spec):
-        return input_names, output_names
-    if input_names is None:
-        placeholders = {n.name: n.meta.get("val") for n in ep.graph.nodes if n.op == "placeholder"}
-        given = [s.arg.name for s in ep.graph_signature.input_specs if s.kind.name == "USER_INPUT"]
-        leaves = pytree.tree_leaves((args, kwargs))
-        cache_names = leaf_names(pytree.tree_structure((args, kwargs)), "past_key_values")
-        if len(given) == len(leaves):
-            input_names = [cache if cache and cache.startswith("past_key_values.") else fx
-                           for fx, cache, leaf in zip(given, cache_names, leaves)
-                           if isinstance(placeholders.get(fx), torch.Tensor)]
-    if output_names is None and out_spec is not None:
-        names = leaf_names(out_spec, "present")
-        if all(names) and len(set(names)) == len(names):
-            output_names = names
-    return input_names, output_names
+    names: list[str | None] = [None] * count
+    user = [i for i, s in enumerate(specs) if s.kind.name == "USER_OUTPUT"]
+    if out_spec is None or len(specs) != count or out_spec.num_leaves != len(user):
+        return names
+    for i, name in zip(user, leaf_names(out_spec, "present")):
+        names[i] = name
+    return names
+
+
+def _cache_input_names(ep: torch.export.ExportedProgram, args: tuple, kwargs: dict,
+                       input_names: Sequence[str] | None) -> Sequence[str] | None:
+    """The names runtimes expect when the model takes transformers' KV caches
+    (`past_key_values.{i}.key`); names the user gave win. Called with the caches registered as
+    pytree nodes (see hf_cache.py). Outputs are named by `_structure_names` (`present.{i}.key`)."""
+    if input_names is not None or not contains_cache((args, kwargs)):
+        return input_names
+    placeholders = {n.name: n.meta.get("val") for n in ep.graph.nodes if n.op == "placeholder"}
+    given = [s.arg.name for s in ep.graph_signature.input_specs if s.kind.name == "USER_INPUT"]
+    leaves = pytree.tree_leaves((args, kwargs))
+    cache_names = leaf_names(pytree.tree_structure((args, kwargs)), "past_key_values")
+    if len(given) != len(leaves):
+        return None
+    return [cache if cache.startswith("past_key_values.") else fx
+            for fx, cache, leaf in zip(given, cache_names, leaves) if isinstance(placeholders.get(fx), torch.Tensor)]
 
 
 def _placeholder_val(ep: torch.export.ExportedProgram, name: str) -> Any:
@@ -484,9 +496,13 @@ def _placeholder(g: GraphBuilder, node: Any, spec: Any, state: dict, constants: 
         return None
     if kind in ("PARAMETER", "BUFFER", "CONSTANT_TENSOR"):
         tensor = state[spec.target] if spec.target in state else constants[spec.target]
+        try:
+            array = torch_to_numpy(tensor)
+        except TypeError as e:
+            raise ExportError(f"weight {spec.target!r} ({tensor.dtype}): {e}") from e
         if tensor.is_complex():  # a complex weight is stored as its real view
-            return g.initializer(spec.target, real_view(torch_to_numpy(tensor))).as_complex()
-        return g.initializer(spec.target, torch_to_numpy(tensor))
+            return g.initializer(spec.target, real_view(array)).as_complex()
+        return g.initializer(spec.target, array)
     val = node.meta.get("val")
     if isinstance(val, torch.Tensor):
         return g.input(name, types.from_torch(val.dtype), fx_shape(val, renames))

@@ -12,9 +12,9 @@ one list per other tensor attribute of its layers (a StaticCache's `cumulative_l
 `dynamic_shapes` entry is `[[{0: "batch", 2: "past"}] * layers, [{0: "batch", 2: "past"}] *
 layers]`. An EncoderDecoderCache flattens to `[self_attention_cache, cross_attention_cache]`.
 
-ONNX names: a cache input's tensors are `past_key_values.{i}.key` / `.value` (`.decoder.` /
-`.encoder.` between them for an EncoderDecoderCache's self- and cross-attention), a cache
-output's `present.{i}.key` / `.value`; other outputs are named by their field (`logits`).
+ONNX names (names.py): a cache input's tensors are `past_key_values.{i}.key` / `.value`
+(`.decoder.` / `.encoder.` between them for an EncoderDecoderCache's self- and cross-attention),
+a cache output's `present.{i}.key` / `.value`; other outputs are named by their field (`logits`).
 """
 
 from __future__ import annotations
@@ -135,7 +135,7 @@ def _cache_classes() -> dict[type, str]:
     return classes
 
 
-def _is_cache_type(cls: type) -> bool:
+def is_cache_type(cls: type) -> bool:
     return cls.__module__.startswith("transformers.") and any(c.__name__ in ("Cache", "EncoderDecoderCache") for c in cls.__mro__)
 
 
@@ -145,8 +145,8 @@ def contains_cache(tree: Any) -> bool:
     if "transformers" not in sys.modules:
         return False
     if isinstance(tree, pytree.TreeSpec):
-        return (tree.type is not None and _is_cache_type(tree.type)) or any(contains_cache(c) for c in tree.children())
-    if _is_cache_type(type(tree)):
+        return (tree.type is not None and is_cache_type(tree.type)) or any(contains_cache(c) for c in tree.children())
+    if is_cache_type(type(tree)):
         return True
     if isinstance(tree, dict):
         return any(contains_cache(v) for v in tree.values())
@@ -192,32 +192,3 @@ def registered(needed: bool = True) -> Iterator[None]:
                     serialized_type_name=getattr(serialized, "serialized_type_name", None),
                     to_dumpable_context=getattr(serialized, "to_dumpable_context", None),
                     from_dumpable_context=getattr(serialized, "from_dumpable_context", None))
-
-
-def leaf_names(spec: pytree.TreeSpec, cache_prefix: str) -> list[str | None]:
-    """The ONNX name of each leaf of a tree of this structure (flattened with the caches
-    registered): a cache's tensors `{cache_prefix}.{layer}[.decoder|.encoder].{key|value|...}`,
-    other leaves the fields that lead to them joined by dots (`logits`), None for a leaf reached
-    through no field (the root, a tuple's item)."""
-    names: list[str | None] = []
-
-    def walk(spec: pytree.TreeSpec, fields: list[str], cache: list[str] | None) -> None:
-        if spec.is_leaf():
-            names.append(".".join(fields) if fields else None)
-            return
-        if _is_cache_type(spec.type) and spec.type.__name__ == "EncoderDecoderCache":
-            for part, child in zip(("decoder", "encoder"), spec.children()):
-                walk(child, fields, [part])
-            return
-        if _is_cache_type(spec.type):
-            for entry, column in zip(spec.context[2], spec.children()):
-                for layer in range(column.num_children):
-                    names.append(".".join([cache_prefix, str(layer), *(cache or []), entry]))
-            return
-        keys = spec.context if spec.type is dict or (isinstance(spec.context, list) and len(spec.context) == spec.num_children
-                                                    and all(isinstance(k, str) for k in spec.context)) else None
-        for i, child in enumerate(spec.children()):
-            walk(child, fields + [str(keys[i])] if keys is not None else fields, cache)
-
-    walk(spec, [], None)
-    return names

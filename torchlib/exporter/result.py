@@ -17,6 +17,7 @@ from graph_builder import weights
 from graph_builder.evaluator import run_session
 from graph_builder.ir import COMPLEX_KEY, Graph, ModelTooLargeError, complex_from_real_view, real_view
 from graph_builder.opset import numpy_to_torch, torch_to_numpy
+from torchlib.exporter import dataclass_trees
 from torchlib.exporter.hf_cache import contains_cache, registered
 
 # verify's tolerances (atol, rtol) by output dtype. atol is relative to the output's scale (its
@@ -106,7 +107,8 @@ class ExportResult:
     ("non-strict", "strict", "draft_export", or "ExportedProgram" when given one)."""
 
     def __init__(self, graph: Graph, model: torch.nn.Module, exported_program: Any,
-                 timings: dict[str, float], diagnostics: list[str], capture_strategy: str = "non-strict"):
+                 timings: dict[str, float], diagnostics: list[str], capture_strategy: str = "non-strict",
+                 dataclass_types: set[type] | None = None):
         self.graph = graph
         self.capture_strategy = capture_strategy
         self.model = model
@@ -117,6 +119,7 @@ class ExportResult:
         self._session: ort.InferenceSession | None = None
         self._model_proto: onnx.ModelProto | None = None
         self._weights = _WeightVersions(model, exported_program)
+        self._dataclasses = dataclass_types or set()  # plain dataclasses of its inputs and outputs (dataclass_trees.py)
 
     @property
     def model_proto(self) -> onnx.ModelProto:
@@ -166,7 +169,8 @@ class ExportResult:
 
     def _feeds(self, args: tuple, kwargs: dict) -> dict[str, np.ndarray]:
         args, kwargs = self._bind(args, kwargs)
-        with registered(contains_cache((args, kwargs))):  # a KV cache's tensors are inputs
+        # a KV cache's tensors are inputs, and a dataclass's
+        with registered(contains_cache((args, kwargs))), dataclass_trees.registered(self._dataclasses):
             leaves = pytree.tree_leaves((args, kwargs))
         kinds = self.graph.metadata.get("torchlib.feeds", "")
         if len(kinds) == len(leaves) and "i" in kinds:  # Python ints marked dynamic are INT64 scalar inputs
@@ -175,6 +179,7 @@ class ExportResult:
         names = [v.name for v in self.graph.inputs]
         if len(leaves) != len(names):
             raise ValueError(f"the model takes {len(names)} tensor inputs ({names}), got {len(leaves)}")
+        leaves = [_as_input_dtype(x, v) for x, v in zip(leaves, self.graph.inputs)]
         return {n: real_view(torch_to_numpy(x)) if x.is_complex() else torch_to_numpy(x) for n, x in zip(names, leaves)}
 
     def _bind(self, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
@@ -255,7 +260,8 @@ class ExportResult:
                 value = value.item()
             leaves.append(value)
         try:
-            with registered(contains_cache(out_spec)):  # a KV cache rebuilt from present.*
+            # a KV cache rebuilt from present.*, a dataclass from its fields
+            with registered(contains_cache(out_spec)), dataclass_trees.registered(self._dataclasses):
                 return pytree.tree_unflatten(leaves, out_spec)
         except (ValueError, TypeError):
             return leaves
@@ -307,8 +313,8 @@ class ExportResult:
         if caches:  # the model grows the KV caches it is given: it gets copies, the user keeps theirs
             with registered():
                 args, kwargs = pytree.tree_map_only(torch.Tensor, torch.clone, (args, kwargs))
-        with torch.no_grad(), registered(caches or contains_cache(getattr(
-                getattr(self.exported_program, "call_spec", None), "out_spec", None))):
+        with torch.no_grad(), dataclass_trees.registered(self._dataclasses), registered(caches or contains_cache(
+                getattr(getattr(self.exported_program, "call_spec", None), "out_spec", None))):
             expected = self._graph_outputs(pytree.tree_leaves(self.model(*args, **kwargs)))
             put_back(saved)
         names = [v.name for v in self.graph.outputs][len(self.written_inputs):]
@@ -316,6 +322,30 @@ class ExportResult:
         if len(expected) != len(actual):
             raise AssertionError(f"torch gives {len(expected)} tensor outputs, the ONNX model {len(actual)}")
         return diffs
+
+
+# integer widenings that keep every value, which torch accepts where the sample's dtype goes
+# (token ids into an embedding, indices): signed only, as torch reads uint8 and bool indices as masks
+_WIDENINGS = {(torch.int8, torch.int16), (torch.int8, torch.int32), (torch.int8, torch.int64),
+              (torch.int16, torch.int32), (torch.int16, torch.int64), (torch.int32, torch.int64)}
+
+
+def _as_input_dtype(x: torch.Tensor, graph_input: Any) -> torch.Tensor:
+    """`x` in the dtype the graph input takes: cast when that is an exact widening of signed
+    integers (int32 token ids into an int64 graph), else an error naming the input and both
+    dtypes (onnxruntime's own says only "Unexpected input data type")."""
+    expected = graph_input.dtype
+    if expected is None or COMPLEX_KEY in graph_input.metadata or expected.torch_name is None:
+        return x
+    want = expected.to_torch()
+    if x.dtype == want:
+        return x
+    if (x.dtype, want) in _WIDENINGS:
+        return x.to(want)
+    raise TypeError(f"input {graph_input.name!r} of the exported model takes {want}, got {x.dtype}. Pass it as {want} "
+                    f"(x.to({want})), or export again with a sample input of dtype {x.dtype}: the model was "
+                    "captured for the sample's dtypes, and only exact integer widenings (int32 -> int64) are "
+                    "converted for you.")
 
 
 def compare(name: str, expected: torch.Tensor, actual: torch.Tensor) -> OutputDiff:

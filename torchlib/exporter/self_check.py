@@ -27,7 +27,8 @@ model one eager run and one onnxruntime run take a fraction of capture and trans
 A program that draws random numbers cannot be compared run to run: when the program has an op
 tagged `nondeterministic_seeded` (dropout, rand, bernoulli), torch eager runs a second time with
 another seed, and when the two runs differ the check is skipped (`result.self_check` says why).
-Dropout at p=0 or in eval mode stays checked. Each run is seeded inside `fork_rng`, so the
+Dropout at p=0 or in eval mode stays checked. A program with torch.empty and its kin (values
+undefined until written) is not compared either. Each run is seeded inside `fork_rng`, so the
 user's random state is left as it was. The model's buffers are put back after each run and the sample is copied, so the check
 changes neither the user's model nor the sample.
 """
@@ -99,6 +100,12 @@ def _is_random(target: Any) -> bool:
     return torch.Tag.nondeterministic_seeded in getattr(target, "tags", ())
 
 
+def _is_uninitialized(target: Any) -> bool:
+    """torch.empty and its kin: their values are whatever the memory held."""
+    return _op_name(target).split(".")[0] in ("aten::empty", "aten::empty_like", "aten::empty_strided",
+                                              "aten::new_empty", "aten::new_empty_strided", "aten::empty_permuted")
+
+
 def _op_name(target: Any) -> str:
     return str(getattr(target, "_name", target))
 
@@ -124,6 +131,10 @@ class Sample:
             if len(again) != len(self.expected) or not all(
                     compare("", e.tensor, a.tensor).ok() for e, a in zip(self.expected, again)):
                 self.random = f"skipped: the program draws random numbers ({', '.join(ops)}), so two runs differ"
+        empty = sorted({_op_name(n.target) for n in all_nodes(ep.graph_module) if _is_uninitialized(n.target)})
+        if empty and not self.random:
+            self.random = (f"skipped: the program allocates memory it may not fill ({', '.join(empty)}), whose "
+                           "values torch leaves undefined")
 
     def _run(self, function: Any, seed: int = 0) -> list[_Output]:
         """function(copy of the sample), with the model's buffers put back after (a program captured

@@ -15,6 +15,11 @@ dims that broadcast, empty dims) takes the explicit MatMul/Softmax decomposition
 double the kernel is missing (onnxruntime would fall back to the op's function body, which gives
 NaN for fully masked rows), and the rest is outside what the op accepts.
 
+dropout_p > 0 (a model in training mode) takes the decomposition too, with the attention weights
+through ONNX Dropout in training mode (scaled by 1 / (1 - p), as torch's math kernel does; p = 1
+gives zeros as torch does): like torch.onnx's export, the outputs are random, so they can be
+checked by their statistics only.
+
 torch.export (torch 2.13, CPU) records aten::scaled_dot_product_attention itself, both with
 run_decompositions({}) and with the exporter's table; the backend kernels it dispatches to
 (_scaled_dot_product_flash_attention_for_cpu, _scaled_dot_product_efficient_attention) never
@@ -30,6 +35,7 @@ from graph_builder import current_opset, op, types
 from graph_builder.ir import Value
 from graph_builder.types import TFloat
 from torchlib.ops._kernels import scale as scale_exact
+from torchlib.ops.dropout import training_dropout
 from torchlib.registry import aten_op
 
 _FUSED = (types.FLOAT, types.FLOAT16, types.BFLOAT16)
@@ -115,7 +121,7 @@ def _repeat_heads(x: Value, repeats: int) -> Value:
 
 def _decomposed(
     query: Value, key: Value, value: Value, attn_mask: Value | None, is_causal: bool, scale: float | None,
-    enable_gqa: bool,
+    enable_gqa: bool, dropout_p: float = 0.0,
 ) -> Value:  # fmt: skip
     dtype = query.dtype
     compute = types.FLOAT if dtype in (types.FLOAT16, types.BFLOAT16) else dtype
@@ -154,6 +160,8 @@ def _decomposed(
         last = scores.rank - 1  # positive: onnxruntime ignores axes=[-1] on empty inputs
         fully_masked = op.Equal(op.ReduceMax(scores, [last], keepdims=1), float("-inf"))
         probs = op.Where(fully_masked, 0.0, probs)
+    if dropout_p != 0:
+        probs = training_dropout(probs, dropout_p)[0]
     y = op.MatMul(probs, v)
     return op.Cast(y, to=dtype.onnx) if dtype is not compute else y
 
@@ -164,11 +172,8 @@ def aten_scaled_dot_product_attention(
     is_causal: bool = False, *, scale: float | None = None, enable_gqa: bool = False,
 ) -> TFloat:  # fmt: skip
     """scaled_dot_product_attention(Tensor query, Tensor key, Tensor value, Tensor? attn_mask=None, float dropout_p=0.0, bool is_causal=False, *, float? scale=None, bool enable_gqa=False) -> Tensor"""
-    if dropout_p != 0:
-        raise ValueError(
-            f"scaled_dot_product_attention with dropout_p={dropout_p}: dropout is random and only "
-            "meant for training; export the model in eval mode (dropout_p=0)"
-        )
-    if _fits_fused(query, key, value, attn_mask, enable_gqa):
+    if dropout_p == 0 and _fits_fused(query, key, value, attn_mask, enable_gqa):
         return _fused(query, key, value, attn_mask, is_causal, scale)
-    return _decomposed(query, key, value, attn_mask, is_causal, scale, enable_gqa)
+    # dropout_p > 0 (a model in training mode): the attention weights go through a random ONNX
+    # Dropout in training mode, as torch's math kernel and torch.onnx do: the outputs are random
+    return _decomposed(query, key, value, attn_mask, is_causal, scale, enable_gqa, dropout_p)

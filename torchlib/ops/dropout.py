@@ -8,21 +8,25 @@ from torchlib.ops._kernels import NUMERIC, full_of, run_supported
 from torchlib.registry import aten_op
 
 
-def _training_dropout(input: TFloat, p: float) -> tuple[TFloat, TFloat]:
-    """ONNX Dropout in training mode. p == 1 drops everything: torch returns input * 0 (NaN for
-    NaN and inf) and an all-False mask, where onnxruntime refuses the ratio. bfloat16 draws its
-    mask in float32 (onnxruntime has no bfloat16 Dropout kernel)."""
+def training_dropout(input: TFloat, p: float) -> tuple[TFloat, TFloat]:
+    """Dropout in training mode, as torch computes it: `input * mask * (1 / (1 - p))`, the mask
+    (kept with probability 1 - p) from ONNX Dropout in training mode. The product is written
+    out rather than taken from Dropout's own output: onnxruntime's graph optimizations remove a
+    Dropout whose mask nothing reads, unless its output is a graph output (a dropout inside the
+    model, attention weights, would silently vanish), and torch's product gives NaN for a
+    dropped inf. p == 1 drops everything: torch returns input * 0 and an all-False mask, where
+    onnxruntime refuses the ratio. bfloat16 draws its mask in float32 (onnxruntime has no
+    bfloat16 Dropout kernel). onnxruntime's mask always keeps element 0 (torchlib/ops/random.py)."""
     if not input.dtype.is_floating:
         raise TypeError(f"dropout in training mode needs a floating-point input, got {input.dtype}")
     if not 0 <= p <= 1:
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
-    shape = op.Shape(input)
     if p == 1:
-        return run_supported(op.Mul, NUMERIC, input, 0), full_of(shape, False, BOOL)
-    if input.dtype is BFLOAT16:
-        output, mask = op.Dropout(op.Cast(input, to=FLOAT.onnx), p, True, _outputs=2)
-        return op.Cast(output, to=BFLOAT16.onnx), mask
-    return op.Dropout(input, p, True, _outputs=2)
+        return run_supported(op.Mul, NUMERIC, input, 0), full_of(op.Shape(input), False, BOOL)
+    x = op.Cast(input, to=FLOAT.onnx) if input.dtype is BFLOAT16 else input
+    _, mask = op.Dropout(x, p, True, _outputs=2)
+    output = op.Mul(op.Mul(x, op.CastLike(mask, x)), op.CastLike(1 / (1 - p), x))
+    return (op.Cast(output, to=BFLOAT16.onnx) if input.dtype is BFLOAT16 else output), mask
 
 
 @aten_op("aten::dropout")
@@ -30,7 +34,7 @@ def aten_dropout(input: TFloat, p: float, train: bool) -> TFloat:
     """dropout(Tensor input, float p, bool train) -> Tensor"""
     if not train or p == 0:
         return input
-    return _training_dropout(input, p)[0]
+    return training_dropout(input, p)[0]
 
 
 @aten_op("aten::native_dropout")
@@ -42,7 +46,7 @@ def aten_native_dropout(input: TFloat, p: float, train: bool | None) -> tuple[TF
         return op.Identity(input), op.Identity(input)
     if train is False or p == 0:
         return input, op.Expand(True, op.Shape(input))
-    return _training_dropout(input, p)
+    return training_dropout(input, p)
 
 
 @aten_op("aten::feature_dropout")

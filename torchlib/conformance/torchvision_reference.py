@@ -36,31 +36,29 @@ def nms(dets: torch.Tensor, scores: torch.Tensor, iou_threshold: float) -> torch
         return torch.empty(0, dtype=torch.long)
     x1, y1, x2, y2 = dets.unbind(1)
     areas = (x2 - x1) * (y2 - y1)
-    order = scores.sort(dim=0, descending=True, stable=True).indices.tolist()
-    suppressed = [False] * len(order)
+    order = scores.sort(dim=0, descending=True, stable=True).indices
+    suppressed = torch.zeros(len(order), dtype=torch.bool)
     keep = []
     zero = torch.zeros((), dtype=dets.dtype)
-    for a, i in enumerate(order):
+    for a, i in enumerate(order.tolist()):
         if suppressed[i]:
             continue
         keep.append(i)
-        for j in order[a + 1:]:
-            if suppressed[j]:
-                continue
-            w = torch.maximum(zero, torch.minimum(x2[i], x2[j]) - torch.maximum(x1[i], x1[j]))
-            h = torch.maximum(zero, torch.minimum(y2[i], y2[j]) - torch.maximum(y1[i], y1[j]))
-            inter = w * h
-            overlap = inter / (areas[i] + areas[j] - inter)
-            if overlap.item() > iou_threshold:  # the kernel compares in double
-                suppressed[j] = True
+        later = order[a + 1:]  # each later box's IoU with box i, as the kernel computes it one by one
+        w = torch.maximum(zero, torch.minimum(x2[i], x2[later]) - torch.maximum(x1[i], x1[later]))
+        h = torch.maximum(zero, torch.minimum(y2[i], y2[later]) - torch.maximum(y1[i], y1[later]))
+        inter = w * h
+        overlap = inter / (areas[i] + areas[later] - inter)
+        suppressed[later] |= overlap.double() > iou_threshold  # the kernel compares in double
     return torch.tensor(keep, dtype=torch.long)
 
 
 def _bilinear(plane: torch.Tensor, y: float, x: float, height: int, width: int) -> torch.Tensor:
-    """roi_align_common.h's bilinear tap (the weights in the input's dtype)."""
+    """roi_align_common.h's bilinear tap (the weights in the input's dtype), of every plane of
+    `plane` [..., height, width] at once (each plane's arithmetic is the kernel's)."""
     dtype = plane.dtype
     if not (-1.0 <= y <= height and -1.0 <= x <= width):
-        return torch.zeros((), dtype=dtype)
+        return torch.zeros(plane.shape[:-2], dtype=dtype)
     y, x = max(y, 0.0), max(x, 0.0)
     y_low, x_low = int(y), int(x)
     if y_low >= height - 1:
@@ -76,8 +74,8 @@ def _bilinear(plane: torch.Tensor, y: float, x: float, height: int, width: int) 
     ly = torch.tensor(y, dtype=dtype) - y_low
     lx = torch.tensor(x, dtype=dtype) - x_low
     hy, hx = 1 - ly, 1 - lx
-    return (hy * hx * plane[y_low, x_low] + hy * lx * plane[y_low, x_high]
-            + ly * hx * plane[y_high, x_low] + ly * lx * plane[y_high, x_high])
+    return (hy * hx * plane[..., y_low, x_low] + hy * lx * plane[..., y_low, x_high]
+            + ly * hx * plane[..., y_high, x_low] + ly * lx * plane[..., y_high, x_high])
 
 
 def _align_bins(roi: torch.Tensor, spatial_scale: float, pooled_height: int, pooled_width: int,
@@ -96,8 +94,8 @@ def _align_bins(roi: torch.Tensor, spatial_scale: float, pooled_height: int, poo
 
 
 def _sample_bin(plane: torch.Tensor, start_h, start_w, bin_h, bin_w, ph: int, pw: int, grid_h: int, grid_w: int):
-    height, width = plane.shape
-    total = torch.zeros((), dtype=plane.dtype)
+    height, width = plane.shape[-2:]
+    total = torch.zeros(plane.shape[:-2], dtype=plane.dtype)
     for iy in range(grid_h):
         y = start_h + ph * bin_h + (iy + 0.5) * bin_h / grid_h
         for ix in range(grid_w):
@@ -115,11 +113,10 @@ def roi_align(input: torch.Tensor, rois: torch.Tensor, spatial_scale: float, poo
         start_h, start_w, bin_h, bin_w, grid_h, grid_w = _align_bins(
             rois[n], spatial_scale, pooled_height, pooled_width, sampling_ratio, aligned, clamp=not aligned)
         count = max(grid_h * grid_w, 1)
-        for c in range(channels):
-            for ph in range(pooled_height):
-                for pw in range(pooled_width):
-                    total = _sample_bin(input[b, c], start_h, start_w, bin_h, bin_w, ph, pw, grid_h, grid_w)
-                    out[n, c, ph, pw] = total / count
+        for ph in range(pooled_height):  # every channel at once
+            for pw in range(pooled_width):
+                total = _sample_bin(input[b], start_h, start_w, bin_h, bin_w, ph, pw, grid_h, grid_w)
+                out[n, :, ph, pw] = total / count
     return out
 
 

@@ -45,6 +45,7 @@ from torch.utils._sympy.numbers import int_oo
 
 from torchlib.exporter.dynamic_shapes import RequestedDim
 from torchlib.exporter.explain import capture_failure, raised_by_user_code
+from torchlib.exporter.torchvision_capture import patched as torchvision_patched
 from torchlib.registry import CAPTURE_KERNELS
 
 STRATEGIES = ("non-strict", "strict", "draft_export")
@@ -108,7 +109,7 @@ def _capture(model: torch.nn.Module, args: tuple, kwargs: dict, dynamic_shapes: 
         strategy = strategies[0]
         function, options = attempts[strategy]
         try:
-            with capture_kernels():
+            with capture_kernels(), torchvision_patched():
                 if size_one:
                     import torch.fx.experimental._config as fx_config
 

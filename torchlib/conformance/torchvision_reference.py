@@ -341,7 +341,7 @@ def register() -> bool:
         torchvision.extension._has_ops = _has_ops  # its Python wrappers check this first
         for module in list(sys.modules.values()):  # and modules that imported it by name (ops.roi_align,
             if getattr(module, "_has_ops", None) is original and module.__name__.startswith("torchvision."):
-                module._has_ops = _has_ops  # which would otherwise run a torch.compile'd Python version)
+                vars(module)["_has_ops"] = _has_ops  # which would otherwise run a torch.compile'd Python version)
     _register_fakes()
     return True
 

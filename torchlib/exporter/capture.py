@@ -14,7 +14,8 @@ only because dims marked dynamic cannot take every size, torch's suggested fixes
 `dynamic_shapes` and non-strict runs again; a data-dependent failure (or a constraint still
 violated) skips strict, which traces the same shapes and data; forward's own error ends capture
 at once. While capture runs, the registry's capture kernels stand in for torch's decompositions
-that would fix a dynamic size on fake tensors (`capture_kernels`).
+that would fix a dynamic size on fake tensors (`capture_kernels`). torchvision's detection code that
+branches on data-dependent sizes is replaced by traceable stand-ins (`torchvision_capture.py`).
 
 When all fail, CaptureError shows the first failure (non-strict's is the one that explains the
 model) and one line for each other. A dynamic dim whose sample size is 0 or 1 would be

@@ -100,3 +100,17 @@ def test_torchvision_python_api_when_installed():
     for n in (30, 11):
         args = (boxes(n, n), torch.rand(n), torch.randint(0, 3, (n,)))
         assert torch.equal(result(*args), Batched()(*args))
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.float32, torch.float64])
+@pytest.mark.parametrize("aligned", [False, True])
+def test_reference_roi_align_fixed_grid_is_the_loop_port(dtype, aligned):
+    """The vectorized kernel register() installs for a fixed sampling grid (what the detection
+    models run in eager) gives the loop port's answer bit for bit."""
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(2, 5, 9, 11, generator=g).to(dtype)
+    corners = torch.rand(7, 4, generator=g) * 30 - 8
+    corners[:, 2:] = torch.maximum(corners[:, 2:], corners[:, :2])
+    rois = torch.cat([torch.randint(0, 2, (7, 1), generator=g).float(), corners], 1).to(dtype)
+    expected = reference.roi_align(x, rois, 0.5, 3, 4, 2, aligned)
+    assert torch.equal(reference._roi_align_grid(x, rois, 0.5, 3, 4, 2, aligned), expected)

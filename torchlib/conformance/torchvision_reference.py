@@ -12,6 +12,7 @@ when torchvision's own are not loaded, so that models calling torchvision.ops ca
 from __future__ import annotations
 
 import math
+import sys
 
 import torch
 
@@ -36,31 +37,29 @@ def nms(dets: torch.Tensor, scores: torch.Tensor, iou_threshold: float) -> torch
         return torch.empty(0, dtype=torch.long)
     x1, y1, x2, y2 = dets.unbind(1)
     areas = (x2 - x1) * (y2 - y1)
-    order = scores.sort(dim=0, descending=True, stable=True).indices.tolist()
-    suppressed = [False] * len(order)
+    order = scores.sort(dim=0, descending=True, stable=True).indices
+    suppressed = torch.zeros(len(order), dtype=torch.bool)
     keep = []
     zero = torch.zeros((), dtype=dets.dtype)
-    for a, i in enumerate(order):
+    for a, i in enumerate(order.tolist()):
         if suppressed[i]:
             continue
         keep.append(i)
-        for j in order[a + 1:]:
-            if suppressed[j]:
-                continue
-            w = torch.maximum(zero, torch.minimum(x2[i], x2[j]) - torch.maximum(x1[i], x1[j]))
-            h = torch.maximum(zero, torch.minimum(y2[i], y2[j]) - torch.maximum(y1[i], y1[j]))
-            inter = w * h
-            overlap = inter / (areas[i] + areas[j] - inter)
-            if overlap.item() > iou_threshold:  # the kernel compares in double
-                suppressed[j] = True
+        later = order[a + 1:]  # each later box's IoU with box i, as the kernel computes it one by one
+        w = torch.maximum(zero, torch.minimum(x2[i], x2[later]) - torch.maximum(x1[i], x1[later]))
+        h = torch.maximum(zero, torch.minimum(y2[i], y2[later]) - torch.maximum(y1[i], y1[later]))
+        inter = w * h
+        overlap = inter / (areas[i] + areas[later] - inter)
+        suppressed[later] |= overlap.double() > iou_threshold  # the kernel compares in double
     return torch.tensor(keep, dtype=torch.long)
 
 
 def _bilinear(plane: torch.Tensor, y: float, x: float, height: int, width: int) -> torch.Tensor:
-    """roi_align_common.h's bilinear tap (the weights in the input's dtype)."""
+    """roi_align_common.h's bilinear tap (the weights in the input's dtype), of every plane of
+    `plane` [..., height, width] at once (each plane's arithmetic is the kernel's)."""
     dtype = plane.dtype
     if not (-1.0 <= y <= height and -1.0 <= x <= width):
-        return torch.zeros((), dtype=dtype)
+        return torch.zeros(plane.shape[:-2], dtype=dtype)
     y, x = max(y, 0.0), max(x, 0.0)
     y_low, x_low = int(y), int(x)
     if y_low >= height - 1:
@@ -76,8 +75,8 @@ def _bilinear(plane: torch.Tensor, y: float, x: float, height: int, width: int) 
     ly = torch.tensor(y, dtype=dtype) - y_low
     lx = torch.tensor(x, dtype=dtype) - x_low
     hy, hx = 1 - ly, 1 - lx
-    return (hy * hx * plane[y_low, x_low] + hy * lx * plane[y_low, x_high]
-            + ly * hx * plane[y_high, x_low] + ly * lx * plane[y_high, x_high])
+    return (hy * hx * plane[..., y_low, x_low] + hy * lx * plane[..., y_low, x_high]
+            + ly * hx * plane[..., y_high, x_low] + ly * lx * plane[..., y_high, x_high])
 
 
 def _align_bins(roi: torch.Tensor, spatial_scale: float, pooled_height: int, pooled_width: int,
@@ -96,8 +95,8 @@ def _align_bins(roi: torch.Tensor, spatial_scale: float, pooled_height: int, poo
 
 
 def _sample_bin(plane: torch.Tensor, start_h, start_w, bin_h, bin_w, ph: int, pw: int, grid_h: int, grid_w: int):
-    height, width = plane.shape
-    total = torch.zeros((), dtype=plane.dtype)
+    height, width = plane.shape[-2:]
+    total = torch.zeros(plane.shape[:-2], dtype=plane.dtype)
     for iy in range(grid_h):
         y = start_h + ph * bin_h + (iy + 0.5) * bin_h / grid_h
         for ix in range(grid_w):
@@ -115,12 +114,68 @@ def roi_align(input: torch.Tensor, rois: torch.Tensor, spatial_scale: float, poo
         start_h, start_w, bin_h, bin_w, grid_h, grid_w = _align_bins(
             rois[n], spatial_scale, pooled_height, pooled_width, sampling_ratio, aligned, clamp=not aligned)
         count = max(grid_h * grid_w, 1)
-        for c in range(channels):
-            for ph in range(pooled_height):
-                for pw in range(pooled_width):
-                    total = _sample_bin(input[b, c], start_h, start_w, bin_h, bin_w, ph, pw, grid_h, grid_w)
-                    out[n, c, ph, pw] = total / count
+        for ph in range(pooled_height):  # every channel at once
+            for pw in range(pooled_width):
+                total = _sample_bin(input[b], start_h, start_w, bin_h, bin_w, ph, pw, grid_h, grid_w)
+                out[n, :, ph, pw] = total / count
     return out
+
+
+def _grid_taps(plane_rows: torch.Tensor, y: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
+    """`_bilinear` at every roi's sample row y [K, PH] and column x [K, PW] at once:
+    [K, PH, PW, C], element by element the same arithmetic."""
+    height, width = plane_rows.shape[-2:]
+    dtype = plane_rows.dtype
+    valid = ((y >= -1.0) & (y <= height))[:, :, None] & ((x >= -1.0) & (x <= width))[:, None, :]
+
+    def axis(v: torch.Tensor, size: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        v = v.clamp(min=0.0)
+        low = v.long()
+        edge = low >= size - 1
+        low = torch.where(edge, size - 1, low)
+        high = torch.where(edge, low, low + 1)
+        v = torch.where(edge, low.to(dtype), v)
+        return low, high, v - low
+
+    y_low, y_high, ly = axis(y, height)
+    x_low, x_high, lx = axis(x, width)
+    hy, hx = 1 - ly, 1 - lx
+    n = torch.arange(y.shape[0])[:, None, None]
+
+    def at(r: torch.Tensor, c: torch.Tensor) -> torch.Tensor:
+        return plane_rows[n, :, r[:, :, None], c[:, None, :]]  # [K, PH, PW, C]
+
+    hy, ly, hx, lx = hy[:, :, None, None], ly[:, :, None, None], hx[:, None, :, None], lx[:, None, :, None]
+    tap = (hy * hx * at(y_low, x_low) + hy * lx * at(y_low, x_high)
+           + ly * hx * at(y_high, x_low) + ly * lx * at(y_high, x_high))
+    return torch.where(valid[..., None], tap, torch.zeros((), dtype=dtype))
+
+
+def _roi_align_grid(input: torch.Tensor, rois: torch.Tensor, spatial_scale: float, pooled_height: int,
+                    pooled_width: int, sampling_ratio: int, aligned: bool) -> torch.Tensor:
+    """`roi_align` for a fixed sampling grid (sampling_ratio > 0), every roi, bin and channel
+    at once: the same arithmetic element by element (the samples summed in the kernel's
+    order), fast enough for a detection model's eager run."""
+    start_h, start_w, bin_h, bin_w, grid_h, grid_w = _align_bins(
+        rois.T, spatial_scale, pooled_height, pooled_width, sampling_ratio, aligned, clamp=not aligned)
+    planes = input[rois[:, 0].long()]
+    ph = torch.arange(pooled_height, dtype=rois.dtype)[None, :]
+    pw = torch.arange(pooled_width, dtype=rois.dtype)[None, :]
+    total = torch.zeros(rois.shape[0], pooled_height, pooled_width, input.shape[1], dtype=input.dtype)
+    for iy in range(grid_h):
+        y = start_h[:, None] + ph * bin_h[:, None] + (iy + 0.5) * bin_h[:, None] / grid_h
+        for ix in range(grid_w):
+            x = start_w[:, None] + pw * bin_w[:, None] + (ix + 0.5) * bin_w[:, None] / grid_w
+            total = total + _grid_taps(planes, y, x)
+    return (total / max(grid_h * grid_w, 1)).permute(0, 3, 1, 2).contiguous()
+
+
+def _roi_align_kernel(input: torch.Tensor, rois: torch.Tensor, spatial_scale: float, pooled_height: int,
+                      pooled_width: int, sampling_ratio: int, aligned: bool) -> torch.Tensor:
+    """The CPU kernel `register()` installs: `_roi_align_grid` where the grid is fixed."""
+    if sampling_ratio > 0:
+        return _roi_align_grid(input, rois, spatial_scale, pooled_height, pooled_width, sampling_ratio, aligned)
+    return roi_align(input, rois, spatial_scale, pooled_height, pooled_width, sampling_ratio, aligned)
 
 
 def ps_roi_align(input: torch.Tensor, rois: torch.Tensor, spatial_scale: float, pooled_height: int,
@@ -273,7 +328,7 @@ def register() -> bool:
     library = torch.library.Library("torchvision", "DEF")
     for name, schema in SCHEMAS.items():
         library.define(schema)
-        library.impl(name, globals()[name], "CPU")
+        library.impl(name, _roi_align_kernel if name == "roi_align" else globals()[name], "CPU")
     # torchvision's Python registers a shape function for qnms too; defined, not implemented
     library.define("qnms(Tensor dets, Tensor scores, float iou_threshold) -> Tensor")
     _LIBRARY = library
@@ -282,8 +337,16 @@ def register() -> bool:
     except ImportError:
         torchvision = None
     else:
-        torchvision.extension._has_ops = lambda: True  # its Python wrappers check this first
+        original = torchvision.extension._has_ops
+        torchvision.extension._has_ops = _has_ops  # its Python wrappers check this first
+        for module in list(sys.modules.values()):  # and modules that imported it by name (ops.roi_align,
+            if getattr(module, "_has_ops", None) is original and module.__name__.startswith("torchvision."):
+                vars(module)["_has_ops"] = _has_ops  # which would otherwise run a torch.compile'd Python version)
     _register_fakes()
+    return True
+
+
+def _has_ops() -> bool:
     return True
 
 

@@ -14,7 +14,8 @@ only because dims marked dynamic cannot take every size, torch's suggested fixes
 `dynamic_shapes` and non-strict runs again; a data-dependent failure (or a constraint still
 violated) skips strict, which traces the same shapes and data; forward's own error ends capture
 at once. While capture runs, the registry's capture kernels stand in for torch's decompositions
-that would fix a dynamic size on fake tensors (`capture_kernels`).
+that would fix a dynamic size on fake tensors (`capture_kernels`). torchvision's detection code that
+branches on data-dependent sizes is replaced by traceable stand-ins (`torchvision_capture.py`).
 
 When all fail, CaptureError shows the first failure (non-strict's is the one that explains the
 model) and one line for each other. A dynamic dim whose sample size is 0 or 1 would be
@@ -45,6 +46,7 @@ from torch.utils._sympy.numbers import int_oo
 
 from torchlib.exporter.dynamic_shapes import RequestedDim
 from torchlib.exporter.explain import capture_failure, raised_by_user_code
+from torchlib.exporter.torchvision_capture import patched as torchvision_patched
 from torchlib.registry import CAPTURE_KERNELS
 
 STRATEGIES = ("non-strict", "strict", "draft_export")
@@ -108,7 +110,7 @@ def _capture(model: torch.nn.Module, args: tuple, kwargs: dict, dynamic_shapes: 
         strategy = strategies[0]
         function, options = attempts[strategy]
         try:
-            with capture_kernels():
+            with capture_kernels(), torchvision_patched():
                 if size_one:
                     import torch.fx.experimental._config as fx_config
 

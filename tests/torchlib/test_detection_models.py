@@ -1,0 +1,98 @@
+"""torchvision's detection models exported end to end (random weights, calibrated: see
+torchlib/conformance/detection_models.py), compared with torch eager at the sample image and
+at a second one, as sets of detections; the number of detections is a dynamic output dim.
+The stand-ins capture uses for torchvision's data-dependent Python (torchvision_capture.py)
+are checked against torchvision's own functions."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+import torchlib
+from torchlib.conformance import torchvision_reference
+from torchlib.conformance.detection_models import MODELS, build, image, match
+from torchlib.exporter import torchvision_capture
+
+torchvision_reference.register()
+torchvision = pytest.importorskip("torchvision")
+from torchvision.ops import boxes as box_ops  # noqa: E402
+from torchvision.ops import poolers  # noqa: E402
+
+
+def _boxes(n: int, seed: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    g = torch.Generator().manual_seed(seed)
+    corner = torch.rand(n, 2, generator=g) * 60
+    boxes = torch.cat([corner, corner + 4 + torch.rand(n, 2, generator=g) * 30], 1)
+    return boxes, torch.rand(n, generator=g), torch.randint(0, 4, (n,), generator=g)
+
+
+@pytest.mark.parametrize("n", [0, 1, 40, 1200])
+def test_batched_nms_stand_in_keeps_torchvision_boxes(n):
+    """The branch-free coordinate trick keeps torchvision's boxes: the trick itself below 4000
+    coordinates, its per-class loop above (1200 boxes), in the same order of scores."""
+    boxes, scores, idxs = _boxes(n, n)
+    expected = box_ops.batched_nms(boxes, scores, idxs, 0.5)
+    assert torch.equal(torchvision_capture.batched_nms(boxes, scores, idxs, 0.5), expected)
+
+
+def test_stand_ins_only_while_patched():
+    original = (torchvision.ops.batched_nms, box_ops.batched_nms, poolers._multiscale_roi_align,
+                torchvision.models.detection._utils.BoxCoder.decode)
+    with torchvision_capture.patched():
+        assert box_ops.batched_nms is torchvision_capture.batched_nms
+        assert poolers._multiscale_roi_align is torchvision_capture._multiscale_roi_align
+    assert (torchvision.ops.batched_nms, box_ops.batched_nms, poolers._multiscale_roi_align,
+            torchvision.models.detection._utils.BoxCoder.decode) == original
+
+
+class Detector(torch.nn.Module):
+    """A score threshold, batched_nms and multi-scale RoIAlign: the data-dependent parts of a
+    two-stage detector, small."""
+
+    def __init__(self):
+        super().__init__()
+        self.pool = torchvision.ops.MultiScaleRoIAlign(["0", "1"], 3, 2)
+
+    def forward(self, features, boxes, scores, labels):
+        keep = torch.where(scores > 0.3)[0]
+        boxes, scores, labels = boxes[keep], scores[keep], labels[keep]
+        keep = box_ops.batched_nms(boxes, scores, labels, 0.5)
+        boxes = boxes[keep]
+        maps = {"0": features, "1": features[:, :, ::2, ::2]}
+        return self.pool(maps, [boxes], [(64, 64)]), boxes
+
+
+def test_small_detector_exports_without_draft_export():
+    features = torch.randn(1, 4, 16, 16)
+    model = Detector().eval()
+    args = (features, *_boxes(50, 1))
+    result = torchlib.export(model, args)
+    assert result.capture_strategy == "non-strict"
+    assert result.model_proto.graph.output[1].type.tensor_type.shape.dim[0].dim_param  # dynamic: detections
+    for seed in (1, 2, 3):
+        args = (torch.randn(1, 4, 16, 16), *_boxes(50, seed))
+        with torch.no_grad():
+            expected = model(*args)
+        got = result(*args)
+        assert got[1].shape[0] == expected[1].shape[0]
+        torch.testing.assert_close(got, expected, atol=1e-5, rtol=1e-5)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["fasterrcnn_mobilenet_v3_large_320_fpn", "retinanet_resnet50_fpn",
+                                  "ssdlite320_mobilenet_v3_large", "fasterrcnn_resnet50_fpn"])
+def test_detection_model_matches_torch_at_two_images(name):
+    model = build(name)
+    size = MODELS[name][0]
+    sample, other = [image(size, 0)], [image(size, 1)]
+    result = torchlib.export(model, (sample,), check=False)  # compared below, as sets of detections
+    assert result.capture_strategy == "non-strict"
+    dims = [o.type.tensor_type.shape.dim[0] for o in result.model_proto.graph.output]
+    assert all(d.dim_param and not d.HasField("dim_value") for d in dims), dims  # the number of detections
+    for images in (sample, other):
+        with torch.no_grad():
+            expected = model(images)[0]
+        assert expected["scores"].numel() > 10
+        problem = match(expected, result(images)[0])
+        assert problem is None, problem

@@ -464,7 +464,7 @@ def rewrite_names() -> list[str]:
     from graph_builder.optimizer import attention as attention_rules
     from graph_builder.optimizer import fusions
 
-    names = dict.fromkeys(r.name for r in [*fusions.RULES, *attention_rules.UNFUSE])
+    names = dict.fromkeys(r.name for r in [*fusions.RULES, *attention_rules.UNFUSE, *attention_rules.GQA, *attention_rules.PAST])
     return [*names, "batch norms folded", "constants folded", "identities removed", "common subexpressions merged"]
 
 

@@ -22,7 +22,6 @@ import argparse
 import statistics
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import numpy as np
@@ -65,13 +64,7 @@ def main() -> None:
             results = {name: s.run(None, feeds[name]) for name, s in sessions.items()}
             first = next(iter(results.values()))
             worst = max(float(np.abs(a - b).max()) for r in results.values() for a, b in zip(first, r))
-            times: dict[str, list[float]] = {name: [] for name in sessions}
-            for i in range(options.runs + 5):
-                for name, s in sessions.items():
-                    start = time.perf_counter()
-                    s.run(None, feeds[name])
-                    if i >= 5:
-                        times[name].append(time.perf_counter() - start)
+            times = bench_decode.time_alternating(sessions, feeds, options.runs)
             figures = ", ".join(f"{name} {statistics.median(t) * 1e3:.2f} ms" for name, t in times.items())
             print(f"past {past}, median of {options.runs}: {figures} (outputs differ by {worst:.1e} at most)")
 

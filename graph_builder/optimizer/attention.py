@@ -135,7 +135,7 @@ def _repeats(x: Value, axes: Value, repeated: Value) -> int | None:
         return None
     b, h, t, d = x.shape  # type: ignore[misc]
     n = expanded.shape[2]  # type: ignore[index]
-    if type(h) is not int or type(n) is not int or n < 1:
+    if not isinstance(h, int) or not isinstance(n, int) or isinstance(h, bool) or n < 1:
         return None
     if tuple(expanded.shape) != (b, h, n, t, d) or tuple(repeated.shape) != (b, h * n, t, d):  # type: ignore[arg-type]
         return None
@@ -153,7 +153,7 @@ def gqa_exact(root: Node, q: Value, k: Value, v: Value, ka: Value, va: Value, q_
     if n_k is None or n_k != n_v:
         return False
     heads = k.shape[1]  # type: ignore[index]
-    return v.shape[1] == heads and q.shape[1] == heads * n_k  # type: ignore[index]
+    return isinstance(heads, int) and v.shape[1] == heads and q.shape[1] == heads * n_k  # type: ignore[index]
 
 
 def _grouped(op, q, k, v, mask=None, **bindings):  # type: ignore[no-untyped-def]
@@ -177,7 +177,7 @@ class _GroupedRule(Rule):
         return True
 
 
-GQA = [_GroupedRule("Attention reads grouped KV heads (repeat_kv removed)", _gqa, _grouped, opset=23),
+GQA: list[Rule] = [_GroupedRule("Attention reads grouped KV heads (repeat_kv removed)", _gqa, _grouped, opset=23),
        _GroupedRule("Attention reads grouped KV heads (repeat_kv removed, masked)", _gqa_masked, _grouped, opset=23)]
 
 
@@ -228,7 +228,7 @@ class _PastRule(Rule):
     def apply(self, builder: GraphBuilder, uses: Uses, m: Match) -> bool:
         made: list[Node] = []
         results = build_before(builder, uses, m.root, lambda op: self.replacement(op, **m.bindings), made)
-        old = [m.root.outputs[0], m.root.inputs[1], m.root.inputs[2]]
+        old = [v for v in (m.root.outputs[0], m.root.inputs[1], m.root.inputs[2]) if v is not None]
         unread = all(uses.count(o) == 0 for o in m.root.outputs[1:])
         # present_key / present_value are by definition Concat(past, new) on axis 2: onnx's shape
         # inference leaves their shape unknown, so they take the Concats' types
@@ -243,11 +243,12 @@ class _PastRule(Rule):
         uses.remove(m.root)
         for a, n in zip(old[1:], results[1:]):
             uses.replace(a, n)
-            uses.remove(a.producer)  # type: ignore[arg-type]
+            if a.producer is not None:
+                uses.remove(a.producer)
         return True
 
 
-PAST = [_PastRule("Attention takes the past keys and values (Concat removed)", _past, _with_past, opset=23),
+PAST: list[Rule] = [_PastRule("Attention takes the past keys and values (Concat removed)", _past, _with_past, opset=23),
         _PastRule("Attention takes the past keys and values (Concat removed, masked)", _past_masked, _with_past, opset=23)]
 __all__ = ["GQA", "PAST", "past_exact", "UNFUSE", "UNFUSE_MAX_WORK", "UNFUSE_MIN_WORK", "gqa_exact", "prefer_unfused", "unfuse_pays",
            "unfused_attention"]

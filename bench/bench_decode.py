@@ -77,6 +77,27 @@ def session(path: str) -> ort.InferenceSession:
     return ort.InferenceSession(path, options, providers=["CPUExecutionProvider"])
 
 
+def time_alternating(sessions: dict[str, ort.InferenceSession], feeds: dict[str, dict[str, np.ndarray]], runs: int,
+                     also: dict[str, tuple] | None = None) -> dict[str, list[float]]:
+    """Seconds per run of each session (after 5 warm-up runs), run by run in alternation; `also`:
+    name -> (prepare, run) timed in the same rotation, run() timed, prepare() not."""
+    also = also or {}
+    times: dict[str, list[float]] = {name: [] for name in [*sessions, *also]}
+    for i in range(runs + 5):
+        for name, s in sessions.items():
+            start = time.perf_counter()
+            s.run(None, feeds[name])
+            if i >= 5:
+                times[name].append(time.perf_counter() - start)
+        for name, (prepare, run) in also.items():
+            prepared = prepare()
+            start = time.perf_counter()
+            run(prepared)
+            if i >= 5:
+                times[name].append(time.perf_counter() - start)
+    return times
+
+
 def export_reference(model, inputs, dynamic, path: str) -> str:
     """torch.onnx.export(dynamo=True) of the same step; '' or the reason it failed."""
     try:
@@ -114,20 +135,13 @@ def main() -> None:
             feeds = {name: step_feeds(s, past) for name, s in sessions.items()}
             logits = {name: s.run(None, feeds[name])[0] for name, s in sessions.items()}
             agree = "" if len(logits) < 2 else f" (logits of the two models differ by {np.abs(logits['torchlib'] - logits['reference']).max():.1e})"
-            eager_inputs = eager_step(model, past)
-            times: dict[str, list[float]] = {name: [] for name in [*sessions, "torch eager"]}
-            for i in range(options.runs + 5):
-                for name, s in sessions.items():
-                    start = time.perf_counter()
-                    s.run(None, feeds[name])
-                    if i >= 5:
-                        times[name].append(time.perf_counter() - start)
-                step = eager_inputs()  # outside the timing: building the cache copies the past
-                start = time.perf_counter()
+            eager_inputs = eager_step(model, past)  # outside the timing: building the cache copies the past
+
+            def eager(step: dict) -> None:
                 with torch.no_grad():
                     model(**step)
-                if i >= 5:
-                    times["torch eager"].append(time.perf_counter() - start)
+
+            times = time_alternating(sessions, feeds, options.runs, {"torch eager": (eager_inputs, eager)})
             figures = ", ".join(f"{name} {statistics.median(t) * 1e3:.2f} ms" for name, t in times.items())
             print(f"past {past}: decode step (batch 1, 1 token) median of {options.runs}: {figures}{agree}")
 

@@ -73,8 +73,10 @@ def optimize(builder: GraphBuilder, rules: list[Rule] | None = None, fold_budget
     run("constants folded", folding.constants(builder, uses, fold_budget_bytes))
     run("identities removed", cleanup.identities(uses))
     run("batch norms folded", folding.batch_norms(builder, uses, fold_budget_bytes))
-    chosen = [*fusions.RULES, *attention.UNFUSE] if rules is None else rules
+    chosen = [*fusions.RULES, *attention.UNFUSE, *attention.GQA] if rules is None else rules
     run("fused", pattern.rewrite(builder, uses, chosen))  # each rule from its operators' opset on
+    if rules is None:  # on the Attention nodes the GQA rule made
+        run("fused", pattern.rewrite(builder, uses, attention.PAST))
     run("identities removed", cleanup.identities(uses))  # e.g. the key's Transpose pair after unfusing
     run("constants folded", folding.constants(builder, uses, fold_budget_bytes))
     run("common subexpressions merged", cleanup.common_subexpressions(uses, merged))

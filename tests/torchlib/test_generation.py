@@ -3,7 +3,7 @@ generation in onnxruntime (torchlib.generation) against `model.generate`.
 
 Tiny configs with random weights (no download). Each export is one torch.export of the model
 (~5 s here), so the default suite runs Llama, Mistral (GQA, sliding window) and T5; the other
-architectures and the StaticCache are `slow`.
+architectures are `slow`.
 """
 
 from __future__ import annotations
@@ -151,10 +151,12 @@ def test_t5_encoder_decoder_greedy_parity():
     assert len(set(actual[0].tolist())) > 2
 
 
-@pytest.mark.slow
-def test_static_cache_decode_step():
+def test_static_cache_greedy_parity():
+    """A StaticCache step (one token, written in place at cache_position): greedy takes the prompt
+    token by token and feeds the full-length cache back; the ids equal generate's, also with
+    cache_implementation="static"."""
     model, _, _ = _decoder("llama")
-    cache = transformers.StaticCache(config=model.config, max_cache_len=16)
+    cache = transformers.StaticCache(config=model.config, max_cache_len=40)
     with torch.no_grad():
         model(torch.randint(0, 128, (1, 5)), cache=cache, use_cache=True)  # 5 positions filled
     inputs = {"input_ids": torch.randint(0, 128, (1, 1)), "cache": cache, "cache_position": torch.tensor([5]),
@@ -164,6 +166,14 @@ def test_static_cache_decode_step():
     names = [v.name for v in result.graph.inputs]
     assert "past_key_values.0.key" in names and "past_key_values.1.cumulative_length" in names
     assert "cache_key_0" in result.written_inputs  # written in place: its new value is an output too
+    prompt = torch.randint(3, 128, (1, 7))
+    expected = model.generate(prompt, attention_mask=torch.ones_like(prompt), max_new_tokens=NEW_TOKENS, do_sample=False)
+    static = model.generate(prompt, attention_mask=torch.ones_like(prompt), max_new_tokens=NEW_TOKENS, do_sample=False,
+                            cache_implementation="static")
+    actual = generation.greedy(result, prompt, NEW_TOKENS, eos_token_id=model.config.eos_token_id)
+    assert actual.tolist() == expected.tolist() == static.tolist()
+    with pytest.raises(ValueError, match="cache is static, of 40 positions"):
+        generation.greedy(result, prompt, 40)
 
 
 def test_user_registration_is_restored():

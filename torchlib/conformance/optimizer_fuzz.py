@@ -266,6 +266,40 @@ def attention(rng: random.Random, round_: int) -> Case:
     return Case(f"attention/sdpa{'_causal' if causal else ''}/{near}", Model(fn, buffers=buffers), (q, k, v), dynamic)
 
 
+def _repeat_kv(x: torch.Tensor, n: int, tiled: bool = False) -> torch.Tensor:
+    """transformers' repeat_kv (each KV head n times in place), or the heads tiled (a near miss)."""
+    b, h, t, d = x.shape
+    if tiled:
+        return x[:, None].expand(b, n, h, t, d).reshape(b, n * h, t, d)
+    return x[:, :, None].expand(b, h, n, t, d).reshape(b, h * n, t, d)
+
+
+def kv_cache(rng: random.Random, round_: int) -> Case:
+    """A decode step's attention: cat(past, new) returned as the present, repeat_kv, sdpa with the
+    bottom-right causal mask of a step after a past (dynamic past and sequence lengths); the
+    second exact form: one KV head per query head, no mask."""
+    near = _near(rng, round_, 2, ["causal", "tiled", "read_twice", "dtype"])
+    n = 1 if round_ == 1 else 2
+    dtype = torch.float64 if near == "dtype" else torch.float32
+    b, hkv, d = rng.randint(1, 2), rng.choice([1, 2]), rng.choice([8, 16])
+    q = torch.randn(b, hkv * n, 4, d, dtype=dtype)
+    new, past = torch.randn(2, b, hkv, 4, d, dtype=dtype), torch.randn(2, b, hkv, 6, d, dtype=dtype)
+
+    def fn(m: Model, q: torch.Tensor, new: torch.Tensor, past: torch.Tensor) -> Any:
+        k, v = torch.cat([past[0], new[0]], dim=2), torch.cat([past[1], new[1]], dim=2)
+        rk, rv = _repeat_kv(k, n, near == "tiled"), _repeat_kv(v, n, near == "tiled")
+        if near == "causal" or round_ == 1:
+            y = F.scaled_dot_product_attention(q, rk, rv, is_causal=near == "causal")
+        else:
+            s, t = q.shape[2], k.shape[2]
+            mask = torch.ones(s, t, dtype=torch.bool).tril(t - s)
+            y = F.scaled_dot_product_attention(q, rk, rv, attn_mask=mask)
+        return (y, k, v, k.sum(2)) if near == "read_twice" else (y, k, v)
+
+    dynamic = [{2: "s"}, {3: "s"}, {3: "p"}]
+    return Case(f"kv_cache/gqa{n}/{near}", Model(fn), (q, new, past), dynamic)
+
+
 def _random_bn(bn: torch.nn.Module) -> torch.nn.Module:
     bn.running_mean.uniform_(-1, 1)
     bn.running_var.uniform_(0.5, 2)
@@ -348,8 +382,9 @@ def cleanup(rng: random.Random, round_: int) -> Case:
 
 
 FAMILIES: list[Callable[[random.Random, int], Case]] = [gelu, rms_norm, rotary, gemm, unsqueeze_pair, packed_qkv,
-                                                        attention, batch_norm, folding, cleanup]
-FORMS = {gelu: 5, rms_norm: 4, rotary: 3, batch_norm: 4, folding: 2}  # rounds until every exact form was built
+                                                        attention, batch_norm, folding, cleanup,
+                                                        kv_cache]
+FORMS = {gelu: 5, rms_norm: 4, rotary: 3, batch_norm: 4, folding: 2, kv_cache: 2}  # rounds until every exact form was built
 
 
 def make_case(index: int, seed: int = 0) -> Case:
@@ -464,7 +499,7 @@ def rewrite_names() -> list[str]:
     from graph_builder.optimizer import attention as attention_rules
     from graph_builder.optimizer import fusions
 
-    names = dict.fromkeys(r.name for r in [*fusions.RULES, *attention_rules.UNFUSE])
+    names = dict.fromkeys(r.name for r in [*fusions.RULES, *attention_rules.UNFUSE, *attention_rules.GQA, *attention_rules.PAST])
     return [*names, "batch norms folded", "constants folded", "identities removed", "common subexpressions merged"]
 
 

@@ -53,7 +53,23 @@ def _timm(name: str):
     return make
 
 
-# (factory, image size it needs at least): one or two per family the issue names
+def _raft_small():
+    """torchvision's raft_small on two frames stacked on the channel axis (the bench feeds one
+    tensor), the last of 4 flow updates (12 by default: 4 keeps the bench's export time low)."""
+    import torchvision
+
+    class TwoFrames(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.raft = torchvision.models.optical_flow.raft_small(weights=None)
+
+        def forward(self, frames):
+            return self.raft(frames[:, :3], frames[:, 3:], num_flow_updates=4)[-1]
+
+    return TwoFrames()
+
+
+# (factory, image size it needs at least[, input channels]): one or two per family the issue names
 MODELS = {
     "resnet18": (_torchvision("resnet18"), 32),
     "efficientnet_b0": (_torchvision("efficientnet_b0"), 32),
@@ -68,6 +84,7 @@ MODELS = {
     "fastvit_t8": (_timm("fastvit_t8"), 64),
     "swin_t": (_torchvision("swin_t"), 224),
     "maxvit_t": (_torchvision("maxvit_t"), 224),
+    "raft_small": (_raft_small, 128, 6),
 }
 
 
@@ -78,11 +95,11 @@ def _timed(fn):
 
 
 def bench(name: str, image: int, runs: int) -> dict:
-    factory, least = MODELS[name]
+    factory, least, *channels = MODELS[name]
     torch.manual_seed(0)
     model = factory().eval()
     size = max(image, least)
-    args = (torch.randn(2, 3, size, size),)
+    args = (torch.randn(2, channels[0] if channels else 3, size, size),)
     dyn = ({0: torch.export.Dim("batch", min=1, max=64)},)
     row: dict = {"model": name, "image": size}
     exact, row["export s"] = _timed(lambda: torchlib.export(model, args, dynamic_shapes=dyn))

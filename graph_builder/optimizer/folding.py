@@ -52,37 +52,36 @@ def constants(builder: GraphBuilder, uses: Uses, budget_bytes: int = 256 << 20) 
     weights (a reordering, a transpose, a scaling: not a Cast to a wider type) or small (at most
     64 KB, in the weights' dtype: a class token expanded over the batch), and results count
     against `budget_bytes`; the weights they came from are dropped when nothing else reads them.
+    A node that would widen its weights folds with everything after it that is computed from
+    weights alone (`_fold_cone`) when what leaves that cone is no larger than its weights: a
+    weight standardised in float64 and cast back (timm's StdConv2d) becomes one weight.
     A node that reads no weight (a generator: ConstantOfShape, Range, Trilu of a constant...) is
     folded only when each result has at most FOLD_LIMIT elements (the builder's own trace-time
     folding limit) or the results are no larger than its inputs: a 4096 x 4096 causal mask stays
     the few nodes that make it instead of 64 MB in the file."""
     folded = 0
+    order = {id(node): i for i, node in enumerate(uses.graph.nodes)}
     for node in list(uses.graph.nodes):
-        if not uses.alive(node) or node.op_type in _NEVER_FOLD or any(True for _ in subgraphs(node)):
+        if not uses.alive(node) or not _foldable(node):
             continue
         results = _static_result(node) or _view_result(node)
         if results is None:
             if not all(v is None or v.const_value is not None for v in node.inputs):
                 continue
-            sig = _signature(builder, node)
-            if sig is None:
-                continue
             new_bytes = sum(v.const_value.nbytes for v in node.inputs if v is not None)
             if new_bytes > budget_bytes:
                 continue
-            arrays = [None if v is None else v.const_value for v in node.inputs]
-            try:
-                results = EAGER.run_arrays(sig, arrays, node.attributes, len(node.outputs))
-            except Exception:  # a node onnxruntime cannot run alone stays a node
+            results = _evaluate(builder, node, [None if v is None else v.const_value for v in node.inputs])
+            if results is None:
                 continue
-            finally:
-                for array in arrays:  # weights mapped from a checkpoint leave memory again
-                    if array is not None:
-                        release(array)
             made = sum(r.nbytes for r in results)
             weights = sum(v.const_value.nbytes for v in node.inputs if v is not None and v.is_parameter)
             if weights and made > weights and not _small_broadcast(node, results, made):
-                continue  # e.g. a Cast of bfloat16 weights to float32: the model would grow
+                cone = _fold_cone(builder, uses, node, results, order, budget_bytes)
+                if cone is not None:  # e.g. a Cast of bfloat16 weights to float32 stays: the model would grow
+                    budget_bytes -= cone[1]
+                    folded += cone[0]
+                continue
             if not weights and made > new_bytes and any(r.size > FOLD_LIMIT for r in results):
                 continue  # a generator (full, triu, arange of a static size) stays a generator
             budget_bytes -= made
@@ -95,6 +94,82 @@ def constants(builder: GraphBuilder, uses: Uses, budget_bytes: int = 256 << 20) 
             uses.remove(node)
             folded += 1
     return folded
+
+
+def _foldable(node: Node) -> bool:
+    return node.op_type not in _NEVER_FOLD and not any(True for _ in subgraphs(node))
+
+
+def _evaluate(builder: GraphBuilder, node: Node, arrays: list) -> list[np.ndarray] | None:
+    """The node's results computed by onnxruntime; None for a node it cannot run alone."""
+    sig = _signature(builder, node)
+    if sig is None:
+        return None
+    try:
+        return EAGER.run_arrays(sig, arrays, node.attributes, len(node.outputs))
+    except Exception:  # a node onnxruntime cannot run alone stays a node
+        return None
+    finally:
+        for array in arrays:  # weights mapped from a checkpoint leave memory again
+            if array is not None:
+                release(array)
+
+
+def _fold_cone(
+    builder: GraphBuilder, uses: Uses, root: Node, results: list[np.ndarray], order: dict[int, int], budget_bytes: int
+) -> tuple[int, int] | None:
+    """Fold `root` (whose `results` are larger than the weights it reads) with every node after
+    it computed from constants and the cone's own results, when the values that leave the cone
+    (read by other nodes) are no larger than the weights the cone reads, or small in their
+    dtype. Returns (nodes folded, bytes made), or None and the graph unchanged."""
+    known: dict[int, np.ndarray] = {id(v): r for v, r in zip(root.outputs, results)}
+    cone, tried = [root], {id(root)}
+    made = [sum(r.nbytes for r in results)]
+
+    def compute(node: Node) -> bool:
+        """Evaluate `node` into `known`, first the producers of its inputs that are computed from
+        weights alone (a Cast of another weight made after the root)."""
+        if id(node) in tried:
+            return all(id(v) in known for v in node.outputs)
+        tried.add(id(node))
+        if not uses.alive(node) or not _foldable(node) or id(node) not in order:
+            return False
+        for v in node.inputs:
+            if v is None or v.const_value is not None or id(v) in known:
+                continue
+            if v.producer is None or not compute(v.producer):
+                return False
+        out = _evaluate(builder, node, [None if v is None else known.get(id(v), v.const_value) for v in node.inputs])
+        if out is None:
+            return False
+        made[0] += sum(r.nbytes for r in out)
+        cone.append(node)
+        known.update((id(v), r) for v, r in zip(node.outputs, out))
+        return True
+
+    queue = [n for v in root.outputs for n in uses.of(v)]
+    while queue and made[0] <= budget_bytes:
+        node = queue.pop(0)
+        if id(node) not in tried and compute(node):
+            queue.extend(n for v in node.outputs for n in uses.of(v))
+    if made[0] > budget_bytes:
+        return None
+    members = {id(n) for n in cone}
+    leaving = [(node, v) for node in cone for v in node.outputs
+               if id(v) in uses.outputs or any(id(n) not in members for n in uses.of(v))]
+    if any(id(v) in uses.outputs for _, v in leaving):
+        return None
+    weights = {id(v): v.const_value for node in cone for v in node.inputs if v is not None and v.is_parameter}
+    kept = sum(known[id(v)].nbytes for _, v in leaving)
+    dtypes = {a.dtype for a in weights.values()}
+    small = kept <= SMALL_GROWTH_BYTES and len(dtypes) == 1 and all(known[id(v)].dtype in dtypes for _, v in leaving)
+    if kept > sum(a.nbytes for a in weights.values()) and not small:
+        return None
+    for node, v in leaving:
+        uses.replace(v, _constant(builder, root, v, np.asarray(known[id(v)])))
+    for node in cone:
+        uses.remove(node)
+    return len(cone), kept
 
 
 SMALL_GROWTH_BYTES = 1 << 16

@@ -11,7 +11,7 @@ import pytest
 import torch
 
 import torchlib
-from graph_builder import FLOAT, GraphBuilder, op
+from graph_builder import DOUBLE, FLOAT, GraphBuilder, op
 from graph_builder.optimizer import Rule, Var, optimize
 from graph_builder.optimizer.editing import Uses
 from graph_builder.optimizer.pattern import rewrite
@@ -48,6 +48,37 @@ def test_folds_what_depends_only_on_weights():
     before, after, report = _optimized(build, {"x": X})
     assert before == ["Mul", "Transpose", "MatMul"] and after == ["MatMul"]
     assert report["constants folded"] == 2
+
+
+def test_a_weight_standardised_in_float64_and_cast_back_folds_into_one_weight():
+    """timm's StdConv2d: the Cast to float64 alone would double the weight, the cone it starts
+    ends in a weight of the same size, so the whole cone folds."""
+    w = np.random.default_rng(1).standard_normal((4, 8)).astype(np.float32)
+
+    def build(g):
+        x = g.input("x", FLOAT, [2, 3, 8])
+        gain = g.initializer("gain", np.full((4, 1), 0.5, np.float32))
+        with g:
+            w64 = op.Cast(g.initializer("w", w), to=DOUBLE.onnx)
+            centered = op.Sub(w64, op.ReduceMean(w64, [1], keepdims=1))
+            scaled = op.Cast(op.Mul(centered, op.Cast(gain, to=DOUBLE.onnx)), to=FLOAT.onnx)  # gain's Cast: after the root
+            y = op.MatMul(x, op.Transpose(scaled, perm=[1, 0]))
+        g.output(y, "y")
+
+    before, after, _ = _optimized(build, {"x": X})
+    assert len(before) == 8 and after == ["MatMul"]
+
+
+def test_a_float16_weight_cast_to_float32_for_an_activation_stays_a_cast():
+    def build(g):
+        x = g.input("x", FLOAT, [2, 3, 8])
+        w = g.initializer("w", np.random.default_rng(1).standard_normal((4, 8)).astype(np.float16))
+        with g:
+            y = op.MatMul(x, op.Transpose(op.Cast(w, to=FLOAT.onnx), perm=[1, 0]))
+        g.output(y, "y")
+
+    _, after, _ = _optimized(build, {"x": X})
+    assert after == ["Cast", "Transpose", "MatMul"]
 
 
 def test_removes_identities_and_transpose_pairs_and_merges_repeats():

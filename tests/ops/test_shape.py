@@ -348,3 +348,24 @@ def test_unfold(shape, dim, size, step):
     check_function(S.aten_unfold, (x, dim, size, step), expected=x.unfold(dim, size, step))
     if shape:
         torch.testing.assert_close(run_dynamic(S.aten_unfold, x, dim, size, step), x.unfold(dim, size, step))
+
+
+@pytest.mark.parametrize("batch", [3, 0])
+def test_views_with_one_dynamic_size_have_constant_shapes(batch):
+    """levit's `bn(x.flatten(0, 1)).reshape_as(x)` with a dynamic batch: -1 stands for the batch
+    (also for an empty one), no Shape / Concat arithmetic."""
+    from torchlib.ops.shape_aliases import aten_reshape_as
+
+    g = GraphBuilder()
+    v = g.input("x", FLOAT, ["n", 4, 5])
+    with g:
+        flat = S.aten_flatten(v, 0, 1)
+        merged = S.aten_view(v, [op.Mul(sym_size(v, 0), 4), 5])
+        back = aten_reshape_as(op.Neg(flat), v)
+    names = [g.output(y, f"y{i}").name for i, y in enumerate((flat, merged, back))]
+    model = g.to_model()
+    assert sorted({n.op_type for n in model.graph.node}) == ["Neg", "Reshape"]
+    x = make((batch, 4, 5))
+    got = run_model(model, {"x": x.numpy()}, tuple(names))
+    for a, b in zip(got, (x.flatten(0, 1), x.reshape(-1, 5), -x)):
+        torch.testing.assert_close(a, b)

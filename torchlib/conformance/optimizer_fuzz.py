@@ -339,9 +339,25 @@ def batch_norm(rng: random.Random, round_: int) -> Case:
 
 
 def folding(rng: random.Random, round_: int) -> Case:
-    """Generators (a causal mask, ones, arange) and what reads weights (a transpose, a cast)."""
-    forms = ["mask", "weights"]
+    """Generators (a causal mask, ones, arange), what reads weights (a transpose, a cast) and a
+    weight standardised in float64 and cast back (the cone that folds as a whole; near miss: it
+    stays float64 for a float64 activation, larger than the weight, and does not fold)."""
+    forms = ["mask", "weights", "standardised"]
     form = forms[round_ % len(forms)]
+    if form == "standardised":
+        near = _near(rng, round_, len(forms), ["float64_activation"])
+        c_out, c_in = rng.randint(2, 6), rng.randint(1, 4)
+        params = {"w": torch.randn(c_out, c_in, 3, 3), "gain": torch.rand(c_out, 1, 1, 1) + 0.5}
+
+        def fn_s(m: Model, x: torch.Tensor) -> torch.Tensor:
+            w = m.w.double()
+            w = (w - w.mean((1, 2, 3), keepdim=True)) / (w.var((1, 2, 3), keepdim=True, unbiased=False) + 1e-6).sqrt()
+            w = w * m.gain.double()
+            return F.conv2d(x, w if x.dtype == torch.float64 else w.float(), padding=1)
+
+        dtype = torch.float64 if near == "float64_activation" else torch.float32
+        x = torch.randn(rng.randint(2, 4), c_in, 5, 6, dtype=dtype)
+        return Case(f"folding/standardised/{near}", Model(fn_s, params), (x,), [_dynamic(rng, 4, (1,))])
     if form == "mask":
         length = rng.choice([4, 8, 40, 64])
 
@@ -384,7 +400,7 @@ def cleanup(rng: random.Random, round_: int) -> Case:
 FAMILIES: list[Callable[[random.Random, int], Case]] = [gelu, rms_norm, rotary, gemm, unsqueeze_pair, packed_qkv,
                                                         attention, batch_norm, folding, cleanup,
                                                         kv_cache]
-FORMS = {gelu: 5, rms_norm: 4, rotary: 3, batch_norm: 4, folding: 2, kv_cache: 2}  # rounds until every exact form was built
+FORMS = {gelu: 5, rms_norm: 4, rotary: 3, batch_norm: 4, folding: 3, kv_cache: 2}  # rounds until every exact form was built
 
 
 def make_case(index: int, seed: int = 0) -> Case:

@@ -372,9 +372,12 @@ def _group_norm(
     dtype = _compute_dtype(input)
     stats = _stats_dtype(input, weight, bias)
     x = cast_to(input, dtype)
+    sizes = input.shape[1:] if input.shape is not None else [None]
+    if all(isinstance(d, int) for d in sizes) and math.prod(sizes) > 0 and sizes[0] % group == 0:
+        y, mean, rstd = _group_norm_static(x, weight, bias, group, eps, [int(d) for d in sizes])
+        return cast_to(y, input.dtype), cast_to(mean, stats), cast_to(rstd, stats)
     # (N, group, C / group * HxW), spelled out (Reshape cannot infer a -1 when N is 0, and with
     # allowzero a 0 is a size, not "copy this dimension")
-    sizes = input.shape[1:] if input.shape is not None else [None]
     if all(isinstance(d, int) for d in sizes):
         per_group: Any = math.prod(int(d) for d in sizes) // group
         grouped_shape = op.Concat(op.Shape(x, start=0, end=1), np.array([group, per_group], np.int64), axis=0)
@@ -412,6 +415,36 @@ def _group_norm(
         beta = op.Add(_per_channel(cast_to(bias, types.DOUBLE), types.DOUBLE, input.rank), beta)
     y = op.Add(op.Mul(x, cast_to(alpha, dtype)), cast_to(beta, dtype))
     return cast_to(y, input.dtype), cast_to(mean, stats), cast_to(rstd, stats)
+
+
+def _group_norm_static(
+    x: Value, weight: Value | None, bias: Value | None, group: int, eps: float, sizes: list[int]
+) -> tuple[Value, Value, Value]:
+    """Group norm of x (in its computation dtype) whose sizes past the batch are static and
+    non-empty, in a (N, group, C / group, HxW) view: every reshape is one constant ([0, ...]
+    copies the batch, however large or empty), the statistics broadcast over the view with no
+    Expand, and the weight and bias are reshaped to (group, C / group, 1) constants.
+    Statistics in float64 (torch's float Welford overflows to NaN near finfo.max, where these are
+    the exact ones), then torch's own form in dtype: alpha = rstd * weight, beta = bias -
+    mean * alpha, y = x * alpha + beta (a float64 variance that overflows, rstd 0, gives the
+    bias, not NaN)."""
+    channels, hxw = sizes[0], math.prod(sizes[1:])
+    grouped = op.Reshape(x, [0, group, channels // group, hxw])
+    wide = cast_to(grouped, types.DOUBLE)
+    mean = op.ReduceMean(wide, [2, 3], keepdims=1)
+    centered = op.Sub(wide, mean)
+    rstd = op.Reciprocal(op.Sqrt(op.Add(op.ReduceMean(op.Mul(centered, centered), [2, 3], keepdims=1), eps)))
+    dtype = x.dtype
+    alpha = cast_to(rstd, dtype)
+    if weight is not None:
+        alpha = op.Mul(alpha, op.Reshape(cast_to(weight, dtype), [group, channels // group, 1]))
+    shift = op.Mul(cast_to(mean, dtype), alpha)
+    if bias is None:
+        beta = op.Neg(shift)
+    else:
+        beta = op.Sub(op.Reshape(cast_to(bias, dtype), [group, channels // group, 1]), shift)
+    y = op.Reshape(op.Add(op.Mul(grouped, alpha), beta), [0, *sizes])
+    return y, op.Squeeze(mean, [2, 3]), op.Squeeze(rstd, [2, 3])
 
 
 @aten_op("aten::group_norm")

@@ -61,22 +61,44 @@ def _numel(x: Value, start: int, end: int) -> Any:
 # -- views -------------------------------------------------------------------------------------
 
 
+def _target_shape(size: Sequence[Any] | Value) -> Any:
+    """A view's size as a Reshape shape. One dynamic size among positive static ones is written
+    -1: the element count fixes it (torch checked that it matches), so a dynamic batch
+    (`x.flatten(0, 1)`, `reshape(B * L, C)`) gives a constant shape with no shape arithmetic,
+    and an empty input gives 0 there."""
+    if isinstance(size, Value):
+        return size
+    dynamic = [i for i, d in enumerate(size) if not isinstance(d, int)]
+    if len(dynamic) == 1 and all(d > 0 for d in size if isinstance(d, int)):
+        return [-1 if i == dynamic[0] else int(d) for i, d in enumerate(size)]
+    return as_shape(size)
+
+
+def _shape_like(other: Value) -> Any:
+    """other's shape as a Reshape shape: constant with -1 for its one dynamic dim (see
+    `_target_shape`), else read off it."""
+    dims = other.shape
+    if dims is not None and sum(not isinstance(d, int) for d in dims) == 1 and all(d > 0 for d in dims if isinstance(d, int)):
+        return _target_shape(dims)
+    return shape_of(other)
+
+
 @aten_op("aten::view", "aten::_unsafe_view", "aten::view_copy")
 def aten_view(self: TTensor, size: Sequence[int]) -> TTensor:
     """view(Tensor(a) self, SymInt[] size) -> Tensor(a)"""
-    return op.Reshape(self, as_shape(size), allowzero=1)
+    return op.Reshape(self, _target_shape(size), allowzero=1)
 
 
 @aten_op("aten::reshape")
 def aten_reshape(self: TTensor, shape: Sequence[int]) -> TTensor:
     """reshape(Tensor(a) self, SymInt[] shape) -> Tensor(a)"""
-    return op.Reshape(self, as_shape(shape), allowzero=1)
+    return op.Reshape(self, _target_shape(shape), allowzero=1)
 
 
 @aten_op("aten::view_as")
 def aten_view_as(self: TTensor, other: TTensor) -> TTensor:
     """view_as(Tensor(a) self, Tensor other) -> Tensor(a)"""
-    return op.Reshape(self, shape_of(other), allowzero=1)
+    return op.Reshape(self, _shape_like(other), allowzero=1)
 
 
 @aten_op("aten::alias", "aten::detach")
@@ -199,6 +221,12 @@ def aten_flatten(self: TTensor, start_dim: int = 0, end_dim: int = -1) -> TTenso
         return op.Identity(self)
     if start == 1 and end == self.rank - 1:  # (N, ...) -> (N, rest): one node, also for a dynamic N
         return op.Flatten(self, axis=1)
+    if self.shape is not None:  # one dynamic size: a constant shape with -1 (see _target_shape)
+        part = self.shape[start:end + 1]
+        merged = math.prod(part) if all(isinstance(d, int) for d in part) else None
+        dims = [*self.shape[:start], merged, *self.shape[end + 1:]]
+        if sum(not isinstance(d, int) for d in dims) == 1 and isinstance(target := _target_shape(dims), list):
+            return op.Reshape(self, target, allowzero=1)
     shape = join(shape_of(self, 0, start), [_numel(self, start, end + 1)], shape_of(self, end + 1))
     return op.Reshape(self, shape, allowzero=1)
 

@@ -32,7 +32,7 @@ from torchlib.ops.shape import (
     aten_reshape,
     aten_roll,
     aten_transpose,
-    shape_of,
+    aten_view_as,
 )
 from torchlib.ops.tensor_extra import aten_diag_embed
 from torchlib.registry import aten_op
@@ -200,7 +200,7 @@ def aten_ravel(self: TTensor) -> TTensor:
 @aten_op("aten::reshape_as")
 def aten_reshape_as(self: TTensor, other: TTensor) -> TTensor:
     """reshape_as(Tensor(a) self, Tensor other) -> Tensor(a)"""
-    return aten_reshape(self, shape_of(other))
+    return aten_view_as(self, other)
 
 
 @aten_op("aten::flipud")

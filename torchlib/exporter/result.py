@@ -120,9 +120,6 @@ class ExportResult:
         self._model_proto: onnx.ModelProto | None = None
         self._weights = _WeightVersions(model, exported_program)
         self._dataclasses = dataclass_types or set()  # plain dataclasses of its inputs and outputs (dataclass_trees.py)
-        # {FX node name: ONNX value name} of every call_function node whose value is in the graph;
-        # a node not in it was fused or optimized away (or is a tuple, whose getitem nodes are in it)
-        self.fx_to_onnx: dict[str, str] = {}
 
     @property
     def model_proto(self) -> onnx.ModelProto:
@@ -304,20 +301,9 @@ class ExportResult:
                 f"outputs=[{', '.join(describe(v) for v in graph.outputs)}], nodes={len(graph.nodes)}, "
                 f"opset={graph.opset_imports.get('', '?')}, initializers={len(graph.initializers)} ({size / 1e6:.1f} MB))")
 
-    def verify(self, *args: Any, compare_intermediates: bool = False, repro_dir: str | os.PathLike[str] | None = None,
-               **kwargs: Any) -> Any:
+    def verify(self, *args: Any, **kwargs: Any) -> list[OutputDiff]:
         """Max absolute and relative difference of each output of forward against torch eager,
-        with the tolerance of its dtype (`OutputDiff.ok()`).
-
-        compare_intermediates=True instead compares every FX node's torch value (the captured
-        program run by an FX interpreter) with the ONNX value it became (`fx_to_onnx`), and
-        returns an `IntermediateReport` naming the first node, in graph order, whose difference
-        exceeds its dtype's tolerance (None when all agree). With repro_dir, it writes there a
-        one-node repro of that node (repro.py and inputs.pt). See docs/debugging.md."""
-        if compare_intermediates:
-            from torchlib.exporter.intermediates import compare_intermediates as run_comparison
-
-            return run_comparison(self, args, kwargs, repro_dir)
+        with the tolerance of its dtype (`OutputDiff.ok()`)."""
         actual = self.run(*args, **kwargs)[len(self.written_inputs):]  # first: torch may write into the inputs
         # the buffers the program writes (a training-mode batch norm's running statistics) are
         # put back after torch's run: verifying must not change the user's model

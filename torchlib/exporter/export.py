@@ -6,6 +6,7 @@ node is looked up by its ATen overload and the function is called under the trac
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import time
 import warnings
@@ -210,21 +211,26 @@ def _export(model: torch.nn.Module | torch.export.ExportedProgram, args: Any, kw
         t = time.perf_counter()
         names = {"input_names": input_names, "output_names": output_names, "exact_nan": exact_nan}
         reason = ""
+        fx_to_onnx: dict[str, list[str]] = {}
         try:
             graph, diagnostics = translate(ep, registry, opset, dim_names, decompose_nodes=True, optimize=optimize,
-                                          weight_quantization=quantization, modules=modules, **names)
+                                          weight_quantization=quantization, modules=modules, fx_to_onnx=fx_to_onnx,
+                                          **names)
         except NeedsWholeProgramDecomposition as e:
             reason = str(e)
         if reason:  # the rare program that only functionalization of the whole program can express
             decomposed_at = time.perf_counter()
             ep = ep.run_decompositions(decomposition_table(registry))
             timings["decompositions"] = time.perf_counter() - decomposed_at
+            fx_to_onnx.clear()
             graph, diagnostics = translate(ep, registry, opset, dim_names, decompose_nodes=False, optimize=optimize,
-                                          weight_quantization=quantization, modules=modules, **names)
+                                          weight_quantization=quantization, modules=modules, fx_to_onnx=fx_to_onnx,
+                                          **names)
             diagnostics.insert(0, f"the whole program was decomposed (run_decompositions) because {reason}")
         timings["translate"] = time.perf_counter() - t - timings.get("decompositions", 0.0)
         notes.extend(_static_dims(graph, requested, strategy, refinements, bool(reason)))
         result = ExportResult(graph, model, ep, timings, notes + diagnostics, strategy)
+        result.fx_to_onnx = fx_to_onnx
         if sample is not None and quantization is not None:
             checked = ("skipped for the ONNX model: weight_quantization changes its numbers by design "
                        "(bench/bench_quantize.py measures by how much)")
@@ -346,11 +352,14 @@ def translate(
     weight_quantization: WeightQuantization | None = None,
     exact_nan: bool = True,
     modules: ModuleSelection | None = None,
+    fx_to_onnx: dict[str, list[str]] | None = None,
 ) -> tuple[Any, list[str]]:
     """Translate the ExportedProgram's graph. With decompose_nodes, an op without a function is
     decomposed on its own node (NeedsWholeProgramDecomposition when that is impossible);
     without, every op must have a function (UnsupportedOpsError lists those that do not).
-    With `modules`, the calls of those modules become local functions (module_functions.py)."""
+    With `modules`, the calls of those modules become local functions (module_functions.py).
+    `fx_to_onnx`, when given, is filled with each call_function FX node's ONNX value names, as
+    named in the returned graph (the optimizer may have removed some)."""
     if not decompose_nodes:
         check_supported(ep, registry)
     g = GraphBuilder(opset=opset, exact_nan=exact_nan)
@@ -362,15 +371,16 @@ def translate(
     state = ep.state_dict
     ctx = _Context(ep.graph, registry, decompose_nodes)
     onnx_names = _onnx_names(ep, input_names, output_names)
+    values: dict[str, list[Value]] = {}  # call_function FX node -> the Values it became
     for node in ep.graph.nodes:
         if node.op == "placeholder":
             name = onnx_names.get(node.name, node.name)
             env[node.name] = _placeholder(g, node, specs.get(node.name), state, constants, renames, name)
-        elif node.op == "call_function" and modules is not None:
-            with g.metadata(**{MODULE_CALL: node.name}):  # which module calls made these nodes
-                env[node.name] = _call(g, node, registry, env, renames, diagnostics, ctx)
         elif node.op == "call_function":
-            env[node.name] = _call(g, node, registry, env, renames, diagnostics, ctx)
+            # with modules: which module calls made these nodes
+            with g.metadata(**{MODULE_CALL: node.name}) if modules is not None else contextlib.nullcontext():
+                env[node.name] = _call(g, node, registry, env, renames, diagnostics, ctx)
+            values[node.name] = [v for v in pytree.tree_leaves(env[node.name]) if isinstance(v, Value)]
         elif node.op == "get_attr":  # a higher-order op's body (a Body its function translates)
             env[node.name] = attribute(g, ep.graph_module, node, _body_translator(registry, renames, diagnostics))
         elif node.op == "output":
@@ -408,7 +418,10 @@ def translate(
     runtime_guards.guard(g)  # forms onnxruntime's own graph optimizations leave exact
     if modules is not None:  # after the optimizer, which then sees (and fuses across) the whole graph
         diagnostics.extend(outline_modules(g.graph, ep.graph, modules, merged))
-    return g.to_graph(), diagnostics  # checked; the weights stay views of the parameters
+    graph = g.to_graph()  # checked; the weights stay views of the parameters
+    if fx_to_onnx is not None:  # the names after the optimizer and the outputs' naming
+        fx_to_onnx.update({name: [v.name for v in vs] for name, vs in values.items()})
+    return graph, diagnostics
 
 
 def _written_outputs(ctx: _Context, specs: dict) -> list[tuple[str, Any]]:

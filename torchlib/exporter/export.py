@@ -358,8 +358,8 @@ def translate(
     decomposed on its own node (NeedsWholeProgramDecomposition when that is impossible);
     without, every op must have a function (UnsupportedOpsError lists those that do not).
     With `modules`, the calls of those modules become local functions (module_functions.py).
-    `fx_to_onnx`, when given, is filled with each call_function FX node's ONNX value names, as
-    named in the returned graph (the optimizer may have removed some)."""
+    `fx_to_onnx`, when given, is filled with each call_function FX node's ONNX value names in
+    the returned graph; [] where the optimizer removed or rewrote a value (`_unchanged`)."""
     if not decompose_nodes:
         check_supported(ep, registry)
     g = GraphBuilder(opset=opset, exact_nan=exact_nan)
@@ -406,6 +406,8 @@ def translate(
     g.graph.metadata["torchlib.opset"] = str(opset)
     g.graph.metadata["torchlib.exact_nan"] = str(bool(exact_nan))
     merged: list[tuple[Any, Any]] = []  # the common-subexpression pass's (kept, dropped) nodes
+    made = {name: [(v, v.name, v.producer, _node_inputs(v.producer)) for v in vs]
+            for name, vs in values.items()}  # as translated (outputs named), before the optimizer
     if optimize:
         report = optimize_graph(g, merged=None if modules is None else lambda kept, dropped: merged.append((kept, dropped)))
         if report.get(BATCH_NORMS_LEFT):
@@ -419,9 +421,27 @@ def translate(
     if modules is not None:  # after the optimizer, which then sees (and fuses across) the whole graph
         diagnostics.extend(outline_modules(g.graph, ep.graph, modules, merged))
     graph = g.to_graph()  # checked; the weights stay views of the parameters
-    if fx_to_onnx is not None:  # the names after the optimizer and the outputs' naming
-        fx_to_onnx.update({name: [v.name for v in vs] for name, vs in values.items()})
+    if fx_to_onnx is not None:
+        live = set(map(id, graph.nodes))
+        fx_to_onnx.update({name: [v.name for v, *_ in vs] if all(_unchanged(graph, live, *x) for x in vs) else []
+                           for name, vs in made.items()})
     return graph, diagnostics
+
+
+def _node_inputs(node: Any) -> list[tuple[Any, Any]] | None:
+    """A node's inputs and their payloads (the optimizer writes some in place)."""
+    return None if node is None else [(v, getattr(v, "const_value", None)) for v in node.inputs]
+
+
+def _unchanged(graph: Any, live: set[int], v: Value, name: str, producer: Any, inputs: list | None) -> bool:
+    """Whether the optimized graph has `v` under its name, made by the same node from the same
+    inputs (a BatchNorm folded into its Conv rescales the Conv's weight in place: the Conv's
+    value then means another thing)."""
+    if producer is None:
+        return v.name == name and (graph.initializers.get(name) is v or v in graph.inputs)
+    now = _node_inputs(producer) or []
+    return (v.name == name and v.producer is producer and id(producer) in live and len(now) == len(inputs or [])
+            and all(a is b and p is q for (a, p), (b, q) in zip(now, inputs or [])))
 
 
 def _written_outputs(ctx: _Context, specs: dict) -> list[tuple[str, Any]]:

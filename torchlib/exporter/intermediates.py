@@ -22,6 +22,9 @@ if TYPE_CHECKING:
     from torchlib.exporter.result import ExportResult, OutputDiff
 
 
+OPTIMIZED = "optimized away, or rewritten by the optimizer (or inside a local function)"
+
+
 @dataclasses.dataclass
 class IntermediateDiff:
     """One FX node whose ONNX value differs from torch's beyond the tolerance of its dtype."""
@@ -107,17 +110,19 @@ def compare_intermediates(result: ExportResult, args: tuple, kwargs: dict, outpu
         names = result.fx_to_onnx[node.name]
         if isinstance(node.target, torch._ops.OpOverload) and torch.Tag.nondeterministic_seeded in node.target.tags:
             not_compared[node.name] = "random"
+        elif not expected:
+            not_compared[node.name] = "no tensor value"
+        elif not names:
+            not_compared[node.name] = OPTIMIZED
         elif len(expected) != len(names):
             not_compared[node.name] = f"{len(expected)} torch tensors, {len(names)} ONNX values"
-        elif not names:
-            not_compared[node.name] = "no tensor value"
         for name, value in zip(names, expected) if node.name not in not_compared else ():
             if name in produced and produced[name].dtype is not None or name in graph.initializers:
                 pairs.append((node, name, value))
             elif name in inputs:
                 not_compared.setdefault(node.name, "the graph's input itself")
             else:
-                not_compared.setdefault(node.name, "optimized away (or inside a local function)")
+                not_compared.setdefault(node.name, OPTIMIZED)
     actual = _onnx_values(result, args, kwargs, sorted({n for _, n, _ in pairs}))
     compared: dict[str, OutputDiff] = {}
     first = None

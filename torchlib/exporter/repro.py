@@ -53,7 +53,7 @@ def main(functions=None):
     for d in diffs:
         print(f"{{d.name}}: max abs {{d.max_abs:.3g}}, max rel {{d.max_rel:.3g}} {{'ok' if d.ok() else 'DIFFERS'}}")
     if not all(d.ok() for d in diffs):
-        raise AssertionError(f"{op} differs from torch on the recorded inputs")
+        raise AssertionError("{op} differs from torch on the recorded inputs")
 
 
 if __name__ == "__main__":

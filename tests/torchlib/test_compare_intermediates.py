@@ -34,7 +34,7 @@ class Block(torch.nn.Module):
 
 
 class Net(torch.nn.Module):
-    def __init__(self, width: int = 8, depth: int = 3):
+    def __init__(self, width: int = 8, depth: int = 4):
         super().__init__()
         self.embed = torch.nn.Linear(4, width)
         self.blocks = torch.nn.ModuleList(Block(width) for _ in range(depth))

@@ -126,8 +126,8 @@ def compare_intermediates(result: ExportResult, args: tuple, kwargs: dict, outpu
     actual = _onnx_values(result, args, kwargs, sorted({n for _, n, _ in pairs}))
     compared: dict[str, OutputDiff] = {}
     first = None
-    for node, name, expected in pairs:
-        diff = compare(name, expected, actual[name])
+    for node, name, value in pairs:
+        diff = compare(name, value, actual[name])
         if node.name not in compared or not diff.ok():
             compared[node.name] = diff
         if first is None and not diff.ok():

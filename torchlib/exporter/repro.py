@@ -72,6 +72,8 @@ def write_repro(node: torch.fx.Node, values: dict[str, Any], directory: str | os
     args, kwargs = pytree.tree_map(value, (node.args, dict(node.kwargs)), is_leaf=lambda x: isinstance(x, torch.fx.Node))
     torch.save({"args": args, "kwargs": kwargs}, os.path.join(directory, "inputs.pt"))
     target = node.target
+    if not isinstance(target, torch._ops.OpOverload):
+        raise TypeError(f"a repro is written for an ATen op; FX node {node.name!r} calls {target}")
     qualified = f"{target.namespace}.{target._opname}.{target._overloadname}"
     path = os.path.join(directory, "repro.py")
     with open(path, "w") as f:

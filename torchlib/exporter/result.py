@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import os
-from typing import Any
+from typing import Any, Literal, overload
 
 import numpy as np
 import onnx
@@ -299,6 +299,14 @@ class ExportResult:
         return (f"ExportResult(inputs=[{', '.join(describe(v) for v in graph.inputs)}], "
                 f"outputs=[{', '.join(describe(v) for v in graph.outputs)}], nodes={len(graph.nodes)}, "
                 f"opset={graph.opset_imports.get('', '?')}, initializers={len(graph.initializers)} ({size / 1e6:.1f} MB))")
+
+    @overload
+    def verify(self, *args: Any, compare_intermediates: Literal[False] = False, repro_dir: None = None,
+               **kwargs: Any) -> list[OutputDiff]: ...
+
+    @overload
+    def verify(self, *args: Any, compare_intermediates: Literal[True], repro_dir: str | os.PathLike[str] | None = None,
+               **kwargs: Any) -> VerifyReport: ...
 
     def verify(self, *args: Any, compare_intermediates: bool = False, repro_dir: str | os.PathLike[str] | None = None,
                **kwargs: Any) -> list[OutputDiff] | VerifyReport:

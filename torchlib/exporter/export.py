@@ -6,6 +6,7 @@ node is looked up by its ATen overload and the function is called under the trac
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import time
 import warnings
@@ -212,21 +213,26 @@ def _export(model: torch.nn.Module | torch.export.ExportedProgram, args: Any, kw
         t = time.perf_counter()
         names = {"input_names": input_names, "output_names": output_names, "exact_nan": exact_nan}
         reason = ""
+        fx_to_onnx: dict[str, list[str]] = {}
         try:
             graph, diagnostics = translate(ep, registry, opset, dim_names, decompose_nodes=True, optimize=optimize,
-                                          weight_quantization=quantization, modules=modules, **names)
+                                          weight_quantization=quantization, modules=modules, fx_to_onnx=fx_to_onnx,
+                                          **names)
         except NeedsWholeProgramDecomposition as e:
             reason = str(e)
         if reason:  # the rare program that only functionalization of the whole program can express
             decomposed_at = time.perf_counter()
             ep = ep.run_decompositions(decomposition_table(registry))
             timings["decompositions"] = time.perf_counter() - decomposed_at
+            fx_to_onnx.clear()
             graph, diagnostics = translate(ep, registry, opset, dim_names, decompose_nodes=False, optimize=optimize,
-                                          weight_quantization=quantization, modules=modules, **names)
+                                          weight_quantization=quantization, modules=modules, fx_to_onnx=fx_to_onnx,
+                                          **names)
             diagnostics.insert(0, f"the whole program was decomposed (run_decompositions) because {reason}")
         timings["translate"] = time.perf_counter() - t - timings.get("decompositions", 0.0)
         notes.extend(_static_dims(graph, requested, strategy, refinements, bool(reason)))
         result = ExportResult(graph, model, ep, timings, notes + diagnostics, strategy, dataclass_types)
+        result.fx_to_onnx = fx_to_onnx
         if sample is not None and quantization is not None:
             checked = ("skipped for the ONNX model: weight_quantization changes its numbers by design "
                        "(bench/bench_quantize.py measures by how much)")
@@ -348,11 +354,14 @@ def translate(
     weight_quantization: WeightQuantization | None = None,
     exact_nan: bool = True,
     modules: ModuleSelection | None = None,
+    fx_to_onnx: dict[str, list[str]] | None = None,
 ) -> tuple[Any, list[str]]:
     """Translate the ExportedProgram's graph. With decompose_nodes, an op without a function is
     decomposed on its own node (NeedsWholeProgramDecomposition when that is impossible);
     without, every op must have a function (UnsupportedOpsError lists those that do not).
-    With `modules`, the calls of those modules become local functions (module_functions.py)."""
+    With `modules`, the calls of those modules become local functions (module_functions.py).
+    `fx_to_onnx`, when given, is filled with each call_function FX node's ONNX value names in
+    the returned graph; [] where the optimizer removed or rewrote a value (`_unchanged`)."""
     if not decompose_nodes:
         check_supported(ep, registry)
     g = GraphBuilder(opset=opset, exact_nan=exact_nan)
@@ -364,15 +373,16 @@ def translate(
     state = ep.state_dict
     ctx = _Context(ep.graph, registry, decompose_nodes)
     onnx_names = _onnx_names(ep, input_names, output_names)
+    values: dict[str, list[Value]] = {}  # call_function FX node -> the Values it became
     for node in ep.graph.nodes:
         if node.op == "placeholder":
             name = onnx_names.get(node.name, node.name)
             env[node.name] = _placeholder(g, node, specs.get(node.name), state, constants, renames, name)
-        elif node.op == "call_function" and modules is not None:
-            with g.metadata(**{MODULE_CALL: node.name}):  # which module calls made these nodes
-                env[node.name] = _call(g, node, registry, env, renames, diagnostics, ctx)
         elif node.op == "call_function":
-            env[node.name] = _call(g, node, registry, env, renames, diagnostics, ctx)
+            # with modules: which module calls made these nodes
+            with g.metadata(**{MODULE_CALL: node.name}) if modules is not None else contextlib.nullcontext():
+                env[node.name] = _call(g, node, registry, env, renames, diagnostics, ctx)
+            values[node.name] = [v for v in pytree.tree_leaves(env[node.name]) if isinstance(v, Value)]
         elif node.op == "get_attr":  # a higher-order op's body (a Body its function translates)
             env[node.name] = attribute(g, ep.graph_module, node, _body_translator(registry, renames, diagnostics))
         elif node.op == "output":
@@ -400,6 +410,8 @@ def translate(
     g.graph.metadata["torchlib.opset"] = str(opset)
     g.graph.metadata["torchlib.exact_nan"] = str(bool(exact_nan))
     merged: list[tuple[Any, Any]] = []  # the common-subexpression pass's (kept, dropped) nodes
+    made = {name: [(v, v.name, v.producer, _node_inputs(v.producer)) for v in vs]
+            for name, vs in values.items()}  # as translated (outputs named), before the optimizer
     if optimize:
         report = optimize_graph(g, merged=None if modules is None else lambda kept, dropped: merged.append((kept, dropped)))
         if report.get(BATCH_NORMS_LEFT):
@@ -412,7 +424,28 @@ def translate(
     runtime_guards.guard(g)  # forms onnxruntime's own graph optimizations leave exact
     if modules is not None:  # after the optimizer, which then sees (and fuses across) the whole graph
         diagnostics.extend(outline_modules(g.graph, ep.graph, modules, merged))
-    return g.to_graph(), diagnostics  # checked; the weights stay views of the parameters
+    graph = g.to_graph()  # checked; the weights stay views of the parameters
+    if fx_to_onnx is not None:
+        live = set(map(id, graph.nodes))
+        fx_to_onnx.update({name: [v.name for v, *_ in vs] if all(_unchanged(graph, live, *x) for x in vs) else []
+                           for name, vs in made.items()})
+    return graph, diagnostics
+
+
+def _node_inputs(node: Any) -> list[tuple[Any, Any]] | None:
+    """A node's inputs and their payloads (the optimizer writes some in place)."""
+    return None if node is None else [(v, getattr(v, "const_value", None)) for v in node.inputs]
+
+
+def _unchanged(graph: Any, live: set[int], v: Value, name: str, producer: Any, inputs: list | None) -> bool:
+    """Whether the optimized graph has `v` under its name, made by the same node from the same
+    inputs (a BatchNorm folded into its Conv rescales the Conv's weight in place: the Conv's
+    value then means another thing)."""
+    if producer is None:
+        return v.name == name and (graph.initializers.get(name) is v or v in graph.inputs)
+    now = _node_inputs(producer) or []
+    return (v.name == name and v.producer is producer and id(producer) in live and len(now) == len(inputs or [])
+            and all(a is b and p is q for (a, p), (b, q) in zip(now, inputs or [])))
 
 
 def _written_outputs(ctx: _Context, specs: dict) -> list[tuple[str, Any]]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import os
-from typing import Any
+from typing import Any, Literal, overload
 
 import numpy as np
 import onnx
@@ -19,6 +19,8 @@ from graph_builder.ir import COMPLEX_KEY, Graph, ModelTooLargeError, complex_fro
 from graph_builder.opset import numpy_to_torch, torch_to_numpy
 from torchlib.exporter import dataclass_trees
 from torchlib.exporter.hf_cache import contains_cache, registered
+from torchlib.exporter.intermediates import VerifyReport
+from torchlib.exporter.intermediates import compare_intermediates as compare_nodes
 
 # verify's tolerances (atol, rtol) by output dtype. atol is relative to the output's scale (its
 # largest magnitude, at least 1). Half types round every op's result: a whole model stays within
@@ -116,6 +118,9 @@ class ExportResult:
         self.timings = timings
         self.diagnostics = diagnostics
         self.self_check = "not run"  # what export's self-check on the sample found, or why it did not run
+        # each call_function FX node of exported_program -> the names of the ONNX values it became
+        # (set by export; a name absent from the graph was removed by the optimizer)
+        self.fx_to_onnx: dict[str, list[str]] = {}
         self._session: ort.InferenceSession | None = None
         self._model_proto: onnx.ModelProto | None = None
         self._weights = _WeightVersions(model, exported_program)
@@ -301,9 +306,30 @@ class ExportResult:
                 f"outputs=[{', '.join(describe(v) for v in graph.outputs)}], nodes={len(graph.nodes)}, "
                 f"opset={graph.opset_imports.get('', '?')}, initializers={len(graph.initializers)} ({size / 1e6:.1f} MB))")
 
-    def verify(self, *args: Any, **kwargs: Any) -> list[OutputDiff]:
+    @overload
+    def verify(self, *args: Any, compare_intermediates: Literal[False] = False, repro_dir: None = None,
+               **kwargs: Any) -> list[OutputDiff]: ...
+
+    @overload
+    def verify(self, *args: Any, compare_intermediates: Literal[True], repro_dir: str | os.PathLike[str] | None = None,
+               **kwargs: Any) -> VerifyReport: ...
+
+    def verify(self, *args: Any, compare_intermediates: bool = False, repro_dir: str | os.PathLike[str] | None = None,
+               **kwargs: Any) -> list[OutputDiff] | VerifyReport:
         """Max absolute and relative difference of each output of forward against torch eager,
-        with the tolerance of its dtype (`OutputDiff.ok()`)."""
+        with the tolerance of its dtype (`OutputDiff.ok()`): a list of OutputDiff.
+
+        With compare_intermediates=True, also every FX node of the captured program against
+        the ONNX value it became (`fx_to_onnx`), on the same inputs: a `VerifyReport` whose
+        `first_divergence` names the first node in graph order that differs beyond tolerance
+        (ATen op, module, source line, inputs), or is None. With `repro_dir`, that node's op
+        alone is written there as `repro.py` + `inputs.pt`, a script that exports it and fails."""
+        if compare_intermediates:
+            outputs = self.verify(*args, **kwargs)
+            return compare_nodes(self, args, kwargs, outputs, repro_dir)
+        if repro_dir is not None:
+            raise TypeError("verify(repro_dir=...) writes the repro of the first differing node: "
+                            "give compare_intermediates=True too")
         actual = self.run(*args, **kwargs)[len(self.written_inputs):]  # first: torch may write into the inputs
         # the buffers the program writes (a training-mode batch norm's running statistics) are
         # put back after torch's run: verifying must not change the user's model

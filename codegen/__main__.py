@@ -27,13 +27,16 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "check":
         from codegen import check
 
-        problems = check.run()
+        problems, notes = check.run()
+        for note in notes:
+            print("note:", note, end="\n\n")
         for problem in problems:
             print(problem, end="\n\n")
         if problems:
             print(f"{len(problems)} problem(s)")
             return 1
-        print("OK: every registered function matches its schema; generated files are up to date")
+        print("OK: every registered function matches its schema; generated files are up to date"
+              + (f" ({len(notes)} note(s) on the installed torch)" if notes else ""))
         return 0
     import torchlib
     from codegen import coverage, native

@@ -37,6 +37,8 @@ STACK = ("torch", "onnx", "onnxruntime", "numpy")
 # built for one torch release each: their constraints.txt pins (the pinned torch's) are left out too,
 # pip picks the one that matches the torch under test
 TORCH_TIED = ("torchvision",)
+# left out too when --numpy is given: ml_dtypes 0.6 needs numpy 2, pip picks one for numpy 1.26
+NUMPY_TIED = ("ml_dtypes",)
 VERSIONS = (
     "import json, platform, numpy, onnx, onnxruntime, torch; "
     "print(json.dumps({'python': platform.python_version(), 'torch': torch.__version__, 'onnx': onnx.__version__, "
@@ -57,10 +59,11 @@ def _venv(args: argparse.Namespace, py_version: str) -> Path:
     return Path(args.cache).expanduser() / name
 
 
-def _constraints_without_stack() -> str:
-    """constraints.txt less the pins of the stack under test (and of torchvision), as a temporary file."""
+def _constraints_without_stack(numpy_given: bool) -> str:
+    """constraints.txt less the pins of the stack under test (and of the packages tied to it), as a temporary file."""
+    left_out = STACK + TORCH_TIED + (NUMPY_TIED if numpy_given else ())
     lines = [line for line in (ROOT / "constraints.txt").read_text().splitlines()
-             if re.split(r"[=<>!~ ]", line.strip(), maxsplit=1)[0].lower() not in STACK + TORCH_TIED]
+             if re.split(r"[=<>!~ ]", line.strip(), maxsplit=1)[0].lower() not in left_out]
     handle = tempfile.NamedTemporaryFile("w", suffix="-constraints.txt", delete=False)
     handle.write("\n".join(lines) + "\n")
     handle.close()
@@ -95,7 +98,7 @@ def main(argv: list[str]) -> int:
     if not venv.exists():
         _run([args.python, "-m", "venv", str(venv)], check=True)
     pins = [f"torch=={args.torch}"] + [f"{p}=={getattr(args, p)}" for p in STACK[1:] if getattr(args, p)]
-    constraints = _constraints_without_stack()
+    constraints = _constraints_without_stack(numpy_given=bool(args.numpy))
     try:
         _run([python, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "-c", constraints,
               *pins, "-e", f"{ROOT}[test,bench]"], check=True)

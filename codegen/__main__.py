@@ -51,6 +51,10 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(report, indent=1))
     else:
         print(coverage.format_report(report, args.missing))
+        from codegen import check
+
+        for note in check.torch_notes():  # the installed torch is not the one the stubs are of
+            print("note:", note)
     return 0
 
 

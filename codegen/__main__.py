@@ -27,13 +27,16 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "check":
         from codegen import check
 
-        problems = check.run()
+        problems, notes = check.run()
+        for note in notes:
+            print("note:", note, end="\n\n")
         for problem in problems:
             print(problem, end="\n\n")
         if problems:
             print(f"{len(problems)} problem(s)")
             return 1
-        print("OK: every registered function matches its schema; generated files are up to date")
+        print("OK: every registered function matches its schema; generated files are up to date"
+              + (f" ({len(notes)} note(s) on the installed torch)" if notes else ""))
         return 0
     import torchlib
     from codegen import coverage, native
@@ -48,6 +51,10 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(report, indent=1))
     else:
         print(coverage.format_report(report, args.missing))
+        from codegen import check
+
+        for note in check.torch_notes():  # the installed torch is not the one the stubs are of
+            print("note:", note)
     return 0
 
 

@@ -14,6 +14,7 @@ second run changes nothing.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 
 from codegen import files, native, signature
@@ -67,8 +68,9 @@ def _module(title: str, stubs: list[tuple[str, str]]) -> str:
     return head + "\n\n" + body
 
 
-def generate(overloads: Iterable[native.Overload], registered: Iterable[str]) -> dict[str, str]:
-    """Relative path -> text of every generated stub module (and the package's __init__)."""
+def generate(overloads: Iterable[native.Overload], registered: Iterable[str], torch_release: str = "the installed torch") -> dict[str, str]:
+    """Relative path -> text of every generated stub module (and the package's __init__, which
+    names the torch release whose native_functions.yaml they come from)."""
     done = set(registered)
     todo = sorted((o for o in overloads if o.is_functional and o.qualified_name not in done), key=lambda o: o.name)
     names: dict[str, str] = {}
@@ -89,7 +91,7 @@ def generate(overloads: Iterable[native.Overload], registered: Iterable[str]) ->
     n_core = sum(o.is_core for o in todo)
     init_doc = (
         "Typed stubs for the ATen overloads that have no function yet, by first letter or namespace.\n\n"
-        "Written by `python -m codegen aten` from the installed torch's native_functions.yaml: "
+        f"Written by `python -m codegen aten` from {_torch_words(torch_release)} native_functions.yaml: "
         f"{len(todo)}\nstubs, {n_core} of them tagged core. Nothing imports these modules; "
         "the registry sees only torchlib/ops."
     )
@@ -97,8 +99,22 @@ def generate(overloads: Iterable[native.Overload], registered: Iterable[str]) ->
     return out
 
 
+def _torch_words(release: str) -> str:
+    return f"torch {release}'s" if release[:1].isdigit() else f"{release}'s"
+
+
+STUBS_TORCH = re.compile(r"from torch (\d+\.\d+\.\d+)'s native_functions\.yaml")
+
+
+def installed_release() -> str:
+    """The installed torch as "2.13.0" (no local version: the CPU and CUDA builds have one YAML)."""
+    from torchlib.torch_version import TORCH
+
+    return ".".join(map(str, TORCH))
+
+
 def generate_current() -> dict[str, str]:
     """The stubs for the installed torch and the current registry."""
     import torchlib
 
-    return generate(native.load(), torchlib.get_registry().names())
+    return generate(native.load(), torchlib.get_registry().names(), installed_release())

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import difflib
 import inspect
+import re
 import shlex
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -180,7 +181,10 @@ def check_registry(registry: Any, overloads: Iterable[native.Overload] | None = 
             continue
         text = schema_text(e.name)
         if text is None:
-            problems.append(Problem(e.name, where, [f"{name} is not in native_functions.yaml nor among torch's registered {'ATen' if ns == 'aten' else ns} operators"]))
+            problems.append(Problem(e.name, where, [
+                f"{name} is not in native_functions.yaml nor among torch's registered {'ATen' if ns == 'aten' else ns} operators "
+                "(an op some torch in the support window lacks: register it with if_torch_has=True)"
+            ]))
             continue
         try:
             schema = native.parse_schema(text)
@@ -216,11 +220,63 @@ def run_command(command: str) -> dict[str, str]:
     raise ValueError(f"{command!r} does not generate files")
 
 
+def stubs_torch(on_disk: dict[str, str]) -> str | None:
+    """The torch release the ATen stubs on disk were generated from (their __init__ names it)."""
+    from codegen import aten
+
+    init = on_disk.get(f"{aten.DIRECTORY}/__init__.py", "")
+    m = aten.STUBS_TORCH.search(init.replace("\n", " "))
+    return m.group(1) if m else None
+
+
+def _stub_schemas(texts: Iterable[str]) -> dict[str, str]:
+    """overload name -> schema, from the docstrings of generated stubs."""
+    schemas = {}
+    for text in texts:
+        for schema in re.findall(r'^    """(\S+\(.*\) -> .*?)(?:""")?$', text, flags=re.M):
+            schemas[schema.split("(", 1)[0]] = schema
+    return schemas
+
+
+def torch_notes(root: Path = files.ROOT) -> list[str]:
+    """Where the installed torch is not the one the ATen stubs were generated from (another torch
+    in the support window): the overloads it adds, changes or no longer has, as notes. The stubs
+    stay those of the pinned torch; `check_generated` does not compare them then."""
+    from codegen import aten
+
+    on_disk = files.generated_files_on_disk(root)
+    generated_from, installed = stubs_torch(on_disk), aten.installed_release()
+    if generated_from is None or generated_from == installed:
+        return []
+    produced = {rel: text for rel, text in aten.generate_current().items() if rel.startswith(aten.DIRECTORY)}
+    old = _stub_schemas(text for rel, text in on_disk.items() if rel.startswith(aten.DIRECTORY))
+    new = _stub_schemas(produced.values())
+    head = f"torch {installed} is installed; the stubs in {aten.DIRECTORY} are torch {generated_from}'s:"
+    notes = []
+    added = sorted(set(new) - set(old))
+    changed = sorted(n for n in set(new) & set(old) if new[n] != old[n])
+    gone = sorted(set(old) - set(new))
+    if added:
+        notes.append(f"{head} {len(added)} overload(s) without a function are new in torch {installed}: " + ", ".join(added))
+    for name in changed:
+        notes.append(f"{head} {name} changed its schema\n    - {old[name]}\n    + {new[name]}")
+    if gone:
+        notes.append(f"{head} {len(gone)} overload(s) are not in torch {installed}'s native_functions.yaml: " + ", ".join(gone))
+    return notes
+
+
 def check_generated(root: Path = files.ROOT, commands: Iterable[str] = DEFAULT_COMMANDS) -> list[Problem]:
     """Regenerate in memory every file the default commands and the headers found on disk name,
-    and compare with the files under torchlib/generated and graph_builder/generated."""
+    and compare with the files under torchlib/generated and graph_builder/generated. The ATen
+    stubs are compared only on the torch they were generated from (the pinned one); on another
+    torch `torch_notes` reports how its overloads differ."""
+    from codegen import aten
+
     on_disk = files.generated_files_on_disk(root)
     wanted = set(commands) | {c for c in map(files.command_of, on_disk.values()) if c}
+    if stubs_torch(on_disk) not in (None, aten.installed_release()):
+        on_disk = {rel: text for rel, text in on_disk.items() if files.command_of(text) != aten.COMMAND}
+        wanted.discard(aten.COMMAND)
     expected: dict[str, tuple[str, str]] = {}
     problems = []
     for command in sorted(wanted):
@@ -251,9 +307,21 @@ def check_generated(root: Path = files.ROOT, commands: Iterable[str] = DEFAULT_C
     return problems
 
 
-def run(registry: Any = None, root: Path = files.ROOT) -> list[Problem]:
+def registry_notes(registry: Any) -> list[str]:
+    """The functions left unregistered because the installed torch has no op for them."""
+    from codegen import aten
+
+    return [
+        f"{e.name}: {_qualname(e.function)} is not registered: torch {aten.installed_release()} has no such op"
+        for e in getattr(registry, "not_in_torch", [])
+    ]
+
+
+def run(registry: Any = None, root: Path = files.ROOT) -> tuple[list[Problem], list[str]]:
+    """The problems (each a failure) and the notes (how the installed torch differs from the
+    pinned one the stubs come from: not failures)."""
     if registry is None:
         import torchlib
 
         registry = torchlib.get_registry()
-    return check_registry(registry) + check_generated(root)
+    return check_registry(registry) + check_generated(root), registry_notes(registry) + torch_notes(root)

@@ -4,6 +4,10 @@ numpy and Python, in a venv built for it from the package registry.
     python tools/compat.py --torch 2.11.0
     python tools/compat.py --torch 2.10.0 --onnxruntime 1.22.0 --onnx 1.18.0 --numpy 1.26.4
     python tools/compat.py --torch 2.14.1 --python /path/to/python3.12
+    python tools/compat.py --torch 2.12.1 --tests "tests/ops tests/codegen -k 'not slow_thing'"
+
+--tests runs a part of the suite instead (pytest arguments, as one string): the summary line
+names them, so a table row says what ran.
 
 torch is always pinned (pip never picks a torch here). onnx, onnxruntime and numpy are pinned
 when given, else pip picks them for that torch (within pyproject.toml's bounds). The test tools
@@ -30,6 +34,11 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 STACK = ("torch", "onnx", "onnxruntime", "numpy")
+# built for one torch release each: their constraints.txt pins (the pinned torch's) are left out too,
+# pip picks the one that matches the torch under test
+TORCH_TIED = ("torchvision",)
+# left out too when --numpy is given: ml_dtypes 0.6 needs numpy 2, pip picks one for numpy 1.26
+NUMPY_TIED = ("ml_dtypes",)
 VERSIONS = (
     "import json, platform, numpy, onnx, onnxruntime, torch; "
     "print(json.dumps({'python': platform.python_version(), 'torch': torch.__version__, 'onnx': onnx.__version__, "
@@ -50,10 +59,11 @@ def _venv(args: argparse.Namespace, py_version: str) -> Path:
     return Path(args.cache).expanduser() / name
 
 
-def _constraints_without_stack() -> str:
-    """constraints.txt less the pins of the stack under test, as a temporary file."""
+def _constraints_without_stack(numpy_given: bool) -> str:
+    """constraints.txt less the pins of the stack under test (and of the packages tied to it), as a temporary file."""
+    left_out = STACK + TORCH_TIED + (NUMPY_TIED if numpy_given else ())
     lines = [line for line in (ROOT / "constraints.txt").read_text().splitlines()
-             if re.split(r"[=<>!~ ]", line.strip(), maxsplit=1)[0].lower() not in STACK]
+             if re.split(r"[=<>!~ ]", line.strip(), maxsplit=1)[0].lower() not in left_out]
     handle = tempfile.NamedTemporaryFile("w", suffix="-constraints.txt", delete=False)
     handle.write("\n".join(lines) + "\n")
     handle.close()
@@ -78,6 +88,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--cache", default=os.environ.get("TORCHLIB_COMPAT_CACHE", "~/.cache/torchlib-compat"), help="where the venvs are kept")
     parser.add_argument("--workers", default="2", help="pytest -n (default 2)")
     parser.add_argument("--junit", help="also write pytest's JUnit XML here (to list the failures)")
+    parser.add_argument("--tests", help="pytest arguments for a part of the suite, as one string (default: the whole default suite)")
     args = parser.parse_args(argv)
 
     py_version = subprocess.run([args.python, "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
@@ -87,10 +98,10 @@ def main(argv: list[str]) -> int:
     if not venv.exists():
         _run([args.python, "-m", "venv", str(venv)], check=True)
     pins = [f"torch=={args.torch}"] + [f"{p}=={getattr(args, p)}" for p in STACK[1:] if getattr(args, p)]
-    constraints = _constraints_without_stack()
+    constraints = _constraints_without_stack(numpy_given=bool(args.numpy))
     try:
         _run([python, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "-c", constraints,
-              *pins, "-e", f"{ROOT}[test]"], check=True)
+              *pins, "-e", f"{ROOT}[test,bench]"], check=True)
     finally:
         os.unlink(constraints)
     versions = json.loads(subprocess.run([python, "-c", VERSIONS], check=True, capture_output=True, text=True).stdout)
@@ -102,6 +113,8 @@ def main(argv: list[str]) -> int:
     pytest = [python, "-m", "pytest", "-n", args.workers, "-p", "no:cacheprovider"]
     if args.junit:
         pytest.append(f"--junitxml={args.junit}")
+    if args.tests:
+        pytest += shlex.split(args.tests)
     tests = _run(pytest, cwd=ROOT, env=env, capture_output=True, text=True)
     print(tests.stdout[-6000:], tests.stderr[-2000:], sep="\n")
     demo = _run([python, "-m", "torchlib", "demo"], cwd=ROOT, env=env, capture_output=True, text=True)

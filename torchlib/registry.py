@@ -28,6 +28,7 @@ from graph_builder import types
 from graph_builder.evaluator import EAGER, current_evaluator
 from graph_builder.ir import Value, complex_from_real_view, real_view
 from graph_builder.opset import as_array, numpy_to_torch
+from torchlib.torch_version import torch_has_op
 
 if TYPE_CHECKING:
     from graph_builder.builder import GraphBuilder
@@ -76,6 +77,8 @@ def _qualify(name: str) -> str:
 class Registry:
     def __init__(self) -> None:
         self._entries: dict[str, list[OverloadFunction]] = {}
+        # functions registered with if_torch_has=True whose op the installed torch does not have
+        self.not_in_torch: list[OverloadFunction] = []
 
     def register(self, name: str, function: Callable[..., Any], complex: bool = False) -> None:
         name = _qualify(name)
@@ -105,6 +108,7 @@ class Registry:
         their ops, replacing this registry's function for an op it has."""
         copy = Registry()
         copy._entries = {name: list(entries) for name, entries in self._entries.items()}
+        copy.not_in_torch = list(self.not_in_torch)
         for target, function in functions.items():
             name = qualified_name(target)
             copy._entries[name] = [OverloadFunction(name, function)]
@@ -202,15 +206,18 @@ def _dtype_arg(x: Any) -> Any:
     return x
 
 
-def aten_op(*names: str, complex: bool = False, not_unique: str = "",
-            registry: Registry = REGISTRY) -> Callable[[F], F]:
+def aten_op(*names: str, complex: bool = False, not_unique: str = "", registry: Registry = REGISTRY,
+            if_torch_has: bool = False) -> Callable[[F], F]:
     """Register a function under ATen overload names. The returned function runs eagerly when
     called outside a graph (torch in, torch out) and traces inside `with builder:`.
 
     not_unique: for an op whose outputs the math does not define uniquely (eigenvectors up to a
     phase, the order of equal scores), what is free; recorded in NOT_UNIQUE, where the exporter's
     self-check reads why an output that depends on the op may differ from torch's and still be
-    right."""
+    right.
+    if_torch_has: register only the names the installed torch has an op for, for ops torch added
+    or removed within the support window (README, "Supported versions"): no graph can contain an
+    op torch lacks, and `codegen check` would report its name as unknown."""
 
     def decorator(fn: F) -> F:
         @functools.wraps(fn)
@@ -237,7 +244,10 @@ def aten_op(*names: str, complex: bool = False, not_unique: str = "",
 
         wrapper.aten_names = tuple(_qualify(n) for n in names)  # type: ignore[attr-defined]
         for name in names:
-            registry.register(name, wrapper, complex=complex)
+            if not if_torch_has or torch_has_op(_qualify(name)):
+                registry.register(name, wrapper, complex=complex)
+            else:
+                registry.not_in_torch.append(OverloadFunction(_qualify(name), wrapper, complex))
             if not_unique:
                 NOT_UNIQUE[_qualify(name)] = not_unique
         return wrapper  # type: ignore[return-value]

@@ -43,3 +43,13 @@ def torch_matches(spec: str, version: tuple[int, ...] = TORCH) -> bool:
         if not _OPS[op](version[: len(bound)], bound):
             return False
     return True
+
+
+def torch_has_op(name: str) -> bool:
+    """Whether the installed torch has the operator overload "ns::op.overload" ("ns::op", or a
+    bare "op" in aten, for the default overload): a probe, for ops torch added or removed within
+    the support window (aten::qr and aten::cholesky are gone in 2.14)."""
+    namespace, _, rest = name.rpartition("::")
+    op_name, _, overload = rest.partition(".")
+    packet = getattr(getattr(torch.ops, namespace or "aten"), op_name, None)
+    return packet is not None and (overload or "default") in packet.overloads()

@@ -288,3 +288,46 @@ def test_a_header_naming_no_command_is_reported(tmp_path):
     (tmp_path / "torchlib/generated/x.py").write_text(files.header("frobnicate") + "x = 1\n")
     messages = [str(p) for p in check.check_generated(tmp_path, commands=[])]
     assert any(m.startswith("frobnicate: a generated file's header") for m in messages)
+
+
+def test_stubs_of_another_torch_give_notes_not_problems(tmp_path, monkeypatch):
+    """On a torch other than the one the stubs were generated from, how its overloads differ is
+    reported as notes; the stubs are not compared (they stay the pinned torch's)."""
+    from codegen import aten
+
+    older = native.parse_entries([
+        {"func": "relu(Tensor self) -> Tensor"},
+        {"func": "_cdist_backward(Tensor grad, Tensor x1) -> Tensor"},
+        {"func": "gone(Tensor self) -> Tensor"},
+    ])
+    installed = native.parse_entries([
+        {"func": "relu(Tensor self) -> Tensor"},
+        {"func": "_cdist_backward(Tensor grad_output, Tensor x1) -> Tensor"},
+        {"func": "added.Tensor(Tensor self, Tensor other) -> Tensor"},
+    ])
+    files.write(aten.generate(older, [], "2.0.0"), aten.COMMAND, tmp_path)
+    monkeypatch.setattr(aten, "generate_current", lambda: aten.generate(installed, [], aten.installed_release()))
+    assert check.stubs_torch(files.generated_files_on_disk(tmp_path)) == "2.0.0"
+    assert check.check_generated(tmp_path, commands=["aten"]) == []
+    notes = check.torch_notes(tmp_path)
+    assert len(notes) == 3
+    assert notes[0].endswith(f"1 overload(s) without a function are new in torch {aten.installed_release()}: added.Tensor")
+    assert "_cdist_backward changed its schema\n    - _cdist_backward(Tensor grad, Tensor x1) -> Tensor\n    + _cdist_backward(Tensor grad_output" in notes[1]
+    assert notes[2].endswith("native_functions.yaml: gone")
+
+
+def test_a_function_for_an_op_torch_lacks_is_a_note_when_marked():
+    from codegen import aten
+
+    registry = Registry()
+
+    @aten_op("aten::no_such_op_in_any_torch", registry=registry, if_torch_has=True)
+    def f(self):
+        """no_such_op_in_any_torch(Tensor self) -> Tensor"""
+        return self
+
+    assert "aten::no_such_op_in_any_torch" not in registry
+    assert check.check_registry(registry) == []
+    assert check.registry_notes(registry) == [
+        f"aten::no_such_op_in_any_torch: {check._qualname(f)} is not registered: torch {aten.installed_release()} has no such op"
+    ]

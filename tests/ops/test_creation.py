@@ -11,6 +11,7 @@ from graph_builder import op
 from torchlib.ops import creation
 from torchlib.ops import elementwise as ew
 from torchlib.testing import run_dynamic
+from torchlib.torch_version import torch_matches
 
 A = torch.ops.aten
 DTYPES = [None] + ALL_DTYPES
@@ -65,6 +66,12 @@ def test_arange(bounds, dtype):
         pytest.skip("out of the dtype's exact range")
     aten = {1: A.arange.default, 2: A.arange.start, 3: A.arange.start_step}[len(bounds)]
     fn = {1: creation.aten_arange, 2: creation.aten_arange_start, 3: creation.aten_arange_start_step}[len(bounds)]
+    if dtype == torch.int64 and len(bounds) == 3 and int(bounds[2]) == 0 and torch_matches("<2.13"):
+        # torch 2.12.1's kernel divides by the step truncated to 0 and the process dies (SIGFPE);
+        # 2.13 raises "step must be nonzero", 2.14 counts in double. Ours raises.
+        with pytest.raises((TypeError, ValueError)):
+            fn(*bounds, dtype=dtype)
+        return
     check(fn, aten, *bounds, dtype=dtype)
 
 

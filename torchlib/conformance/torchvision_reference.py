@@ -11,8 +11,10 @@ when torchvision's own are not loaded, so that models calling torchvision.ops ca
 
 from __future__ import annotations
 
+import importlib.util
 import math
 import sys
+from pathlib import Path
 
 import torch
 
@@ -323,7 +325,7 @@ def register() -> bool:
     adds shape functions for the rest, and tells torchvision its ops are there. Returns
     whether it defined them (False when torchvision's own ops are loaded, or already done)."""
     global _LIBRARY
-    if _LIBRARY is not None or hasattr(torch.ops.torchvision, "nms"):
+    if _LIBRARY is not None or hasattr(torch.ops.torchvision, "nms") or _own_ops_load():
         return False
     library = torch.library.Library("torchvision", "DEF")
     for name, schema in SCHEMAS.items():
@@ -348,6 +350,21 @@ def register() -> bool:
 
 def _has_ops() -> bool:
     return True
+
+
+def _own_ops_load() -> bool:
+    """Whether torchvision's compiled ops load beside the installed torch, loading them if so:
+    a torchvision built for it (the CUDA builds of both, as tools/compat.py installs for torch
+    releases other than the pinned CPU one). Defining the stand-ins first would make torchvision's
+    own registration abort the process."""
+    spec = importlib.util.find_spec("torchvision")
+    for folder in (spec.submodule_search_locations or []) if spec else []:
+        for library in sorted(Path(folder).glob("_C*.so")):
+            try:
+                torch.ops.load_library(str(library))
+            except OSError:  # built for another torch (undefined symbols)
+                return False
+    return hasattr(torch.ops.torchvision, "nms")
 
 
 def _fake(name: str):

@@ -41,7 +41,11 @@ from typing import Any
 
 import torch
 import torch.utils._pytree as pytree
-from torch.fx.experimental.symbolic_shapes import optimization_hint
+
+try:  # torch 2.12 on
+    from torch.fx.experimental.symbolic_shapes import optimization_hint
+except ImportError:  # torch 2.10, 2.11: the same unguarded size hint under its older name
+    from torch.fx.experimental.symbolic_shapes import hint_int as optimization_hint
 
 from torchlib.exporter.result import ExportResult, OutputDiff, compare, put_back, snapshot
 from torchlib.exporter.subgraph import all_nodes

@@ -206,7 +206,10 @@ def aten_complex(real: TFloat, imag: TFloat) -> TTensor:
 def aten_polar(abs: TFloat, angle: TFloat) -> TTensor:
     """polar(Tensor abs, Tensor angle) -> Tensor"""
     if abs.dtype not in (FLOAT, DOUBLE) or angle.dtype is not abs.dtype:
-        raise TypeError(f"aten::polar takes two float32 or two float64 tensors (torch too), got {abs.dtype} and {angle.dtype}")
+        raise TypeError(
+            f"aten::polar takes two float32 or two float64 tensors, got {abs.dtype} and {angle.dtype} (torch raises "
+            "too, except for two float16, which torch 2.14 on turns into complex32: ONNX has no complex32)"
+        )
     return join(op.Mul(abs, op.Cos(angle)), op.Mul(abs, op.Sin(angle)))
 
 

@@ -14,11 +14,13 @@ updated running statistics as outputs, which is how torch.export hands training 
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+import torch
 
 from graph_builder import current_opset, op, types
 from graph_builder.ir import Value
@@ -362,6 +364,18 @@ def aten_native_group_norm(
     return _group_norm(input, weight, bias, group, eps)
 
 
+@functools.cache
+def _empty_hxw_raises() -> bool:
+    """Whether the installed torch refuses a group norm over empty spatial dims (HxW = 0; torch
+    2.14 on) where earlier torch returned NaN statistics. A probe of torch's kernel, so the
+    function follows the torch it exports for."""
+    try:
+        torch.ops.aten.native_group_norm(torch.zeros(1, 1, 0), None, None, 1, 1, 0, 1, 1e-5)
+    except RuntimeError:
+        return True
+    return False
+
+
 def _group_norm(
     input: Value, weight: Value | None, bias: Value | None, group: int, eps: float
 ) -> tuple[Value, Value, Value]:
@@ -369,6 +383,11 @@ def _group_norm(
     output them), then the per-channel affine transform."""
     if input.rank is None or input.rank < 2:
         raise ValueError(f"group norm expects an input of rank >= 2 (N, C, ...), got rank {input.rank}")
+    if input.shape is not None and 0 in input.shape[2:] and _empty_hxw_raises():
+        raise ValueError(
+            f"group norm over empty spatial dims (input shape {list(input.shape)}, HxW = 0) is an error in the "
+            f"installed torch {torch.__version__} (2.14 on; earlier torch gives NaN statistics): torch raises too"
+        )
     dtype = _compute_dtype(input)
     stats = _stats_dtype(input, weight, bias)
     x = cast_to(input, dtype)

@@ -598,7 +598,7 @@ def aten_linalg_vector_norm(
     return _vector_norm(self, ord, dim, keepdim, dtype)
 
 
-@aten_op("aten::linalg__powsum")
+@aten_op("aten::linalg__powsum", if_torch_has=True)  # new in torch 2.11
 def aten_linalg__powsum(
     self: TFloat, ord: float = 2, dim: Sequence[int] | None = None, keepdim: bool = False, *, dtype: DType | None = None
 ) -> TFloat:

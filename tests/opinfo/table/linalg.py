@@ -5,6 +5,7 @@ from __future__ import annotations
 import torch
 
 from torchlib.conformance.spec import Entry, TorchLessAccurate
+from torchlib.torch_version import torch_matches
 
 from . import _own_samples as own
 
@@ -14,7 +15,7 @@ ENTRIES = [
     Entry('aten_addmv', opinfo=['addmv']),  # addmv
     Entry('aten_baddbmm', opinfo=['baddbmm']),  # baddbmm
     Entry('aten_baddbmm_dtype', samples=own.baddbmm_dtype, dtypes=own.OUT_DTYPE_INPUTS, reference=own.baddbmm_dtype_reference),  # CUDA-only in torch
-    Entry('aten_bmm', opinfo=[('bmm', 'triton_optimized'), 'bmm']),  # bmm
+    Entry('aten_bmm', opinfo=[*([('bmm', 'triton_optimized')] if torch_matches('>=2.13') else []), 'bmm']),  # bmm; the variant: 2.13's op_db on
     Entry('aten_bmm_dtype', samples=own.bmm_dtype, dtypes=own.OUT_DTYPE_INPUTS, reference=own.bmm_dtype_reference),  # CUDA-only in torch
     Entry('aten_dot', opinfo=['dot']),  # dot
     Entry('aten_linear', opinfo=['nn.functional.linear'], xfail=[

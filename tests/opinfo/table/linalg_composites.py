@@ -81,7 +81,7 @@ ENTRIES = [
     Entry('aten_linalg_svd', opinfo=['linalg.svd'], canonical=_svd_invariants, normwise=True, skip=[_NO_HALF_SVD]),
     Entry('aten_linalg_svdvals', opinfo=['linalg.svdvals'], normwise=True, skip=[_NO_HALF_SVD]),
     Entry('aten_svd', opinfo=['svd'], canonical=_svd_v_invariants, normwise=True, skip=[_NO_HALF_SVD]),
-    Entry('aten_qr', opinfo=['qr']),
+    Entry('aten_qr', opinfo=['qr'], torch_version='<2.14'),  # torch 2.14 removed aten::qr
     Entry('aten_linalg_pinv', samples=_pinv_rcond(False), dtypes=[torch.float32, torch.float64]),
     Entry('aten_linalg_pinv_rcond_tensor', samples=_pinv_rcond(True), dtypes=[torch.float32, torch.float64]),
     Entry('aten_pinverse', opinfo=['pinverse']),

@@ -5,6 +5,7 @@ from __future__ import annotations
 import torch
 
 from torchlib.conformance.spec import Entry, TorchLessAccurate
+from torchlib.torch_version import torch_matches
 
 from . import _helpers as h
 
@@ -24,7 +25,7 @@ ENTRIES = [
     Entry('aten_group_norm', opinfo=['nn.functional.group_norm']),  # group_norm (CompositeImplicit)
     Entry('aten_layer_norm', opinfo=['nn.functional.layer_norm']),  # layer_norm (CompositeImplicit)
     Entry('aten_native_batch_norm', opinfo=['native_batch_norm', 'nn.functional.batch_norm'], xfail=[TorchLessAccurate(dtypes=[torch.bfloat16, torch.float16])]),  # native_batch_norm
-    Entry('aten_native_group_norm', opinfo=['native_group_norm', 'nn.functional.group_norm']),  # native_group_norm
+    Entry('aten_native_group_norm', opinfo=[*(['native_group_norm'] if torch_matches('>=2.13') else []), 'nn.functional.group_norm']),  # its OpInfo: 2.13's op_db on
     Entry('aten_native_layer_norm', opinfo=['native_layer_norm', 'nn.functional.layer_norm'], xfail=[TorchLessAccurate(dtypes=[torch.bfloat16, torch.float16])]),  # native_layer_norm
     Entry('aten_rms_norm', opinfo=['nn.functional.rms_norm']),  # rms_norm (CompositeImplicit)
 ]

@@ -38,7 +38,7 @@ ENTRIES = [
     Entry('aten_cumprod', opinfo=['cumprod']),  # cumprod
     Entry('aten_cumsum', opinfo=['cumsum']),  # cumsum
     Entry('aten_linalg_vector_norm', opinfo=['norm', 'linalg.norm']),  # linalg_vector_norm
-    Entry('aten_linalg__powsum', samples=_powsum, dtypes=[torch.float32, torch.float16, torch.bfloat16, torch.float64]),
+    Entry('aten_linalg__powsum', samples=_powsum, dtypes=[torch.float32, torch.float16, torch.bfloat16, torch.float64], torch_version='>=2.11'),
     Entry('aten_logsumexp', opinfo=['logsumexp']),  # logsumexp
     Entry('aten_max', opinfo=[('max', 'reduction_no_dim')]),  # max
     Entry('aten_max_dim', opinfo=[('max', 'reduction_with_dim')]),  # max.dim

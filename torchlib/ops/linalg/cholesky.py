@@ -90,7 +90,7 @@ def aten_linalg_cholesky_ex(self: TFloat, *, upper: bool = False, check_errors: 
     return _factor("linalg.cholesky_ex", self, upper)
 
 
-@aten_op("aten::cholesky")
+@aten_op("aten::cholesky", if_torch_has=True)  # removed in torch 2.14 (torch.linalg.cholesky replaces it)
 def aten_cholesky(self: TFloat, upper: bool = False) -> TFloat:
     """cholesky(Tensor self, bool upper=False) -> Tensor"""
     if self.shape is not None and 0 in self.shape:

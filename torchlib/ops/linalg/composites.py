@@ -142,7 +142,7 @@ def aten_svd(self: TFloat, some: bool = True, compute_uv: bool = True) -> tuple[
     return u, s, v
 
 
-@aten_op("aten::qr")
+@aten_op("aten::qr", if_torch_has=True)  # removed in torch 2.14 (torch.linalg.qr replaces it)
 def aten_qr(self: TFloat, some: bool = True) -> tuple[TFloat, TFloat]:
     """qr(Tensor self, bool some=True) -> (Tensor Q, Tensor R)"""
     return aten_linalg_qr(self, "reduced" if some else "complete")

@@ -16,7 +16,10 @@ the same either way).
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
+import torch
 
 from graph_builder import op, types
 from graph_builder.ir import Value
@@ -152,6 +155,17 @@ def aten_linalg_lu(A: TFloat, *, pivot: bool = True) -> tuple[TFloat, TFloat, TF
     return aten_lu_unpack(lu, piv)
 
 
+@functools.cache
+def _pivots_must_be_min_m_n() -> bool:
+    """Whether the installed torch requires LU_pivots of shape (..., min(m, n)) (torch 2.14 on)
+    where earlier torch read the first min(m, n) of longer pivots. A probe of torch's kernel."""
+    try:
+        torch.lu_unpack(torch.zeros(1, 1), torch.ones(2, dtype=torch.int32))
+    except (RuntimeError, ValueError):
+        return True
+    return False
+
+
 @aten_op("aten::lu_unpack")
 def aten_lu_unpack(
     LU_data: TFloat,
@@ -162,6 +176,12 @@ def aten_lu_unpack(
     """lu_unpack(Tensor LU_data, Tensor LU_pivots, bool unpack_data=True, bool unpack_pivots=True) -> (Tensor P, Tensor L, Tensor U)"""
     m, n = check_matrix("lu_unpack", LU_data, "LU_data")
     k = min(m, n)
+    count = LU_pivots.shape[-1] if LU_pivots.shape else None
+    if isinstance(count, int) and count != k and _pivots_must_be_min_m_n():
+        raise ValueError(
+            f"aten::lu_unpack: LU_pivots must have min(m, n) = {k} entries in its last dim in the installed "
+            f"torch {torch.__version__} (2.14 on; earlier torch reads the first {k}), got shape {list(LU_pivots.shape)} (torch raises too)"
+        )
     if unpack_data:
         lower = op.Add(op.Slice(tril(LU_data, -1), [0], [k], [-1]), eye(m, k, LU_data.dtype))  # type: ignore[arg-type]
         upper = op.Slice(triu(LU_data), [0], [k], [-2])

@@ -16,10 +16,11 @@ from graph_builder import weights
 from graph_builder.evaluator import run_session
 from graph_builder.ir import COMPLEX_KEY, complex_from_real_view
 from graph_builder.opset import numpy_to_torch
+from torchlib.exporter.comparison import OutputDiff, compare
 from torchlib.exporter.source import module_path, source_line
 
 if TYPE_CHECKING:
-    from torchlib.exporter.result import ExportResult, OutputDiff
+    from torchlib.exporter.result import ExportResult
 
 
 OPTIMIZED = "optimized away, or rewritten by the optimizer (or inside a local function)"
@@ -93,7 +94,6 @@ def torch_values(ep: Any, args: tuple, kwargs: dict) -> dict[str, Any]:
 
 def compare_intermediates(result: ExportResult, args: tuple, kwargs: dict, outputs: list[OutputDiff],
                           repro_dir: str | os.PathLike[str] | None = None) -> VerifyReport:
-    from torchlib.exporter.result import compare
 
     ep = result.exported_program
     bound_args, bound_kwargs = result._bind(args, kwargs)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import inspect
 import os
 from typing import Any, Literal, overload
@@ -18,33 +17,10 @@ from graph_builder.evaluator import run_session
 from graph_builder.ir import COMPLEX_KEY, Graph, ModelTooLargeError, complex_from_real_view, real_view
 from graph_builder.opset import numpy_to_torch, torch_to_numpy
 from torchlib.exporter import dataclass_trees
+from torchlib.exporter.comparison import DEFAULT_TOLERANCE, TOLERANCES, OutputDiff, compare
 from torchlib.exporter.hf_cache import contains_cache, registered
 from torchlib.exporter.intermediates import VerifyReport
 from torchlib.exporter.intermediates import compare_intermediates as compare_nodes
-
-# verify's tolerances (atol, rtol) by output dtype. atol is relative to the output's scale (its
-# largest magnitude, at least 1). Half types round every op's result: a whole model stays within
-# a few units in the last place (eps: float16 2**-10, bfloat16 2**-7, i.e. ~10 and ~5 eps here).
-DEFAULT_TOLERANCE = (1e-4, 1e-3)
-TOLERANCES = {torch.float16: (1e-2, 1e-2), torch.bfloat16: (4e-2, 4e-2)}
-
-
-@dataclasses.dataclass
-class OutputDiff:
-    name: str
-    max_abs: float
-    max_rel: float
-    dtype_ok: bool
-    shape_ok: bool
-    scale: float = 1.0  # max |expected|, at least 1
-    tolerance: tuple[float, float] = DEFAULT_TOLERANCE  # (atol, rtol) of the output's dtype
-
-    def ok(self, atol: float | None = None, rtol: float | None = None) -> bool:
-        """Same dtype and shape, and max_abs <= atol * scale or max_rel <= rtol (the dtype's
-        tolerance unless given)."""
-        atol = self.tolerance[0] if atol is None else atol
-        rtol = self.tolerance[1] if rtol is None else rtol
-        return self.dtype_ok and self.shape_ok and (self.max_abs <= atol * self.scale or self.max_rel <= rtol)
 
 
 class StaleWeightsError(RuntimeError):
@@ -374,25 +350,4 @@ def _as_input_dtype(x: torch.Tensor, graph_input: Any) -> torch.Tensor:
                     "converted for you.")
 
 
-def compare(name: str, expected: torch.Tensor, actual: torch.Tensor) -> OutputDiff:
-    """Max absolute and relative difference of `actual` against `expected`, with the tolerance
-    of the expected dtype. NaN where torch has NaN and infinities where torch has them agree."""
-    e, a = expected, actual
-    shape_ok = tuple(e.shape) == tuple(a.shape)
-    dtype_ok = e.dtype == a.dtype
-    scale = 1.0
-    if shape_ok and e.numel():
-        e64 = torch.view_as_real(e.detach().resolve_conj()).to(torch.float64) if e.is_complex() else e.detach().to(torch.float64)
-        a64 = torch.view_as_real(a.detach().resolve_conj()).to(torch.float64) if a.is_complex() else a.detach().to(torch.float64)
-        abs_diff = (e64 - a64).abs()
-        finite = torch.isfinite(abs_diff)
-        same_nonfinite = bool(((e64 == a64) | (e64.isnan() & a64.isnan()) | finite).all())
-        max_abs = float(abs_diff[finite].max()) if finite.any() else 0.0
-        if not same_nonfinite:
-            max_abs = float("inf")
-        max_rel = float((abs_diff[finite] / e64.abs()[finite].clamp_min(1e-12)).max()) if finite.any() else 0.0
-        magnitudes = e64.abs()[torch.isfinite(e64)]
-        scale = max(1.0, float(magnitudes.max())) if magnitudes.numel() else 1.0
-    else:
-        max_abs = max_rel = 0.0 if shape_ok else float("inf")
-    return OutputDiff(name, max_abs, max_rel, dtype_ok, shape_ok, scale, TOLERANCES.get(e.dtype, DEFAULT_TOLERANCE))
+__all__ = ["DEFAULT_TOLERANCE", "TOLERANCES", "ExportResult", "OutputDiff", "StaleWeightsError", "compare"]

@@ -4,6 +4,8 @@ import json
 import subprocess
 import sys
 
+import pytest
+
 from codegen import coverage, native
 from codegen.__main__ import main
 
@@ -48,6 +50,8 @@ def test_real_report_shape(capsys):
     assert len(report["core"]["missing"]) == report["core"]["total"] - report["core"]["covered"]
 
 
+# slow: the README test runs the same command in the default suite
+@pytest.mark.slow
 def test_command_prints_the_report():
     result = subprocess.run([sys.executable, "-m", "codegen", "coverage", "--missing", "none"], capture_output=True, text=True, check=True)
     assert result.stdout.startswith("ATen coverage, native_functions.yaml of torch ")

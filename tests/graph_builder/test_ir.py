@@ -178,6 +178,8 @@ def test_round_trip_of_everything_a_graph_may_hold() -> None:
     assert [f.name for f in read.functions] == ["Twice"]
 
 
+# slow: exports with the reference (torch.onnx, onnxscript) first
+@pytest.mark.slow
 def test_round_trip_torch_dynamo_export() -> None:
     pytest.importorskip("onnxscript", reason="torch.onnx.export(dynamo=True) needs onnxscript")
 

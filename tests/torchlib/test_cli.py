@@ -186,6 +186,8 @@ def test_no_traceback_in_a_real_process(workdir):
     assert "Traceback" not in proc.stderr
 
 
+# slow: starts a worker per core; the README test's quick conformance run writes a report by default
+@pytest.mark.slow
 def test_conformance_with_a_report_file_prints_the_summary_and_uses_every_core(tmp_path, capsys):
     from torchlib.conformance.cli import _cores, _parser
 

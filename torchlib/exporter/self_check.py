@@ -40,16 +40,15 @@ import math
 from typing import Any
 
 import torch
+import torch.fx.experimental.symbolic_shapes as _symbolic_shapes
 import torch.utils._pytree as pytree
-
-try:  # torch 2.12 on
-    from torch.fx.experimental.symbolic_shapes import optimization_hint
-except ImportError:  # torch 2.10, 2.11: the same unguarded size hint under its older name
-    from torch.fx.experimental.symbolic_shapes import hint_int as optimization_hint
 
 from torchlib.exporter.result import ExportResult, OutputDiff, compare, put_back, snapshot
 from torchlib.exporter.subgraph import all_nodes
 from torchlib.registry import NOT_UNIQUE, qualified_name
+
+# torch 2.12 on; torch 2.10 and 2.11 have the same unguarded size hint under its older name
+optimization_hint: Any = getattr(_symbolic_shapes, "optimization_hint", None) or vars(_symbolic_shapes)["hint_int"]
 
 MAX_PARAMETERS = 50_000_000
 MAX_WORK = 5_000_000_000

@@ -11,6 +11,7 @@ from torch import nn
 from torch.export import Dim
 
 import torchlib
+from torchlib.exporter import ExportError
 
 
 def all_ok(result, *args):
@@ -127,3 +128,60 @@ def test_python_int_marked_dynamic_is_an_int64_input():
     torch.testing.assert_close(got[0], expected[0])
     assert got[1] == expected[1] == 15 and got[2] == expected[2] == 3.5
     assert all_ok(result, torch.randn(2), 9)
+
+
+class StridedChunks(nn.Module):
+    """as_strided with sizes from a dynamic batch (Longformer's overlapping chunks)."""
+
+    def forward(self, x):
+        b = x.shape[0]
+        y = x.reshape(b * 2, 8, 4).contiguous()
+        return y.as_strided((b * 2, 3, 4, 4), (32, 8, 4, 1)) * 2, y.as_strided((b, 2), (64, 3), 5)
+
+
+def test_as_strided_with_dynamic_sizes_keeps_the_batch():
+    result = torchlib.export(StridedChunks(), (torch.randn(3, 16, 4),), dynamic_shapes=({0: Dim("batch")},))
+    assert input_dims(result) == ["batch", 16, 4]
+    for batch in (1, 5):
+        assert all_ok(result, torch.randn(batch, 16, 4))
+
+
+class StridedOfViews(nn.Module):
+    """as_strided reads the storage: of a transposed input (Longformer's chunking after a
+    transpose), and of a contiguous slice that starts past the storage's start."""
+
+    def forward(self, x):
+        t = x.transpose(0, 1)  # [16, b, 4], strides (4, 64, 1)
+        tail = x[1:]  # contiguous, storage offset 64
+        return t.as_strided((2, 3, 4), (8, 4, 1)) + 1, t.as_strided((3,), (5,), 2), tail.as_strided((2, 4), (4, 1)), \
+            tail.as_strided((2, 4), (4, 1), 70)
+
+
+def test_as_strided_reads_the_storage_of_a_view():
+    model, x = StridedOfViews(), torch.randn(3, 16, 4)
+    assert all_ok(torchlib.export(model, (x,)), x)
+
+
+class StridedOfTransposedBatch(nn.Module):
+    def forward(self, x):
+        b = x.shape[0]
+        t = x.transpose(1, 2)  # [b, 4, 16], strides (64, 1, 4)
+        return t.as_strided((b, 3, 8), (64, 8, 1)) * 2
+
+
+def test_as_strided_of_a_transposed_view_with_a_dynamic_batch():
+    result = torchlib.export(StridedOfTransposedBatch(), (torch.randn(3, 16, 4),), dynamic_shapes=({0: Dim("batch")},))
+    assert input_dims(result) == ["batch", 16, 4]
+    for batch in (1, 3, 6):
+        assert all_ok(result, torch.randn(batch, 16, 4))
+
+
+class StridedOfStridedSlice(nn.Module):
+    def forward(self, x):
+        return x[:, ::2].as_strided((2, 2), (1, 2))
+
+
+def test_as_strided_of_a_non_dense_view_says_what_to_do():
+    with pytest.raises(ExportError, match=r"does not cover its memory densely.*call \.contiguous\(\)"):
+        torchlib.export(StridedOfStridedSlice(), (torch.randn(4, 6),))
+

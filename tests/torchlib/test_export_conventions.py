@@ -200,3 +200,26 @@ def test_export_signature_is_real_and_import_stays_lazy():
     assert "dynamic_axes" in inspect.signature(torchlib.onnx_export).parameters
     code = "import sys, torchlib; assert 'torch' not in sys.modules, 'import torchlib imported torch'"
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+class StaticSizeArithmetic(nn.Module):
+    """torch.export writes `aten.div.Tensor_mode(64, 4)`: Python numbers in both Tensor slots
+    (Longformer's chunk counts). torch computes them as wrapped numbers: int64, or the default
+    float32 with a float among them."""
+
+    def forward(self, x):
+        chunks = torch.div(x.shape[1], 4, rounding_mode="trunc")
+        scale = torch.div(x.shape[1], 2.5, rounding_mode="floor")
+        return x * chunks, chunks, scale
+
+
+def test_numbers_in_every_tensor_slot_are_computed_as_torch_does():
+    model, x = StaticSizeArithmetic(), torch.randn(2, 64)
+    ep = torch.export.export(model, (x,))
+    calls = [n.args for n in ep.graph.nodes if n.target is torch.ops.aten.div.Tensor_mode]
+    assert calls == [(64, 4), (64, 2.5)]  # the case this test is about
+    result = torchlib.export(ep)
+    got, expected = result(x), model(x)
+    for g, e in zip(got, expected):
+        assert g.dtype == e.dtype
+        torch.testing.assert_close(g, e)

@@ -44,6 +44,7 @@ from torchlib.exporter.onnxscript_functions import adapt as adapt_function
 from torchlib.exporter.result import ExportResult
 from torchlib.exporter.source import module_class, module_path, source_line
 from torchlib.exporter.stack_room import with_stack_room
+from torchlib.exporter.storage import storage_arguments
 from torchlib.exporter.subgraph import Translator, all_nodes, attribute, fx_shape
 from torchlib.exporter.torch_onnx_flag import onnx_exporting
 from torchlib.registry import REGISTRY, Registry, qualified_name
@@ -636,6 +637,9 @@ def _call_function(g: GraphBuilder, node: Any, entry: Any, env: dict, renames: d
         metadata["pkg.torchlib.source"] = source
     try:
         with g.metadata(**metadata), g:
+            if isinstance(node.target, torch._ops.OpOverload):
+                args, kwargs = _numbers_as_tensors(g, node.target, args, kwargs)
+                args, kwargs = storage_arguments(node, tuple(args), kwargs)
             result = entry.function(*args, **kwargs)
             return _conform(result, val, renames, entry.name, diagnostics)
     except (OpError, TypeError, ValueError, IndexError, KeyError, AssertionError) as e:
@@ -644,6 +648,39 @@ def _call_function(g: GraphBuilder, node: Any, entry: Any, env: dict, renames: d
             f"{entry.name} failed on FX node {node.name!r} (inputs: {described})\n"
             f"  at {source or path or '<unknown>'}\n  {type(e).__name__}: {e}"
         ) from e
+
+
+# torch's dtype for a Python number computed on alone (wrapped numbers: floats take the default dtype)
+_NUMBER_DTYPES = ((bool, types.BOOL), (int, types.INT64), (float, types.FLOAT))
+
+
+def _numbers_as_tensors(g: GraphBuilder, target: torch._ops.OpOverload, args: Any, kwargs: dict) -> tuple[Any, dict]:
+    """An ATen call may hold Python numbers in its Tensor slots: torch.export writes
+    `aten.div.Tensor_mode(64, 8)` when both sizes are static. When no Tensor slot holds a tensor,
+    torch computes on the numbers alone, as wrapped scalars: int64 for ints, bool, the default
+    float32 for floats. Functions read their dtype from a tensor operand, so each
+    number in a Tensor slot becomes that 0-d constant; with a tensor among them the numbers stay
+    Python scalars, which promotion treats as torch does (complex numbers too: they have no 0-d
+    constant here, complex tensors being held as their real view)."""
+    slots = [(i, a.name) for i, a in enumerate(target._schema.arguments) if str(a.type) == "Tensor"]
+    if not slots:
+        return args, kwargs
+    values = [args[i] if i < len(args) else kwargs.get(name) for i, name in slots]
+    if any(isinstance(v, Value) for v in values) or not any(_number_dtype(v) for v in values):
+        return args, kwargs
+    args, kwargs = list(args), dict(kwargs)
+    for (i, name), v in zip(slots, values):
+        dtype = _number_dtype(v)
+        if dtype is not None:
+            if i < len(args):
+                args[i] = g.constant(v, dtype)
+            else:
+                kwargs[name] = g.constant(v, dtype)
+    return tuple(args), kwargs
+
+
+def _number_dtype(v: Any) -> types.DType | None:
+    return next((dtype for kind, dtype in _NUMBER_DTYPES if type(v) is kind), None)
 
 
 def _describe(v: Value) -> str:

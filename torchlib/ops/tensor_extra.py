@@ -460,10 +460,22 @@ def aten_as_strided(
     """as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a)
 
     The view is read from self's elements in row-major order: exact for a contiguous input (what
-    an exported graph has), not for a view whose own strides differ. size, stride and
-    storage_offset must be static."""
-    index = strided_index("as_strided", self, size, stride, storage_offset)
-    return op.Gather(op.Reshape(self, [-1]), op.Constant(value=index), axis=0)
+    an exported graph has), not for a view whose own strides differ. With static size, stride
+    and storage_offset the positions are one constant; a dynamic one (Longformer's chunks of a
+    dynamic batch) computes them in the graph."""
+    flat = op.Reshape(self, [-1])
+    if all(isinstance(s, int) for s in [*size, *stride, storage_offset or 0]):
+        return op.Gather(flat, op.Constant(value=strided_index("as_strided", self, size, stride, storage_offset)), axis=0)
+    if len(size) != len(stride):
+        raise ValueError(f"as_strided: size {list(size)} and stride {list(stride)} must have one length (torch raises too)")
+    # Positions past self's elements are not checked here: torch checked the view's bounds at
+    # capture, and its guards hold for every input the program accepts.
+    index: Value | int = storage_offset or 0
+    for axis, (n, st) in enumerate(zip(size, stride)):
+        shape = [1] * len(size)
+        shape[axis] = -1
+        index = op.Add(index, op.Reshape(op.Mul(op.Range(0, n, 1), st), shape))
+    return op.Gather(flat, index, axis=0)
 
 
 def strided_index(name: str, self: Value, size: Sequence[int], stride: Sequence[int], storage_offset: int | None) -> np.ndarray:

@@ -191,7 +191,9 @@ class Sample:
                                  f"{type(e).__name__}: {str(e).strip()[:300]}") from e
         names = [v.name for v in result.graph.outputs][len(result.written_inputs):]
         nodes = self._graph_output_nodes(ep)
-        return self._raise_on_mismatch(names, self._graph_outputs(ep), actual, "the ONNX model", strategy,
+        # reached only with a program that reproduces the model (checked before, or by check_onnx
+        # when this raises): what differs is the translation
+        return self._raise_on_mismatch(names, self._graph_outputs(ep), actual, "the ONNX model", TRANSLATION,
                                        excuse=lambda i: _not_unique_source(nodes[i]) if i < len(nodes) else None)
 
     def _graph_outputs(self, ep: torch.export.ExportedProgram) -> list[_Output]:
@@ -255,7 +257,16 @@ def _describe(expected: _Output, actual: torch.Tensor, diff: OutputDiff) -> str:
             f"and max rel {diff.max_rel:.3g} (tolerance {rtol:g})")
 
 
+TRANSLATION = "translation"  # _advice's key for an ONNX model that differs from a program that does not
+
+
 def _advice(strategy: str) -> str:
+    if strategy == TRANSLATION:
+        return ("\n  The captured program reproduces the model; its ONNX translation does not: a function that "
+                "translated one of its ATen ops is wrong (one given in functions= or registered with @aten_op, or "
+                "torchlib's own: then please report it with the model). To find the first op that differs, export "
+                "with check=False and run result.verify(*args, compare_intermediates=True), which names its ATen op "
+                "and source line. export(..., check=False) skips this check.")
     if strategy == "draft_export":
         return ("\n  draft_export captured the model where torch.export could not (see the warning): it specialised "
                 "data-dependent code, and the result is not the model. Rewrite the data-dependent branch with "

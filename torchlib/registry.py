@@ -142,8 +142,9 @@ def qualified_name(target: Any) -> str:
 
 REGISTRY = Registry()
 
-# ATen name -> what the math leaves free in the op's outputs (see aten_op's `not_unique`)
-NOT_UNIQUE: dict[str, str] = {}
+# ATen name -> what the math leaves free in the op's outputs, and which outputs (None: all of
+# them; see aten_op's `not_unique` and `free_outputs`)
+NOT_UNIQUE: dict[str, tuple[str, tuple[int, ...] | None]] = {}
 
 # ATen name -> a torch function giving the op's outputs on torch.export's fake tensors during
 # capture (see `capture_kernel`)
@@ -206,15 +207,16 @@ def _dtype_arg(x: Any) -> Any:
     return x
 
 
-def aten_op(*names: str, complex: bool = False, not_unique: str = "", registry: Registry = REGISTRY,
-            if_torch_has: bool = False) -> Callable[[F], F]:
+def aten_op(*names: str, complex: bool = False, not_unique: str = "", free_outputs: tuple[int, ...] | None = None,
+            registry: Registry = REGISTRY, if_torch_has: bool = False) -> Callable[[F], F]:
     """Register a function under ATen overload names. The returned function runs eagerly when
     called outside a graph (torch in, torch out) and traces inside `with builder:`.
 
     not_unique: for an op whose outputs the math does not define uniquely (eigenvectors up to a
     phase, the order of equal scores), what is free; recorded in NOT_UNIQUE, where the exporter's
     self-check reads why an output that depends on the op may differ from torch's and still be
-    right.
+    right. free_outputs: the positions of the outputs that are free (eigh's eigenvectors, not
+    its eigenvalues, which are unique and sorted); None: every output.
     if_torch_has: register only the names the installed torch has an op for, for ops torch added
     or removed within the support window (README, "Supported versions"): no graph can contain an
     op torch lacks, and `codegen check` would report its name as unknown."""
@@ -249,7 +251,7 @@ def aten_op(*names: str, complex: bool = False, not_unique: str = "", registry: 
             else:
                 registry.not_in_torch.append(OverloadFunction(_qualify(name), wrapper, complex))
             if not_unique:
-                NOT_UNIQUE[_qualify(name)] = not_unique
+                NOT_UNIQUE[_qualify(name)] = (not_unique, free_outputs)
         return wrapper  # type: ignore[return-value]
 
     return decorator

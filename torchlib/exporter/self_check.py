@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import operator
 from typing import Any
 
 import torch
@@ -229,18 +230,26 @@ class Sample:
 
 def _not_unique_source(output: Any) -> str | None:
     """The first op upstream of an FX value whose outputs the math leaves free, with what is free
-    (NOT_UNIQUE, declared by the op's function), or None."""
-    seen, todo = set(), [output]
+    (NOT_UNIQUE, declared by the op's function), or None. Where the op declares which of its
+    outputs are free, an output reached through another one (eigh's eigenvalues) is unique: the
+    walk goes on above the op's inputs instead."""
+    seen: set[tuple[Any, int | None]] = set()
+    todo: list[tuple[Any, int | None]] = [(output, None)]  # (node, the output of it that is used)
     while todo:
-        node = todo.pop()
-        if not isinstance(node, torch.fx.Node) or node in seen:
+        node, index = todo.pop()
+        if not isinstance(node, torch.fx.Node) or (node, index) in seen:
             continue
-        seen.add(node)
+        seen.add((node, index))
+        if node.op == "call_function" and node.target is operator.getitem and isinstance(node.args[1], int):
+            todo.append((node.args[0], node.args[1]))
+            continue
         if node.op == "call_function":
             name = qualified_name(node.target)
             if name in NOT_UNIQUE:
-                return f"{name} ({NOT_UNIQUE[name]})"
-        todo.extend(node.all_input_nodes)
+                reason, free = NOT_UNIQUE[name]
+                if free is None or index is None or index in free:
+                    return f"{name} ({reason})"
+        todo.extend((n, None) for n in node.all_input_nodes)
     return None
 
 

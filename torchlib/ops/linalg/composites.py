@@ -102,7 +102,7 @@ def aten_linalg_cholesky(self: TFloat, *, upper: bool = False) -> TFloat:
 # -- eigenvalues, singular values, QR, pseudo-inverse --------------------------------------------
 
 
-@aten_op("aten::linalg_eigh", not_unique=EIGENVECTORS)
+@aten_op("aten::linalg_eigh", not_unique=EIGENVECTORS, free_outputs=(1,))
 def aten_linalg_eigh(self: TFloat, UPLO: str = "L") -> tuple[TFloat, TFloat]:
     """linalg_eigh(Tensor self, str UPLO="L") -> (Tensor eigenvalues, Tensor eigenvectors)"""
     return aten__linalg_eigh(self, UPLO, True)
@@ -114,7 +114,7 @@ def aten_linalg_eigvalsh(self: TFloat, UPLO: str = "L") -> TFloat:
     return aten__linalg_eigh(self, UPLO, False)[0]
 
 
-@aten_op("aten::linalg_svd", not_unique=SINGULAR_VECTORS)
+@aten_op("aten::linalg_svd", not_unique=SINGULAR_VECTORS, free_outputs=(0, 2))
 def aten_linalg_svd(A: TFloat, full_matrices: bool = True, *, driver: str | None = None) -> tuple[TFloat, TFloat, TFloat]:
     """linalg_svd(Tensor A, bool full_matrices=True, *, str? driver=None) -> (Tensor U, Tensor S, Tensor Vh)"""
     return aten__linalg_svd(A, full_matrices, True, driver=driver)
@@ -126,7 +126,7 @@ def aten_linalg_svdvals(A: TFloat, *, driver: str | None = None) -> TFloat:
     return aten__linalg_svd(A, False, False, driver=driver)[1]
 
 
-@aten_op("aten::svd", not_unique=SINGULAR_VECTORS)
+@aten_op("aten::svd", not_unique=SINGULAR_VECTORS, free_outputs=(0, 2))
 def aten_svd(self: TFloat, some: bool = True, compute_uv: bool = True) -> tuple[TFloat, TFloat, TFloat]:
     """svd(Tensor self, bool some=True, bool compute_uv=True) -> (Tensor U, Tensor S, Tensor V)"""
     if compute_uv:

@@ -186,7 +186,7 @@ def _scale(x: Value) -> tuple[Value, Value]:
     return op.Div(x, power), power
 
 
-@aten_op("aten::_linalg_eigh", not_unique=EIGENVECTORS)
+@aten_op("aten::_linalg_eigh", not_unique=EIGENVECTORS, free_outputs=(1,))
 def aten__linalg_eigh(A: TFloat, UPLO: str = "L", compute_v: bool = True) -> tuple[TFloat, TFloat]:
     """_linalg_eigh(Tensor A, str UPLO="L", bool compute_v=True) -> (Tensor eigenvalues, Tensor eigenvectors)"""
     n = check_square("linalg.eigh", A)
@@ -247,7 +247,7 @@ def _svd(A: Value, full_matrices: bool, compute_uv: bool) -> tuple[Value, Value,
     return u, s, tr(v)
 
 
-@aten_op("aten::_linalg_svd", not_unique=SINGULAR_VECTORS)
+@aten_op("aten::_linalg_svd", not_unique=SINGULAR_VECTORS, free_outputs=(0, 2))
 def aten__linalg_svd(
     A: TFloat,
     full_matrices: bool = False,

@@ -18,7 +18,12 @@ optimized or not (docs/optimizer.md, "onnxruntime's rewrites").
    which onnxruntime keeps (a Cast to float16 then back is a loss it respects), so every value
    is rounded to float16 as in torch. Data-movement ops, which have float16 kernels, stay.
    Nodes with several outputs or with subgraphs are left as they are; If / Loop / Scan bodies
-   are rewritten like the main graph.
+   are rewritten like the main graph. An Add, Sub, Mul or Div of the main graph that reads no
+   other node's output and whose output no node reads is left in float16: there is no pair of
+   inserted Casts to merge, and float16 arithmetic rounded once (a float16 kernel, or float32
+   and one Cast: 24 >= 2 * 11 + 2 bits, so the double rounding is innocuous) is torch's answer
+   (`x ** 2.0` stays one float16 Mul; other ops, whose float16 kernels may accumulate in float16,
+   are still written in float32).
 """
 
 from __future__ import annotations
@@ -55,7 +60,7 @@ def guard(builder: GraphBuilder) -> dict[str, int]:
         uses = Uses(graph)
         report["constants kept from NoopElimination"] += _near_neutral_constants(owner, uses)
         uses.commit()
-        report["float16 nodes written in float32"] += _float16_roundings(owner, uses)
+        report["float16 nodes written in float32"] += _float16_roundings(owner, uses, top=graph is builder.graph)
         uses.commit()
     return {k: v for k, v in report.items() if v}
 
@@ -105,13 +110,23 @@ def _near_neutral_constants(builder: GraphBuilder, uses: Uses) -> int:
     return rewritten
 
 
-def _float16_roundings(builder: GraphBuilder, uses: Uses) -> int:
+def _alone(uses: Uses) -> set[int]:
+    """The Add / Sub / Mul / Div nodes that read no other node's output and whose output no
+    node reads (it only leaves the graph), decided before any rewrite."""
+    produced = {id(v) for n in uses.graph.nodes for v in n.outputs}
+    return {id(n) for n in uses.graph.nodes if n.op_type in _NEUTRAL and len(n.outputs) == 1
+            and not uses.of(n.outputs[0]) and not any(v is not None and id(v) in produced for v in n.inputs)}
+
+
+def _float16_roundings(builder: GraphBuilder, uses: Uses, top: bool) -> int:
     rewritten = 0
+    alone = _alone(uses) if top else set()
     widened: dict[int, Value] = {}  # float16 value -> its Cast to float32 (one per value)
     for node in list(uses.graph.nodes):
         if (node.op_type in _KEPT or node.domain not in ("", "ai.onnx") or len(node.outputs) != 1
                 or any(True for _ in subgraphs(node)) or node.outputs[0].dtype != types.FLOAT16
-                or not any(v is not None and v.dtype == types.FLOAT16 for v in node.inputs)):
+                or not any(v is not None and v.dtype == types.FLOAT16 for v in node.inputs)
+                or id(node) in alone):
             continue
 
         def build(op, node=node):

@@ -139,3 +139,99 @@ def test_scripted_onnxscript_function_is_inlined(tmp_path, monkeypatch):
     result = torchlib.onnx_export(Tanh(), (x,), custom_translation_table={torch.ops.aten.tanh.default: scaled_tanh})
     torch.testing.assert_close(result(x), 2 * torch.tanh(x) + 1)
     assert {"Tanh", "Mul"} <= {n.op_type for n in result.model_proto.graph.node}
+
+
+# Cases of torch's test/onnx/exporter/test_api.py that run through torchlib.onnx_export
+# (tools/run_torch_exporter_tests.py runs the file itself; these keep them in our suite).
+
+def test_python_int_input_with_no_dynamic_dim_is_not_a_graph_input():
+    class Model(torch.nn.Module):
+        def forward(self, a, x):
+            return a + torch.tensor(1) + x
+
+    x = torch.ones(2)
+    result = torchlib.onnx_export(Model(), (1, x), dynamic_shapes=(None, {0: torch.export.Dim.DYNAMIC}))
+    assert [i.name for i in result.model_proto.graph.input] == ["x"]
+    torch.testing.assert_close(result(1, torch.ones(5)), 2 + torch.ones(5))
+
+
+def test_int_keyword_with_no_dynamic_shape_is_not_a_graph_input():
+    class Model(torch.nn.Module):
+        def forward(self, x=None, y=None, option=1):
+            return x + y if option == 1 else x - y
+
+    dims = {0: torch.export.Dim.DYNAMIC, 1: torch.export.Dim.DYNAMIC}
+    kwargs = {"x": torch.randn(5, 7), "y": torch.randn(5, 7), "option": 0}
+    result = torchlib.onnx_export(Model(), (), kwargs=kwargs, dynamic_shapes={"x": dims, "y": dims, "option": None})
+    assert [i.name for i in result.model_proto.graph.input] == ["x", "y"]
+    x, y = torch.randn(3, 4), torch.randn(3, 4)
+    torch.testing.assert_close(result(x=x, y=y, option=0), x - y)
+
+
+def test_dynamic_dim_whose_sample_is_one_stays_dynamic():
+    class Model(torch.nn.Module):
+        def forward(self, x, y, z):
+            return torch.cat((x, y), axis=1) + z
+
+    dims = {0: "batch", 1: "sequence"}
+    args = (torch.randn(1, 3), torch.randn(1, 5), torch.randn(1, 8))
+    result = torchlib.onnx_export(Model(), args, dynamic_shapes=(dims, dims, dims))
+    assert result.model_proto.graph.input[0].type.tensor_type.shape.dim[0].dim_param
+    bigger = (torch.randn(4, 3), torch.randn(4, 5), torch.randn(4, 8))
+    torch.testing.assert_close(result(*bigger), Model()(*bigger))
+
+
+def test_keyword_only_input_with_batch_of_one_keeps_the_batch_dynamic():
+    class RMSNorm(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.weight = torch.nn.Parameter(torch.ones(16))
+
+        def forward(self, hidden_states):
+            variance = hidden_states.pow(2).mean(-1, keepdim=True)
+            return self.weight * hidden_states * torch.rsqrt(variance + 1e-6)
+
+    result = torchlib.onnx_export(RMSNorm(), (), kwargs={"hidden_states": torch.rand(1, 4, 16)},
+                                  dynamic_shapes={"hidden_states": {0: "batch_size", 1: "seq_len"}})
+    assert result.model_proto.graph.output[0].type.tensor_type.shape.dim[0].dim_param == "batch_size"
+
+
+def test_none_output_and_assert_async_node():
+    class Model(torch.nn.Module):
+        def forward(self, x):
+            torch.ops.aten._assert_async.msg(torch.tensor(True), "assertion failed")
+            return x + x, None
+
+    x = torch.randn(2)
+    result = torchlib.onnx_export(Model(), (x,))
+    got = result(x)
+    torch.testing.assert_close(got[0], x + x)
+    assert got[1] is None
+
+
+@needs_onnxscript
+def test_translation_table_replaces_a_custom_op_that_has_a_decomposition():
+    from onnxscript import FLOAT, opset18 as op
+
+    with torch.library._scoped_library("torchlib_compat", "FRAGMENT") as lib:
+        torch.library.define("torchlib_compat::foo", "(Tensor a, Tensor b) -> Tensor",
+                             tags=torch.Tag.pt2_compliant_tag, lib=lib)
+
+        @torch.library.impl("torchlib_compat::foo", "CompositeImplicitAutograd", lib=lib)
+        def foo(a, b):
+            return a + b
+
+        class Model(torch.nn.Module):
+            def forward(self, x, y):
+                return torch.ops.torchlib_compat.foo(x, y)
+
+        def onnx_sub(self: FLOAT, other: FLOAT) -> FLOAT:
+            return op.Sub(self, other)
+
+        args = (torch.ones(3, 3), torch.full((3, 3), 2.0))
+        table = {torch.ops.torchlib_compat.foo.default: onnx_sub}
+        replaced = torchlib.onnx_export(Model(), args, custom_translation_table=table)
+        assert [n.op_type for n in replaced.model_proto.graph.node] == ["Sub"]
+        decomposed = torchlib.onnx_export(Model(), args)
+        assert [n.op_type for n in decomposed.model_proto.graph.node] == ["Add"]
+        torch.testing.assert_close(decomposed(*args), torch.full((3, 3), 3.0))

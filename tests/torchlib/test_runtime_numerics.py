@@ -3,6 +3,7 @@ on), gives torch's answer where onnxruntime's own rewrites would change it (issu
 
 from __future__ import annotations
 
+import numpy as np
 import onnxruntime as ort
 import pytest
 import torch
@@ -82,6 +83,27 @@ def test_float16_rounding_between_ops(tmp_path):
     fn = lambda x: ((x * x) * 7).float() - (x * x).float() * 7  # noqa: E731
     (got,) = run_saved(tmp_path, fn, x)
     assert_same(got, fn(x))
+
+
+@pytest.mark.parametrize("fn", [lambda x, y: x ** 2.0, lambda x, y: x * y, lambda x, y: x / y],
+                         ids=["pow", "mul", "div"])
+def test_float16_node_alone_stays_float16_and_exact(tmp_path, fn):
+    # one float16 node between the graph's inputs and outputs: no pair of inserted Casts for
+    # onnxruntime to merge, so no Casts of ours; its answer is torch's on every finite float16
+    x = torch.from_numpy(np.arange(65536, dtype=np.uint16).view(np.float16).copy())
+    x = x[torch.isfinite(x)]
+    args = (x, x.flip(0))
+    path = tmp_path / "model.onnx"
+    result = torchlib.export(Fn(fn), args)
+    assert "Cast" not in [n.op_type for n in result.model_proto.graph.node]
+    result.save(path)
+    session = ort.InferenceSession(str(path))
+    feeds = {i.name: a.numpy() for i, a in zip(session.get_inputs(), args)}
+    (got,) = session.run(None, feeds)
+    expected = fn(*args).numpy()
+    nan = np.isnan(expected)
+    assert np.array_equal(np.isnan(got), nan)
+    assert np.array_equal(got[~nan].view(np.uint16), expected[~nan].view(np.uint16))
 
 
 @pytest.mark.parametrize("onesided", [True, False])

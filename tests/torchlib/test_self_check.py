@@ -210,3 +210,17 @@ def test_a_unique_output_of_an_op_with_free_outputs_is_still_checked():
     with pytest.raises(SelfCheckError, match="does not reproduce the model"):
         torchlib.export(_EighValues(), (a,), functions={torch.ops.aten.linalg_eigh.default: _wrong_eigenvalues_eigh})
     assert torchlib.export(_EighValues(), (a,)).self_check.startswith("passed")
+
+
+class _SeedsItself(nn.Module):
+    """Seeds torch's generator inside forward (OpInfo's random ops do): the same answer under
+    any outer seed, but the captured program does not keep the manual_seed call."""
+
+    def forward(self, x):
+        torch.manual_seed(42)
+        return x + torch.randn_like(x)
+
+
+def test_a_model_that_seeds_itself_is_random_for_the_program():
+    result = torchlib.export(_SeedsItself(), (torch.zeros(3, 4),))
+    assert result.self_check.startswith("skipped: the program draws random numbers (aten::randn_like")

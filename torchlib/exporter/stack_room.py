@@ -18,8 +18,12 @@ Versions: the chunked data stack is CPython's since 3.11 (Python/pystate.c, _PyT
 The thrashing and its cure are the same on 3.11, 3.12 and 3.13: `bench/bench_stack_room_python.py`
 (no torch) counts minor page faults per 2000 calls of a 40-frame chain at 100 caller depths:
 without room at most 4004 (3.11) / 4005 (3.12, 3.13) at the worst depths, with room at most 8 on
-all three. torch.export itself was timed on 3.11 only (bench/bench_capture.py; no torch for
-3.12 here). A larger declared stack is harmless wherever frames live (the frame is only bigger),
+all three. torch.export itself on 3.12 (3.12.1, torch 2.13.0; 2026-11-27, `OMP_NUM_THREADS=1
+python bench/bench_capture.py --repeat 3 --models lstm,mlp,gpt`, both cores loaded by other jobs,
+load average 12-13): through the room 1.15 / 0.25 / 1.35 s against 1.27 / 0.29 / 1.68 s for the
+plain call (lstm / mlp / gpt; 3.11.7 in the same minutes: 1.42 / 0.17 / 0.50 against 1.44 / 0.23
+/ 0.77 s). So on 3.12 it still helps or does nothing and never hurts; the load blurs how much,
+the page-fault counts above are the firmer figure. A larger declared stack is harmless wherever frames live (the frame is only bigger),
 but the benefit depends on that layout, so the code object is changed only on CPython 3.11 to
 3.13; on any other Python (other implementations, a later CPython whose frames may live
 elsewhere) `with_stack_room` is a plain call.

@@ -232,15 +232,31 @@ def aten__linalg_slogdet(A: TFloat) -> tuple[TFloat, TFloat, TFloat, TFloat]:
     return sign, logabsdet, lu, piv
 
 
+@functools.cache
+def _solve_factors_transpose() -> bool:
+    """Whether the installed torch's linalg.solve (and so linalg.inv) factors Aᵀ for a contiguous
+    real A (torch 2.10: LAPACK sees the row-major memory as Aᵀ and solves the adjoint system);
+    from 2.11 it factors A. The solution is the same either way; the LU, pivots and `info`
+    (which zero pivot comes first) it returns differ. An exported graph knows no strides, so
+    these functions follow torch for contiguous inputs. A probe of torch's kernel."""
+    a = torch.tensor([[1.0, 2.0], [3.0, 4.0]], dtype=torch.float64)
+    lu = torch.ops.aten._linalg_solve_ex.default(a, torch.ones(2, 1, dtype=torch.float64))[1]
+    return torch.equal(lu, torch.linalg.lu_factor(a.mT)[0])
+
+
 def _solve(A: Value, B: Value, left: bool) -> tuple[Value, Value, Value, Value]:
     check_square("linalg.solve", A)
     if B.dtype is not A.dtype:
         raise TypeError(f"linalg.solve: A and B must have one dtype, got {A.dtype} and {B.dtype} (torch raises too)")
-    lu, piv, info = _lu(A)
+    transposed = _solve_factors_transpose()  # then lu, piv are Aᵀ's factors: A = (Aᵀ)ᵀ
+    lu, piv, info = _lu(tr(A) if transposed else A)
     vector = _is_vector_rhs(A, B)
     b = op.Unsqueeze(B, [-1]) if vector else B
     check_matrix("linalg.solve", b, "B")
-    x = _lu_solve(lu, piv, b) if left else tr(_lu_solve(lu, piv, tr(b), adjoint=True))
+    if left:  # A X = B
+        x = _lu_solve(lu, piv, b, adjoint=transposed)
+    else:  # X A = B, i.e. Aᵀ Xᵀ = Bᵀ
+        x = tr(_lu_solve(lu, piv, tr(b), adjoint=not transposed))
     return (op.Squeeze(x, [-1]) if vector else x), lu, piv, info
 
 
@@ -271,9 +287,9 @@ def aten_linalg_solve(A: TFloat, B: TFloat, *, left: bool = True) -> TFloat:
 def aten_linalg_inv_ex(A: TFloat, *, check_errors: bool = False) -> tuple[TFloat, TFloat]:
     """linalg_inv_ex(Tensor A, *, bool check_errors=False) -> (Tensor inverse, Tensor info)"""
     n = check_square("linalg.inv", A)
-    lu, piv, info = _lu(A)
     identity = op.Expand(op.CastLike(eye(n, n, A.dtype), A), op.Shape(A))  # type: ignore[arg-type]
-    return _lu_solve(lu, piv, identity), info
+    inverse, _, _, info = _solve(A, identity, left=True)  # torch's inv is solve(A, I)
+    return inverse, info
 
 
 def _triangular(fn: str, a: Value, b: Value, upper: bool, left: bool, unit: bool) -> Value:

@@ -369,3 +369,24 @@ def test_views_with_one_dynamic_size_have_constant_shapes(batch):
     got = run_model(model, {"x": x.numpy()}, tuple(names))
     for a, b in zip(got, (x.flatten(0, 1), x.reshape(-1, 5), -x)):
         torch.testing.assert_close(a, b)
+
+
+@pytest.mark.parametrize("batch", [3, 1])
+def test_view_of_the_dynamic_batch_and_a_minus_one_has_a_constant_shape(batch):
+    """levit's `x.view(B, N, heads, -1)` with B the input's dynamic batch: the -1 is the input's
+    static element count over the static sizes (6 * 8 / (6 * 4) = 2), no Shape / Concat."""
+    g = GraphBuilder()
+    v = g.input("x", FLOAT, ["n", 6, 8])
+    with g:
+        split = S.aten_view(v, [sym_size(v, 0), 6, 4, -1])
+        merged = S.aten_reshape(op.Neg(split), [sym_size(v, 0), -1, 8])
+        other = S.aten_view(v, [op.Mul(sym_size(v, 0), 2), -1, 8])  # not the batch: read at run time
+    names = [g.output(y, f"y{i}").name for i, y in enumerate((split, merged, other))]
+    model = g.to_model()
+    shapes = {init.name for init in model.graph.initializer}
+    assert [n.input[1] in shapes for n in model.graph.node if n.op_type == "Reshape" and n.input[0] != "mul"] == [True, True, False]
+    assert sum(n.op_type == "Concat" for n in model.graph.node) == 1  # the third view's only
+    x = make((batch, 6, 8))
+    got = run_model(model, {"x": x.numpy()}, tuple(names))
+    for a, b in zip(got, (x.view(batch, 6, 4, -1), -x, x.view(batch * 2, -1, 8))):
+        torch.testing.assert_close(a, b)

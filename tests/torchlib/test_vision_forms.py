@@ -119,3 +119,21 @@ def test_conformance_nan_inputs_may_differ_only_without_exact_nan(harness, exact
         assert (outcome.outcome, outcome.message) == (XFAIL, NAN_MAY_DIFFER)
     else:
         assert outcome.outcome == PASSED, outcome.message
+
+
+def test_attention_head_split_of_a_dynamic_batch_has_constant_shapes():
+    """levit / timm attention: `x.view(B, N, heads, -1)` and `reshape(B, -1, C)` with B the
+    dynamic batch read off x.shape: constant Reshape shapes, no Shape / Concat."""
+
+    class Heads(nn.Module):
+        def forward(self, x):
+            B, N, C = x.shape
+            q = x.view(B, N, 4, -1).transpose(1, 2)
+            return (q.softmax(-1) * 2).transpose(1, 2).reshape(B, -1, C)
+
+    model = Heads()
+    result = torchlib.export(model, (torch.randn(3, 6, 8),), dynamic_shapes=BATCH)
+    counts = ops(result)
+    assert "Concat" not in counts and "Shape" not in counts and counts["Reshape"] == 2
+    close(result, model, torch.randn(1, 6, 8))
+    close(result, model, torch.randn(7, 6, 8))

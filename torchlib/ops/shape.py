@@ -61,17 +61,35 @@ def _numel(x: Value, start: int, end: int) -> Any:
 # -- views -------------------------------------------------------------------------------------
 
 
-def _target_shape(size: Sequence[Any] | Value) -> Any:
+def _target_shape(size: Sequence[Any] | Value, self: Value | None = None) -> Any:
     """A view's size as a Reshape shape. One dynamic size among positive static ones is written
     -1: the element count fixes it (torch checked that it matches), so a dynamic batch
     (`x.flatten(0, 1)`, `reshape(B * L, C)`) gives a constant shape with no shape arithmetic,
-    and an empty input gives 0 there."""
+    and an empty input gives 0 there. A size that has a -1 besides is resolved when the dynamic
+    size is self's one dynamic dim (`x.view(B, N, heads, -1)`): the -1 is then self's static
+    element count over the size's static ones."""
     if isinstance(size, Value):
         return size
     dynamic = [i for i, d in enumerate(size) if not isinstance(d, int)]
     if len(dynamic) == 1 and all(d > 0 for d in size if isinstance(d, int)):
         return [-1 if i == dynamic[0] else int(d) for i, d in enumerate(size)]
+    if len(dynamic) == 1 and (inferred := _inferred_size(size, dynamic[0], self)) is not None:
+        return [-1 if i == dynamic[0] else inferred if d == -1 else int(d) for i, d in enumerate(size)]
     return as_shape(size)
+
+
+def _inferred_size(size: Sequence[Any], dynamic: int, self: Value | None) -> int | None:
+    """The value of size's one -1 when size[dynamic] is the dim that self's one dynamic dim
+    names (by the symbol tracing gave it), and every other size is positive and static."""
+    static = [d for i, d in enumerate(size) if i != dynamic]
+    if self is None or self.shape is None or static.count(-1) != 1 or any(d == 0 or d < -1 for d in static):
+        return None
+    self_dynamic = [d for d in self.shape if not isinstance(d, int)]
+    sym_dim = getattr(size[dynamic], "sym_value", None)
+    if len(self_dynamic) != 1 or self_dynamic[0] is None or sym_dim is None or len(sym_dim) != 1 or sym_dim[0] != self_dynamic[0]:
+        return None
+    known, part = math.prod(d for d in self.shape if isinstance(d, int)), -math.prod(static)
+    return known // part if known > 0 and known % part == 0 else None
 
 
 def _shape_like(other: Value) -> Any:
@@ -86,13 +104,13 @@ def _shape_like(other: Value) -> Any:
 @aten_op("aten::view", "aten::_unsafe_view", "aten::view_copy")
 def aten_view(self: TTensor, size: Sequence[int]) -> TTensor:
     """view(Tensor(a) self, SymInt[] size) -> Tensor(a)"""
-    return op.Reshape(self, _target_shape(size), allowzero=1)
+    return op.Reshape(self, _target_shape(size, self), allowzero=1)
 
 
 @aten_op("aten::reshape")
 def aten_reshape(self: TTensor, shape: Sequence[int]) -> TTensor:
     """reshape(Tensor(a) self, SymInt[] shape) -> Tensor(a)"""
-    return op.Reshape(self, _target_shape(shape), allowzero=1)
+    return op.Reshape(self, _target_shape(shape, self), allowzero=1)
 
 
 @aten_op("aten::view_as")

@@ -32,7 +32,7 @@ MODELS: dict[str, tuple[int, dict[str, Any]]] = {
 }
 
 # name -> detections that may differ between torch and onnxruntime through NMS decisions at float32
-# noise (match's `swaps`); measured with build(name) at image(size, 0) and image(size, 1): 1 and 2
+# noise (match's `swaps`); measured with build(name): 2 at image(size, 0), 1 at image(size, 1)
 NEAR_TIE_SWAPS: dict[str, int] = {"maskrcnn_resnet50_fpn": 2}
 
 

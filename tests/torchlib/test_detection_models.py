@@ -16,8 +16,8 @@ from torchlib.exporter import torchvision_capture
 
 torchvision_reference.register()
 torchvision = pytest.importorskip("torchvision")
-from torchvision.ops import boxes as box_ops  # noqa: E402
 from torchvision.models.detection import roi_heads, transform  # noqa: E402
+from torchvision.ops import boxes as box_ops  # noqa: E402
 from torchvision.ops import poolers  # noqa: E402
 
 

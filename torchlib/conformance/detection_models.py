@@ -31,6 +31,10 @@ MODELS: dict[str, tuple[int, dict[str, Any]]] = {
     "maskrcnn_resnet50_fpn": (128, {"min_size": 128, "max_size": 128, "box_score_thresh": 0.0}),
 }
 
+# name -> detections that may differ between torch and onnxruntime through NMS decisions at float32
+# noise (match's `swaps`); measured with build(name): 2 at image(size, 0), 1 at image(size, 1)
+NEAR_TIE_SWAPS: dict[str, int] = {"maskrcnn_resnet50_fpn": 2}
+
 
 def image(size: int, seed: int) -> torch.Tensor:
     """A random 3 x size x size image in [0, 1)."""
@@ -61,23 +65,34 @@ def _rows(detections: dict[str, torch.Tensor]) -> torch.Tensor:
 
 
 def match(expected: dict[str, torch.Tensor], got: dict[str, torch.Tensor], atol: float = 1e-3,
-          rtol: float = 1e-3) -> str | None:
+          rtol: float = 1e-3, swaps: int = 0) -> str | None:
     """None when `got` holds the detections of `expected` (as a set, within tolerance, masks
-    included when there are any), else what differs."""
+    included when there are any), else what differs.
+
+    Up to `swaps` detections of `expected` may be missing, as many others of `got` taking
+    their place: where NMS or the top-`detections_per_img` cut decides between candidates at
+    float32 noise (torch and onnxruntime scores differ by ~1e-6): two overlapping boxes of a class
+    scored 1.5e-6 apart, an IoU of 0.5000009 against the 0.5 threshold (Mask R-CNN with random
+    weights). Masks are compared at the detections paired by box."""
     if set(expected) != set(got):
         return f"keys {sorted(expected)} != {sorted(got)}"
     a, b = _rows(expected), _rows(got)
     if a.shape != b.shape:
         return f"{a.shape[0]} detections expected, {b.shape[0]} given"
     free = torch.ones(b.shape[0], dtype=torch.bool)
+    missing = []
     for i, row in enumerate(a):
         close = ((b - row).abs() <= atol + rtol * row.abs()).all(1) & free
         if not close.any():
-            return f"detection {i} (label, score, box {row.tolist()}) has no match"
+            missing.append(i)
+            continue
         j = int(close.nonzero()[0])
         free[j] = False
         if "masks" in expected:
             diff = (expected["masks"][i].double() - got["masks"][j].double()).abs().max().item()
             if diff > atol * 10:
                 return f"detection {i}'s mask differs by {diff}"
+    if len(missing) > swaps:
+        i = missing[0]
+        return f"detection {i} (label, score, box {a[i].tolist()}) has no match ({len(missing)} unmatched)"
     return None

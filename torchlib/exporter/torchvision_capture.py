@@ -67,12 +67,58 @@ def _decode(self: Any, rel_codes: torch.Tensor, boxes: list[torch.Tensor]) -> to
     return self.decode_single(rel_codes.flatten(1), torch.cat(boxes, dim=0)).unflatten(1, (-1, 4))
 
 
+def paste_masks_in_image(masks: torch.Tensor, boxes: torch.Tensor, img_shape: tuple[int, int],
+                         padding: int = 1) -> torch.Tensor:
+    """torchvision.models.detection.roi_heads.paste_masks_in_image for every detection at once.
+
+    torchvision resizes each padded mask [M + 2p, M + 2p] with F.interpolate(bilinear,
+    align_corners=False) to its box's integer size (w = x2 - x0 + 1, at least 1) and pastes it
+    at the box's corner, clipped to the image: a Python loop over the detections with a shape per
+    detection. Here the resize is separable: out = Ry @ mask @ Rx^T, where the row of Ry for
+    image row y holds the two bilinear weights of the source rows that F.interpolate's CPU
+    kernel samples (scale = in / out in float32, src = max(scale * (y - y0 + 0.5) - 0.5, 0),
+    i0 = floor(src), i1 = min(i0 + 1, in - 1), lambda = src - i0), and is zero outside
+    [y0, y2]; likewise Rx for the columns. Boxes are expanded and rounded by torchvision's own
+    expand_masks / expand_boxes. Same values within float32 rounding, for boxes with x2 >= x0
+    and y2 >= y0 (a detector's boxes)."""
+    from torchvision.models.detection import roi_heads
+
+    masks, scale = roi_heads.expand_masks(masks, padding=padding)
+    boxes = roi_heads.expand_boxes(boxes, scale).to(dtype=torch.int64)
+    im_h, im_w = img_shape
+    rows = _bilinear_weights(boxes[:, 1], boxes[:, 3], masks.shape[-2], im_h, masks.dtype)
+    columns = _bilinear_weights(boxes[:, 0], boxes[:, 2], masks.shape[-1], im_w, masks.dtype)
+    return (rows @ masks[:, 0] @ columns.transpose(1, 2))[:, None]
+
+
+def _bilinear_weights(start: torch.Tensor, end: torch.Tensor, size: int, image_size: int,
+                      dtype: torch.dtype) -> torch.Tensor:
+    """[detections, image_size, size]: the weights of F.interpolate(bilinear, align_corners=False)
+    from `size` source pixels to the end - start + 1 pixels of each box, placed at image pixels
+    start..end (zero elsewhere)."""
+    out_size = (end - start + 1).clamp(min=1)
+    scale = torch.tensor(size, dtype=torch.float32) / out_size.to(torch.float32)
+    pixel = torch.arange(image_size, device=start.device)
+    local = (pixel[None, :] - start[:, None]).to(torch.float32)
+    source = (scale[:, None] * (local + 0.5) - 0.5).clamp(min=0)
+    low = source.floor().to(torch.int64).clamp(max=size - 1)
+    high = (low + 1).clamp(max=size - 1)
+    weight_high = (source - low.to(torch.float32)).clamp(0, 1)
+    inside = ((pixel[None, :] >= start[:, None]) & (pixel[None, :] <= end[:, None])).to(torch.float32)
+    index = torch.arange(size, device=start.device)
+    weights = ((1 - weight_high) * inside)[:, :, None] * (index == low[:, :, None]).to(torch.float32) \
+        + (weight_high * inside)[:, :, None] * (index == high[:, :, None]).to(torch.float32)
+    return weights.to(dtype)
+
+
 # (module, attribute path, stand-in)
 _STAND_INS = (
     ("torchvision.ops", "batched_nms", batched_nms),
     ("torchvision.ops.boxes", "batched_nms", batched_nms),
     ("torchvision.ops.poolers", "_multiscale_roi_align", _multiscale_roi_align),
     ("torchvision.models.detection._utils", "BoxCoder.decode", _decode),
+    ("torchvision.models.detection.roi_heads", "paste_masks_in_image", paste_masks_in_image),
+    ("torchvision.models.detection.transform", "paste_masks_in_image", paste_masks_in_image),
 )
 
 

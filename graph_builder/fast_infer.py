@@ -170,7 +170,7 @@ def _concat(ins: list[Value | None], attrs: dict[str, Any]) -> Result:
         total = total + d if type(total) is int and type(d) is int else None
     out = list(first)  # type: ignore[arg-type]
     if rank > 1 and any(s != first for s in shapes):  # the other dims agree; a known size holds for all
-        out = [next((d for d in dims if type(d) is int), dims[0]) if len(set(dims)) > 1 else dims[0] for dims in zip(*shapes)]  # type: ignore[misc]
+        out = [next((d for d in dims if type(d) is int), dims[0]) if len(set(dims)) > 1 else dims[0] for dims in zip(*shapes)]
     out[axis] = total
     return [(ins[0].dtype, tuple(out))]  # type: ignore[union-attr]
 

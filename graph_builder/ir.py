@@ -131,6 +131,36 @@ class Value:
     def rank(self) -> int | None:
         return None if self.shape is None else len(self.shape)
 
+    # -- dtype and shape where they must be known -------------------------------------------
+    # `dtype` and `shape` are None when unknown (a graph read from a file may lack them, ONNX's
+    # inference may give up). Code that needs them (every torchlib op function, on the Values
+    # the eager and tracing evaluators produce) reads these instead: the type says it is known,
+    # and an unknown one raises a clear error rather than a TypeError further on.
+    @property
+    def known_dtype(self) -> DType:
+        """dtype, or ValueError when it is not known."""
+        dtype = self.dtype
+        if dtype is None:
+            raise ValueError(f"{self._unknown()} dtype; it is needed here (add type information to the graph)")
+        return dtype
+
+    @property
+    def known_shape(self) -> Shape:
+        """shape (its dims may still be symbolic or None), or ValueError when the rank is not known."""
+        shape = self.shape
+        if shape is None:
+            raise ValueError(f"{self._unknown()} shape, not even its rank; it is needed here (add shape information to the graph)")
+        return shape
+
+    @property
+    def known_rank(self) -> int:
+        """The rank, or ValueError when it is not known."""
+        return len(self.known_shape)
+
+    def _unknown(self) -> str:
+        producer = f" (output of {self.producer.op_type})" if self.producer is not None else ""
+        return f"Value {self.name!r}{producer} has no known"
+
     # -- complex tensors ------------------------------------------------------------------
     # ONNX runtimes have no complex arithmetic, so a complex tensor of shape S is held as a real
     # tensor of shape S + (2,) (real, imaginary), FLOAT for complex64 and DOUBLE for complex128.

@@ -44,7 +44,7 @@ def prefer_unfused(q_len: int, kv_len: int, head_size: int) -> bool:
     return UNFUSE_MIN_WORK <= q_len * kv_len * head_size < UNFUSE_MAX_WORK
 
 
-def unfused_attention(op, q, k, v, is_causal: int = 0, scale: float | None = None):  # type: ignore[no-untyped-def]
+def unfused_attention(op, q, k, v, is_causal: int = 0, scale: float | None = None):
     """softmax(q @ k^T * scale [+ causal mask]) @ v for [batch, heads, length, size] inputs, as
     ONNX's `Attention` defines it (causal keeps the keys up to each query's own position)."""
     size = q.shape[-1]
@@ -57,7 +57,7 @@ def unfused_attention(op, q, k, v, is_causal: int = 0, scale: float | None = Non
     return op.MatMul(op.Softmax(scores, axis=-1), v)
 
 
-def _attention(op, q, k, v):  # type: ignore[no-untyped-def]
+def _attention(op, q, k, v):
     return op.Attention(q, k, v, is_causal=Var("is_causal", default=0), scale=Var("scale", default=None),
                         softcap=Var("softcap", default=0.0), q_num_heads=Var("q_heads", default=None),
                         kv_num_heads=Var("kv_heads", default=None))
@@ -83,7 +83,7 @@ def unfuse_pays(q: Value, k: Value, v: Value, is_causal: int, scale: float | Non
     return prefer_unfused(s, t, d)
 
 
-def _unfused(op, q, k, v, is_causal, scale, **_):  # type: ignore[no-untyped-def]
+def _unfused(op, q, k, v, is_causal, scale, **_):
     return unfused_attention(op, q, k, v, is_causal, scale)
 
 
@@ -106,15 +106,15 @@ def _attributes() -> dict[str, Var]:
     return {a: Var(a, default=None) for a in _ATTRIBUTES}
 
 
-def _repeated(op, x, axes, grown, merged):  # type: ignore[no-untyped-def]
+def _repeated(op, x, axes, grown, merged):
     return op.Reshape(op.Expand(op.Unsqueeze(x, axes), grown), merged)
 
 
-def _gqa(op, q, k, v, ka, kg, km, va, vg, vm):  # type: ignore[no-untyped-def]
+def _gqa(op, q, k, v, ka, kg, km, va, vg, vm):
     return op.Attention(q, _repeated(op, k, ka, kg, km), _repeated(op, v, va, vg, vm), **_attributes())
 
 
-def _gqa_masked(op, q, k, v, mask, ka, kg, km, va, vg, vm):  # type: ignore[no-untyped-def]
+def _gqa_masked(op, q, k, v, mask, ka, kg, km, va, vg, vm):
     return op.Attention(q, _repeated(op, k, ka, kg, km), _repeated(op, v, va, vg, vm), mask, **_attributes())
 
 
@@ -156,7 +156,7 @@ def gqa_exact(root: Node, q: Value, k: Value, v: Value, ka: Value, va: Value, q_
     return isinstance(heads, int) and v.shape[1] == heads and q.shape[1] == heads * n_k  # type: ignore[index]
 
 
-def _grouped(op, q, k, v, mask=None, **bindings):  # type: ignore[no-untyped-def]
+def _grouped(op, q, k, v, mask=None, **bindings):
     attributes = {a: bindings[a] for a in _ATTRIBUTES if bindings.get(a) is not None}
     return op.Attention(q, k, v, mask, **attributes) if mask is not None else op.Attention(q, k, v, **attributes)
 
@@ -189,11 +189,11 @@ GQA: list[Rule] = [_GroupedRule("Attention reads grouped KV heads (repeat_kv rem
 # bench/bench_attention_past.py times the forms (docs/optimizer.md).
 
 
-def _past(op, q, pk, k, pv, v, ka, va):  # type: ignore[no-untyped-def]
+def _past(op, q, pk, k, pv, v, ka, va):
     return op.Attention(q, op.Concat(pk, k, axis=ka), op.Concat(pv, v, axis=va), **_attributes())
 
 
-def _past_masked(op, q, pk, k, pv, v, ka, va, mask):  # type: ignore[no-untyped-def]
+def _past_masked(op, q, pk, k, pv, v, ka, va, mask):
     return op.Attention(q, op.Concat(pk, k, axis=ka), op.Concat(pv, v, axis=va), mask, **_attributes())
 
 
@@ -212,7 +212,7 @@ def past_exact(root: Node, uses: Uses, q: Value, pk: Value, k: Value, pv: Value,
     return concats[0] is not concats[1] and all(uses.of(c) == [root] for c in concats)  # type: ignore[arg-type]
 
 
-def _with_past(op, q, pk, k, pv, v, mask=None, **bindings):  # type: ignore[no-untyped-def]
+def _with_past(op, q, pk, k, pv, v, mask=None, **bindings):
     attributes = {a: bindings[a] for a in _ATTRIBUTES if bindings.get(a) is not None}
     return op.Attention(q, k, v, mask, pk, pv, _outputs=3, **attributes)
 

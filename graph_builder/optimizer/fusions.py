@@ -20,19 +20,19 @@ from graph_builder.optimizer.pattern import Rule, Var
 # -- RMSNorm: x * 1/sqrt(mean(x*x, -1) + eps) * w -> RMSNormalization ----------------------------
 
 
-def _mean_square(op, x, axes):  # type: ignore[no-untyped-def]
+def _mean_square(op, x, axes):
     return op.ReduceMean(op.Mul(x, x), axes, keepdims=1)
 
 
-def _rms_reciprocal(op, x, w, eps, axes):  # type: ignore[no-untyped-def]
+def _rms_reciprocal(op, x, w, eps, axes):
     return op.Mul(w, op.Mul(x, op.Reciprocal(op.Sqrt(op.Add(_mean_square(op, x, axes), eps)))))
 
 
-def _rms_div(op, x, w, eps, axes):  # type: ignore[no-untyped-def]
+def _rms_div(op, x, w, eps, axes):
     return op.Mul(w, op.Div(x, op.Sqrt(op.Add(_mean_square(op, x, axes), eps))))
 
 
-def _rms_pow(op, x, w, eps, axes):  # type: ignore[no-untyped-def]
+def _rms_pow(op, x, w, eps, axes):
     mean_square = op.ReduceMean(op.Pow(x, 2.0), axes, keepdims=1)
     return op.Mul(w, op.Mul(x, op.Reciprocal(op.Sqrt(op.Add(mean_square, eps)))))
 
@@ -49,7 +49,7 @@ def _rms_check(x: Value, w: Value, eps: Value, axes: Value) -> bool:
     return w.rank == 1 and x.shape is not None and w.shape == x.shape[-1:]
 
 
-def _rms_fused(op, x, w, eps, axes):  # type: ignore[no-untyped-def]
+def _rms_fused(op, x, w, eps, axes):
     return op.RMSNormalization(x, w, axis=-1, epsilon=scalar(eps))
 
 
@@ -62,19 +62,19 @@ _SQRT2 = math.sqrt(2.0)
 _SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
 
 
-def _gelu_erf_div(op, x):  # type: ignore[no-untyped-def]
+def _gelu_erf_div(op, x):
     return op.Mul(op.Mul(x, 0.5), op.Add(op.Erf(op.Div(x, _SQRT2)), 1.0))
 
 
-def _gelu_erf_mul(op, x):  # type: ignore[no-untyped-def]
+def _gelu_erf_mul(op, x):
     return op.Mul(op.Mul(x, 0.5), op.Add(op.Erf(op.Mul(x, 1.0 / _SQRT2)), 1.0))
 
 
-def _gelu_erf_outer_half(op, x):  # type: ignore[no-untyped-def]
+def _gelu_erf_outer_half(op, x):
     return op.Mul(op.Mul(x, op.Add(op.Erf(op.Div(x, _SQRT2)), 1.0)), 0.5)
 
 
-def _gelu_tanh_cube(op, x):  # type: ignore[no-untyped-def]
+def _gelu_tanh_cube(op, x):
     inner = op.Mul(op.Add(x, op.Mul(op.Mul(op.Mul(x, x), x), 0.044715)), _SQRT_2_OVER_PI)
     return op.Mul(op.Mul(x, 0.5), op.Add(op.Tanh(inner), 1.0))
 
@@ -98,7 +98,7 @@ GELU += [Rule("Gelu tanh (tanh_cube)", _gelu_tanh_cube, lambda op, x: op.Gelu(x,
 # -- MatMul + Add -> Gemm, for a 2-D input and a 2-D weight ---------------------------------------
 
 
-def _matmul_add(op, a, b, c):  # type: ignore[no-untyped-def]
+def _matmul_add(op, a, b, c):
     return op.Add(op.MatMul(a, b), c)
 
 
@@ -121,14 +121,14 @@ GEMM = [Rule("Gemm (MatMul + Add)", _matmul_add, lambda op, a, b, c: op.Gemm(a, 
 # or seen in the graph as Cos / Sin of Concat(f, f) (dynamic sequence length).
 
 
-def _rope(op, x, cos, sin, lo_start, lo_end, hi_start, hi_end, axes1, axes2):  # type: ignore[no-untyped-def]
+def _rope(op, x, cos, sin, lo_start, lo_end, hi_start, hi_end, axes1, axes2):
     x1 = op.Slice(x, lo_start, lo_end, axes1)
     x2 = op.Slice(x, hi_start, hi_end, axes2)
     rotated = op.Concat(op.Neg(x2), x1, axis=Var("concat_axis"))
     return op.Add(op.Mul(x, cos), op.Mul(rotated, sin))
 
 
-def _rope_steps(op, x, cos, sin, lo_start, lo_end, hi_start, hi_end, axes1, axes2, steps1, steps2):  # type: ignore[no-untyped-def]
+def _rope_steps(op, x, cos, sin, lo_start, lo_end, hi_start, hi_end, axes1, axes2, steps1, steps2):
     x1 = op.Slice(x, lo_start, lo_end, axes1, steps1)
     x2 = op.Slice(x, hi_start, hi_end, axes2, steps2)
     rotated = op.Concat(op.Neg(x2), x1, axis=Var("concat_axis"))
@@ -210,7 +210,7 @@ def _rope_check(x: Value, cos: Value, sin: Value, lo_start: Value, lo_end: Value
     return all(_half_of(c, size, x.shape[2], x.rank) is not None for c in (cos, sin))
 
 
-def _cache(op, cache: Value, size: int, seq: object, rank: int):  # type: ignore[no-untyped-def]
+def _cache(op, cache: Value, size: int, seq: object, rank: int):
     half = _half_of(cache, size, seq, rank)
     if isinstance(half, np.ndarray):
         return half
@@ -218,7 +218,7 @@ def _cache(op, cache: Value, size: int, seq: object, rank: int):  # type: ignore
     return op.Cos(f) if half.op_type == "Cos" else op.Sin(f)
 
 
-def _rope_fused(op, x, cos, sin, **_):  # type: ignore[no-untyped-def]
+def _rope_fused(op, x, cos, sin, **_):
     size, seq, rank = x.shape[-1], x.shape[2], x.rank
     length = op.Shape(x, start=2, end=3)
     positions = op.Unsqueeze(op.Range(np.array(0, np.int64), op.Squeeze(length, [0]), np.array(1, np.int64)), [0])
@@ -231,7 +231,7 @@ ROTARY = [Rule("RotaryEmbedding (rotate-half)", p, _rope_fused, _rope_check, ops
 # -- Unsqueeze(Unsqueeze(x, a), b) -> Unsqueeze(x, a + b) ----------------------------------------
 
 
-def _unsqueeze_twice(op, x, inner, outer):  # type: ignore[no-untyped-def]
+def _unsqueeze_twice(op, x, inner, outer):
     return op.Unsqueeze(op.Unsqueeze(x, inner), outer)
 
 
@@ -248,7 +248,7 @@ def _unsqueeze_check(x: Value, inner: Value, outer: Value) -> bool:
     return x.rank is not None and ints(inner) is not None and ints(outer) is not None
 
 
-def _unsqueeze_merged(op, x, inner, outer):  # type: ignore[no-untyped-def]
+def _unsqueeze_merged(op, x, inner, outer):
     return op.Unsqueeze(x, np.array(_merged_axes(x.rank, ints(inner), ints(outer)), np.int64))
 
 
@@ -261,7 +261,7 @@ UNSQUEEZE = [Rule("Unsqueeze pair", _unsqueeze_twice, _unsqueeze_merged, _unsque
 # whole projection, then a Gather per part. Part i is the last axis' slice [i*E, (i+1)*E).
 
 
-def _packed_part(op, x, shape, unsqueeze_axes, squeeze_axes, index):  # type: ignore[no-untyped-def]
+def _packed_part(op, x, shape, unsqueeze_axes, squeeze_axes, index):
     moved = op.Transpose(op.Unsqueeze(op.Reshape(x, shape, allowzero=Var("allowzero", default=0)), unsqueeze_axes),
                          perm=[3, 1, 2, 0, 4])
     return op.Gather(op.Squeeze(moved, squeeze_axes), index, axis=0)
@@ -278,7 +278,7 @@ def _packed_check(x: Value, shape: Value, unsqueeze_axes: Value, squeeze_axes: V
         target[:2] == [0, 0] and not allowzero or all(t == d for t, d in zip(target[:2], x.shape[:2])))
 
 
-def _packed_slice(op, x, index, **_):  # type: ignore[no-untyped-def]
+def _packed_slice(op, x, index, **_):
     size, part = x.shape[-1] // 3, ints(index)[0] % 3
     return op.Slice(x, np.array([part * size], np.int64), np.array([(part + 1) * size], np.int64), np.array([-1], np.int64))
 

@@ -176,7 +176,7 @@ def _number(p: float, v: Value, node: Node) -> bool:
     return False
 
 
-def _match_value(p: Any, v: Value | None, bindings: dict[str, Any], nodes: list[Node]):  # type: ignore[no-untyped-def]
+def _match_value(p: Any, v: Value | None, bindings: dict[str, Any], nodes: list[Node]):
     """Yield every (bindings, nodes) under which pattern input `p` matches value `v` (a number
     in `p` is checked by _match_inputs, which knows the node)."""
     if v is None:
@@ -196,7 +196,7 @@ def _match_value(p: Any, v: Value | None, bindings: dict[str, Any], nodes: list[
         yield from _match_node(p, v.producer, bindings, nodes)
 
 
-def _match_node(p: PatternNode, node: Node, bindings: dict[str, Any], nodes: list[Node]):  # type: ignore[no-untyped-def]
+def _match_node(p: PatternNode, node: Node, bindings: dict[str, Any], nodes: list[Node]):
     if node.op_type != p.op_type or node.domain != p.domain or node in nodes:
         return
     for key, want in p.attributes.items():
@@ -223,7 +223,7 @@ def _match_node(p: PatternNode, node: Node, bindings: dict[str, Any], nodes: lis
         yield from _match_inputs(node, list(order), inputs, bindings, nodes + [node])
 
 
-def _match_inputs(node: Node, ps: list[Any], vs: list[Value | None], bindings: dict[str, Any], nodes: list[Node]):  # type: ignore[no-untyped-def]
+def _match_inputs(node: Node, ps: list[Any], vs: list[Value | None], bindings: dict[str, Any], nodes: list[Node]):
     if not ps:
         yield bindings, nodes
         return

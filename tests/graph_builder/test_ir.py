@@ -268,3 +268,18 @@ def test_shapes_are_tuples() -> None:
     assert v.shape == (2, "n")
     v.set_type(FLOAT, ["m", 3])
     assert v.shape == ("m", 3)
+
+
+def test_known_dtype_shape_rank() -> None:
+    g = GraphBuilder()
+    x = g.input("x", FLOAT, ["batch", 3, None])
+    assert (x.known_dtype, x.known_shape, x.known_rank) == (FLOAT, ("batch", 3, None), 3)
+    unknown = Value("u", None, None)
+    for attr, what in (("known_dtype", "dtype"), ("known_shape", "shape"), ("known_rank", "shape")):
+        with pytest.raises(ValueError, match=f"Value 'u' has no known {what}"):
+            getattr(unknown, attr)
+    with g:
+        y = op.Relu(x)
+    y.dtype = None
+    with pytest.raises(ValueError, match=r"Value 'relu' \(output of Relu\) has no known dtype"):
+        _ = y.known_dtype

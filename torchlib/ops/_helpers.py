@@ -46,7 +46,7 @@ def first_rows(x: Value, like: Value, too_few: str) -> Value:
     """x's first N rows (dim 0), N being like's dim 0: x itself when the sizes match. Fewer rows
     than N raise ValueError(too_few.format(have=..., need=...)) when both sizes are static (in
     onnxruntime's Slice otherwise, which then returns fewer rows)."""
-    have, need = x.shape[0], like.shape[0]  # type: ignore[index]
+    have, need = x.known_shape[0], like.known_shape[0]
     if isinstance(have, int) and isinstance(need, int):
         if have < need:
             raise ValueError(too_few.format(have=have, need=need))

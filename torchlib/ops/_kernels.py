@@ -118,12 +118,12 @@ def like(x: Any, ref: Value) -> Any:
     """x as a Value of ref's dtype: Python scalars become constants (exact for double and int64)."""
     if isinstance(x, Value):
         return x
-    return op.CastLike(np.asarray(x, dtype=ref.dtype.numpy), ref)
+    return op.CastLike(np.asarray(x, dtype=ref.known_dtype.numpy), ref)
 
 
 def as_float(x: Any) -> Any:
     """A Value in a floating dtype (ints and bool go to float32, torch's default); Python scalars stay."""
-    if isinstance(x, Value) and not x.dtype.is_floating:
+    if isinstance(x, Value) and not x.known_dtype.is_floating:
         return op.Cast(x, to=FLOAT.onnx)
     return x
 
@@ -151,8 +151,8 @@ def scale(x: Value, factor: Any) -> Value:
     last = x.shape[-1] if x.rank else None
     if isinstance(last, int) and last >= 2:
         return op.Mul(x, np.full((last,), factor, np.float64))
-    if x.is_static and math.prod(x.shape) >= 2:  # type: ignore[arg-type]
-        return op.Mul(x, np.full(x.shape, factor, np.float64))  # type: ignore[arg-type]
+    if x.is_static and math.prod(x.known_shape) >= 2:  # type: ignore[arg-type]
+        return op.Mul(x, np.full(x.known_shape, factor, np.float64))  # type: ignore[arg-type]
     if not x.is_static:
         return op.Mul(x, op.Expand(np.array(factor, np.float64), op.Shape(x)))
     return op.Mul(x, factor)

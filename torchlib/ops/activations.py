@@ -29,7 +29,7 @@ _SELU_SCALE = 1.0507009873554804934193349852946
 
 
 def _floating(name: str, x: Value) -> None:
-    if not x.dtype.is_floating:
+    if not x.known_dtype.is_floating:
         raise TypeError(f"aten::{name} is defined for floating tensors only (torch raises too), got {x.dtype}")
 
 
@@ -44,7 +44,7 @@ def _fused_or_formula(x: Value, fused: Any, formula: Any) -> Value:
 def _relu(x: Value) -> Value:
     if x.dtype is BOOL:
         raise TypeError("aten::relu is not defined for bool tensors (torch raises too)")
-    if x.dtype.is_floating:
+    if x.known_dtype.is_floating:
         return run_supported(op.Relu, FLOATS, x)
     return run_supported(lambda y: op.Max(y, 0), MIN_MAX, x)
 
@@ -128,8 +128,8 @@ def _clip(x: Value, low: Any, high: Any) -> Value:
     """Clip with Python-scalar bounds (None for none)."""
     if x.dtype is BOOL:
         raise TypeError("aten::clamp/hardtanh are not defined for bool tensors (torch raises too)")
-    low, high = _int_bound(low, x.dtype), _int_bound(high, x.dtype)
-    if x.dtype.is_floating:
+    low, high = _int_bound(low, x.known_dtype), _int_bound(high, x.known_dtype)
+    if x.known_dtype.is_floating:
         if any(isinstance(b, float) and math.isnan(b) for b in (low, high)):
             return op.Expand(op.CastLike(np.nan, x), op.Shape(x))  # torch: a NaN bound gives NaN everywhere
         # onnxruntime's Clip clamps to the dtype's finite range where a bound is missing: inf
@@ -150,7 +150,7 @@ def aten_relu6(self: TReal) -> TReal:
 @elementwise("self")
 def aten_hardtanh(self: TReal, min_val: float = -1, max_val: float = 1) -> TReal:
     """hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor"""
-    if self.dtype.kind == "u" and int(min_val) < 0:
+    if self.known_dtype.kind == "u" and int(min_val) < 0:
         raise ValueError("aten::hardtanh: cannot do hardtanh on an unsigned type with negative limits")
     return _clip(self, min_val, max_val)
 
@@ -182,7 +182,7 @@ def aten_gelu(self: TFloat, *, approximate: str = "none") -> TFloat:
 def aten_hardshrink(self: TFloat, lambd: float = 0.5) -> TFloat:
     """hardshrink(Tensor self, Scalar lambd=0.5) -> Tensor"""
     _floating("hardshrink", self)
-    bound = round_scalar(lambd, self.dtype)
+    bound = round_scalar(lambd, self.known_dtype)
 
     def fn(x: Value) -> Value:
         inside = op.And(op.GreaterOrEqual(x, -bound), op.LessOrEqual(x, bound))
@@ -210,10 +210,10 @@ def aten_threshold(self: TReal, threshold: float, value: float) -> TReal:
     """threshold(Tensor self, Scalar threshold, Scalar value) -> Tensor"""
     if self.dtype is BOOL:
         raise TypeError("aten::threshold is not defined for bool tensors (torch raises too)")
-    if not self.dtype.is_floating:  # the scalars converted to the integer type (truncated)
+    if not self.known_dtype.is_floating:  # the scalars converted to the integer type (truncated)
         threshold, value = int(threshold), int(value)
         return run_supported(lambda x: op.Where(op.LessOrEqual(x, like(threshold, x)), like(value, x), x), MIN_MAX, self)
-    filled = round_scalar(value, self.dtype)  # stored in the tensor's dtype
+    filled = round_scalar(value, self.known_dtype)  # stored in the tensor's dtype
     return run_supported(lambda x: op.Where(op.LessOrEqual(x, like(threshold, x)), like(filled, x), x), OPMATH, self)
 
 

@@ -161,9 +161,9 @@ def _add_clamp(total: Value) -> Value:
     NaN stays NaN, as in its vectorised loop (the scalar tail of short tensors gives 0: torch
     depends on the length there)."""
     out = aten_relu(total)
-    if not total.dtype.is_floating:
+    if not total.known_dtype.is_floating:
         return out
-    biggest = op.CastLike(float(ml_dtypes.finfo(total.dtype.numpy).max), out)
+    biggest = op.CastLike(float(ml_dtypes.finfo(total.known_dtype.numpy).max), out)
     return op.Where(op.Greater(out, biggest), biggest, out)
 
 

@@ -55,9 +55,9 @@ def _fits_fused(query: Value, key: Value, value: Value, attn_mask: Value | None,
     rank = query.rank
     if query.dtype not in _FUSED or rank not in (3, 4) or key.rank != rank or value.rank != rank:
         return False
-    if any(d == 0 for x in (query, key, value) for d in x.shape):  # type: ignore[union-attr]
+    if any(d == 0 for x in (query, key, value) for d in x.known_shape):
         return False
-    if attn_mask is not None and attn_mask.rank > rank:
+    if attn_mask is not None and attn_mask.known_rank > rank:
         return False
     if not (_known_equal(_dim(query, 0), _dim(key, 0)) and _known_equal(_dim(key, 0), _dim(value, 0))):
         return False
@@ -84,9 +84,9 @@ def _fused(query: Value, key: Value, value: Value, attn_mask: Value | None, is_c
         if mask is not None and mask.rank == 3:
             mask = op.Unsqueeze(mask, [1])
     if mask is not None:
-        if not mask.dtype.is_bool and mask.dtype is not compute:
+        if not mask.known_dtype.is_bool and mask.dtype is not compute:
             mask = op.Cast(mask, to=compute.onnx)
-        if mask.rank < 2 or not _known_equal(_dim(mask, -2), _dim(query, -2)):
+        if mask.known_rank < 2 or not _known_equal(_dim(mask, -2), _dim(query, -2)):
             q_len, kv_len = _dim(query, -2), _dim(key, -2)
             if isinstance(q_len, int) and isinstance(kv_len, int):
                 lengths: Any = [q_len, kv_len]
@@ -110,7 +110,7 @@ def _length(x: Value, original: Value) -> Any:
 def _repeat_heads(x: Value, repeats: int) -> Value:
     """torch's repeat_interleave(repeats, dim=-3): each KV head serves `repeats` query heads."""
     if x.is_static:
-        shape = list(x.shape)  # type: ignore[arg-type]
+        shape = list(x.known_shape)
         grown: Any = [*shape[:-2], repeats, *shape[-2:]]
         merged: Any = [*shape[:-3], shape[-3] * repeats, *shape[-2:]]
     else:
@@ -126,7 +126,7 @@ def _decomposed(
     dtype = query.dtype
     compute = types.FLOAT if dtype in (types.FLOAT16, types.BFLOAT16) else dtype
     q, k, v = (op.Cast(x, to=compute.onnx) if x.dtype is not compute else x for x in (query, key, value))
-    q_heads, kv_heads = (_dim(query, -3), _dim(key, -3)) if query.rank >= 3 else (1, 1)
+    q_heads, kv_heads = (_dim(query, -3), _dim(key, -3)) if query.known_rank >= 3 else (1, 1)
     if enable_gqa and q_heads != kv_heads:
         if not (isinstance(q_heads, int) and isinstance(kv_heads, int)):
             raise ValueError(f"enable_gqa needs the head counts known when the graph is built, got {q_heads} and {kv_heads}")
@@ -138,7 +138,7 @@ def _decomposed(
         root = head_dim**-0.25
     else:
         root = op.Pow(op.Cast(op.Shape(q, start=-1), to=compute.onnx), -0.25)
-    rank = key.rank  # a 3-D query broadcasts against 4-D keys and values, as in torch
+    rank = key.known_rank  # a 3-D query broadcasts against 4-D keys and values, as in torch
     k_t = op.Transpose(k, perm=[*range(rank - 2), rank - 1, rank - 2])
     if isinstance(root, Value):
         scores = op.MatMul(op.Mul(q, root), op.Mul(k_t, root))
@@ -150,14 +150,14 @@ def _decomposed(
         allowed = op.LessOrEqual(op.Unsqueeze(cols, [0]), op.Unsqueeze(rows, [1]))
         scores = op.Where(allowed, scores, float("-inf"))
     if attn_mask is not None:
-        if attn_mask.dtype.is_bool:
+        if attn_mask.known_dtype.is_bool:
             scores = op.Where(attn_mask, scores, float("-inf"))
         else:
             mask = op.Cast(attn_mask, to=compute.onnx) if attn_mask.dtype is not compute else attn_mask
             scores = op.Add(scores, mask)
     probs = op.Softmax(scores, axis=-1)
     if attn_mask is not None:  # torch: a row with every key masked gives zeros, not NaN
-        last = scores.rank - 1  # positive: onnxruntime ignores axes=[-1] on empty inputs
+        last = scores.known_rank - 1  # positive: onnxruntime ignores axes=[-1] on empty inputs
         fully_masked = op.Equal(op.ReduceMax(scores, [last], keepdims=1), float("-inf"))
         probs = op.Where(fully_masked, 0.0, probs)
     if dropout_p != 0:

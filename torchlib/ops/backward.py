@@ -29,14 +29,14 @@ def _compute_dtype(dtype: types.DType) -> types.DType:
 
 def _max_pool_backward(grad_output: Value, self: Value, indices: Value, spatial: int) -> Value:
     """grad_output added at the flat (per plane) indices of max pooling."""
-    dtype = _compute_dtype(self.dtype)
+    dtype = _compute_dtype(self.known_dtype)
     plane = op.Shape(self, end=-spatial)
     flat_shape = op.Concat(plane, op.Constant(value=np.array([-1], np.int64)), axis=0)
     zeros = op.Reshape(op.ConstantOfShape(op.Shape(self), value=np.zeros(1, dtype.numpy)), flat_shape)
     grad = op.Reshape(cast_to(grad_output, dtype), flat_shape)
     index = op.Reshape(cast_to(indices, types.INT64), flat_shape)
     result = op.ScatterElements(zeros, index, grad, axis=-1, reduction="add")
-    return cast_to(op.Reshape(result, op.Shape(self)), self.dtype)
+    return cast_to(op.Reshape(result, op.Shape(self)), self.known_dtype)
 
 
 @aten_op("aten::max_pool2d_with_indices_backward")
@@ -73,15 +73,15 @@ def spread_windows(grad: Value, axis: int, windows: Sequence[tuple[int, int]], s
         shape = op.Concat(op.Shape(grad, end=axis), np.array([size_in], np.int64), op.Shape(grad, start=axis + 1), axis=0)
         return op.Expand(op.CastLike(0, grad), shape)
     index = np.array([h + [len(windows)] * (most - len(h)) for h in holders], np.int64)  # len(windows): the zero pad
-    pads = [0] * (2 * grad.rank)
-    pads[grad.rank + axis] = 1
+    pads = [0] * (2 * grad.known_rank)
+    pads[grad.known_rank + axis] = 1
     return op.ReduceSum(op.Gather(op.Pad(grad, np.array(pads, np.int64)), index, axis=axis), [axis + 1], keepdims=0)
 
 
 def _spread(grad: Value, axis: int, size_in: int, size_out: int) -> Value:
     """Adaptive cells: grad / cell size spread over the cells' input elements."""
     bounds = _cell_bounds(size_in, size_out)
-    sizes = np.array([end - start for start, end in bounds], grad.dtype.numpy).reshape([-1] + [1] * (grad.rank - 1 - axis))
+    sizes = np.array([end - start for start, end in bounds], grad.known_dtype.numpy).reshape([-1] + [1] * (grad.known_rank - 1 - axis))
     return spread_windows(op.Div(grad, sizes), axis, bounds, size_in)
 
 
@@ -95,10 +95,10 @@ def _adaptive_avg_backward(grad_output: Value, self: Value, spatial: int, name: 
         raise ValueError(f"aten::{name} needs static spatial sizes, got input {self.shape} and grad {grad_output.shape}")
     dtype = types.DOUBLE if self.dtype is types.DOUBLE else types.FLOAT
     grad = cast_to(grad_output, dtype)
-    rank = grad_output.rank
+    rank = grad_output.known_rank
     for k in reversed(range(spatial)):
         grad = _spread(grad, rank - spatial + k, sizes_in[k], sizes_out[k])
-    planes_grad, planes_self = grad_output.shape[:-spatial], self.shape[:-spatial]
+    planes_grad, planes_self = grad_output.known_shape[:-spatial], self.known_shape[:-spatial]
     if planes_grad != planes_self and all(isinstance(s, int) for s in (*planes_grad, *planes_self)):
         have, want = int(np.prod(planes_grad)), int(np.prod(planes_self))
         if have > want:
@@ -106,7 +106,7 @@ def _adaptive_avg_backward(grad_output: Value, self: Value, spatial: int, name: 
         flat = op.Reshape(grad, np.array([have, *sizes_in], np.int64), allowzero=1)
         pads = np.array([0] * (spatial + 1) + [want - have] + [0] * spatial, np.int64)
         grad = op.Reshape(op.Pad(flat, pads), np.array(self.shape, np.int64), allowzero=1)
-    return cast_to(grad, self.dtype)
+    return cast_to(grad, self.known_dtype)
 
 
 @aten_op("aten::_adaptive_avg_pool2d_backward")
@@ -130,7 +130,7 @@ def aten_embedding_dense_backward(
     As torch's CPU kernel, which adds each gradient row to the weight row its index names only
     when 0 <= index < num_weights (its loop over weight rows never meets another index): indices
     out of that range, and padding_idx, contribute nothing (no wrap-around of negative ones)."""
-    dtype = _compute_dtype(grad_output.dtype)
+    dtype = _compute_dtype(grad_output.known_dtype)
     index = op.Reshape(cast_to(indices, types.INT64), [-1])
     width = op.Shape(grad_output, start=-1)
     grad = op.Reshape(cast_to(grad_output, dtype), op.Concat(op.Constant(value=np.array([-1], np.int64)), width, axis=0))
@@ -146,7 +146,7 @@ def aten_embedding_dense_backward(
     grad = op.Where(op.Unsqueeze(keep, [1]), grad, op.CastLike(0, grad))  # padding_idx and out-of-range rows get no gradient
     zeros = op.ConstantOfShape(op.Concat(rows, width, axis=0), value=np.zeros(1, dtype.numpy))
     scatter_index = op.Expand(op.Unsqueeze(index, [1]), op.Shape(grad))
-    return cast_to(op.ScatterElements(zeros, scatter_index, grad, axis=0, reduction="add"), grad_output.dtype)
+    return cast_to(op.ScatterElements(zeros, scatter_index, grad, axis=0, reduction="add"), grad_output.known_dtype)
 
 
 def _row_statistics(stat: Value, input: Value, outer: int) -> Value:
@@ -154,7 +154,7 @@ def _row_statistics(stat: Value, input: Value, outer: int) -> Value:
     values of its (dense) data, one per row, shaped input.shape[:outer] + [1, ...]. The same
     as `stat` when it has the forward's shape; a larger one (mean of another batch) is cut,
     as torch reads it; a smaller one fails (torch reads past its end)."""
-    rank = input.rank
+    rank = input.known_rank
     wanted = None if input.shape is None else [*input.shape[:outer], *([1] * (rank - outer))]
     if wanted is not None and stat.shape is not None and list(stat.shape) == wanted:
         return stat
@@ -185,9 +185,9 @@ def aten_native_layer_norm_backward(
         sum_gx = op.ReduceSum(op.Mul(g, x_hat), inner, keepdims=1)
         # dx = rstd / N * (N * g - sum(g) - x_hat * sum(g * x_hat))
         inside = op.Sub(op.Sub(op.Mul(g, n), sum_g), op.Mul(x_hat, sum_gx))
-        grad_input = cast_to(op.Mul(op.Div(cast_to(rstd, dtype), n), inside), input.dtype)
+        grad_input = cast_to(op.Mul(op.Div(cast_to(rstd, dtype), n), inside), input.known_dtype)
     if output_mask[1] and weight is not None:
-        grad_weight = cast_to(op.ReduceSum(op.Mul(dy, x_hat), outer, keepdims=0, noop_with_empty_axes=1), weight.dtype)
+        grad_weight = cast_to(op.ReduceSum(op.Mul(dy, x_hat), outer, keepdims=0, noop_with_empty_axes=1), weight.known_dtype)
     if output_mask[2] and bias is not None:
-        grad_bias = cast_to(op.ReduceSum(dy, outer, keepdims=0, noop_with_empty_axes=1), bias.dtype)
+        grad_bias = cast_to(op.ReduceSum(dy, outer, keepdims=0, noop_with_empty_axes=1), bias.known_dtype)
     return grad_input, grad_weight, grad_bias

@@ -24,7 +24,7 @@ from torchlib.registry import aten_op
 
 def _opmath(*xs: Value) -> list[Value]:
     dtype = types.DOUBLE if xs[0].dtype is types.DOUBLE else types.FLOAT
-    return [cast_to(x, dtype) for x in xs]  # type: ignore[misc]
+    return [cast_to(x, dtype) for x in xs]
 
 
 def _rounded_from_double(fn: Any, x: Value) -> Value:
@@ -34,7 +34,7 @@ def _rounded_from_double(fn: Any, x: Value) -> Value:
     overflow where torch's do."""
     if x.dtype is types.DOUBLE:
         return fn(x)
-    return op.Cast(fn(op.Cast(x, to=types.DOUBLE.onnx)), to=x.dtype.onnx)
+    return op.Cast(fn(op.Cast(x, to=types.DOUBLE.onnx)), to=x.known_dtype.onnx)
 
 
 def _sigmoid(x: Value) -> Value:
@@ -59,21 +59,21 @@ def aten_threshold_backward(grad_output: TFloat, self: TFloat, threshold: float)
     """threshold_backward(Tensor grad_output, Tensor self, Scalar threshold) -> Tensor"""
     x, g = _opmath(self, grad_output)
     # torch's threshold kernel takes the Scalar unrounded in opmath (float32 for the half types)
-    return cast_to(op.Where(op.LessOrEqual(x, op.CastLike(threshold, x)), _zero(g), g), grad_output.dtype)
+    return cast_to(op.Where(op.LessOrEqual(x, op.CastLike(threshold, x)), _zero(g), g), grad_output.known_dtype)
 
 
 @aten_op("aten::sigmoid_backward")
 def aten_sigmoid_backward(grad_output: TFloat, output: TFloat) -> TFloat:
     """sigmoid_backward(Tensor grad_output, Tensor output) -> Tensor"""
     g, y = _opmath(grad_output, output)
-    return cast_to(op.Mul(op.Mul(g, op.Sub(op.CastLike(1, y), y)), y), grad_output.dtype)
+    return cast_to(op.Mul(op.Mul(g, op.Sub(op.CastLike(1, y), y)), y), grad_output.known_dtype)
 
 
 @aten_op("aten::tanh_backward")
 def aten_tanh_backward(grad_output: TFloat, output: TFloat) -> TFloat:
     """tanh_backward(Tensor grad_output, Tensor output) -> Tensor"""
     g, y = _opmath(grad_output, output)
-    return cast_to(op.Mul(g, op.Sub(op.CastLike(1, y), op.Mul(y, y))), grad_output.dtype)
+    return cast_to(op.Mul(g, op.Sub(op.CastLike(1, y), op.Mul(y, y))), grad_output.known_dtype)
 
 
 @aten_op("aten::gelu_backward")
@@ -100,7 +100,7 @@ def aten_gelu_backward(grad_output: TFloat, self: TFloat, *, approximate: str = 
         result = op.Mul(g, op.Add(cdf, op.Mul(x, pdf)))
     else:
         raise ValueError(f"aten::gelu_backward: approximate must be 'none' or 'tanh', got {approximate!r}")
-    return cast_to(result, grad_output.dtype)
+    return cast_to(result, grad_output.known_dtype)
 
 
 @aten_op("aten::silu_backward")
@@ -108,7 +108,7 @@ def aten_silu_backward(grad_output: TFloat, self: TFloat) -> TFloat:
     """silu_backward(Tensor grad_output, Tensor self) -> Tensor"""
     g, x = _opmath(grad_output, self)
     s = _sigmoid(x)
-    return cast_to(op.Mul(op.Mul(g, s), op.Add(op.Mul(x, op.Sub(1.0, s)), 1.0)), grad_output.dtype)
+    return cast_to(op.Mul(op.Mul(g, s), op.Add(op.Mul(x, op.Sub(1.0, s)), 1.0)), grad_output.known_dtype)
 
 
 @aten_op("aten::hardswish_backward")
@@ -117,7 +117,7 @@ def aten_hardswish_backward(grad_output: TFloat, self: TFloat) -> TFloat:
     g, x = _opmath(grad_output, self)
     middle = op.Mul(g, op.Add(op.Div(x, 3.0), 0.5))
     result = op.Where(op.LessOrEqual(x, -3.0), _zero(g), op.Where(op.Less(x, 3.0), middle, g))  # as torch at -3 and 3
-    return cast_to(result, grad_output.dtype)
+    return cast_to(result, grad_output.known_dtype)
 
 
 @aten_op("aten::hardsigmoid_backward")
@@ -125,7 +125,7 @@ def aten_hardsigmoid_backward(grad_output: TFloat, self: TFloat) -> TFloat:
     """hardsigmoid_backward(Tensor grad_output, Tensor self) -> Tensor"""
     g, x = _opmath(grad_output, self)
     inside = op.And(op.Greater(x, -3.0), op.Less(x, 3.0))
-    return cast_to(op.Where(inside, op.Div(g, 6.0), _zero(g)), grad_output.dtype)
+    return cast_to(op.Where(inside, op.Div(g, 6.0), _zero(g)), grad_output.known_dtype)
 
 
 @aten_op("aten::hardtanh_backward")
@@ -133,7 +133,7 @@ def aten_hardtanh_backward(grad_output: TFloat, self: TFloat, min_val: float, ma
     """hardtanh_backward(Tensor grad_output, Tensor self, Scalar min_val, Scalar max_val) -> Tensor"""
     x, g = _opmath(self, grad_output)
     outside = op.Or(op.LessOrEqual(x, _bound(min_val, self)), op.GreaterOrEqual(x, _bound(max_val, self)))
-    return cast_to(op.Where(outside, _zero(g), g), grad_output.dtype)
+    return cast_to(op.Where(outside, _zero(g), g), grad_output.known_dtype)
 
 
 @aten_op("aten::elu_backward")
@@ -150,7 +150,7 @@ def aten_elu_backward(
     else:
         negative = op.Mul(op.Mul(op.Mul(g, negiptcoef), negcoef), op.Exp(op.Mul(v, negiptcoef)))
     result = op.Where(op.LessOrEqual(v, 0.0), negative, op.Mul(g, poscoef))
-    return cast_to(result, grad_output.dtype)
+    return cast_to(result, grad_output.known_dtype)
 
 
 @aten_op("aten::leaky_relu_backward")
@@ -158,7 +158,7 @@ def aten_leaky_relu_backward(grad_output: TFloat, self: TFloat, negative_slope: 
     """leaky_relu_backward(Tensor grad_output, Tensor self, Scalar negative_slope, bool self_is_result) -> Tensor"""
     g, x = _opmath(grad_output, self)
     result = op.Where(op.Greater(x, 0.0), g, op.Mul(g, float(negative_slope)))
-    return cast_to(result, grad_output.dtype)
+    return cast_to(result, grad_output.known_dtype)
 
 
 @aten_op("aten::softplus_backward")
@@ -168,7 +168,7 @@ def aten_softplus_backward(grad_output: TFloat, self: TFloat, beta: float, thres
     scaled = op.Mul(x, float(beta))
     z = op.Exp(scaled)
     result = op.Where(op.Greater(scaled, float(threshold)), g, op.Div(op.Mul(g, z), op.Add(z, 1.0)))
-    return cast_to(result, grad_output.dtype)
+    return cast_to(result, grad_output.known_dtype)
 
 
 @aten_op("aten::log_sigmoid_backward")
@@ -179,14 +179,14 @@ def aten_log_sigmoid_backward(grad_output: TFloat, self: TFloat, buffer: TFloat)
     g, x, z = _opmath(grad_output, self, buffer)
     fraction = op.Div(z, op.Add(z, 1.0))
     derivative = op.Where(op.Less(x, 0.0), op.Sub(1.0, fraction), fraction)  # max_deriv - sign * z / (1 + z)
-    return cast_to(op.Mul(derivative, g), grad_output.dtype)
+    return cast_to(op.Mul(derivative, g), grad_output.known_dtype)
 
 
 def _shrink_backward(grad_output: Value, self: Value, lambd: float) -> Value:
     """0 where -lambd <= self <= lambd (torch's hardshrink and softshrink gradients), else grad."""
     x, g = _opmath(self, grad_output)
     inside = op.And(op.GreaterOrEqual(x, _bound(-float(lambd), self)), op.LessOrEqual(x, _bound(lambd, self)))
-    return cast_to(op.Where(inside, _zero(g), g), grad_output.dtype)
+    return cast_to(op.Where(inside, _zero(g), g), grad_output.known_dtype)
 
 
 @aten_op("aten::hardshrink_backward")
@@ -208,15 +208,15 @@ def aten_mish_backward(grad_output: TFloat, self: TFloat) -> TFloat:
     sigmoid = _sigmoid(x)
     tanh_softplus = _rounded_from_double(op.Tanh, log1p(op.Exp(x)))  # torch's tanh(log1p(exp(x))), exp in x's dtype
     derivative = op.Add(tanh_softplus, op.Mul(op.Mul(x, sigmoid), op.Sub(1.0, op.Mul(tanh_softplus, tanh_softplus))))
-    return cast_to(op.Mul(g, derivative), grad_output.dtype)
+    return cast_to(op.Mul(g, derivative), grad_output.known_dtype)
 
 
 @aten_op("aten::native_dropout_backward")
 def aten_native_dropout_backward(grad_output: TFloat, mask: Value, scale: float) -> TFloat:
     """native_dropout_backward(Tensor grad_output, Tensor mask, float scale) -> Tensor"""
     (g,) = _opmath(grad_output)
-    kept = op.Mul(g, cast_to(mask, g.dtype))
-    return cast_to(op.Mul(kept, float(scale)), grad_output.dtype)
+    kept = op.Mul(g, cast_to(mask, g.known_dtype))
+    return cast_to(op.Mul(kept, float(scale)), grad_output.known_dtype)
 
 
 @aten_op("aten::mse_loss_backward")
@@ -228,9 +228,9 @@ def aten_mse_loss_backward(grad_output: TFloat, self: TFloat, target: TFloat, re
     g, x, t = _opmath(grad_output, self, target)
     if reduction == 1:
         numel = op.Cast(op.ReduceProd(op.Shape(self), keepdims=0), to=types.DOUBLE.onnx)
-        (norm,) = _opmath(cast_to(op.Div(op.CastLike(2.0, numel), numel), self.dtype))  # rounded to self's dtype, as torch's kernel
+        (norm,) = _opmath(cast_to(op.Div(op.CastLike(2.0, numel), numel), self.known_dtype))  # rounded to self's dtype, as torch's kernel
     else:
         norm = op.CastLike(2.0, x)
-    (diff,) = _opmath(cast_to(op.Sub(x, t), self.dtype))
-    (scaled,) = _opmath(cast_to(op.Mul(norm, diff), self.dtype))
-    return cast_to(op.Mul(scaled, g), self.dtype)
+    (diff,) = _opmath(cast_to(op.Sub(x, t), self.known_dtype))
+    (scaled,) = _opmath(cast_to(op.Mul(norm, diff), self.known_dtype))
+    return cast_to(op.Mul(scaled, g), self.known_dtype)

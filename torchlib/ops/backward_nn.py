@@ -54,11 +54,11 @@ def _conv_weight_grad(
 ) -> Value:
     """d(conv(x, w))/dw contracted with dy: (G*O/G, C/G, *kernel), for x (N, C, *S), dy (N, O, *S')."""
     n = len(kernel)
-    c_in, c_out = x.shape[1], dy.shape[1]
+    c_in, c_out = x.known_shape[1], dy.known_shape[1]
     if not isinstance(c_in, int) or not isinstance(c_out, int):
         raise ValueError(f"aten::convolution_backward needs the channel counts known, got input {x.shape} and grad {dy.shape}")
     c_group, o_group = c_in // groups, c_out // groups
-    if _conv_dtype(x.dtype) not in (types.FLOAT, types.FLOAT16):
+    if _conv_dtype(x.known_dtype) not in (types.FLOAT, types.FLOAT16):
         return _conv_weight_grad_as_matmul(x, dy, kernel, stride, padding, dilation, groups, c_group, o_group)
     batch = op.Shape(x, start=0, end=1)
     # x as (C/G, G*N, *S): batch c, channel (g, n); dy as (G*O/G, N, *S'): weight o, channel n
@@ -78,7 +78,7 @@ def _conv_weight_grad_as_matmul(
     """The weight gradient as im2col + MatMul (double, integers: as conv_pool's convolution),
     one column per kernel offset: grad[g, o, (c, k)] = sum over (n, p) of dy[n, g, o, p] * cols[n, g, c, p, k]."""
     n = len(kernel)
-    dtype = _conv_dtype(x.dtype)
+    dtype = _conv_dtype(x.known_dtype)
     x, dy = cast_to(x, dtype), cast_to(dy, dtype)
     cols = _patches(_pad_spatial(x, padding, padding), kernel, stride, dilation)  # (N, C, *out', K)
     cols = _crop(cols, _spatial_sizes(dy, n, "aten::convolution_backward"), 2)  # a transposed forward has out' >= out
@@ -102,7 +102,7 @@ def aten_convolution_backward(
     of input, weight and grad_output must be known when the graph is built. A batch known to be
     empty gives zero gradients; a dynamic batch that is 0 only at run time is not supported
     (onnxruntime's Conv does not return on the weight gradient's 0 channels)."""
-    n = weight.rank - 2
+    n = weight.known_rank - 2
     if input.rank != n + 2 or grad_output.rank != n + 2:
         raise ValueError(f"aten::convolution_backward expects batched input and grad_output of rank {n + 2} "
                          f"for a weight of rank {n + 2}, got ranks {input.rank} and {grad_output.rank}")  # fmt: skip
@@ -111,7 +111,7 @@ def aten_convolution_backward(
     out_sizes = _spatial_sizes(grad_output, n, "aten::convolution_backward")
     kernel = _spatial_sizes(weight, n, "aten::convolution_backward")
     grad_input = grad_weight = grad_bias = None
-    if input.shape[0] == 0:  # no samples: zero gradients (onnxruntime's Conv does not return on 0 channels)
+    if input.known_shape[0] == 0:  # no samples: zero gradients (onnxruntime's Conv does not return on 0 channels)
         grad_input = op.Expand(op.CastLike(0, input), op.Shape(input)) if output_mask[0] else None
         grad_weight = op.Expand(op.CastLike(0, weight), op.Shape(weight)) if output_mask[1] else None
     elif output_mask[0]:
@@ -126,11 +126,11 @@ def aten_convolution_backward(
             grad_weight = _conv_weight_grad(grad_output, input, kernel, stride, padding, dilation, groups)
         else:
             grad_weight = _conv_weight_grad(input, grad_output, kernel, stride, padding, dilation, groups)
-        grad_weight = cast_to(grad_weight, weight.dtype)
+        grad_weight = cast_to(grad_weight, weight.known_dtype)
     if output_mask[2]:
-        dtype = _opmath(grad_output.dtype)
+        dtype = _opmath(grad_output.known_dtype)
         axes = [0, *range(2, 2 + n)]
-        grad_bias = cast_to(op.ReduceSum(cast_to(grad_output, dtype), axes, keepdims=0), grad_output.dtype)
+        grad_bias = cast_to(op.ReduceSum(cast_to(grad_output, dtype), axes, keepdims=0), grad_output.known_dtype)
     return grad_input, grad_weight, grad_bias
 
 
@@ -163,7 +163,7 @@ def _avg_pool_backward(
     pads = _ints(padding, n, "padding")
     sizes = _spatial_sizes(self, n, f"aten::{name}")
     out = _spatial_sizes(grad_output, n, f"aten::{name}")
-    dtype = _opmath(self.dtype)
+    dtype = _opmath(self.known_dtype)
     divisors = _avg_divisors(sizes, out, kernel, strides, pads, count_include_pad, divisor_override)
     # torch's CPU kernel: for each window in row-major order, grad / divisor is added to every
     # input element of the window (clipped to the input). Separable here, the last axis first
@@ -172,8 +172,8 @@ def _avg_pool_backward(
     for i in reversed(range(n)):
         size, s, k, p = sizes[i], strides[i], kernel[i], pads[i]
         windows = [(max(o * s - p, 0), min(o * s - p + k, size + p, size)) for o in range(out[i])]
-        grad = spread_windows(grad, grad.rank - n + i, windows, size)
-    leading_grad, leading_self = grad_output.shape[:-n], self.shape[:-n]
+        grad = spread_windows(grad, grad.known_rank - n + i, windows, size)
+    leading_grad, leading_self = grad_output.known_shape[:-n], self.known_shape[:-n]
     if leading_grad != leading_self and all(isinstance(d, int) for d in (*leading_grad, *leading_self)):
         have, want = int(np.prod(leading_grad)), int(np.prod(leading_self))
         if n == 3 or have > want:  # torch's 3-d kernel reads past grad_output's end (its planes are self's)
@@ -182,7 +182,7 @@ def _avg_pool_backward(
         flat = op.Reshape(grad, np.array([have, *sizes], np.int64), allowzero=1)
         pad = np.array([0] * (n + 1) + [want - have] + [0] * n, np.int64)
         grad = op.Reshape(op.Pad(flat, pad), np.array(self.shape, np.int64), allowzero=1)
-    return cast_to(grad, self.dtype)
+    return cast_to(grad, self.known_dtype)
 
 
 @aten_op("aten::avg_pool2d_backward")
@@ -218,7 +218,7 @@ def aten_native_group_norm_backward(
     """native_group_norm_backward(Tensor grad_out, Tensor input, Tensor mean, Tensor rstd, Tensor? weight, SymInt N, SymInt C, SymInt HxW, int group, bool[3] output_mask) -> (Tensor, Tensor, Tensor)
 
     mean and rstd are native_group_norm's (N, group) statistics."""
-    dtype = _opmath(input.dtype)
+    dtype = _opmath(input.known_dtype)
     if isinstance(C, int) and isinstance(HxW, int):
         per_group: Any = [C // group * HxW]
     else:
@@ -239,16 +239,16 @@ def aten_native_group_norm_backward(
         # dx = rstd / D * (D * g - sum(g) - x_hat * sum(g * x_hat)) over each (n, group) of D elements
         inside = op.Sub(op.Sub(op.Mul(g, count), sum_g), op.Mul(x_hat, sum_gx))
         grad_input = op.Mul(op.Div(stats[1], count), inside)
-        grad_input = cast_to(op.Reshape(grad_input, op.Shape(input), allowzero=1), input.dtype)
+        grad_input = cast_to(op.Reshape(grad_input, op.Shape(input), allowzero=1), input.known_dtype)
     per_channel = [0, 2]
     if output_mask[1]:
         x_hat_channels = op.Reshape(x_hat, channels, allowzero=1)
         products = op.Mul(op.Reshape(dy, channels, allowzero=1), x_hat_channels)
         grad_weight = op.ReduceSum(products, per_channel, keepdims=0)
-        grad_weight = cast_to(grad_weight, weight.dtype if weight is not None else input.dtype)
+        grad_weight = cast_to(grad_weight, weight.known_dtype if weight is not None else input.dtype)
     if output_mask[2]:
         grad_bias = op.ReduceSum(op.Reshape(dy, channels, allowzero=1), per_channel, keepdims=0)
-        grad_bias = cast_to(grad_bias, weight.dtype if weight is not None else input.dtype)
+        grad_bias = cast_to(grad_bias, weight.known_dtype if weight is not None else input.dtype)
     return grad_input, grad_weight, grad_bias
 
 
@@ -266,7 +266,7 @@ def aten_native_batch_norm_backward(
     every dim but 1; else the running statistics, 1 / sqrt(running_var + eps)."""
     if input.rank is None or input.rank < 2:
         raise ValueError(f"aten::native_batch_norm_backward expects an input of rank >= 2 (N, C, ...), got rank {input.rank}")
-    dtype = _opmath(input.dtype)
+    dtype = _opmath(input.known_dtype)
     rank = input.rank
     axes = [0, *range(2, rank)]
 
@@ -295,8 +295,8 @@ def aten_native_batch_norm_backward(
             grad_input = op.Mul(inside, scale)
         else:
             grad_input = op.Mul(dy, scale)
-        grad_input = cast_to(grad_input, input.dtype)
-    stats_dtype = weight.dtype if weight is not None else input.dtype
+        grad_input = cast_to(grad_input, input.known_dtype)
+    stats_dtype = weight.known_dtype if weight is not None else input.known_dtype
     if output_mask[1]:
         grad_weight = cast_to(op.Reshape(sum_dy_x_hat, [-1]), stats_dtype)
     if output_mask[2]:

@@ -39,7 +39,7 @@ def _addbmm_half(self: Value, batch1: Value, batch2: Value, beta: float, alpha: 
     if not isinstance(count, int):
         raise ValueError(f"aten::addbmm on {self.dtype} needs a static batch size (torch rounds after each "
                          f"batch element), got shape {batch1.shape}")  # fmt: skip
-    dtype = self.dtype
+    dtype = self.known_dtype
     products = op.MatMul(cast_to(batch1, types.FLOAT), cast_to(batch2, types.FLOAT))  # (B, n, p), exact sums
     out_shape = op.Shape(op.Gather(products, 0, axis=0))
     acc = op.Expand(cast_to(self, types.FLOAT), out_shape)
@@ -83,7 +83,7 @@ def aten_diff(
 
 def _expanded_index(index: Value, source: Value, axis: int) -> Value:
     """A 1-D index along axis, broadcast to source's shape (for ScatterElements)."""
-    shape = [1] * source.rank
+    shape = [1] * source.known_rank
     shape[axis] = -1
     return op.Expand(op.Reshape(cast_to(index, types.INT64), shape), op.Shape(source))
 
@@ -112,10 +112,10 @@ def aten_index_reduce(
 def _index_reduce(self: Value, dim: int, index: Value, source: Value, reduce: str, include_self: bool,
                   dtype: types.DType) -> Value:  # fmt: skip
     integer = not dtype.is_floating
-    axis = normalize_dim(dim, self.rank)
+    axis = normalize_dim(dim, self.known_rank)
     idx = _expanded_index(index, source, axis)
-    ones = op.ConstantOfShape(op.Shape(source), value=np.ones(1, self.dtype.numpy))
-    zeros = op.ConstantOfShape(op.Shape(self), value=np.zeros(1, self.dtype.numpy))
+    ones = op.ConstantOfShape(op.Shape(source), value=np.ones(1, self.known_dtype.numpy))
+    zeros = op.ConstantOfShape(op.Shape(self), value=np.zeros(1, self.known_dtype.numpy))
     hits = op.ScatterElements(zeros, idx, ones, axis=axis, reduction="add")
     touched = op.Greater(hits, op.CastLike(0, hits))
     if reduce == "mean":
@@ -136,6 +136,6 @@ def _index_reduce(self: Value, dim: int, index: Value, source: Value, reduce: st
     if reduce == "prod" or integer:
         return result
     # onnxruntime's max/min skip NaN; torch's amax/amin propagate it
-    nan_hits = op.ScatterElements(zeros, idx, cast_to(op.IsNaN(source), self.dtype), axis=axis, reduction="add")
+    nan_hits = op.ScatterElements(zeros, idx, cast_to(op.IsNaN(source), self.known_dtype), axis=axis, reduction="add")
     has_nan = op.Or(op.Greater(nan_hits, op.CastLike(0, nan_hits)), op.IsNaN(start))
     return op.Where(has_nan, op.CastLike(float("nan"), result), result)

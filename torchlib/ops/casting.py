@@ -88,7 +88,7 @@ def aten_copy(self: TTensor, src: TTensor, non_blocking: bool = False) -> TTenso
 
     The functional form of `self.copy_(src)`: `src` cast to self's dtype and broadcast to
     self's shape."""
-    return aten_expand_as(cast_to(src, self.dtype), self)
+    return aten_expand_as(cast_to(src, self.known_dtype), self)
 
 
 @aten_op("aten::type_as")

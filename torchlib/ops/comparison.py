@@ -103,7 +103,7 @@ def aten_logical_xor(self: TTensor, other: TTensor) -> TBool:
 def _bitwise(name: str, bool_op: Callable[..., Any], int_op: Callable[..., Any], a: Any, b: Any) -> Value:
     """A bitwise op after promotion; either side may be a Python scalar (.Scalar, .Scalar_Tensor)."""
     tensor = a if isinstance(a, Value) else b
-    if tensor.dtype.is_floating:
+    if tensor.known_dtype.is_floating:
         raise TypeError(f"aten::{name} is defined for integer and bool tensors only (torch raises too), got {tensor.dtype}")
     if tensor.dtype is BOOL:
         return bool_op(like(a, tensor), like(b, tensor))
@@ -137,7 +137,7 @@ def aten_bitwise_xor(self: TRealOrBool, other: TRealOrBool) -> TRealOrBool:
 @aten_op("aten::bitwise_not")
 def aten_bitwise_not(self: TRealOrBool) -> TRealOrBool:
     """bitwise_not(Tensor self) -> Tensor"""
-    if self.dtype.is_floating:
+    if self.known_dtype.is_floating:
         raise TypeError(f"aten::bitwise_not is defined for integer and bool tensors only (torch raises too), got {self.dtype}")
     if self.dtype is BOOL:
         return op.Not(self)
@@ -168,7 +168,7 @@ def _nan_ignoring(onnx_op: Callable[..., Any], bool_op: Callable[..., Any], a: V
     """fmin/fmax: a NaN on one side gives the other side."""
     if a.dtype is BOOL:
         return bool_op(a, b)
-    if not a.dtype.is_floating:
+    if not a.known_dtype.is_floating:
         return run_supported(onnx_op, MIN_MAX, a, b)
 
     def fn(x: Value, y: Value) -> Value:
@@ -230,7 +230,7 @@ def aten_where_scalar(condition: TBool, self: float, other: float) -> TTensor:
 
 def _float_test(x: Value, test: Callable[[Value], Value], for_integers: bool) -> Value:
     """isnan/isinf/isfinite: integer and bool tensors hold only finite numbers."""
-    if not x.dtype.is_floating:
+    if not x.known_dtype.is_floating:
         return full_of(op.Shape(x), for_integers, BOOL)
     return run_supported(test, FLOATS, x)
 
@@ -265,5 +265,5 @@ def aten_masked_fill(self: TTensor, mask: TBool, value: float) -> TTensor:
 @aten_op("aten::masked_fill.Tensor")
 def aten_masked_fill_tensor(self: TTensor, mask: TBool, value: TTensor) -> TTensor:
     """masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor"""
-    value = op.Cast(value, to=self.dtype.onnx) if value.dtype is not self.dtype else value
+    value = op.Cast(value, to=self.known_dtype.onnx) if value.dtype is not self.dtype else value
     return run_supported(lambda x, v: op.Where(mask, v, x), MIN_MAX, self, value)

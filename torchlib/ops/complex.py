@@ -70,7 +70,7 @@ def pair(x: Any, dtype: DType) -> Pair:
 
 
 def _np_dtype(x: Any) -> Any:
-    return x.dtype.numpy if isinstance(x, Value) else x.dtype
+    return x.known_dtype.numpy if isinstance(x, Value) else x.dtype
 
 
 def _zeros_like(x: Any) -> Any:
@@ -234,7 +234,7 @@ def aten_imag(self: TTensor) -> TTensor:
 @aten_op("aten::conj_physical", "aten::conj", "aten::_conj", "aten::_conj_physical", complex=True)
 def aten_conj_physical(self: TTensor) -> TTensor:
     """conj_physical(Tensor self) -> Tensor"""
-    return op.Mul(self, np.array([1, -1], dtype=self.dtype.numpy)).as_complex()
+    return op.Mul(self, np.array([1, -1], dtype=self.known_dtype.numpy)).as_complex()
 
 
 @aten_op("aten::conj_physical", "aten::conj", "aten::_conj", "aten::_conj_physical", "aten::resolve_conj", "aten::resolve_neg")
@@ -266,7 +266,7 @@ def aten_angle_complex(self: TTensor) -> TFloat:
 @aten_op("aten::angle")
 def aten_angle(self: TTensor) -> TFloat:
     """angle(Tensor self) -> Tensor"""
-    x = self if self.dtype.is_floating else op.Cast(self, to=FLOAT.onnx)
+    x = self if self.known_dtype.is_floating else op.Cast(self, to=FLOAT.onnx)
 
     def fn(x: Value) -> Value:
         angle = op.Where(op.Less(x, like(0, x)), like(math.pi, x), like(0, x))

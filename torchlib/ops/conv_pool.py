@@ -88,7 +88,7 @@ def _window_columns(x: Value, kernel: Sequence[int], stride: Sequence[int], dila
     """For each kernel offset in row-major order, the input element it meets in every window:
     K tensors of shape (..., *out)."""
     n = len(kernel)
-    axes = list(range(x.rank - n, x.rank))
+    axes = list(range(x.known_rank - n, x.known_rank))
     columns = []
     for offsets in itertools.product(*(range(k) for k in kernel)):
         starts = [o * d for o, d in zip(offsets, dilation)]
@@ -100,15 +100,15 @@ def _window_columns(x: Value, kernel: Sequence[int], stride: Sequence[int], dila
 def _pad_spatial(x: Value, begin: Sequence[int], end: Sequence[int], value: Any = 0) -> Value:
     if not any(begin) and not any(end):
         return x
-    lead = [0] * (x.rank - len(begin))
+    lead = [0] * (x.known_rank - len(begin))
     return op.Pad(x, lead + list(begin) + lead + list(end), value)
 
 
 def _spread(x: Value, axis: int, step: int) -> Value:
     """step - 1 zeros between neighbours along axis: length L becomes (L - 1) * step + 1."""
-    rank = x.rank
+    rank = x.known_rank
     if x.is_static:
-        shape: Any = [*x.shape[:axis], x.shape[axis] * step, *x.shape[axis + 1 :]]  # type: ignore[operator]
+        shape: Any = [*x.known_shape[:axis], x.known_shape[axis] * step, *x.known_shape[axis + 1 :]]  # type: ignore[operator]
     else:
         spread = op.Mul(op.Shape(x, start=axis, end=axis + 1), step)
         shape = op.Concat(op.Shape(x, end=axis), spread, op.Shape(x, start=axis + 1), axis=0)
@@ -123,16 +123,16 @@ def _conv_as_matmul(
     dilation: list[int], groups: int,
 ) -> Value:  # fmt: skip
     """Convolution as im2col + MatMul, for dtypes onnxruntime's Conv lacks (double, integers)."""
-    n = w.rank - 2
+    n = w.known_rank - 2
     kernel = _spatial_sizes(w, n, "convolution in this dtype")
-    c_out, c_group = w.shape[0], w.shape[1]
+    c_out, c_group = w.known_shape[0], w.known_shape[1]
     if not isinstance(c_out, int) or not isinstance(c_group, int):
         raise ValueError(f"convolution in {x.dtype} needs the weight's shape known, got {w.shape}")
     k = math.prod(kernel) * c_group
     cols = _patches(_pad_spatial(x, pads_begin, pads_end), kernel, stride, dilation)  # (N, C, *out, K)
     # every size explicit (a -1 cannot be inferred from an empty batch), static where known
     if cols.is_static:
-        batch, out = list(cols.shape[:1]), list(cols.shape[2 : 2 + n])
+        batch, out = list(cols.known_shape[:1]), list(cols.known_shape[2 : 2 + n])
         rows: Any = [math.prod(batch + out)]
 
         def shape(*parts: Any) -> Any:
@@ -163,10 +163,10 @@ def _conv_transpose_as_matmul(
 ) -> Value:  # fmt: skip
     """Transposed convolution as a convolution: spread the input by the stride, pad it by
     dilation * (kernel - 1) - padding, and convolve with the flipped, transposed kernel."""
-    n = w.rank - 2
+    n = w.known_rank - 2
     if not w.is_static:
         raise ValueError(f"transposed convolution in {x.dtype} needs the weight's shape known, got {w.shape}")
-    c_in, c_out_group, *kernel = w.shape
+    c_in, c_out_group, *kernel = w.known_shape
     for i, s in enumerate(stride):
         if s > 1:
             x = _spread(x, 2 + i, s)
@@ -195,20 +195,20 @@ def _conv(
     input: Value, weight: Value, bias: Value | None, stride: list[int], begin: list[int], end: list[int],
     dilation: list[int], groups: int,
 ) -> Value:  # fmt: skip
-    compute = _conv_dtype(input.dtype)
+    compute = _conv_dtype(input.known_dtype)
     x, w, b = cast_to(input, compute), cast_to(weight, compute), cast_to(bias, compute)
     if compute in (types.FLOAT, types.FLOAT16):
         y = op.Conv(x, w, b, strides=stride, pads=begin + end, dilations=dilation, group=groups)
     else:
-        y = _conv_as_matmul(x, w, b, stride, begin, end, dilation, groups)  # type: ignore[arg-type]
-    return cast_to(y, input.dtype)  # type: ignore[return-value]
+        y = _conv_as_matmul(x, w, b, stride, begin, end, dilation, groups)
+    return cast_to(y, input.known_dtype)
 
 
 def _conv_transpose(
     input: Value, weight: Value, bias: Value | None, stride: list[int], padding: list[int], dilation: list[int],
     output_padding: list[int], groups: int,
 ) -> Value:  # fmt: skip
-    compute = _conv_dtype(input.dtype)
+    compute = _conv_dtype(input.known_dtype)
     x, w, b = cast_to(input, compute), cast_to(weight, compute), cast_to(bias, compute)
     if all(o < s for o, s in zip(output_padding, stride)):
         end, extra = padding, output_padding
@@ -221,15 +221,15 @@ def _conv_transpose(
         attrs = dict(strides=stride, dilations=dilation, group=groups)
         y = op.ConvTranspose(x, w, b, pads=padding + end, output_padding=extra, **attrs)
     else:
-        y = _conv_transpose_as_matmul(x, w, b, stride, padding, dilation, output_padding, groups)  # type: ignore[arg-type]
-    return cast_to(y, input.dtype)  # type: ignore[return-value]
+        y = _conv_transpose_as_matmul(x, w, b, stride, padding, dilation, output_padding, groups)
+    return cast_to(y, input.known_dtype)
 
 
 def _convolution(
     input: Value, weight: Value, bias: Value | None, stride: Any, padding: Any, dilation: Any,
     transposed: bool, output_padding: Any, groups: int,
 ) -> Value:  # fmt: skip
-    n = weight.rank - 2
+    n = weight.known_rank - 2
     stride = _ints(stride, n, "stride")
     padding = _ints(padding, n, "padding")
     dilation = _ints(dilation, n, "dilation")
@@ -243,14 +243,14 @@ def _conv_maybe_unbatched(
     input: Value, weight: Value, bias: Value | None, stride: Any, padding: Any, dilation: Any,
     transposed: bool, output_padding: Any, groups: int,
 ) -> Value:  # fmt: skip
-    x, squeeze = _batched(input, weight.rank - 2)
+    x, squeeze = _batched(input, weight.known_rank - 2)
     y = _convolution(x, weight, bias, stride, padding, dilation, transposed, output_padding, groups)
     return _unbatched(y, squeeze)
 
 
 def _same_padding(weight: Value, stride: Any, padding: str, dilation: Any) -> tuple[list[int], list[int]]:
     """torch's padding="same" / "valid" as (begin, end) pads; odd totals pad one more at the end."""
-    n = weight.rank - 2
+    n = weight.known_rank - 2
     if padding == "valid":
         return [0] * n, [0] * n
     if padding != "same":
@@ -266,7 +266,7 @@ def _same_padding(weight: Value, stride: Any, padding: str, dilation: Any) -> tu
 def _conv_padding_mode(
     input: Value, weight: Value, bias: Value | None, stride: Any, padding: str, dilation: Any, groups: int
 ) -> Value:
-    n = weight.rank - 2
+    n = weight.known_rank - 2
     begin, end = _same_padding(weight, stride, padding, dilation)
     x, squeeze = _batched(input, n)
     y = _conv(x, weight, bias, _ints(stride, n, "stride"), begin, end, _ints(dilation, n, "dilation"), groups)
@@ -406,7 +406,7 @@ def _plane_size(x: Value, n: int) -> Any:
     """Elements in one (n, c) plane: prod of the last n dims, an int or an INT64 scalar Value."""
     sizes = x.shape[-n:] if x.shape is not None else [None]
     if all(isinstance(s, int) for s in sizes):
-        return math.prod(sizes)  # type: ignore[arg-type]
+        return math.prod(sizes)
     return op.ReduceProd(op.Shape(x, start=-n), keepdims=0)
 
 
@@ -418,7 +418,7 @@ def _max_pool(
     strides = _ints(stride, n, "stride") if _given(stride) else kernel
     pads = _ints(padding, n, "padding")
     x, squeeze = _batched(self, n)
-    dtype = x.dtype
+    dtype = x.known_dtype
     sizes = x.shape[2:] if x.shape is not None else [None]
     if dtype is types.INT64 and (not ceil_mode or all(isinstance(d, int) for d in sizes)):
         y, indices = _max_pool_int64(x, kernel, strides, pads, _ints(dilation, n, "dilation"), ceil_mode)
@@ -437,12 +437,12 @@ def _max_pool(
             else:
                 has_nan = op.Cast(op.MaxPool(op.Cast(op.IsNaN(x), to=x.dtype.onnx), **attrs), to=types.BOOL.onnx)
                 y = op.Where(has_nan, op.CastLike(np.nan, y), y)
-        return _unbatched(cast_to(y, dtype), squeeze)  # type: ignore[arg-type]
+        return _unbatched(cast_to(y, dtype), squeeze)
     y, flat = op.MaxPool(x, **attrs, _outputs=2)
     indices = op.Mod(flat, _plane_size(x, n))  # ONNX counts over N*C*H*W, torch inside each plane
     if x.dtype.is_floating and current_exact_nan():
         y, indices = _nan_in_windows(x, y, indices, n, attrs)
-    return _unbatched(cast_to(y, dtype), squeeze), _unbatched(indices, squeeze)  # type: ignore[arg-type]
+    return _unbatched(cast_to(y, dtype), squeeze), _unbatched(indices, squeeze)
 
 
 def _ones_or_nan_per_window(
@@ -496,7 +496,7 @@ def _max_pool_int64(
     lowest = np.array(np.iinfo(np.int64).min, np.int64)
     padded = _pad_spatial(x, pads, [p + e for p, e in zip(pads, extra)], lowest) if any(pads) or any(extra) else x
     patches = _patches(padded, kernel, strides, dilation)
-    y = op.ReduceMax(patches, [x.rank], keepdims=0)  # type: ignore[list-item]
+    y = op.ReduceMax(patches, [x.rank], keepdims=0)
     k = op.ArgMax(patches, axis=x.rank, keepdims=0)
     index: Any = None
     for i in range(n):
@@ -591,7 +591,7 @@ def _avg_pool_by_sum(
     # each window summed in torch's order (row-major offsets, one after the other): with values
     # near finfo.max, max + (-max) + 1.5 is 1.5 but max + 1.5 + (-max) is 0
     if x.dtype is types.INT64:  # wrapping like torch (onnxruntime's int64 ReduceSum goes through double)
-        sums = int64_sum(_patches(padded, kernel, strides, ones_dims), [x.rank], False)  # type: ignore[list-item]
+        sums = int64_sum(_patches(padded, kernel, strides, ones_dims), [x.known_rank], False)
     else:
         columns = _window_columns(padded, kernel, strides, ones_dims)
         sums = columns[0]
@@ -623,7 +623,7 @@ def _avg_pool(
                            count_include_pad=int(count_include_pad))  # fmt: skip
     else:
         compute = dtype if dtype in (types.DOUBLE, types.INT64) else types.FLOAT
-        y = _avg_pool_by_sum(cast_to(x, compute), kernel, strides, pads, ceil_mode, count_include_pad, divisor_override)  # type: ignore[arg-type]
+        y = _avg_pool_by_sum(cast_to(x, compute), kernel, strides, pads, ceil_mode, count_include_pad, divisor_override)
     return _unbatched(cast_to(y, dtype), squeeze)  # type: ignore[arg-type]
 
 
@@ -674,21 +674,21 @@ def _output_sizes(self: Value, output_size: Any, n: int) -> list[int]:
 
 def _adaptive_avg_pool(self: Value, output_size: Any, n: int) -> Value:
     out = _output_sizes(self, output_size, n)
-    dtype = self.dtype
+    dtype = self.known_dtype
     x = cast_to(self, types.FLOAT if dtype in (types.BFLOAT16, types.FLOAT16) else dtype)  # sums in float32
     assert x is not None
     rank = x.rank
-    if any(d == 0 for d in x.shape[: rank - n]):  # type: ignore[index]
+    if any(d == 0 for d in x.shape[: rank - n]):
         # empty: nothing to average (and onnxruntime's fused Transpose+MatMul rejects empty inputs)
-        return cast_to(op.Reshape(x, [0] * (rank - n) + out), dtype)  # type: ignore[return-value]
+        return cast_to(op.Reshape(x, [0] * (rank - n) + out), dtype)
     if all(o == 1 for o in out):
         if rank == n + 2 and x.dtype is types.FLOAT:
-            return cast_to(op.GlobalAveragePool(x), dtype)  # type: ignore[return-value]
-        return cast_to(op.ReduceMean(x, list(range(rank - n, rank)), keepdims=1), dtype)  # type: ignore[return-value]
+            return cast_to(op.GlobalAveragePool(x), dtype)
+        return cast_to(op.ReduceMean(x, list(range(rank - n, rank)), keepdims=1), dtype)
     sizes = _spatial_sizes(x, n, f"adaptive_avg_pool{n}d to {out}")
     if rank == n + 2 and x.dtype is types.FLOAT and all(s % o == 0 for s, o in zip(sizes, out)):
         kernel = [s // o for s, o in zip(sizes, out)]
-        return cast_to(op.AveragePool(x, kernel_shape=kernel, strides=kernel), dtype)  # type: ignore[return-value]
+        return cast_to(op.AveragePool(x, kernel_shape=kernel, strides=kernel), dtype)
     # torch sums each window, then divides by its size. The sum over a box is separable: per
     # spatial axis, gather every window (padded to the longest with a zero past the end of the
     # axis) and sum it. Only the window's own elements are read, so an inf or NaN reaches only
@@ -706,7 +706,7 @@ def _adaptive_avg_pool(self: Value, output_size: Any, n: int) -> Value:
         shape = [1] * n
         shape[i] = out[i]
         counts = counts * np.array([end - start for start, end in windows], dtype=x.dtype.numpy).reshape(shape)
-    return cast_to(op.Div(y, counts), dtype)  # type: ignore[return-value]
+    return cast_to(op.Div(y, counts), dtype)
 
 
 def _adaptive_max_pool(self: Value, output_size: Any, n: int) -> tuple[Value, Value]:
@@ -714,7 +714,7 @@ def _adaptive_max_pool(self: Value, output_size: Any, n: int) -> tuple[Value, Va
     repeating its last element), take the max and the first argmax, and carry the flat index."""
     out = _output_sizes(self, output_size, n)
     sizes = _spatial_sizes(self, n, f"adaptive_max_pool{n}d")
-    dtype = self.dtype
+    dtype = self.known_dtype
     y = cast_to(self, types.FLOAT if dtype is types.BFLOAT16 else dtype)
     assert y is not None
     rank = y.rank
@@ -729,7 +729,7 @@ def _adaptive_max_pool(self: Value, output_size: Any, n: int) -> tuple[Value, Va
         values = op.Gather(y, gather, axis=axis)  # (..., out, longest, ...)
         y = op.ReduceMax(values, [axis + 1], keepdims=0)
         choice = op.ArgMax(values, axis=axis + 1, keepdims=1)
-        if y.dtype.is_floating:
+        if y.known_dtype.is_floating:
             y, choice = _last_nan_in_windows(values, y, choice, windows, axis, rank)
         position = op.Mul(op.Add(op.Squeeze(choice, [axis + 1]), starts), plane_stride)
         if index is not None:
@@ -738,7 +738,7 @@ def _adaptive_max_pool(self: Value, output_size: Any, n: int) -> tuple[Value, Va
         index = position
         plane_stride *= sizes[i]
     assert index is not None
-    return cast_to(y, dtype), index  # type: ignore[return-value]
+    return cast_to(y, dtype), index
 
 
 def _last_nan_in_windows(values: Value, y: Value, choice: Value, windows: list[tuple[int, int]], axis: int,

@@ -30,7 +30,7 @@ Size = Sequence[int | Value]
 def _scalar_dtype(value: Any) -> DType:
     """The dtype torch gives a tensor made from a Python scalar (or a SymInt/SymFloat Value)."""
     if isinstance(value, Value):
-        return BOOL if value.dtype is BOOL else INT64 if value.dtype.is_integer else DEFAULT_FLOAT
+        return BOOL if value.dtype is BOOL else INT64 if value.known_dtype.is_integer else DEFAULT_FLOAT
     if isinstance(value, bool):
         return BOOL
     if isinstance(value, int):
@@ -165,7 +165,7 @@ def aten_scalar_tensor(
 
 
 def _is_float(x: Any) -> bool:
-    return isinstance(x, float) or isinstance(x, Value) and x.dtype.is_floating
+    return isinstance(x, float) or isinstance(x, Value) and x.known_dtype.is_floating
 
 
 def _to_int(x: Any) -> Any:

@@ -17,7 +17,7 @@ from torchlib.registry import aten_op
 @elementwise("self", "other")
 def aten_dist(self: TFloat, other: TFloat, p: float = 2) -> TFloat:
     """dist(Tensor self, Tensor other, Scalar p=2) -> Tensor"""
-    if not self.dtype.is_floating:
+    if not self.known_dtype.is_floating:
         raise TypeError(f"aten::dist is defined for floating tensors only, got {self.dtype}")
 
     def norm(a: Value, b: Value) -> Value:

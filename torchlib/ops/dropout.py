@@ -17,7 +17,7 @@ def training_dropout(input: TFloat, p: float) -> tuple[TFloat, TFloat]:
     dropped inf. p == 1 drops everything: torch returns input * 0 and an all-False mask, where
     onnxruntime refuses the ratio. bfloat16 draws its mask in float32 (onnxruntime has no
     bfloat16 Dropout kernel). onnxruntime's mask always keeps element 0 (torchlib/ops/random.py)."""
-    if not input.dtype.is_floating:
+    if not input.known_dtype.is_floating:
         raise TypeError(f"dropout in training mode needs a floating-point input, got {input.dtype}")
     if not 0 <= p <= 1:
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")

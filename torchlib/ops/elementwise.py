@@ -58,7 +58,7 @@ def _no_bool(name: str, x: Value) -> None:
 
 
 def _no_float_alpha(name: str, x: Any, alpha: Any) -> None:
-    if isinstance(x, Value) and not x.dtype.is_floating and isinstance(alpha, float):
+    if isinstance(x, Value) and not x.known_dtype.is_floating and isinstance(alpha, float):
         raise TypeError(f"aten::{name}: for integral input tensors, alpha must not be a floating point number")
 
 
@@ -182,7 +182,7 @@ def _trunc(x: Value) -> Value:
 
 
 def _div_trunc(a: Value, b: Any) -> Value:
-    if a.dtype.is_floating:
+    if a.known_dtype.is_floating:
         # torch: trunc(a / b), for half types in float32
         return run_supported(lambda x, y: _trunc(op.Div(x, y)), OPMATH, a, b)
     return run_supported(op.Div, NUMERIC, a, b)  # integer Div truncates
@@ -206,11 +206,11 @@ def _div_floor_int(a: Value, b: Any) -> Value:
     with fmod=1 goes through double)."""
     b = like(b, a)
     quot = op.Div(a, b)
-    if a.dtype.kind == "u":
+    if a.known_dtype.kind == "u":
         return quot
     inexact = op.Not(op.Equal(op.Sub(a, op.Mul(quot, b)), like(0, a)))
     fix = op.And(inexact, op.Xor(op.Less(a, like(0, a)), op.Less(b, like(0, b))))
-    return op.Sub(quot, op.Cast(fix, to=quot.dtype.onnx))
+    return op.Sub(quot, op.Cast(fix, to=quot.known_dtype.onnx))
 
 
 @aten_op("aten::div.Tensor", "aten::div.Scalar")
@@ -230,7 +230,7 @@ def aten_div_mode(self: TReal, other: TReal, *, rounding_mode: str | None) -> TR
     if rounding_mode == "trunc":
         return _div_trunc(self, other)
     if rounding_mode == "floor":
-        if self.dtype.is_floating:
+        if self.known_dtype.is_floating:
             return run_supported(_div_floor_float, OPMATH, self, other)
         return run_supported(_div_floor_int, NUMERIC, self, other)
     raise ValueError(f"aten::div: rounding_mode must be None, 'trunc' or 'floor', got {rounding_mode!r}")
@@ -262,7 +262,7 @@ def int_pow(base: Value, exponent: Value) -> Value:
     from torchlib.ops.linalg._common import loop  # the Loop helper of the linalg package
 
     zero, one = like(0, base), like(1, base)
-    bits = 8 * base.dtype.numpy.itemsize - 1
+    bits = 8 * base.known_dtype.numpy.itemsize - 1
     positive = op.Where(op.Less(exponent, like(0, exponent)), like(0, exponent), exponent)
 
     def body(i: Value, values: list[Value]) -> tuple[None, list[Value]]:
@@ -280,7 +280,7 @@ def int_pow(base: Value, exponent: Value) -> Value:
 def _pow(base: Value, exponent: Value) -> Value:
     if base.dtype is BOOL:
         raise TypeError("aten::pow is not defined for bool tensors (torch raises too)")
-    if not base.dtype.is_floating:
+    if not base.known_dtype.is_floating:
         return run_supported(int_pow, INT32_64, base, exponent)
     return run_supported(op.Pow, POW, base, exponent)
 
@@ -296,7 +296,7 @@ def aten_pow(self: TReal, exponent: TReal) -> TReal:
 @elementwise("self", "exponent")
 def aten_pow_tensor_scalar(self: TReal, exponent: float) -> TReal:
     """pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor"""
-    if not self.dtype.is_floating and isinstance(exponent, int):
+    if not self.known_dtype.is_floating and isinstance(exponent, int):
         _no_bool("pow", self)
         return int_power(self, exponent)
     # torch: a float16 / bfloat16 tensor's exponent is rounded to its dtype; float32 and float64
@@ -325,7 +325,7 @@ _POW_FORMULAS: dict[float, Callable[[Value], Value]] = {
 @elementwise("self", "exponent")
 def aten_pow_scalar(self: float, exponent: TReal) -> TReal:
     """pow.Scalar(Scalar self, Tensor exponent) -> Tensor"""
-    if not exponent.dtype.is_floating and not exponent.dtype.is_bool:
+    if not exponent.known_dtype.is_floating and not exponent.known_dtype.is_bool:
         return run_supported(lambda e: int_pow(op.Expand(like(self, e), op.Shape(e)), e), INT32_64, exponent)
     return run_supported(lambda e: op.Pow(like(self, e), e), POW, exponent)
 
@@ -434,7 +434,7 @@ def _rounding(name: str, onnx_op: Callable[..., Any]) -> Callable[[Value], Value
     """floor/ceil/round/trunc: integers are already whole (a copy, as in torch)."""
 
     def fn(x: Value) -> Value:
-        if x.dtype.is_floating:
+        if x.known_dtype.is_floating:
             return run_supported(onnx_op, FLOATS, x)
         _no_bool(name, x)
         return op.Identity(x)
@@ -455,13 +455,13 @@ def _neg(x: Value) -> Value:
 def _sign(x: Value) -> Value:
     if x.dtype is BOOL:
         return op.Identity(x)
-    if x.dtype.is_floating:  # torch: sign(nan) is 0
+    if x.known_dtype.is_floating:  # torch: sign(nan) is 0
         return run_supported(lambda y: op.Where(op.IsNaN(y), 0.0, op.Sign(y)), FLOATS, x)
     return run_supported(op.Sign, NUMERIC, x)
 
 
 def _frac(x: Value) -> Value:
-    if not x.dtype.is_floating:
+    if not x.known_dtype.is_floating:
         raise TypeError(f"aten::frac is defined for floating tensors only (torch raises too), got {x.dtype}")
     return run_supported(lambda y: op.Sub(y, _trunc(y)), FLOATS, x)
 
@@ -510,7 +510,7 @@ aten_erf = unary("erf", float32_or_double(op.Erf, cephes.erf), INT_TO_FLOAT)
 @elementwise("self")
 def aten_round_decimals(self: TFloat, *, decimals: int) -> TFloat:
     """round.decimals(Tensor self, *, int decimals) -> Tensor"""
-    if not self.dtype.is_floating:
+    if not self.known_dtype.is_floating:
         raise TypeError(f"aten::round.decimals is defined for floating tensors only (torch raises too), got {self.dtype}")
     scale = 10.0 ** abs(decimals)
 
@@ -535,7 +535,7 @@ def aten_atan2(self: TReal, other: TReal) -> TFloat:
 
 def _remainder(a: Value, b: Any) -> Value:
     """Python's modulo: the result has the sign of the divisor."""
-    if not a.dtype.is_floating:
+    if not a.known_dtype.is_floating:
         return op.Mod(a, b, fmod=0)
     b = like(b, a)
     mod = op.Mod(a, b, fmod=1)
@@ -594,7 +594,7 @@ def _wrap(x: Value, dtype: DType) -> Value:
 
 
 def _integers_only(name: str, x: Value) -> None:
-    if not x.dtype.is_integer:
+    if not x.known_dtype.is_integer:
         raise TypeError(f"aten::{name} is only defined for integer tensors, got {x.dtype} (torch raises too)")
 
 
@@ -635,7 +635,7 @@ def aten_gcd(self: TInt, other: TInt) -> TInt:
     Non-negative except where torch's |MIN| wraps around: gcd(MIN, 0) is MIN, gcd(MIN, 7) is -1
     for int64 (torch's arithmetic, in the dtype). Computed in int64 with exact integer division."""
     _integers_only("gcd", self)
-    dtype = self.dtype
+    dtype = self.known_dtype
     a, b = _broadcast_int64(self, other)
     return cast_to(_gcd(a, b, dtype), dtype)
 
@@ -648,7 +648,7 @@ def aten_lcm(self: TInt, other: TInt) -> TInt:
     torch: g = gcd(a, b); 0 if g is 0, else |a / g * b|, computed in C++'s int for the types
     narrower than int32 and in the dtype otherwise, overflow wrapping around (lcm(0, x) = 0)."""
     _integers_only("lcm", self)
-    dtype = self.dtype
+    dtype = self.known_dtype
     a, b = _broadcast_int64(self, other)
     g = _gcd(a, b, dtype)
     zero = op.Equal(g, like(0, g))
@@ -669,13 +669,13 @@ def aten_clone(self: TTensor, *, memory_format: str | None = None) -> TTensor:
 @aten_op("aten::fill.Scalar")
 def aten_fill(self: TTensor, value: float) -> TTensor:
     """fill.Scalar(Tensor self, Scalar value) -> Tensor"""
-    return full_of(op.Shape(self), value, self.dtype)
+    return full_of(op.Shape(self), value, self.known_dtype)
 
 
 @aten_op("aten::fill.Tensor")
 def aten_fill_tensor(self: TTensor, value: TTensor) -> TTensor:
     """fill.Tensor(Tensor self, Tensor value) -> Tensor"""
-    return full_of(op.Shape(self), value, self.dtype)
+    return full_of(op.Shape(self), value, self.known_dtype)
 
 
 def _lerp(start: Value, end: Value, weight: Any) -> Value:
@@ -694,7 +694,7 @@ def _lerp(start: Value, end: Value, weight: Any) -> Value:
 @elementwise("self", "end")
 def aten_lerp(self: TFloat, end: TFloat, weight: float) -> TFloat:
     """lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor"""
-    if not self.dtype.is_floating:
+    if not self.known_dtype.is_floating:
         raise TypeError(f"aten::lerp is defined for floating tensors only (torch raises too), got {self.dtype}")
     return run_supported(lambda s, e: _lerp(s, e, weight), OPMATH, self, end)
 
@@ -703,7 +703,7 @@ def aten_lerp(self: TFloat, end: TFloat, weight: float) -> TFloat:
 @elementwise("self", "end", "weight")
 def aten_lerp_tensor(self: TFloat, end: TFloat, weight: TFloat) -> TFloat:
     """lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor"""
-    if not self.dtype.is_floating:
+    if not self.known_dtype.is_floating:
         raise TypeError(f"aten::lerp is defined for floating tensors only (torch raises too), got {self.dtype}")
     return run_supported(_lerp, OPMATH, self, end, weight)
 
@@ -725,7 +725,7 @@ def aten_addcmul(self: TReal, tensor1: TReal, tensor2: TReal, *, value: float = 
 @elementwise("self", "tensor1", "tensor2")
 def aten_addcdiv(self: TFloat, tensor1: TFloat, tensor2: TFloat, *, value: float = 1) -> TFloat:
     """addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor"""
-    if not self.dtype.is_floating:
+    if not self.known_dtype.is_floating:
         raise TypeError("aten::addcdiv: integer division with addcdiv is not supported (torch raises too)")
 
     def fn(s: Value, t1: Value, t2: Value) -> Value:

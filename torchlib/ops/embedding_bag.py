@@ -55,7 +55,7 @@ def _embedding_bag(
         raise ValueError(f"aten::{name}: mode must be 0 (sum), 1 (mean) or 2 (max), got {mode}")
     if per_sample_weights is not None and mode != _SUM:
         raise ValueError(f"aten::{name}: per_sample_weights are only supported for mode sum (torch rejects them too)")
-    out_int = types.INT64 if types.INT64 in (indices.dtype, offsets.dtype) else indices.dtype  # torch promotes the two
+    out_int = types.INT64 if types.INT64 in (indices.dtype, offsets.dtype) else indices.known_dtype  # torch promotes the two
     idx, offs = cast_to(indices, types.INT64), cast_to(offsets, types.INT64)
     n = op.Squeeze(op.Shape(idx), [0])
     bags = op.Shape(offs)  # (1,) number of bags
@@ -99,7 +99,7 @@ def _embedding_bag(
     bag_size = counts if mode != _SUM else max_indices
     fast_path = mode == _SUM and weight.dtype in _FAST_PATH_DTYPES and (padding_idx is None or padding_idx < 0)
     offset2bag = op.Slice(idx, [0], [0], [0]) if fast_path else bag  # (0,)
-    return (cast_to(output, weight.dtype), cast_to(offset2bag, out_int), cast_to(bag_size, out_int),
+    return (cast_to(output, weight.known_dtype), cast_to(offset2bag, out_int), cast_to(bag_size, out_int),
             cast_to(max_indices, out_int))  # fmt: skip
 
 

@@ -147,9 +147,9 @@ def _scale(x: Value, lengths: Sequence[Any], normalization: int) -> Value:
         return x
     total: Any = None
     for n in lengths:
-        n = op.Cast(n, to=x.dtype.onnx) if isinstance(n, Value) else np.array(n, dtype=x.dtype.numpy)
+        n = op.Cast(n, to=x.known_dtype.onnx) if isinstance(n, Value) else np.array(n, dtype=x.known_dtype.numpy)
         total = n if total is None else op.Mul(total, n)
-    return op.Mul(x, op.Pow(total, np.array(power, dtype=x.dtype.numpy)))
+    return op.Mul(x, op.Pow(total, np.array(power, dtype=x.known_dtype.numpy)))
 
 
 _MATMUL_MAX_LENGTH = 128  # static lengths up to this: one MatMul with the twiddles (module docstring)
@@ -172,7 +172,7 @@ def _plain_dft(x: Value, axis: int, onesided: bool = False, scale: float = 1.0, 
         return _matmul_dft(x, axis, onesided, scale, bounded)
     if x.dtype is not DOUBLE or not isinstance(length, int) or length < 2 or length & (length - 1) == 0:
         y = op.DFT(x, None, np.array(axis, dtype=np.int64), onesided=int(onesided))
-        return y if scale == 1 else op.Mul(y, np.array(scale, x.dtype.numpy))
+        return y if scale == 1 else op.Mul(y, np.array(scale, x.known_dtype.numpy))
     k = 2 * math.ceil(math.log2(length)) + 2
     big = op.GreaterOrEqual(op.ReduceMax(op.Abs(x), keepdims=0), np.array(2.0 ** (1023 - k)))
     down = op.Where(big, np.array(2.0**-k), np.array(1.0))
@@ -192,9 +192,9 @@ def _matmul_dft(x: Value, axis: int, onesided: bool, scale: float, bounded: bool
     and the sum of n products of size <= max|x| * 2^-k cannot overflow in any order, and the result
     overflows only where the scaled one does. Per signal, so that the others lose no subnormal
     bits. Skipped when `bounded` (float32 values computing in float64: far from float64's max)."""
-    n, parts, rank = x.shape[axis], x.shape[-1], x.rank
+    n, parts, rank = x.known_shape[axis], x.known_shape[-1], x.rank
     bins = n // 2 + 1 if onesided else n
-    dtype = x.dtype.numpy
+    dtype = x.known_dtype.numpy
     perm = [*(d for d in range(rank - 1) if d != axis), axis, rank - 1]  # the samples next to the parts
     moved = perm != list(range(rank))
     if moved:
@@ -230,7 +230,7 @@ def _fold(x: Value, n: int) -> Value:
     h = (n - 1) // 2
     if h == 0:
         return x
-    axis = x.rank - 2
+    axis = x.known_rank - 2
     head = op.Slice(x, [1], [1 + h], [axis])  # x_1 .. x_h
     tail = op.Slice(x, [n - 1], [n - 1 - h], [axis], [-1])  # x_{n-1} .. x_{n-h}
     pieces = [op.Slice(x, [0], [1], [axis]), op.Add(head, tail), op.Sub(head, tail)]
@@ -303,7 +303,7 @@ def _special_terms(x: Value, axis: int, bins: int) -> tuple[Value, Value]:
     A sample part a (real) or b (imaginary) times w^{jk} = c + i s enters Re as a c - b s and Im as
     a s + b c; per part and bin, MatMuls of 0/1 indicators of x against the twiddle signs count the
     +inf and -inf terms (their difference and their sum) and the NaN terms."""
-    n, parts, rank = x.shape[axis], x.shape[-1], x.rank
+    n, parts, rank = x.known_shape[axis], x.known_shape[-1], x.rank
     c_tab, s_tab = _twiddle_signs(n)
     others = [d for d in range(rank - 1) if d != axis]
     perm = [*others, rank - 1, axis]  # [..., parts, n]: the samples last, a's then b's
@@ -324,7 +324,7 @@ def _special_terms(x: Value, axis: int, bins: int) -> tuple[Value, Value]:
     back = [perm.index(d) for d in range(rank)]
     split = np.array([0] * len(others) + [2, bins], np.int64)
     direction, infs, nans = (op.Transpose(op.Reshape(v, split), perm=back) for v in (direction, infs, nans))
-    dtype = x.dtype.numpy
+    dtype = x.known_dtype.numpy
     is_nan = op.Or(op.Greater(nans, np.array(0, np.float32)), op.Less(op.Abs(direction), infs))
     signed = op.Where(op.Greater(direction, np.array(0, np.float32)), np.array(np.inf, dtype), np.array(-np.inf, dtype))
     total = op.Where(is_nan, np.array(np.nan, dtype), signed)
@@ -334,9 +334,9 @@ def _special_terms(x: Value, axis: int, bins: int) -> tuple[Value, Value]:
 def _exact_dft(x: Value, axis: int, onesided: bool, scale: float, bounded: bool) -> Value:
     """_plain_dft of x's finite values plus the special terms of its infs and NaNs (IEEE sums:
     an overflowed finite part of the other sign gives NaN, as the direct sum would)."""
-    finite = op.Where(op.IsNaN(op.Mul(x, np.array(0, x.dtype.numpy))), np.array(0, x.dtype.numpy), x)
+    finite = op.Where(op.IsNaN(op.Mul(x, np.array(0, x.known_dtype.numpy))), np.array(0, x.known_dtype.numpy), x)
     y = _plain_dft(finite, axis, onesided, scale, bounded)
-    bins = x.shape[axis] // 2 + 1 if onesided else x.shape[axis]
+    bins = x.known_shape[axis] // 2 + 1 if onesided else x.known_shape[axis]
     has, total = _special_terms(x, axis, bins)
     return op.Where(has, op.Add(y, total), y)
 
@@ -354,12 +354,12 @@ def _dft(x: Value, axis: int, onesided: bool = False, scale: float = 1.0, bounde
     parts = x.shape[-1] if x.shape is not None else None
     if not isinstance(n, int) or not isinstance(parts, int) or n < 1 or n * (n // 2 + 1 if onesided else n) > _MAX_SPECIAL_MATRIX:
         return _plain_dft(x, axis, onesided, scale, bounded)
-    special = op.IsNaN(op.Mul(op.ReduceSum(x, keepdims=0), np.array(0, x.dtype.numpy)))
+    special = op.IsNaN(op.Mul(op.ReduceSum(x, keepdims=0), np.array(0, x.known_dtype.numpy)))
     builder = current_evaluator()
     if not isinstance(builder, GraphBuilder):  # eager: the values are known
         return _exact_dft(x, axis, onesided, scale, bounded) if bool(special.const_value) else _plain_dft(x, axis, onesided, scale, bounded)
     if n <= _MATMUL_MAX_LENGTH:  # the twiddles in this graph: both branches use this one constant (equal arrays are one)
-        builder.constant(_twiddle_matrix(n, n // 2 + 1 if onesided else n, parts).astype(x.dtype.numpy))
+        builder.constant(_twiddle_matrix(n, n // 2 + 1 if onesided else n, parts).astype(x.known_dtype.numpy))
     then_branch, else_branch = builder.subgraph("dft_with_inf_nan"), builder.subgraph("dft")
     with then_branch:
         then_branch.output(_exact_dft(x, axis, onesided, scale, bounded))
@@ -373,11 +373,11 @@ def _real_input_zeros(x: Value, axis: int, length: Any) -> Value:
     even n), set to 0 as torch's pocketfft leaves them (its half-complex result does not hold
     them): onnxruntime's chirp-z DFT puts its roundoff there (eps * max|x|), or NaN."""
     bins = x.shape[axis] if x.shape is not None else None
-    zero = np.array(0, x.dtype.numpy)
+    zero = np.array(0, x.known_dtype.numpy)
     if isinstance(length, int) and isinstance(bins, int):
         if bins == 0:
             return x
-        mask = np.zeros([bins] + [1] * (x.rank - axis - 2) + [2], bool)
+        mask = np.zeros([bins] + [1] * (x.known_rank - axis - 2) + [2], bool)
         mask[0, ..., 1] = True
         if length % 2 == 0 and length // 2 < bins:
             mask[length // 2, ..., 1] = True
@@ -385,12 +385,12 @@ def _real_input_zeros(x: Value, axis: int, length: Any) -> Value:
     # a dynamic length: the same mask, from the bin indices at run time
     k = op.Range(np.array(0, np.int64), _size(x, axis), np.array(1, np.int64))
     edge = op.Or(op.Equal(k, np.array(0, np.int64)), op.Equal(op.Mul(k, np.array(2, np.int64)), length))
-    edge = op.Reshape(edge, np.array([-1] + [1] * (x.rank - axis - 1), np.int64))
+    edge = op.Reshape(edge, np.array([-1] + [1] * (x.known_rank - axis - 1), np.int64))
     return op.Where(op.And(edge, np.array([False, True])), zero, x)
 
 
 def _conj(x: Value) -> Value:
-    return op.Mul(x, np.array([1, -1], dtype=x.dtype.numpy))
+    return op.Mul(x, np.array([1, -1], dtype=x.known_dtype.numpy))
 
 
 def _back(x: Value, dtype: Any) -> Value:
@@ -455,8 +455,8 @@ def aten__fft_c2r(self: TTensor, dim: Sequence[int], normalization: int, last_di
     half = n // 2 + 1
     have = x.shape[last] if x.shape is not None else None
     if isinstance(have, int) and have < half:
-        pads = [0] * (2 * x.rank)
-        pads[x.rank + last] = half - have
+        pads = [0] * (2 * x.known_rank)
+        pads[x.known_rank + last] = half - have
         x = op.Pad(x, pads)
     else:
         x = op.Slice(x, [0], [half], [last])

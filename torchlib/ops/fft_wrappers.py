@@ -48,13 +48,13 @@ def _promote(name: str, x: Value, complex_: bool = False) -> Value:
     on CPU), then to complex when asked (zero imaginary part)."""
     if x.is_complex:
         return x
-    if not x.dtype.is_floating:
+    if not x.known_dtype.is_floating:
         x = op.Cast(x, to=FLOAT.onnx)
     elif x.dtype not in (FLOAT, DOUBLE):
         raise TypeError(f"aten::{name}: unsupported dtype {x.dtype} (torch's CPU FFT takes float32 and float64)")
     if not complex_:
         return x
-    pads = [0] * (x.rank + 1) + [0] * x.rank + [1]  # an imaginary part of exact zeros (also beside inf and NaN)
+    pads = [0] * (x.known_rank + 1) + [0] * x.known_rank + [1]  # an imaginary part of exact zeros (also beside inf and NaN)
     return op.Pad(op.Unsqueeze(x, [-1]), np.array(pads, dtype=np.int64)).as_complex()
 
 
@@ -96,7 +96,7 @@ def _resize(x: Value, dims: Sequence[int], sizes: Sequence[Any]) -> Value:
 
 
 def _conj(x: Value) -> Value:
-    return op.Mul(x, np.array([1, -1], dtype=x.dtype.numpy)).as_complex()
+    return op.Mul(x, np.array([1, -1], dtype=x.known_dtype.numpy)).as_complex()
 
 
 def _default_c2r_length(name: str, x: Value, d: int) -> int:

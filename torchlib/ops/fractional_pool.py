@@ -52,8 +52,8 @@ def _samples_of_batch(fn: str, x: Value, random_samples: Value, nd: int) -> Valu
     torch reads samples[n] for batch n, ignores the extra rows and rejects N' < N (as here)."""
     if random_samples.rank != 3:
         raise ValueError(f"aten::{fn}: random_samples must be 3-D (batch, planes, {nd}), got rank {random_samples.rank}")
-    planes = x.shape[1]  # type: ignore[index]
-    _, sample_planes, per_dim = random_samples.shape  # type: ignore[misc]
+    planes = x.known_shape[1]
+    _, sample_planes, per_dim = random_samples.known_shape
     if isinstance(per_dim, int) and per_dim != nd:
         raise ValueError(f"aten::{fn}: random_samples must hold {nd} samples per plane, got {per_dim}")
     if isinstance(planes, int) and isinstance(sample_planes, int) and planes != sample_planes:
@@ -66,13 +66,14 @@ def _fractional_max_pool(fn: str, self: Value, kernel_size: Sequence[int], outpu
     nd = len(kernel_size)
     if len(output_size) != nd or self.rank not in (nd + 1, nd + 2) or self.shape is None:
         raise ValueError(f"aten::{fn}: expects a {nd + 1}-D or {nd + 2}-D input and {nd} kernel and output sizes, got rank {self.rank}")
-    if not self.dtype.is_floating:
+    if not self.known_dtype.is_floating:
         raise TypeError(f"aten::{fn} is defined for floating tensors only, got {self.dtype}")
     batched = self.rank == nd + 2
     x = self if batched else op.Unsqueeze(self, [0])
-    sizes = list(x.shape[2:])  # type: ignore[index]
-    if not all(isinstance(s, int) for s in sizes):
-        raise ValueError(f"aten::{fn} needs static spatial sizes, got {sizes}")
+    dims = list(x.known_shape[2:])
+    sizes = [s for s in dims if isinstance(s, int)]
+    if len(sizes) != len(dims):
+        raise ValueError(f"aten::{fn} needs static spatial sizes, got {dims}")
     for s, k, o in zip(sizes, kernel_size, output_size):
         if o + k - 1 > s:
             raise ValueError(f"aten::{fn}: output size {o} with pool size {k} is too large for input size {s}")
@@ -83,7 +84,7 @@ def _fractional_max_pool(fn: str, self: Value, kernel_size: Sequence[int], outpu
     flat_start = None
     for d in range(nd):
         sample = op.Gather(random_samples, np.array(sample_of_dim[d], np.int64), axis=2)  # [batch, planes]
-        starts = _starts(sample, self.dtype, sizes[d], output_size[d], kernel_size[d])  # [B, C, o_d]
+        starts = _starts(sample, self.known_dtype, sizes[d], output_size[d], kernel_size[d])  # [B, C, o_d]
         view = [0, 0] + [1] * nd  # starts along dim d, broadcast over the other output dims
         view[2 + d] = output_size[d]
         stride = int(np.prod(sizes[d + 1:]))
@@ -96,7 +97,7 @@ def _fractional_max_pool(fn: str, self: Value, kernel_size: Sequence[int], outpu
     positions = op.Add(op.Unsqueeze(flat_start, [-1]), offsets)  # [B, C, *out, window]
     window = len(offsets)
     n_out = int(np.prod(output_size))
-    work = types.FLOAT if self.dtype is types.BFLOAT16 else self.dtype  # (no bfloat16 Where kernel; exact)
+    work = types.FLOAT if self.dtype is types.BFLOAT16 else self.known_dtype  # (no bfloat16 Where kernel; exact)
     plane = op.Reshape(cast_to(x, work), op.Concat(batch_planes, [int(np.prod(sizes))], axis=0))  # [B, C, I] (no -1: B may be 0)
     flat_positions = op.Reshape(positions, op.Concat(batch_planes, [n_out * window], axis=0))
     values = op.Reshape(op.GatherElements(plane, flat_positions, axis=2), op.Concat(batch_planes, [n_out, window], axis=0))
@@ -108,7 +109,7 @@ def _fractional_max_pool(fn: str, self: Value, kernel_size: Sequence[int], outpu
     first_max = op.ReduceMin(op.Where(op.Equal(values, largest), k, np.array(window, np.int64)), [-1], keepdims=1)
     chosen = op.Where(op.GreaterOrEqual(last_nan, np.array(0, np.int64)), last_nan, first_max)  # [B, C, n_out, 1]
     out_shape = op.Concat(batch_planes, list(output_size), axis=0)
-    result = cast_to(op.Reshape(op.GatherElements(values, chosen, axis=3), out_shape), self.dtype)
+    result = cast_to(op.Reshape(op.GatherElements(values, chosen, axis=3), out_shape), self.known_dtype)
     indices = op.Reshape(op.GatherElements(positions, chosen, axis=3), out_shape)
     if not batched:
         result, indices = op.Squeeze(result, [0]), op.Squeeze(indices, [0])

@@ -31,14 +31,14 @@ from torchlib.registry import aten_op
 
 def _scatter_add(size: Value, index: Value, values: Value) -> Value:
     """zeros(size) with values added at index (size: an INT64 1-element vector)."""
-    zeros = op.ConstantOfShape(size, value=np.zeros(1, values.dtype.numpy))
+    zeros = op.ConstantOfShape(size, value=np.zeros(1, values.known_dtype.numpy))
     return op.ScatterElements(zeros, index, values, reduction="add")
 
 
 @aten_op("aten::bincount")
 def aten_bincount(self: TInt, weights: TFloat | None = None, minlength: int = 0) -> TFloat | TInt:
     """bincount(Tensor self, Tensor? weights=None, SymInt minlength=0) -> Tensor"""
-    if self.rank != 1 or self.dtype.is_floating or self.dtype is types.BOOL:
+    if self.rank != 1 or self.known_dtype.is_floating or self.dtype is types.BOOL:
         raise TypeError(f"aten::bincount expects a 1-D integer tensor, got {self.dtype} of rank {self.rank}")
     if self.shape is not None and self.shape[0] == 0:  # torch returns int64 zeros for no input, whatever the weights
         return op.ConstantOfShape(op.Constant(value=np.array([minlength], np.int64)), value=np.zeros(1, np.int64))
@@ -55,7 +55,7 @@ def aten_bincount(self: TInt, weights: TFloat | None = None, minlength: int = 0)
 @aten_op("aten::histc")
 def aten_histc(self: TFloat, bins: int = 100, min: float = 0, max: float = 0) -> TFloat:
     """histc(Tensor self, int bins=100, Scalar min=0, Scalar max=0) -> Tensor"""
-    if not self.dtype.is_floating:
+    if not self.known_dtype.is_floating:
         raise TypeError(f"aten::histc is defined for floating tensors only (on CPU), got {self.dtype}")
     if bins <= 0:
         raise ValueError(f"aten::histc: bins must be > 0, got {bins}")
@@ -79,13 +79,13 @@ def aten_histc(self: TFloat, bins: int = 100, min: float = 0, max: float = 0) ->
     scaled = rounded(op.Div(rounded(op.Mul(rounded(op.Sub(x, low)), op.CastLike(bins, x))), rounded(op.Sub(high, low))))
     position = cast_to(op.Floor(op.Where(inside, scaled, op.CastLike(0, x))), types.INT64)
     position = op.Min(position, op.Constant(value=np.array(bins - 1, np.int64)))  # x == max: the last bin
-    counts = _scatter_add(op.Constant(value=np.array([bins], np.int64)), position, cast_to(inside, x.dtype))
+    counts = _scatter_add(op.Constant(value=np.array([bins], np.int64)), position, cast_to(inside, x.known_dtype))
     return cast_to(counts, dtype)
 
 
 def _points(self: Value, fn: str, dims: int) -> Value:
     """self as [points, dims] (histogram: one dim)."""
-    if not self.dtype.is_floating or self.dtype in (types.FLOAT16, types.BFLOAT16):
+    if not self.known_dtype.is_floating or self.dtype in (types.FLOAT16, types.BFLOAT16):
         raise TypeError(f"aten::{fn} is defined for float32 and float64 tensors (on CPU), got {self.dtype}")
     return op.Reshape(self, [-1, dims])
 

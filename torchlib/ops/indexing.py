@@ -50,10 +50,10 @@ def _fill(value: Any, like: Value, shape: Any) -> Value:
 @aten_op("aten::slice.Tensor", "aten::slice_copy.Tensor")
 def aten_slice(self: TTensor, dim: int = 0, start: int | None = None, end: int | None = None, step: int = 1) -> TTensor:
     """slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor(a)"""
-    d = normalize_dim(dim, self.rank)
+    d = normalize_dim(dim, self.known_rank)
     start = 0 if start is None else start
     end = INT64_MAX if end is None else end
-    n = self.shape[d]
+    n = self.known_shape[d]
     to_the_end = isinstance(end, int) and (end == INT64_MAX or isinstance(n, int) and end >= n)
     if isinstance(start, int) and start == 0 and to_the_end and isinstance(step, int) and step == 1:
         return op.Identity(self)
@@ -63,7 +63,7 @@ def aten_slice(self: TTensor, dim: int = 0, start: int | None = None, end: int |
 @aten_op("aten::select.int", "aten::select_copy.int")
 def aten_select(self: TTensor, dim: int, index: int) -> TTensor:
     """select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)"""
-    return op.Gather(self, _scalar_index(index), axis=normalize_dim(dim, self.rank))
+    return op.Gather(self, _scalar_index(index), axis=normalize_dim(dim, self.known_rank))
 
 
 # -- advanced indexing -----------------------------------------------------------------------------
@@ -80,10 +80,10 @@ def _index_tensors(self: Value, indices: Sequence[Value | None]) -> list[Value |
             if idx.rank == 0:
                 raise ValueError("indexing with a 0-dim bool mask is not supported (it adds a dimension)")
             coords = op.NonZero(idx)  # (k, count)
-            out.extend(op.Gather(coords, i, axis=0) for i in range(idx.rank))
+            out.extend(op.Gather(coords, i, axis=0) for i in range(idx.known_rank))
         else:
             out.append(_int64(idx))
-    if len(out) > self.rank:
+    if len(out) > self.known_rank:
         raise ValueError(f"too many indices ({len(out)}) for a tensor of rank {self.rank}")
     return out
 
@@ -117,7 +117,7 @@ class _Advanced:
     def __init__(self, x: Value, indices: Sequence[Value | None]):
         tensors = _index_tensors(x, indices)
         self.positions = [i for i, t in enumerate(tensors) if t is not None]
-        rank = x.rank
+        rank = x.known_rank
         self.perm = self.positions + [i for i in range(rank) if i not in self.positions]
         self.data = op.Transpose(x, perm=self.perm) if self.perm != list(range(rank)) else x
         given = [t for t in tensors if t is not None]
@@ -177,12 +177,12 @@ def _mask_put(self: Value, indices: Sequence[Value | None], values: Value) -> Va
     if any(d != 1 for d in values.shape):
         return None
     position, mask = given[0]
-    trailing = self.rank - position - mask.rank
+    trailing = self.known_rank - position - mask.known_rank
     if trailing:
-        mask = op.Unsqueeze(mask, list(range(mask.rank, mask.rank + trailing)))
+        mask = op.Unsqueeze(mask, list(range(mask.known_rank, mask.known_rank + trailing)))
     x = cast_for_kernel(self, frozenset({types.BFLOAT16, types.BOOL, types.INT16}))
     value = op.Reshape(op.CastLike(values, x), [])
-    return cast_to(op.Where(mask, value, x), self.dtype)
+    return cast_to(op.Where(mask, value, x), self.known_dtype)
 
 
 @aten_op("aten::index_put", "aten::index_put.hacked_twin", "aten::_unsafe_index_put",
@@ -201,10 +201,10 @@ def aten_index_put(self: TTensor, indices: Sequence[TTensor | None], values: TTe
     updates = op.CastLike(values, data)
     shape = adv.torch_shape()
     if not (isinstance(shape, list) and updates.shape == tuple(shape)):
-        updates = cast_to(op.Expand(cast_for_kernel(updates, frozenset({types.BFLOAT16})), shape), updates.dtype)
+        updates = cast_to(op.Expand(cast_for_kernel(updates, frozenset({types.BFLOAT16})), shape), updates.known_dtype)
     out = op.ScatterND(data, adv.stacked, adv.batch_first(updates), reduction=reduction)
-    out = cast_to(out, self.dtype)
-    if adv.perm == list(range(self.rank)):
+    out = cast_to(out, self.known_dtype)
+    if adv.perm == list(range(self.known_rank)):
         return out
     return op.Transpose(out, perm=[int(i) for i in np.argsort(adv.perm)])
 
@@ -215,7 +215,7 @@ def aten_index_select(self: TTensor, dim: int, index: TTensor) -> TTensor:
     if self.rank == 0:
         return op.Identity(self)
     index = op.Reshape(index, [1]) if index.rank == 0 else index
-    return op.Gather(self, index, axis=normalize_dim(dim, self.rank))
+    return op.Gather(self, index, axis=normalize_dim(dim, self.known_rank))
 
 
 @aten_op("aten::embedding")
@@ -246,7 +246,7 @@ def aten_gather(self: TTensor, dim: int, index: TTensor, *, sparse_grad: bool = 
     if self.rank == 0:  # index is 0-dim or has one element
         return op.Reshape(op.GatherElements(op.Reshape(self, [1]), op.Reshape(index, [1]), axis=0), shape_of(index))
     # index may be smaller than self in every dimension: GatherElements allows that.
-    return op.GatherElements(self, index, axis=normalize_dim(dim, self.rank))
+    return op.GatherElements(self, index, axis=normalize_dim(dim, self.known_rank))
 
 
 @aten_op("aten::take_along_dim")
@@ -258,35 +258,35 @@ def aten_take_along_dim(self: TTensor, indices: TTensor, dim: int | None = None)
     range; here too. Without a dim, an index out of range is an error, as in torch."""
     if dim is None:
         return op.GatherElements(op.Reshape(self, [-1]), op.Reshape(indices, [-1]), axis=0)
-    d = normalize_dim(dim, self.rank)
+    d = normalize_dim(dim, self.known_rank)
     # Broadcast in every dimension but d: self keeps its size there, indices theirs.
     ones = [1]
     indices = op.Expand(indices, join(shape_of(self, 0, d), ones, shape_of(self, d + 1)))
     data = cast_for_kernel(self, frozenset({types.BFLOAT16}))
-    data = cast_to(op.Expand(data, join(shape_of(indices, 0, d), ones, shape_of(indices, d + 1))), self.dtype)
+    data = cast_to(op.Expand(data, join(shape_of(indices, 0, d), ones, shape_of(indices, d + 1))), self.known_dtype)
     size = op.Max(op.Shape(data, start=d, end=d + 1), np.array([1], np.int64))  # (0: no index is valid)
     return op.GatherElements(data, op.Mod(_int64(indices), size, fmod=0), axis=d)
 
 
 def _slice_to(x: Value, like: Value) -> Value:
     """x cut down to like's size in every dimension (torch's scatter reads only that part of src)."""
-    if x.shape == like.shape and all(d is not None for d in x.shape):
+    if x.shape == like.shape and all(d is not None for d in x.known_shape):
         return x
-    return op.Slice(x, [0] * x.rank, shape_of(like), list(range(x.rank)))
+    return op.Slice(x, [0] * x.known_rank, shape_of(like), list(range(x.known_rank)))
 
 
 def _scatter(self: Value, dim: int, index: Value, src: Any, reduction: str) -> Value:
     """ScatterElements of src (a tensor, or a scalar filling index's shape) into self."""
 
     def scatter(x: Value, idx: Value, *updates: Value) -> Value:
-        axis = normalize_dim(dim, x.rank)
+        axis = normalize_dim(dim, x.known_rank)
         if isinstance(src, Value):
             data = cast_for_kernel(x, _SCATTER_MISSING[reduction])
             values = op.CastLike(_slice_to(updates[0], idx), data)
         else:
             data = cast_for_kernel(x, _SCATTER_MISSING[reduction] | {types.BFLOAT16})
             values = _fill(src, data, shape_of(idx))
-        return cast_to(op.ScatterElements(data, idx, values, axis=axis, reduction=reduction), x.dtype)
+        return cast_to(op.ScatterElements(data, idx, values, axis=axis, reduction=reduction), x.known_dtype)
 
     return _as_rank1(scatter, self, index, *([src] if isinstance(src, Value) else []))
 
@@ -350,10 +350,10 @@ def aten_scatter_reduce(self: TTensor, dim: int, index: TTensor, src: TTensor, r
         raise ValueError(f"scatter_reduce reduce={reduce!r}: torch accepts sum, prod, mean, amax, amin")
     x = self
     if not include_self:  # the reduction's identity where src lands, so self does not count there
-        identity = {"sum": 0, "prod": 1, "amax": _extreme(self.dtype, False), "amin": _extreme(self.dtype, True)}
+        identity = {"sum": 0, "prod": 1, "amax": _extreme(self.known_dtype, False), "amin": _extreme(self.known_dtype, True)}
         x = _scatter(self, dim, index, identity[reduce], "none")
     result = _scatter(x, dim, index, src, _REDUCE_ONNX[reduce])
-    if reduce in ("amax", "amin") and self.dtype.is_floating:
+    if reduce in ("amax", "amin") and self.known_dtype.is_floating:
         # onnxruntime's max/min drop NaN; torch propagates it from src (and from self when included)
         nan_in = _scatter(_fill(0, cast_to(self, types.FLOAT), shape_of(self)), dim, index,
                           op.Cast(op.IsNaN(src), to=types.FLOAT.onnx), "add")
@@ -361,7 +361,7 @@ def aten_scatter_reduce(self: TTensor, dim: int, index: TTensor, src: TTensor, r
         if include_self:
             nan = op.Or(nan, op.IsNaN(self))
         wide = cast_to(result, types.FLOAT) if result.dtype is types.BFLOAT16 else result  # no bfloat16 Where
-        result = cast_to(op.Where(nan, op.CastLike(math.nan, wide), wide), self.dtype)
+        result = cast_to(op.Where(nan, op.CastLike(math.nan, wide), wide), self.known_dtype)
     return result
 
 
@@ -370,7 +370,7 @@ def _scatter_mean(self: Value, dim: int, index: Value, src: Value, include_self:
     if self.dtype in (types.FLOAT, types.DOUBLE):
         dtype = self.dtype
     else:
-        dtype = types.FLOAT if self.dtype.is_floating else types.INT64
+        dtype = types.FLOAT if self.known_dtype.is_floating else types.INT64
     x = cast_to(self, dtype)
     if not include_self:
         x = _scatter(x, dim, index, 0, "none")
@@ -381,7 +381,7 @@ def _scatter_mean(self: Value, dim: int, index: Value, src: Value, include_self:
         mean = op.Div(total, count)
     else:  # floor division: total - total mod count is an exact multiple of count
         mean = op.Div(op.Sub(total, op.Mod(total, count)), count)
-    return cast_to(mean, self.dtype)
+    return cast_to(mean, self.known_dtype)
 
 
 @aten_op("aten::index_add")
@@ -389,12 +389,12 @@ def aten_index_add(self: TTensor, dim: int, index: TTensor, source: TTensor, *, 
     """index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor"""
     if alpha != 1:
         scaled = op.Mul(cast_for_kernel(source, _NO_MUL), alpha)
-        source = cast_to(scaled, source.dtype)
+        source = cast_to(scaled, source.known_dtype)
     if self.rank == 0:
         return _scatter(self, 0, op.Reshape(index, []), op.Reshape(source, []), "add")
-    d = normalize_dim(dim, self.rank)
+    d = normalize_dim(dim, self.known_rank)
     # index picks the slices along d: the same position for every element of a source slice.
-    index = op.Reshape(_int64(index), [1] * d + [-1] + [1] * (self.rank - d - 1))
+    index = op.Reshape(_int64(index), [1] * d + [-1] + [1] * (self.known_rank - d - 1))
     index = op.Expand(index, shape_of(source))
     return _scatter(self, d, index, source, "add")
 
@@ -404,7 +404,7 @@ def aten_index_add(self: TTensor, dim: int, index: TTensor, source: TTensor, *, 
 
 def _put_along(self: Value, src: Value, dim: int, positions: Any) -> Value:
     """self with src written at `positions` (1-D) along dim: src has self's shape but there."""
-    index = op.Reshape(positions, [1] * dim + [-1] + [1] * (self.rank - dim - 1))
+    index = op.Reshape(positions, [1] * dim + [-1] + [1] * (self.known_rank - dim - 1))
     index = op.Expand(index, shape_of(src))
     return op.ScatterElements(self, index, op.CastLike(src, self), axis=dim)
 
@@ -413,7 +413,7 @@ def _put_along(self: Value, src: Value, dim: int, positions: Any) -> Value:
 def aten_slice_scatter(self: TTensor, src: TTensor, dim: int = 0, start: int | None = None,
                        end: int | None = None, step: int = 1) -> TTensor:
     """slice_scatter(Tensor self, Tensor src, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor"""
-    d = normalize_dim(dim, self.rank)
+    d = normalize_dim(dim, self.known_rank)
     n = dim_size(self, d)
     start = 0 if start is None else start
     end = INT64_MAX if end is None else end
@@ -429,6 +429,6 @@ def aten_slice_scatter(self: TTensor, src: TTensor, dim: int = 0, start: int | N
 @aten_op("aten::select_scatter")
 def aten_select_scatter(self: TTensor, src: TTensor, dim: int, index: int) -> TTensor:
     """select_scatter(Tensor self, Tensor src, int dim, SymInt index) -> Tensor"""
-    d = normalize_dim(dim, self.rank)
+    d = normalize_dim(dim, self.known_rank)
     position = op.Reshape(index, [1]) if isinstance(index, Value) else [index]
     return _put_along(self, op.Unsqueeze(src, [d]), d, position)

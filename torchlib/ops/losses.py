@@ -35,7 +35,7 @@ _REDUCTIONS = {0: "none", 1: "mean", 2: "sum"}
 
 def _floating(name: str, *xs: Value) -> None:
     for x in xs:
-        if not x.dtype.is_floating:
+        if not x.known_dtype.is_floating:
             raise TypeError(f"aten::{name} is defined for floating tensors only (torch raises too), got {x.dtype}")
 
 
@@ -46,7 +46,7 @@ def _reduce(x: Value, reduction: int) -> Value:
     if reduction == 0:
         return x
     if reduction == 1:  # sum / count: NaN for an empty input, as torch (ReduceMean gives 0)
-        return op.Div(op.ReduceSum(x, keepdims=0), op.Cast(op.Size(x), to=x.dtype.onnx))
+        return op.Div(op.ReduceSum(x, keepdims=0), op.Cast(op.Size(x), to=x.known_dtype.onnx))
     return op.ReduceSum(x, keepdims=0)
 
 
@@ -135,7 +135,7 @@ def _nll(name: str, self: Value, target: Value, weight: Value | None, reduction:
     if self.dtype in OPMATH:
         return body(*args)
     wide = body(*(op.Cast(a, to=FLOAT.onnx) for a in args))
-    return op.Cast(wide[0], to=self.dtype.onnx), op.Cast(wide[1], to=self.dtype.onnx)
+    return op.Cast(wide[0], to=self.known_dtype.onnx), op.Cast(wide[1], to=self.known_dtype.onnx)
 
 
 @aten_op("aten::nll_loss_forward")
@@ -221,7 +221,7 @@ def aten_margin_ranking_loss(input1: TFloat, input2: TFloat, target: TFloat, mar
     def body(a: Value, b: Value, t: Value) -> Value:
         return op.Max(op.Add(op.Neg(op.Mul(t, op.Sub(a, b))), like(margin, a)), like(0.0, a))
 
-    if not input1.dtype.is_floating:  # the float margin makes torch's result the default float dtype
+    if not input1.known_dtype.is_floating:  # the float margin makes torch's result the default float dtype
         input1, input2, target = (op.Cast(v, to=DEFAULT_FLOAT.onnx) for v in (input1, input2, target))
     return _loss("margin_ranking_loss", body, reduction, input1, input2, target)
 
@@ -231,7 +231,7 @@ def aten_margin_ranking_loss(input1: TFloat, input2: TFloat, target: TFloat, mar
 def aten_hinge_embedding_loss(self: TFloat, target: TFloat, margin: float = 1.0, reduction: int = 1) -> TFloat:
     """hinge_embedding_loss(Tensor self, Tensor target, float margin=1.0, int reduction=Mean) -> Tensor"""
     _floating("hinge_embedding_loss", self)  # (torch truncates the margin for integer inputs)
-    rounded = float(np.asarray(margin, dtype=self.dtype.numpy))  # torch casts the scalar to self's dtype
+    rounded = float(np.asarray(margin, dtype=self.known_dtype.numpy))  # torch casts the scalar to self's dtype
 
     def body(x: Value, t: Value) -> Value:
         zero = like(0.0, x)
@@ -346,7 +346,7 @@ def torch_nn__linear_cross_entropy_batch_chunked(
     if reduction == "mean":  # over every target row's weight, as torch's neg_weight_target
         total = op.ReduceSum(_lce_row_weights(target, cw, ignore_index, logits)[1], keepdims=0)
         loss = op.Div(loss, total)
-        if not (isinstance(input.shape[0], int) and input.shape[0] > 0):  # type: ignore[index]
+        if not (isinstance(input.known_shape[0], int) and input.known_shape[0] > 0):
             no_rows = op.Equal(op.Shape(input, start=0, end=1), np.array([0], np.int64))
             loss = op.Where(op.Squeeze(no_rows, [0]), like(math.nan, loss), loss)  # torch: NaN for no input rows
     grads = _lce_empties(input)
@@ -388,4 +388,4 @@ def torch_nn__linear_cross_entropy_batch_chunked_no_reduction(
     cw = op.Cast(weight, to=acc_dtype.onnx) if weight is not None else None
     rows = _lce_rows("_linear_cross_entropy_batch_chunked_no_reduction", input, target)
     loss, _ = _nll("_linear_cross_entropy_batch_chunked_no_reduction", op.LogSoftmax(logits, axis=1), rows, cw, 0, ignore_index)
-    return op.Cast(loss, to=input.dtype.onnx)
+    return op.Cast(loss, to=input.known_dtype.onnx)

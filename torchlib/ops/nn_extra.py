@@ -96,11 +96,11 @@ def _pad(name: str, self: Value, padding: Sequence[Any], mode: str) -> Value:
     last len(padding) // 2 axes."""
     k = len(padding) // 2
     _check_rank(name, self, k + 1)
-    if self.dtype.is_bool:
+    if self.known_dtype.is_bool:
         raise TypeError(f"aten::{name} is not defined for bool tensors (torch raises too)")
     begins = [padding[2 * i] for i in reversed(range(k))]
     ends = [padding[2 * i + 1] for i in reversed(range(k))]
-    axes = list(range(self.rank - k, self.rank))
+    axes = list(range(self.known_rank - k, self.known_rank))
     x = self
     negative = any(isinstance(q, int) and q < 0 for q in begins + ends)
     if negative and mode == "edge":  # output[j] = input[clamp(j - begin, 0, size - 1)] on each axis
@@ -168,7 +168,7 @@ def _grid_sample(input: Value, grid: Value, interpolation_mode: int, padding_mod
 
     if input.dtype in OPMATH:
         return sample(input, grid)
-    return op.Cast(sample(op.Cast(input, to=FLOAT.onnx), op.Cast(grid, to=FLOAT.onnx)), to=input.dtype.onnx)
+    return op.Cast(sample(op.Cast(input, to=FLOAT.onnx), op.Cast(grid, to=FLOAT.onnx)), to=input.known_dtype.onnx)
 
 
 @aten_op("aten::grid_sampler_2d")
@@ -176,7 +176,7 @@ def aten_grid_sampler_2d(input: TFloat, grid: TFloat, interpolation_mode: int, p
     """grid_sampler_2d(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners) -> Tensor"""
     if interpolation_mode not in _GRID_MODES or padding_mode not in _GRID_PADDING:
         raise ValueError(f"aten::grid_sampler_2d: interpolation_mode must be 0, 1 or 2 and padding_mode 0, 1 or 2, got {interpolation_mode}, {padding_mode}")
-    if not input.dtype.is_floating:
+    if not input.known_dtype.is_floating:
         raise TypeError(f"aten::grid_sampler_2d is defined for floating tensors only, got {input.dtype}")
     return _grid_sample(input, grid, interpolation_mode, padding_mode, align_corners)
 
@@ -189,7 +189,7 @@ def aten_grid_sampler_3d(input: TFloat, grid: TFloat, interpolation_mode: int, p
     float16/bfloat16 compute in float32."""
     if interpolation_mode not in (0, 1) or padding_mode not in _GRID_PADDING:
         raise ValueError(f"aten::grid_sampler_3d: interpolation_mode must be 0 (bilinear) or 1 (nearest) and padding_mode 0, 1 or 2, got {interpolation_mode}, {padding_mode}")
-    if not input.dtype.is_floating or input.rank != 5 or grid.rank != 5:
+    if not input.known_dtype.is_floating or input.rank != 5 or grid.rank != 5:
         raise TypeError(f"aten::grid_sampler_3d expects 5-D floating input and grid, got {input.dtype} of rank {input.rank} and grid of rank {grid.rank}")
     return _grid_sample(input, grid, interpolation_mode, padding_mode, align_corners)
 
@@ -220,7 +220,7 @@ def aten_rrelu(self: TFloat, lower: float = 0.125, upper: float = 0.333333333333
     """rrelu(Tensor self, Scalar lower=0.125, Scalar upper=0.3333333333333333, bool training=False, Generator? generator=None) -> Tensor"""
     if training:
         raise ValueError("aten::rrelu in training mode (random slopes) is not exported; export in eval mode")
-    if not self.dtype.is_floating:
+    if not self.known_dtype.is_floating:
         raise TypeError(f"aten::rrelu is defined for floating tensors only, got {self.dtype}")
     slope = (lower + upper) / 2
     return run_supported(lambda a: op.Where(op.Greater(a, like(0, a)), a, op.Mul(a, like(slope, a))), FLOATS, self)
@@ -236,12 +236,12 @@ def aten_instance_norm(
     Normalizes each (sample, channel) over its spatial dims with its own statistics, or with the
     running statistics when use_input_stats is False (eval mode with track_running_stats). The
     running-statistics update of training mode is not exported (the output does not depend on it)."""
-    if not input.dtype.is_floating:
+    if not input.known_dtype.is_floating:
         raise TypeError(f"aten::instance_norm is defined for floating tensors only, got {input.dtype}")
     _check_rank("instance_norm", input, 2)
     if not use_input_stats and (running_mean is None or running_var is None):
         raise ValueError("aten::instance_norm: use_input_stats=False needs running_mean and running_var")
-    channel = as_shape([-1] + [1] * (input.rank - 2))
+    channel = as_shape([-1] + [1] * (input.known_rank - 2))
     wide = input.dtype if input.dtype in OPMATH else FLOAT  # half types compute in float32
 
     def up(v: Value | None) -> Value | None:
@@ -249,7 +249,7 @@ def aten_instance_norm(
 
     x, w, b, mean, var = (up(v) for v in (input, weight, bias, running_mean, running_var))
     if use_input_stats:
-        axes = op.Constant(value_ints=list(range(2, input.rank)))
+        axes = op.Constant(value_ints=list(range(2, input.known_rank)))
         mean = op.ReduceMean(x, axes, keepdims=1)
         centered = op.Sub(x, mean)
         var = op.ReduceMean(op.Mul(centered, centered), axes, keepdims=1)
@@ -265,7 +265,7 @@ def aten_instance_norm(
     if b is not None:
         beta = op.Add(op.Reshape(b, channel), beta)
     y = op.Add(op.Mul(x, alpha), beta)
-    return y if wide is input.dtype else op.Cast(y, to=input.dtype.onnx)
+    return y if wide is input.dtype else op.Cast(y, to=input.known_dtype.onnx)
 
 
 def _norm(x: Value, p: float, axis: int, keepdims: int) -> Value:
@@ -280,14 +280,14 @@ def _norm(x: Value, p: float, axis: int, keepdims: int) -> Value:
     if p == float("-inf"):
         return op.ReduceMin(op.Abs(x), axes, keepdims=keepdims)
     if p == 0:
-        return op.ReduceSum(op.Cast(op.Not(op.Equal(x, like(0, x))), to=x.dtype.onnx), axes, keepdims=keepdims)
+        return op.ReduceSum(op.Cast(op.Not(op.Equal(x, like(0, x))), to=x.known_dtype.onnx), axes, keepdims=keepdims)
     return op.Pow(op.ReduceSum(op.Pow(op.Abs(x), like(p, x)), axes, keepdims=keepdims), like(1.0 / p, x))
 
 
 @aten_op("aten::_cdist_forward")
 def aten__cdist_forward(x1: TFloat, x2: TFloat, p: float, compute_mode: int | None) -> TFloat:
     """_cdist_forward(Tensor x1, Tensor x2, float p, int? compute_mode) -> Tensor"""
-    if not x1.dtype.is_floating:
+    if not x1.known_dtype.is_floating:
         raise TypeError(f"aten::_cdist_forward is defined for floating tensors only, got {x1.dtype}")
     if p < 0:
         raise ValueError(f"aten::_cdist_forward: p must be >= 0, got {p}")
@@ -297,7 +297,7 @@ def aten__cdist_forward(x1: TFloat, x2: TFloat, p: float, compute_mode: int | No
         # NaN as torch's scalar kernel gives it: p=0 sums min(ceil(|d|), 1), NaN for a NaN d (the
         # norm counts it as nonzero); p=inf folds std::max(agg, |d|) from 0, which drops NaN
         if p == 0:
-            diff = op.Where(op.IsNaN(diff), diff, op.Cast(op.Not(op.Equal(diff, like(0, diff))), to=diff.dtype.onnx))
+            diff = op.Where(op.IsNaN(diff), diff, op.Cast(op.Not(op.Equal(diff, like(0, diff))), to=diff.known_dtype.onnx))
             p_norm = 1.0
         elif p == float("inf"):
             diff = op.Where(op.IsNaN(diff), like(0, diff), diff)
@@ -314,7 +314,7 @@ def aten__cdist_forward(x1: TFloat, x2: TFloat, p: float, compute_mode: int | No
 @elementwise("x1", "x2", kind=DEFAULT)
 def aten_cosine_similarity(x1: TFloat, x2: TFloat, dim: int = 1, eps: float = 1e-08) -> TFloat:
     """cosine_similarity(Tensor x1, Tensor x2, int dim=1, float eps=1e-08) -> Tensor"""
-    if not x1.dtype.is_floating:
+    if not x1.known_dtype.is_floating:
         raise TypeError(f"aten::cosine_similarity is defined for floating tensors only, got {x1.dtype}")
     rank = max(x1.rank, x2.rank)
     axis = normalize_dim(dim, rank)
@@ -334,9 +334,9 @@ def aten_cosine_similarity(x1: TFloat, x2: TFloat, dim: int = 1, eps: float = 1e
 @elementwise("x1", "x2", kind=DEFAULT)
 def aten_pairwise_distance(x1: TFloat, x2: TFloat, p: float = 2, eps: float = 1e-06, keepdim: bool = False) -> TFloat:
     """pairwise_distance(Tensor x1, Tensor x2, float p=2, float eps=1e-06, bool keepdim=False) -> Tensor"""
-    if x1.dtype.is_bool:
+    if x1.known_dtype.is_bool:
         raise TypeError("aten::pairwise_distance: bool tensors cannot be subtracted (torch raises too)")
-    if not x1.dtype.is_floating:  # x1 - x2 + eps: a float eps makes the default float dtype
+    if not x1.known_dtype.is_floating:  # x1 - x2 + eps: a float eps makes the default float dtype
         x1, x2 = op.Cast(x1, to=DEFAULT_FLOAT.onnx), op.Cast(x2, to=DEFAULT_FLOAT.onnx)
     rank = max(x1.rank, x2.rank)
     axis = max(rank - 1, 0)

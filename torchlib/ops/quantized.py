@@ -94,9 +94,9 @@ def _quantize_scaled(scaled: Value, zero_point: Any, quant_min: Any, quant_max: 
         q = op.QuantizeLinear(scaled, one, zp, axis=1 if axis is None else axis)
         return _nan_as_torch(scaled, _clamp(q, quant_min, quant_max, dtype), dtype)
     if axis is not None:  # broadcast the per-channel zero point along `axis`
-        zero_point = op.Reshape(zero_point, [-1] + [1] * (scaled.rank - 1 - axis))
-    shifted = op.Add(op.Round(scaled), _as(zero_point, scaled.dtype))
-    q = op.Cast(op.Clip(shifted, _as(quant_min, scaled.dtype), _as(quant_max, scaled.dtype)), to=dtype.onnx)
+        zero_point = op.Reshape(zero_point, [-1] + [1] * (scaled.known_rank - 1 - axis))
+    shifted = op.Add(op.Round(scaled), _as(zero_point, scaled.known_dtype))
+    q = op.Cast(op.Clip(shifted, _as(quant_min, scaled.known_dtype), _as(quant_max, scaled.known_dtype)), to=dtype.onnx)
     return _nan_as_torch(scaled, q, dtype)
 
 
@@ -148,12 +148,12 @@ def _dequantize_float32(input: Value, scale: Any, zero_point: Any, out_dtype: DT
     """(input.to(float32) - zero_point) * scale with a float32 scale: DequantizeLinear, then the
     output dtype (one rounding, as torch's half-precision ops compute in float32). A zero point
     not known to fit the quantized dtype is subtracted in float32 (exact) instead."""
-    if not _fits(zero_point, input.dtype):
-        zp_axis = zero_point if axis is None or not isinstance(zero_point, Value) else _along(zero_point, axis, input.rank)
-        scale_axis = scale if axis is None or not isinstance(scale, Value) else _along(scale, axis, input.rank)
+    if not _fits(zero_point, input.known_dtype):
+        zp_axis = zero_point if axis is None or not isinstance(zero_point, Value) else _along(zero_point, axis, input.known_rank)
+        scale_axis = scale if axis is None or not isinstance(scale, Value) else _along(scale, axis, input.known_rank)
         shifted = op.Sub(op.Cast(input, to=types.FLOAT.onnx), _as(zp_axis, types.FLOAT))
         return _as(op.Mul(shifted, scale_axis), out_dtype or types.FLOAT)
-    zp = op.Cast(zero_point, to=input.dtype.onnx) if isinstance(zero_point, Value) else np.array(zero_point, input.dtype.numpy)
+    zp = op.Cast(zero_point, to=input.known_dtype.onnx) if isinstance(zero_point, Value) else np.array(zero_point, input.known_dtype.numpy)
     result = op.DequantizeLinear(input, scale, zp, axis=1 if axis is None else axis)
     return _as(result, out_dtype or types.FLOAT)
 
@@ -188,9 +188,9 @@ def quantized_decomposed_dequantize_per_tensor_tensor(
 
 # -- per channel ----------------------------------------------------------------------------------
 def _channel_axis(name: str, x: Value, axis: int) -> int:
-    if not -x.rank <= axis < x.rank:
+    if not -x.known_rank <= axis < x.known_rank:
         raise IndexError(f"quantized_decomposed::{name}: axis {axis} is out of range for a tensor of rank {x.rank}")
-    return axis % x.rank
+    return axis % x.known_rank
 
 
 def _along(v: Value, axis: int, rank: int) -> Value:
@@ -208,7 +208,7 @@ def quantized_decomposed_quantize_per_channel(
     axis = _channel_axis("quantize_per_channel", x, axis)
     compute = types.DOUBLE if scales.dtype is types.DOUBLE else types.FLOAT  # input * (1.0 / scales) promotes
     inv_scales = op.Div(np.array(1.0, compute.numpy), _as(scales, compute))
-    scaled = op.Mul(_as(x, compute), _along(inv_scales, axis, x.rank))
+    scaled = op.Mul(_as(x, compute), _along(inv_scales, axis, x.known_rank))
     return _quantize_scaled(scaled, zero_points, quant_min, quant_max, dtype, axis=axis)
 
 
@@ -222,13 +222,13 @@ def quantized_decomposed_dequantize_per_channel(
     axis = _channel_axis("dequantize_per_channel", input, axis)
     # a size-1 axis broadcasts against the channels, as torch's view(new_shape) does; DequantizeLinear's axis cannot
     broadcasts = input.shape is not None and input.shape[axis] == 1 and scales.shape != (1,)
-    if scales.dtype is types.FLOAT and (zero_points is None or zero_points.dtype.is_integer) and not broadcasts:
+    if scales.dtype is types.FLOAT and (zero_points is None or zero_points.known_dtype.is_integer) and not broadcasts:
         zp = zero_points if zero_points is not None else op.ConstantOfShape(op.Shape(scales), value=np.array([0], np.int64))
         return _dequantize_float32(input, scales, zp, out_dtype, axis=axis)
     # (input - zero_points) * scales in torch's promoted dtype (float64 scales), then out_dtype
-    shifted: Any = input if zero_points is None else op.Sub(_as(input, types.INT64), _along(_as(zero_points, types.INT64), axis, input.rank)) if zero_points.dtype.is_integer else op.Sub(_as(input, zero_points.dtype), _along(zero_points, axis, input.rank))  # fmt: skip
-    compute = promote_types(shifted.dtype, scales.dtype)
-    result = op.Mul(_as(shifted, compute), _along(_as(scales, compute), axis, input.rank))
+    shifted: Any = input if zero_points is None else op.Sub(_as(input, types.INT64), _along(_as(zero_points, types.INT64), axis, input.known_rank)) if zero_points.known_dtype.is_integer else op.Sub(_as(input, zero_points.known_dtype), _along(zero_points, axis, input.known_rank))  # fmt: skip
+    compute = promote_types(shifted.dtype, scales.known_dtype)
+    result = op.Mul(_as(shifted, compute), _along(_as(scales, compute), axis, input.known_rank))
     return _as(result, out_dtype or types.FLOAT)
 
 
@@ -250,7 +250,7 @@ def _half_op(fn: Any, dtype: DType, *args: Any) -> Value:
 
 def _min_max(x: Value, axes: list[int] | None = None, keepdims: int = 0) -> tuple[Value, Value]:
     """min and max of x, in _wide(x.dtype) (exact: they are values of x)."""
-    wide = _as(x, _wide(x.dtype))
+    wide = _as(x, _wide(x.known_dtype))
     if axes is None:
         return op.ReduceMin(wide, keepdims=keepdims), op.ReduceMax(wide, keepdims=keepdims)
     return op.ReduceMin(wide, axes, keepdims=keepdims), op.ReduceMax(wide, axes, keepdims=keepdims)
@@ -265,7 +265,7 @@ def _check_float(name: str, x: Value) -> None:
 def quantized_decomposed_choose_qparams_tensor(input: Value, quant_min: int, quant_max: int, eps: float, dtype: DType) -> tuple[Value, Value]:
     """choose_qparams.tensor(Tensor input, int quant_min, int quant_max, float eps, ScalarType dtype) -> (Tensor, Tensor)"""
     _check_float("choose_qparams.tensor", input)
-    d = input.dtype
+    d = input.known_dtype
     low, high = _min_max(input)
     min_neg, max_pos = op.Min(low, _f32(0)), op.Max(high, _f32(0))
     width = _half_op(op.Sub, d, max_pos, min_neg)
@@ -280,7 +280,7 @@ def quantized_decomposed_choose_qparams_tensor(input: Value, quant_min: int, qua
 def quantized_decomposed_choose_qparams_symmetric_tensor(input: Value, quant_min: int, quant_max: int, eps: float, dtype: DType) -> tuple[Value, Value]:
     """choose_qparams_symmetric.tensor(Tensor input, int quant_min, int quant_max, float eps, ScalarType dtype) -> (Tensor, Tensor)"""
     _check_float("choose_qparams_symmetric.tensor", input)
-    d = input.dtype
+    d = input.known_dtype
     low, high = _min_max(input)
     max_pos = op.Max(op.Neg(op.Min(low, _f32(0))), op.Max(high, _f32(0)))
     scale = _half_op(lambda a: op.Div(a, _f32(float(quant_max - quant_min) / 2)), d, max_pos)
@@ -296,9 +296,9 @@ def quantized_decomposed_choose_qparams_per_token(input: Value, dtype: DType) ->
     if dtype is not types.INT8:
         raise ValueError(f"quantized_decomposed::choose_qparams_per_token: dtype {dtype} is not supported (torch supports int8 only)")
     _check_float("choose_qparams_per_token", input)
-    d = types.FLOAT if input.dtype is types.FLOAT16 else input.dtype  # torch widens float16 scales
+    d = types.FLOAT if input.dtype is types.FLOAT16 else input.known_dtype  # torch widens float16 scales
     # a non-negative axis: onnxruntime's reductions of an empty tensor ignore a negative one
-    scales = op.ReduceMax(op.Abs(_as(input, types.FLOAT)), [input.rank - 1], keepdims=1)
+    scales = op.ReduceMax(op.Abs(_as(input, types.FLOAT)), [input.known_rank - 1], keepdims=1)
     scales = _half_op(lambda a: op.Max(a, _f32(1e-5)), d, scales)  # clamp(min=1e-5) in d
     scales = _as(_half_op(lambda a: op.Div(a, _f32(127)), d, scales), d)
     return scales, _as(op.ConstantOfShape(op.Shape(scales), value=np.array([0.0], np.float32)), d)
@@ -308,9 +308,9 @@ def quantized_decomposed_choose_qparams_per_token(input: Value, dtype: DType) ->
 def quantized_decomposed_choose_qparams_per_token_asymmetric(input: Value, dtype: DType) -> tuple[Value, Value]:
     """choose_qparams_per_token_asymmetric(Tensor input, ScalarType dtype) -> (Tensor, Tensor)"""
     _check_float("choose_qparams_per_token_asymmetric", input)
-    d = input.dtype
+    d = input.known_dtype
     qmin, qmax = -128, 127
-    low, high = _min_max(input, [input.rank - 1], keepdims=1)  # not -1: see choose_qparams_per_token
+    low, high = _min_max(input, [input.known_rank - 1], keepdims=1)  # not -1: see choose_qparams_per_token
     min_neg, max_pos = op.Min(low, _f32(0)), op.Max(high, _f32(0))
     width = _half_op(op.Sub, d, max_pos, min_neg)
     scale = _half_op(lambda a: op.Div(a, _f32(qmax - qmin)), d, width)
@@ -332,10 +332,10 @@ def quantized_decomposed_choose_qparams_per_token_asymmetric(input: Value, dtype
 def _quantize_rounding_after_shift(input: Value, scales: Value, zero_points: Value, quant_min: int, quant_max: int, dtype: DType) -> Value:
     """input.mul(1.0 / scales).add(zero_points).round().clamp(quant_min, quant_max).to(dtype),
     in torch's promoted dtype (per token and per channel group round after the shift)."""
-    compute = promote_types(promote_types(input.dtype, scales.dtype), zero_points.dtype)
+    compute = promote_types(promote_types(input.known_dtype, scales.known_dtype), zero_points.known_dtype)
     wide = _wide(compute)
-    one = np.array(1.0, _wide(scales.dtype).numpy)
-    inv = _half_op(lambda s: op.Div(one, s), scales.dtype, _as(scales, _wide(scales.dtype)))
+    one = np.array(1.0, _wide(scales.known_dtype).numpy)
+    inv = _half_op(lambda s: op.Div(one, s), scales.known_dtype, _as(scales, _wide(scales.known_dtype)))
     scaled = _half_op(op.Mul, compute, _as(input, wide), _as(inv, wide))
     shifted = _half_op(op.Add, compute, scaled, _as(zero_points, wide))
     bounds = [np.array(b, wide.numpy) for b in (quant_min, quant_max)]
@@ -361,11 +361,11 @@ def quantized_decomposed_dequantize_per_token(
 def _shift_and_scale(input: Value, scales: Value, zero_points: Value | None, output_dtype: DType) -> Value:
     """((input - zero_points) * scales).to(output_dtype) with torch's promotions (scales and zero
     points broadcast against input)."""
-    shifted_dtype = input.dtype if zero_points is None else promote_types(input.dtype, zero_points.dtype)
+    shifted_dtype = input.known_dtype if zero_points is None else promote_types(input.known_dtype, zero_points.known_dtype)
     shifted = _as(input, _wide(shifted_dtype))
     if zero_points is not None:
         shifted = _half_op(op.Sub, shifted_dtype, shifted, _as(zero_points, _wide(shifted_dtype)))
-    compute = promote_types(shifted_dtype, scales.dtype)
+    compute = promote_types(shifted_dtype, scales.known_dtype)
     product = _half_op(op.Mul, compute, _as(shifted, _wide(compute)), _as(scales, _wide(compute)))
     return _as(product, output_dtype)
 
@@ -374,7 +374,7 @@ def _shift_and_scale(input: Value, scales: Value, zero_points: Value | None, out
 def _group_size(name: str, input: Value, scales: Value, group_size: int) -> int:
     if input.rank != 2:
         raise ValueError(f"quantized_decomposed::{name}: input must be 2-D, got rank {input.rank}")
-    columns = input.shape[-1]
+    columns = input.known_shape[-1]
     if isinstance(columns, int) and group_size > columns and scales.shape is not None and scales.shape[-1] == 1:
         group_size = columns  # torch's rule for a single-column quantization
     if group_size <= 1 or (isinstance(columns, int) and columns % group_size):
@@ -401,10 +401,10 @@ def quantized_decomposed_dequantize_per_channel_group(
 ) -> Value:  # fmt: skip
     """dequantize_per_channel_group(Tensor input, Tensor scales, Tensor? zero_points, int quant_min, int quant_max, ScalarType dtype, int group_size, ScalarType output_dtype) -> Tensor"""
     group_size = _group_size("dequantize_per_channel_group", input, scales, group_size)
-    if scales.dtype is types.FLOAT and (zero_points is None or zero_points.dtype.is_integer):
+    if scales.dtype is types.FLOAT and (zero_points is None or zero_points.known_dtype.is_integer):
         # DequantizeLinear with block_size along the last axis: scales [rows, columns / group_size]
-        block_scales = op.Reshape(scales, [input.shape[0] if isinstance(input.shape[0], int) else -1, -1])
-        zp = None if zero_points is None else op.Reshape(op.Cast(zero_points, to=input.dtype.onnx), op.Shape(block_scales))
+        block_scales = op.Reshape(scales, [input.known_shape[0] if isinstance(input.known_shape[0], int) else -1, -1])
+        zp = None if zero_points is None else op.Reshape(op.Cast(zero_points, to=input.known_dtype.onnx), op.Shape(block_scales))
         result = op.DequantizeLinear(input, block_scales, zp, axis=1, block_size=group_size)
         return _as(result, output_dtype)
     # w.reshape(-1, group_size).sub(zp).mul(scales) in torch's promoted dtypes

@@ -179,9 +179,9 @@ def aten_randint_like_low_dtype(
 @aten_op("aten::bernoulli")
 def aten_bernoulli(self: TFloat, *, generator: Any = None) -> TFloat:
     """bernoulli(Tensor self, *, Generator? generator=None) -> Tensor"""
-    _floating_dtype("bernoulli", self.dtype)
+    _floating_dtype("bernoulli", self.known_dtype)
     u = _uniform(op.Shape(self), FLOAT if self.dtype is not DOUBLE else DOUBLE)
-    return op.Cast(op.Less(u, op.CastLike(self, u)), to=self.dtype.onnx)
+    return op.Cast(op.Less(u, op.CastLike(self, u)), to=self.known_dtype.onnx)
 
 
 @aten_op("aten::bernoulli.p")
@@ -190,33 +190,33 @@ def aten_bernoulli_p(self: TTensor, p: float, *, generator: Any = None) -> TTens
     if not 0.0 <= p <= 1.0:
         raise ValueError(f"aten::bernoulli: p must be in [0, 1], got {p}")
     u = _uniform(op.Shape(self), DOUBLE)
-    return op.Cast(op.Less(u, p), to=self.dtype.onnx)
+    return op.Cast(op.Less(u, p), to=self.known_dtype.onnx)
 
 
 @aten_op("aten::normal.Tensor_float")
 def aten_normal_tensor_float(mean: TFloat, std: float = 1, *, generator: Any = None) -> TFloat:
     """normal.Tensor_float(Tensor mean, float std=1, *, Generator? generator=None) -> Tensor"""
-    _floating_dtype("normal", mean.dtype)
+    _floating_dtype("normal", mean.known_dtype)
     if std < 0:
         raise ValueError(f"aten::normal: std must be >= 0, got {std}")
-    return _scale_shift(_normal(op.Shape(mean), mean.dtype), std, mean)
+    return _scale_shift(_normal(op.Shape(mean), mean.known_dtype), std, mean)
 
 
 @aten_op("aten::normal.float_Tensor")
 def aten_normal_float_tensor(mean: float, std: TFloat, *, generator: Any = None) -> TFloat:
     """normal.float_Tensor(float mean, Tensor std, *, Generator? generator=None) -> Tensor"""
-    _floating_dtype("normal", std.dtype)
-    return _scale_shift(_normal(op.Shape(std), std.dtype), std, mean)
+    _floating_dtype("normal", std.known_dtype)
+    return _scale_shift(_normal(op.Shape(std), std.known_dtype), std, mean)
 
 
 @aten_op("aten::normal.Tensor_Tensor")
 def aten_normal_tensor_tensor(mean: TFloat, std: TFloat, *, generator: Any = None) -> TFloat:
     """normal.Tensor_Tensor(Tensor mean, Tensor std, *, Generator? generator=None) -> Tensor"""
-    _floating_dtype("normal", mean.dtype)
+    _floating_dtype("normal", mean.known_dtype)
     if std.dtype is not mean.dtype:
         raise TypeError(f"aten::normal: mean ({mean.dtype}) and std ({std.dtype}) must have one dtype")
     shape = op.Shape(op.Add(op.ConstantOfShape(op.Shape(mean)), op.ConstantOfShape(op.Shape(std))))  # broadcast
-    return _scale_shift(_normal(shape, mean.dtype), std, mean)
+    return _scale_shift(_normal(shape, mean.known_dtype), std, mean)
 
 
 @aten_op("aten::normal.float_float")
@@ -233,10 +233,10 @@ def aten_normal_float_float(
 @aten_op("aten::normal_functional")
 def aten_normal_functional(self: TFloat, mean: float = 0, std: float = 1, *, generator: Any = None) -> TFloat:
     """normal_functional(Tensor self, float mean=0, float std=1, *, Generator? generator=None) -> Tensor"""
-    _floating_dtype("normal_functional", self.dtype)
+    _floating_dtype("normal_functional", self.known_dtype)
     if std < 0:
         raise ValueError(f"aten::normal_functional: std must be >= 0, got {std}")
-    return _scale_shift(_normal(op.Shape(self), self.dtype), std, mean)
+    return _scale_shift(_normal(op.Shape(self), self.known_dtype), std, mean)
 
 
 @aten_op("aten::multinomial")
@@ -251,13 +251,13 @@ def aten_multinomial(self: TFloat, num_samples: int, replacement: bool = False, 
     weight of 0 (log -inf) is never drawn. torch checks the weights (negative, inf, NaN, all
     zero, fewer non-zero than num_samples without replacement) and raises; a graph cannot, and
     gives some index there."""
-    _floating_dtype("multinomial", self.dtype)
+    _floating_dtype("multinomial", self.known_dtype)
     if self.rank not in (1, 2):
         raise ValueError(f"aten::multinomial: self must be 1-D or 2-D, got rank {self.rank}")
     if isinstance(num_samples, int) and num_samples <= 0:
         raise ValueError(f"aten::multinomial: num_samples must be positive, got {num_samples}")
-    if not replacement and isinstance(num_samples, int) and isinstance(self.shape[-1], int) and num_samples > self.shape[-1]:
-        raise ValueError(f"aten::multinomial: cannot draw {num_samples} samples without replacement from {self.shape[-1]} categories")
+    if not replacement and isinstance(num_samples, int) and isinstance(self.known_shape[-1], int) and num_samples > self.known_shape[-1]:
+        raise ValueError(f"aten::multinomial: cannot draw {num_samples} samples without replacement from {self.known_shape[-1]} categories")
     weights = op.Cast(self, to=DOUBLE.onnx)
     rows = weights if self.rank == 2 else op.Unsqueeze(weights, [0])
     count = op.Reshape(op.Cast(num_samples, to=INT64.onnx) if isinstance(num_samples, Value) else np.array(num_samples, np.int64), [1])
@@ -290,18 +290,18 @@ def _scale_shift(z: Value, scale: Any, shift: Any) -> Value:
 @aten_op("aten::uniform")
 def aten_uniform(self: TFloat, from_: float = 0.0, to: float = 1.0, *, generator: Any = None) -> TFloat:
     """uniform(Tensor self, float from=0., float to=1., *, Generator? generator=None) -> Tensor"""
-    _floating_dtype("uniform", self.dtype)
-    return _scale_shift(_uniform(op.Shape(self), self.dtype), to - from_, from_)
+    _floating_dtype("uniform", self.known_dtype)
+    return _scale_shift(_uniform(op.Shape(self), self.known_dtype), to - from_, from_)
 
 
 @aten_op("aten::exponential")
 def aten_exponential(self: TFloat, lambd: float = 1.0, *, generator: Any = None) -> TFloat:
     """exponential(Tensor self, float lambd=1., *, Generator? generator=None) -> Tensor"""
-    _floating_dtype("exponential", self.dtype)
+    _floating_dtype("exponential", self.known_dtype)
     wide = DOUBLE if self.dtype is DOUBLE else FLOAT
     u = _uniform(op.Shape(self), wide)
     sample = op.Div(op.Neg(op.Log(op.Sub(like(1.0, u), u))), like(lambd, u))
-    return sample if wide is self.dtype else op.Cast(sample, to=self.dtype.onnx)
+    return sample if wide is self.dtype else op.Cast(sample, to=self.known_dtype.onnx)
 
 
 def _randperm(n: Any, dtype: DType | None) -> Value:

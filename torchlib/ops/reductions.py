@@ -62,8 +62,8 @@ def _reduce(reduce_op: Any, x: Value, axes: list[int], keepdim: bool) -> Value:
 def _reduced_last(x: Value, axes: list[int]) -> tuple[Value, Any, Value]:
     """x with the reduced axes moved last and flattened into one: (that [..., k] tensor, the
     kept dims' shape, k as an INT64 [1])."""
-    kept = [d for d in range(x.rank) if d not in axes]  # type: ignore[arg-type]
-    moved = x if kept + axes == list(range(x.rank)) else op.Transpose(x, perm=kept + axes)  # type: ignore[arg-type]
+    kept = [d for d in range(x.known_rank) if d not in axes]
+    moved = x if kept + axes == list(range(x.known_rank)) else op.Transpose(x, perm=kept + axes)
     shape = op.Shape(x)
     kept_shape = op.Gather(shape, np.array(kept, np.int64)) if kept else np.zeros(0, np.int64)
     count = op.ReduceProd(op.Gather(shape, np.array(axes, np.int64)), keepdims=1)
@@ -140,7 +140,7 @@ def _mean(x: Value, axes: list[int], keepdim: bool) -> Value:
 def _sum_dtype(self: Value, dtype: DType | None) -> DType:
     if dtype is not None:
         return dtype
-    return types.INT64 if self.dtype.is_bool or self.dtype.is_integer else self.dtype
+    return types.INT64 if self.known_dtype.is_bool or self.known_dtype.is_integer else self.dtype
 
 
 def _sum(self: Value, dim: int | Sequence[int] | None, keepdim: bool, dtype: DType | None) -> Value:
@@ -168,9 +168,9 @@ def aten_sum_dim_IntList(
 
 def _mean_checked(self: Value, dim: int | Sequence[int] | None, keepdim: bool, dtype: DType | None, name: str) -> Value:
     x = cast_to(self, dtype) if dtype is not None else self
-    if not x.dtype.is_floating:
+    if not x.known_dtype.is_floating:
         raise TypeError(f"{name}(): input dtype must be floating point (got {x.dtype}); pass dtype= to compute in one")
-    return cast_to(_mean(_accumulate(x), _dims(self, dim), keepdim), x.dtype)
+    return cast_to(_mean(_accumulate(x), _dims(self, dim), keepdim), x.known_dtype)
 
 
 @aten_op("aten::mean")
@@ -189,13 +189,13 @@ def aten_mean_dim(
 
 def _extremum(reduce_op: Any, self: Value, dim: int | Sequence[int] | None, keepdim: bool) -> Value:
     """ReduceMax/ReduceMin, with NaN propagated as torch does (onnxruntime skips NaN)."""
-    x = cast_to(self, nearest_supported(self.dtype, MIN_MAX.__contains__))  # ReduceMax/Min, ArgMax/Min, Where
+    x = cast_to(self, nearest_supported(self.known_dtype, MIN_MAX.__contains__))  # ReduceMax/Min, ArgMax/Min, Where
     axes = _dims(self, dim)
     result = _reduce(reduce_op, x, axes, keepdim)
     if x.dtype.is_floating:
         has_nan = _reduce(op.ReduceMax, op.Cast(op.IsNaN(x), to=types.UINT8.onnx), axes, keepdim)
         result = op.Where(op.Cast(has_nan, to=types.BOOL.onnx), op.CastLike(math.nan, result), result)
-    return cast_to(result, self.dtype)
+    return cast_to(result, self.known_dtype)
 
 
 @aten_op("aten::amax")
@@ -228,7 +228,7 @@ def aten_max_other(self: TRealOrBool, other: TRealOrBool) -> TRealOrBool:
     """max.other(Tensor self, Tensor other) -> Tensor
 
     torch.maximum under another name: elementwise, NaN propagates (ONNX Max does too)."""
-    if self.dtype.is_bool:
+    if self.known_dtype.is_bool:
         return op.Or(self, other)
     return run_supported(op.Max, MIN_MAX, self, other)
 
@@ -239,7 +239,7 @@ def aten_min_other(self: TRealOrBool, other: TRealOrBool) -> TRealOrBool:
     """min.other(Tensor self, Tensor other) -> Tensor
 
     torch.minimum under another name: elementwise, NaN propagates (ONNX Min does too)."""
-    if self.dtype.is_bool:
+    if self.known_dtype.is_bool:
         return op.And(self, other)
     return run_supported(op.Min, MIN_MAX, self, other)
 
@@ -247,7 +247,7 @@ def aten_min_other(self: TRealOrBool, other: TRealOrBool) -> TRealOrBool:
 def _arg(arg_op: Any, self: Value, dim: int | None, keepdim: bool) -> Value:
     """ArgMax/ArgMin along one dim (first index on ties, as torch); dim=None flattens. A NaN
     is the extremum, as in torch: the index of the first NaN wins (onnxruntime skips NaN)."""
-    x = cast_to(self, nearest_supported(self.dtype, MIN_MAX.__contains__))  # ReduceMax/Min, ArgMax/Min, Where
+    x = cast_to(self, nearest_supported(self.known_dtype, MIN_MAX.__contains__))  # ReduceMax/Min, ArgMax/Min, Where
     if dim is None or self.rank == 0:
         _dims(self, dim)  # validates dim for 0-d tensors
         flat = _arg_nan(arg_op, op.Reshape(x, [-1]), 0, False)
@@ -260,7 +260,7 @@ def _arg(arg_op: Any, self: Value, dim: int | None, keepdim: bool) -> Value:
 
 def _arg_nan(arg_op: Any, x: Value, axis: int, keepdim: bool) -> Value:
     index = arg_op(x, axis=axis, keepdims=int(keepdim))
-    if not x.dtype.is_floating:
+    if not x.known_dtype.is_floating:
         return index
     nan = op.Cast(op.IsNaN(x), to=types.UINT8.onnx)
     first_nan = op.ArgMax(nan, axis=axis, keepdims=int(keepdim))
@@ -295,7 +295,7 @@ def aten_argmin(self: TRealOrBool, dim: int | None = None, keepdim: bool = False
 def _any_all(reduce_op: Any, self: Value, axes: list[int] | None, keepdim: bool) -> Value:
     """Reduce `self != 0` as uint8 (ReduceMax of nothing is 0: any() is False; ReduceMin of
     nothing is 255: all() is True). uint8 input gives uint8 output, every other dtype bool."""
-    if self.dtype.is_bool:
+    if self.known_dtype.is_bool:
         nonzero = self
     else:
         x = cast_to(self, types.FLOAT) if self.dtype is types.BFLOAT16 else self
@@ -362,7 +362,7 @@ def _product(x: Value, axes: list[int], keepdim: bool) -> Value:
     sign * exp(sum(log|x|)), close to the exact product."""
     if x.dtype is types.INT64:
         return int64_prod(x, axes, keepdim)
-    if not x.dtype.is_floating:
+    if not x.known_dtype.is_floating:
         return _reduce(op.ReduceProd, x, axes, keepdim)
     x = cast_to(x, types.DOUBLE)
     direct = _reduce(op.ReduceProd, x, axes, keepdim)
@@ -413,7 +413,7 @@ def aten_cumprod(self: TRealOrBool, dim: int, *, dtype: DType | None = None) -> 
     n = op.Shape(x, start=axis, end=axis + 1)
     steps = op.Range(np.array(0, np.int64), op.Squeeze(n, [0]), np.array(1, np.int64))
     mask = op.LessOrEqual(op.Unsqueeze(steps, [0]), op.Unsqueeze(steps, [1]))  # [i, j]: j <= i
-    trailing = x.rank - 1 - axis
+    trailing = x.known_rank - 1 - axis
     if trailing:
         mask = op.Unsqueeze(mask, list(range(2, 2 + trailing)))
     rows = op.Where(mask, op.Unsqueeze(x, [axis]), op.CastLike(1, x))  # [..., i, j, ...]
@@ -425,7 +425,7 @@ def aten_cumprod(self: TRealOrBool, dim: int, *, dtype: DType | None = None) -> 
 @aten_op("aten::logsumexp")
 def aten_logsumexp(self: TRealOrBool, dim: Sequence[int], keepdim: bool = False) -> TFloat:
     """logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor"""
-    out_dtype = self.dtype if self.dtype.is_floating else types.FLOAT
+    out_dtype = self.known_dtype if self.known_dtype.is_floating else types.FLOAT
     x = _accumulate(cast_to(self, out_dtype))
     return cast_to(_reduce(op.ReduceLogSumExp, x, _dims(self, dim), keepdim), out_dtype)
 
@@ -439,7 +439,7 @@ def _var_mean(
     Two passes (mean, then the sum of squared deviations), accumulated in float64 as torch's
     CPU kernel does for every float dtype, so the squares of values near finfo(float32).max
     (std of [1e38, -1e38, ...] in float32 or bfloat16) stay finite."""
-    if not self.dtype.is_floating:
+    if not self.known_dtype.is_floating:
         raise TypeError(f"var/std support floating point dtypes only, got {self.dtype}")
     correction = 1 if correction is None else correction
     x = cast_to(self, types.DOUBLE)
@@ -458,7 +458,7 @@ def _var_mean(
     mean = _welford_mean(x, mean, axes)
     if not keepdim and axes:
         mean = op.Squeeze(mean, axes)
-    return cast_to(var, self.dtype), cast_to(mean, self.dtype)
+    return cast_to(var, self.known_dtype), cast_to(mean, self.known_dtype)
 
 
 def _welford_mean(x: Value, mean: Value, axes: list[int]) -> Value:
@@ -472,7 +472,7 @@ def _welford_mean(x: Value, mean: Value, axes: list[int]) -> Value:
         n = dim_size(x, axis)
         positions = op.Range(np.array(0, np.int64), n if isinstance(n, Value) else np.array(n, np.int64), np.array(1, np.int64))
         at_end = op.Equal(positions, op.Sub(n, np.array(1, np.int64)) if isinstance(n, Value) else np.array(n - 1, np.int64))
-        at_end = op.Reshape(at_end, [-1] + [1] * (x.rank - axis - 1))
+        at_end = op.Reshape(at_end, [-1] + [1] * (x.known_rank - axis - 1))
         last = at_end if last is None else op.And(last, at_end)
     earlier = op.Where(last, op.CastLike(0, x), op.Sub(x, x))
     return op.Add(mean, op.ReduceSum(earlier, axes, keepdims=1))
@@ -567,9 +567,9 @@ def _vector_norm(
 ) -> Value:
     """The `ord`-norm over `dim` of self (cast to dtype first), in self's (or dtype's) dtype."""
     x = cast_to(self, dtype) if dtype is not None else self
-    if not x.dtype.is_floating:
+    if not x.known_dtype.is_floating:
         raise TypeError(f"norm: expected a floating point tensor, got {x.dtype}")
-    out_dtype = x.dtype
+    out_dtype = x.known_dtype
     x = _accumulate(x)
     axes = _dims(self, dim)
     ord = float(ord)
@@ -582,7 +582,7 @@ def _vector_norm(
     elif ord == -math.inf:
         result = _reduce(op.ReduceMin, op.Abs(x), axes, keepdim)
     elif ord == 0:
-        nonzero = op.Cast(op.Not(op.Equal(x, op.CastLike(0, x))), to=x.dtype.onnx)
+        nonzero = op.Cast(op.Not(op.Equal(x, op.CastLike(0, x))), to=x.known_dtype.onnx)
         result = _reduce(op.ReduceSum, nonzero, axes, keepdim)
     else:
         powered = _reduce(op.ReduceSum, op.Pow(op.Abs(x), op.CastLike(ord, x)), axes, keepdim)
@@ -607,9 +607,9 @@ def aten_linalg__powsum(
     sum(|x| ** ord) over dim, the power sum under a p-norm (pow's rules: 0 ** 0 = 1, 0 ** -1 = inf),
     float16/bfloat16 accumulated in float32 and rounded once, as torch."""
     x = cast_to(self, dtype) if dtype is not None else self
-    if not x.dtype.is_floating:
+    if not x.known_dtype.is_floating:
         raise TypeError(f"linalg__powsum: expected a floating point tensor, got {x.dtype} (torch raises too)")
-    out_dtype = x.dtype
+    out_dtype = x.known_dtype
     x = _accumulate(x)
     powered = op.Pow(op.Abs(x), op.CastLike(float(ord), x))
     return cast_to(_reduce(op.ReduceSum, powered, _dims(self, dim), keepdim), out_dtype)

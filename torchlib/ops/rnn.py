@@ -71,12 +71,12 @@ def _recurrent(
         raise ValueError(f"{name} in training mode with dropout={dropout} between layers is not exported; export in eval mode")
     if input.rank != 3:
         raise ValueError(f"{name}: expected a 3-D input (batched), got rank {input.rank}")
-    hidden = params[1].shape[1]  # w_hh: [gates * hidden, hidden]
+    hidden = params[1].known_shape[1]  # w_hh: [gates * hidden, hidden]
     x = op.Transpose(input, perm=[1, 0, 2]) if batch_first else input  # [seq, batch, features]
-    seq, batch = x.shape[0], x.shape[1]
+    seq, batch = x.known_shape[0], x.known_shape[1]
     if seq == 0:
         raise ValueError(f"{name}: expected sequence length to be larger than 0 (torch raises too)")
-    dtype = input.dtype
+    dtype = input.known_dtype
     if batch == 0:  # the kernels abort on an empty batch: the result is empty anyway
         return _empty_result(onnx_op, x, hx, num_layers * directions, directions * hidden, batch_first)
     pad = not isinstance(batch, int) or not isinstance(seq, int)
@@ -381,7 +381,7 @@ def aten_lstm(
     batch_first: bool,
 ) -> tuple[TFloat, TFloat, TFloat]:
     """lstm.input(Tensor input, Tensor[] hx, Tensor[] params, bool has_biases, int num_layers, float dropout, bool train, bool bidirectional, bool batch_first) -> (Tensor, Tensor, Tensor)"""
-    return _recurrent("LSTM", input, hx, params, has_biases, num_layers, dropout, train, bidirectional, batch_first)  # type: ignore[return-value]
+    return _recurrent("LSTM", input, hx, params, has_biases, num_layers, dropout, train, bidirectional, batch_first)
 
 
 @aten_op("aten::gru.input")
@@ -397,7 +397,7 @@ def aten_gru(
     batch_first: bool,
 ) -> tuple[TFloat, TFloat]:
     """gru.input(Tensor input, Tensor hx, Tensor[] params, bool has_biases, int num_layers, float dropout, bool train, bool bidirectional, bool batch_first) -> (Tensor, Tensor)"""
-    return _recurrent("GRU", input, [hx], params, has_biases, num_layers, dropout, train, bidirectional, batch_first)  # type: ignore[return-value]
+    return _recurrent("GRU", input, [hx], params, has_biases, num_layers, dropout, train, bidirectional, batch_first)
 
 
 @aten_op("aten::rnn_tanh.input")
@@ -413,7 +413,7 @@ def aten_rnn_tanh(
     batch_first: bool,
 ) -> tuple[TFloat, TFloat]:
     """rnn_tanh.input(Tensor input, Tensor hx, Tensor[] params, bool has_biases, int num_layers, float dropout, bool train, bool bidirectional, bool batch_first) -> (Tensor, Tensor)"""
-    return _recurrent("RNN", input, [hx], params, has_biases, num_layers, dropout, train, bidirectional, batch_first, "Tanh")  # type: ignore[return-value]
+    return _recurrent("RNN", input, [hx], params, has_biases, num_layers, dropout, train, bidirectional, batch_first, "Tanh")
 
 
 @aten_op("aten::rnn_relu.input")
@@ -429,4 +429,4 @@ def aten_rnn_relu(
     batch_first: bool,
 ) -> tuple[TFloat, TFloat]:
     """rnn_relu.input(Tensor input, Tensor hx, Tensor[] params, bool has_biases, int num_layers, float dropout, bool train, bool bidirectional, bool batch_first) -> (Tensor, Tensor)"""
-    return _recurrent("RNN", input, [hx], params, has_biases, num_layers, dropout, train, bidirectional, batch_first, "Relu")  # type: ignore[return-value]
+    return _recurrent("RNN", input, [hx], params, has_biases, num_layers, dropout, train, bidirectional, batch_first, "Relu")

@@ -32,7 +32,7 @@ _SCAN_DTYPE = {types.BOOL: types.INT32, types.BFLOAT16: types.FLOAT, types.FLOAT
 
 def _last(x: Value, axis: int) -> Value:
     """x with `axis` moved to the end."""
-    perm = [i for i in range(x.rank) if i != axis] + [axis]
+    perm = [i for i in range(x.known_rank) if i != axis] + [axis]
     return op.Transpose(x, perm=perm)
 
 
@@ -58,7 +58,7 @@ def _scan_axis(self: Value, dim: int) -> int:
 
 def _earlier(x: Value) -> tuple[Value, Value]:
     """For x [..., n]: the mask [n(i), n(j)] of i <= j, and the positions 0..n-1 as [n, 1]."""
-    n = dim_size(x, x.rank - 1)
+    n = dim_size(x, x.known_rank - 1)
     positions = op.Range(np.array(0, np.int64), n if isinstance(n, Value) else np.array(n, np.int64), np.array(1, np.int64))
     i, j = op.Unsqueeze(positions, [1]), op.Unsqueeze(positions, [0])
     return op.LessOrEqual(i, j), i
@@ -68,7 +68,7 @@ def _cum_extreme(self: Value, dim: int, largest: bool) -> tuple[Value, Value]:
     axis = _scan_axis(self, dim)
     if self.rank == 0:
         return op.Identity(self), op.ConstantOfShape(op.Shape(self), value=np.zeros(1, np.int64))
-    compute = _SCAN_DTYPE.get(self.dtype, self.dtype)
+    compute = _SCAN_DTYPE.get(self.known_dtype, self.known_dtype)
     x = _last(cast_to(self, compute), axis)  # [..., n]
     mask, i = _earlier(x)
     xi = op.Unsqueeze(x, [-1])  # [..., n(i), 1]
@@ -89,7 +89,7 @@ def _cum_extreme(self: Value, dim: int, largest: bool) -> tuple[Value, Value]:
         seen = op.GreaterOrEqual(last_nan, np.array(0, np.int64))
         values = op.Where(seen, op.CastLike(np.nan, values), values)
         indices = op.Where(seen, last_nan, indices)
-    return cast_to(_back(values, axis), self.dtype), _back(indices, axis)
+    return cast_to(_back(values, axis), self.known_dtype), _back(indices, axis)
 
 
 @aten_op("aten::cummax")
@@ -110,7 +110,7 @@ def aten_logcumsumexp(self: TFloat, dim: int) -> TFloat:
     axis = _scan_axis(self, dim)
     if self.rank == 0:
         return op.Identity(self)
-    compute = types.FLOAT if self.dtype in (types.FLOAT16, types.BFLOAT16) else self.dtype
+    compute = types.FLOAT if self.dtype in (types.FLOAT16, types.BFLOAT16) else self.known_dtype
     x = _last(cast_to(self, compute), axis)
     mask, _ = _earlier(x)
     candidates = op.Where(mask, op.Unsqueeze(x, [-1]), op.CastLike(-np.inf, x))  # [..., n(i), n(j)]
@@ -119,7 +119,7 @@ def aten_logcumsumexp(self: TFloat, dim: int) -> TFloat:
     safe_top = op.Where(op.IsInf(top), op.CastLike(0, top), top)
     total = op.ReduceSum(op.Exp(op.Sub(candidates, safe_top)), [-2], keepdims=1)
     result = op.Reshape(op.Add(op.Log(total), safe_top), op.Shape(x), allowzero=1)  # drops the reduced dim
-    return cast_to(_back(result, axis), self.dtype)
+    return cast_to(_back(result, axis), self.known_dtype)
 
 
 @aten_op("aten::nansum")
@@ -128,7 +128,7 @@ def aten_nansum(
 ) -> TReal:
     """nansum(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor"""
     x = self
-    if self.dtype.is_floating:
+    if self.known_dtype.is_floating:
         x = op.Where(op.IsNaN(self), op.CastLike(0, self), self) if self.dtype is not types.BFLOAT16 else \
             cast_to(op.Where(op.IsNaN(cast_to(self, types.FLOAT)), 0.0, cast_to(self, types.FLOAT)), types.BFLOAT16)  # fmt: skip
     return aten_sum_dim_IntList(x, dim, keepdim, dtype=dtype)
@@ -139,13 +139,13 @@ def aten_nanmean(
     self: TFloat, dim: Sequence[int] | None = None, keepdim: bool = False, *, dtype: DType | None = None
 ) -> TFloat:
     """nanmean(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor"""
-    if not self.dtype.is_floating:
+    if not self.known_dtype.is_floating:
         raise TypeError(f"nanmean expects a floating point input, got {self.dtype}")
     total = aten_nansum(self, dim, keepdim, dtype=dtype)
     present = op.Not(op.IsNaN(cast_to(self, types.FLOAT) if self.dtype is types.BFLOAT16 else self))
     count = aten_sum_dim_IntList(op.Cast(present, to=types.INT64.onnx), dim, keepdim)
-    compute = types.FLOAT if total.dtype in (types.FLOAT16, types.BFLOAT16) else total.dtype
-    return cast_to(op.Div(cast_to(total, compute), cast_to(count, compute)), total.dtype)
+    compute = types.FLOAT if total.dtype in (types.FLOAT16, types.BFLOAT16) else total.known_dtype
+    return cast_to(op.Div(cast_to(total, compute), cast_to(count, compute)), total.known_dtype)
 
 
 @aten_op("aten::aminmax")
@@ -153,8 +153,8 @@ def aten_aminmax(self: TRealOrBool, *, dim: int | None = None, keepdim: bool = F
     """aminmax(Tensor self, *, int? dim=None, bool keepdim=False) -> (Tensor min, Tensor max)"""
     dims = [] if dim is None else [dim]
     low, high = aten_amin(self, dims, keepdim), aten_amax(self, dims, keepdim)
-    if dim is None and keepdim and self.rank > 0:  # torch keeps every dim as 1
-        return op.Reshape(low, [1] * self.rank), op.Reshape(high, [1] * self.rank)
+    if dim is None and keepdim and self.known_rank > 0:  # torch keeps every dim as 1
+        return op.Reshape(low, [1] * self.known_rank), op.Reshape(high, [1] * self.known_rank)
     return low, high
 
 
@@ -189,13 +189,13 @@ def _median(self: Value, axis: int, keepdim: bool) -> tuple[Value, Value]:
     """The lower median along axis; NaN (at the first NaN's index) where the values hold a NaN,
     as in torch (use nanmedian to skip them)."""
     values, indices = _kth(self, _lower_median_k(self, axis), axis, keepdim)
-    if not self.dtype.is_floating:
+    if not self.known_dtype.is_floating:
         return values, indices
     nan = op.Cast(op.IsNaN(self), to=types.UINT8.onnx)
     has_nan = op.Cast(op.ReduceMax(nan, [axis], keepdims=int(keepdim)), to=types.BOOL.onnx)
     first_nan = op.ArgMax(nan, axis=axis, keepdims=int(keepdim))
     wide = cast_to(values, types.FLOAT) if values.dtype is types.BFLOAT16 else values  # no bfloat16 Where
-    values = cast_to(op.Where(has_nan, op.CastLike(math.nan, wide), wide), values.dtype)
+    values = cast_to(op.Where(has_nan, op.CastLike(math.nan, wide), wide), values.known_dtype)
     return values, op.Where(has_nan, first_nan, indices)
 
 
@@ -204,7 +204,7 @@ def _flat_or_nan(self: Value) -> Value:
     median of no values (NaN for floats; for ints the cast's result: MIN for int32/int64, 0 for
     the narrower ints), never an out-of-bounds Gather."""
     flat = op.Reshape(self, np.array([-1], np.int64))
-    nan = op.Cast(np.array([math.nan], np.float32), to=self.dtype.onnx)
+    nan = op.Cast(np.array([math.nan], np.float32), to=self.known_dtype.onnx)
     count = op.Max(op.Shape(flat), np.array([1], np.int64))
     return op.Slice(op.Concat(flat, nan, axis=0), np.array([0], np.int64), count)
 
@@ -263,13 +263,13 @@ def _nanmedian(self: Value, axis: int, keepdim: bool) -> tuple[Value, Value]:
     index = op.GatherElements(indices, position, axis=axis)
     if not keepdim:
         value, index = op.Squeeze(value, [axis]), op.Squeeze(index, [axis])
-    return cast_to(value, self.dtype), index
+    return cast_to(value, self.known_dtype), index
 
 
 @aten_op("aten::nanmedian")
 def aten_nanmedian(self: TReal) -> TReal:
     """nanmedian(Tensor self) -> Tensor"""
-    if not self.dtype.is_floating:
+    if not self.known_dtype.is_floating:
         return aten_median(self)
     return _nanmedian(_flat_or_nan(self), 0, False)[0]
 
@@ -281,6 +281,6 @@ def aten_nanmedian_dim(self: TReal, dim: int, keepdim: bool = False) -> tuple[TR
     Known gap: where every value along dim is NaN, the value is NaN as in torch but the index
     may differ from torch's."""
     axis = _scan_axis(self, dim)
-    if not self.dtype.is_floating or self.rank == 0:
+    if not self.known_dtype.is_floating or self.rank == 0:
         return aten_median_dim(self, dim, keepdim)
     return _nanmedian(self, axis, keepdim)

@@ -33,7 +33,7 @@ def aten_segment_reduce(
         raise ValueError("aten::segment_reduce: indices are not supported (torch raises too); give lengths or offsets")
     if (lengths is None) == (offsets is None):
         raise ValueError("aten::segment_reduce: give exactly one of lengths and offsets")
-    if not data.dtype.is_floating or data.rank is None:
+    if not data.known_dtype.is_floating or data.rank is None:
         raise TypeError(f"aten::segment_reduce expects a floating tensor of known rank, got {data.dtype} of rank {data.rank}")
     axis = normalize_dim(axis, data.rank)
     if lengths is not None:
@@ -46,7 +46,7 @@ def aten_segment_reduce(
         big = np.array([np.iinfo(np.int64).max], np.int64)
         starts = op.Slice(offsets, [0], [-1], [-1])
         ends = op.Slice(offsets, [1], big, [-1])
-    work = types.FLOAT if data.dtype in (types.FLOAT16, types.BFLOAT16) else data.dtype
+    work = types.FLOAT if data.dtype in (types.FLOAT16, types.BFLOAT16) else data.known_dtype
     x = op.Unsqueeze(cast_to(data, work), [axis])  # [pre..., 1, N, post...]
     n = op.Shape(data, start=axis, end=axis + 1)
     position = op.Range(np.array(0, np.int64), op.Squeeze(n, [0]), np.array(1, np.int64))  # [N]
@@ -81,4 +81,4 @@ def aten_segment_reduce(
         empty = op.Equal(counts, op.CastLike(0, counts))
         fallback = op.CastLike(np.nan if initial is None else float(initial), x)
         out = op.Where(empty, fallback, op.Div(out, op.Where(empty, op.CastLike(1, counts), counts)))
-    return cast_to(out, data.dtype)
+    return cast_to(out, data.known_dtype)

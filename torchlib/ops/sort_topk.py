@@ -49,10 +49,10 @@ def _topk(self: Value, k: Any, dim: int, largest: bool, sorted: bool) -> tuple[V
         k = op.Reshape(cast_to(k, types.INT64), [1])
     else:
         k = np.array([k], np.int64)
-    x = cast_to(self, nearest_supported(self.dtype, NUMERIC.__contains__))  # TopK's kernels
+    x = cast_to(self, nearest_supported(self.known_dtype, NUMERIC.__contains__))  # TopK's kernels
     if not x.dtype.is_floating:
         values, indices = op.TopK(x, k, axis=axis, largest=int(largest), sorted=int(sorted))
-        return cast_to(values, self.dtype), indices
+        return cast_to(values, self.known_dtype), indices
     # torch orders NaN above +inf. Two stable passes (TopK keeps the lower index first among
     # equal keys): order by "is NaN" first, then by the value with NaN read as +inf; a stable
     # second pass keeps the NaNs after (largest: before) the infinities, in index order.
@@ -62,7 +62,7 @@ def _topk(self: Value, k: Any, dim: int, largest: bool, sorted: bool) -> tuple[V
     key = op.GatherElements(op.Where(nan, op.CastLike(np.inf, x), x), by_nan, axis=axis)
     _, order = op.TopK(key, k, axis=axis, largest=int(largest), sorted=int(sorted))
     indices = op.GatherElements(by_nan, order, axis=axis)
-    return cast_to(op.GatherElements(x, indices, axis=axis), self.dtype), indices
+    return cast_to(op.GatherElements(x, indices, axis=axis), self.known_dtype), indices
 
 
 def _sort(self: Value, dim: int, descending: bool) -> tuple[Value, Value]:
@@ -158,4 +158,4 @@ def aten_mode(self: TRealOrBool, dim: int = -1, keepdim: bool = False) -> tuple[
         index = op.Where(all_nan, np.array(0, np.int64), index)
     if not keepdim:
         value, index = op.Squeeze(value, [axis]), op.Squeeze(index, [axis])
-    return cast_to(value, self.dtype), index
+    return cast_to(value, self.known_dtype), index

@@ -39,7 +39,7 @@ def _window(window: Value | None, n_fft: int, win_length: int, storage: Any) -> 
         window_storage = window if window.dtype is storage else op.Cast(window, to=storage.onnx)
     if win_length < n_fft:
         left = (n_fft - win_length) // 2
-        rank = window_storage.rank
+        rank = window_storage.known_rank
         pads = [0] * (2 * rank)
         pads[0], pads[rank] = left, n_fft - win_length - left
         padded = op.Pad(window_storage, pads)
@@ -132,8 +132,8 @@ def _center(self: Value, n_fft: int, pad_mode: str) -> Value:
     if pad_mode not in _PAD_MODES:
         raise ValueError(f"aten::stft.center: pad_mode must be one of {sorted(_PAD_MODES)}, got {pad_mode!r}")
     axis = self.logical_rank - 1
-    pads = [0] * (2 * self.rank)
-    pads[axis] = pads[self.rank + axis] = n_fft // 2
+    pads = [0] * (2 * self.known_rank)
+    pads[axis] = pads[self.known_rank + axis] = n_fft // 2
     padded = op.Pad(self, pads, mode=_PAD_MODES[pad_mode])
     return padded.as_complex() if self.is_complex else padded
 
@@ -232,7 +232,7 @@ def aten_istft(self: TTensor, n_fft: int, hop_length: int | None = None, win_len
     y = tuple(overlap_add(p) for p in mul_pairs(frame_pair, w_pair))
     squares = mul_pairs(w_pair, w_pair)
     envelope = tuple(overlap_add(None if p is None else op.Expand(op.Unsqueeze(p, [0, 1]), tile)) for p in squares)
-    re, im = div_pairs(y, envelope)  # type: ignore[arg-type]
+    re, im = div_pairs(y, envelope)
     if return_complex and im is None:
         im = op.Mul(re, np.array(0, dtype=dtype.numpy))
     parts = [re, im] if return_complex else [re]

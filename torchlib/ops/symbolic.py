@@ -30,7 +30,7 @@ SymValue = Any  # a Python int / float / bool, or an INT64 / DOUBLE / BOOL scala
 
 
 def _is_float(x: Any) -> bool:
-    return isinstance(x, float) or isinstance(x, Value) and x.dtype.is_floating
+    return isinstance(x, float) or isinstance(x, Value) and x.known_dtype.is_floating
 
 
 def _typed(x: Any, dtype: types.DType) -> Any:
@@ -105,14 +105,14 @@ def aten_sym_size_int(self: TTensor, dim: int) -> SymValue:
 @aten_op("aten::sym_size")
 def aten_sym_size(self: TTensor) -> list[SymValue]:
     """sym_size(Tensor self) -> SymInt[]"""
-    return [dim_size(self, i) for i in range(self.rank)]
+    return [dim_size(self, i) for i in range(self.known_rank)]
 
 
 @aten_op("aten::sym_numel")
 def aten_sym_numel(self: TTensor) -> SymValue:
     """sym_numel(Tensor self) -> SymInt"""
     if self.is_static:
-        return math.prod(self.shape)
+        return math.prod(self.known_shape)
     return op.ReduceProd(op.Shape(self), keepdims=0)
 
 
@@ -125,7 +125,7 @@ def aten__local_scalar_dense(self: TTensor) -> SymValue:
     scalar = op.Reshape(self, np.zeros(0, dtype=np.int64))
     if self.dtype is types.BOOL:
         return scalar
-    return cast_to(scalar, types.DOUBLE if self.dtype.is_floating else types.INT64)
+    return cast_to(scalar, types.DOUBLE if self.known_dtype.is_floating else types.INT64)
 
 
 @aten_op("aten::_assert_scalar")
@@ -289,7 +289,7 @@ def operator_getitem_complex(a: Sequence[Any], b: int) -> Any:
 def _to_int(x: SymValue, onnx_round: Callable[[Value], Value], py_round: Callable[[float], int]) -> SymValue:
     if not isinstance(x, Value):
         return py_round(x)
-    if not x.dtype.is_floating:
+    if not x.known_dtype.is_floating:
         return _typed(x, types.INT64)
     return op.Cast(onnx_round(x), to=types.INT64.onnx)
 

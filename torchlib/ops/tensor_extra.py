@@ -69,7 +69,7 @@ def _compare_dtype(a: Value, b: Value) -> tuple[Value, Value]:
     a, b = promote_all([a, b])
     wide = {types.BFLOAT16: types.FLOAT, types.FLOAT16: types.FLOAT, types.BOOL: types.INT32,
             types.INT8: types.INT32, types.INT16: types.INT32, types.UINT8: types.INT32}  # fmt: skip
-    target = wide.get(a.dtype)
+    target = wide.get(a.known_dtype)
     return (cast_to(a, target), cast_to(b, target)) if target else (a, b)
 
 
@@ -115,7 +115,7 @@ def _repeat_indices(repeats: Value) -> Value:
 def aten_repeat_interleave_Tensor(repeats: TInt, *, output_size: int | None = None) -> TInt:
     """repeat_interleave.Tensor(Tensor repeats, *, SymInt? output_size=None) -> Tensor"""
     result = _repeat_indices(op.Reshape(_as_int64(repeats), [-1]))
-    return cast_to(result, repeats.dtype)
+    return cast_to(result, repeats.known_dtype)
 
 
 @aten_op("aten::repeat_interleave.self_int")
@@ -124,10 +124,10 @@ def aten_repeat_interleave_self_int(
 ) -> TTensor:
     """repeat_interleave.self_int(Tensor self, SymInt repeats, int? dim=None, *, SymInt? output_size=None) -> Tensor"""
     x = op.Reshape(self, [-1]) if dim is None or self.rank == 0 else self
-    axis = 0 if dim is None else normalize_dim(dim, x.rank)
+    axis = 0 if dim is None else normalize_dim(dim, x.known_rank)
     repeats = _as_int64(repeats)
     rep = op.Reshape(repeats, [1]) if isinstance(repeats, Value) else [repeats]
-    tiles = op.Concat([1] * (axis + 1), rep, [1] * (x.rank - axis - 1), axis=0)
+    tiles = op.Concat([1] * (axis + 1), rep, [1] * (x.known_rank - axis - 1), axis=0)
     merged = op.Concat(op.Shape(x, start=0, end=axis), op.Mul(op.Shape(x, start=axis, end=axis + 1), rep),
                        op.Shape(x, start=axis + 1), axis=0)  # fmt: skip
     return op.Reshape(_tile(op.Unsqueeze(x, [axis + 1]), tiles), merged, allowzero=1)
@@ -139,7 +139,7 @@ def aten_repeat_interleave_self_Tensor(
 ) -> TTensor:
     """repeat_interleave.self_Tensor(Tensor self, Tensor repeats, int? dim=None, *, SymInt? output_size=None) -> Tensor"""
     x = op.Reshape(self, [-1]) if dim is None or self.rank == 0 else self
-    axis = 0 if dim is None else normalize_dim(dim, x.rank)
+    axis = 0 if dim is None else normalize_dim(dim, x.known_rank)
     repeats = _as_int64(repeats)
     if repeats.rank == 0 or repeats.shape == (1,):  # one count for every slice
         repeats = op.Expand(op.Reshape(repeats, [1]), op.Shape(x, start=axis, end=axis + 1))
@@ -184,9 +184,9 @@ def aten_swapaxes(self: TTensor, axis0: int, axis1: int) -> TTensor:
 @aten_op("aten::rot90")
 def aten_rot90(self: TTensor, k: int = 1, dims: Sequence[int] = (0, 1)) -> TTensor:
     """rot90(Tensor self, int k=1, int[] dims=[0,1]) -> Tensor"""
-    if len(dims) != 2 or self.rank < 2:
+    if len(dims) != 2 or self.known_rank < 2:
         raise ValueError(f"rot90 needs two dims of a tensor of rank >= 2, got dims {list(dims)} of rank {self.rank}")
-    d0, d1 = normalize_dim(dims[0], self.rank), normalize_dim(dims[1], self.rank)
+    d0, d1 = normalize_dim(dims[0], self.known_rank), normalize_dim(dims[1], self.known_rank)
     if d0 == d1:
         raise ValueError(f"rot90: the two dims must differ, got {list(dims)}")
     k = k % 4
@@ -210,7 +210,7 @@ def aten_trace(self: TRealOrBool) -> TReal:
 @aten_op("aten::diag_embed")
 def aten_diag_embed(self: TTensor, offset: int = 0, dim1: int = -2, dim2: int = -1) -> TTensor:
     """diag_embed(Tensor self, int offset=0, int dim1=-2, int dim2=-1) -> Tensor"""
-    rank = self.rank + 1
+    rank = self.known_rank + 1
     d1, d2 = normalize_dim(dim1, rank), normalize_dim(dim2, rank)
     if d1 == d2:
         raise ValueError(f"diag_embed: dim1 and dim2 must differ, got {dim1} and {dim2}")
@@ -223,7 +223,7 @@ def aten_diag_embed(self: TTensor, offset: int = 0, dim1: int = -2, dim2: int = 
     on_diagonal = op.And(op.Equal(op.Sub(cols, rows), offset), op.Less(source, op.Squeeze(n, [0])))
     on_diagonal = op.And(on_diagonal, op.GreaterOrEqual(source, 0))
     # off the diagonal, gather the zero appended to the last dim (x may be empty)
-    zero = op.ConstantOfShape(op.Concat(op.Shape(x, start=0, end=-1), [1], axis=0), value=np.zeros(1, x.dtype.numpy))
+    zero = op.ConstantOfShape(op.Concat(op.Shape(x, start=0, end=-1), [1], axis=0), value=np.zeros(1, x.known_dtype.numpy))
     padded = op.Concat(x, zero, axis=-1)
     result = op.Gather(padded, op.Where(on_diagonal, op.Expand(source, op.Concat(m, m, axis=0)), op.Squeeze(n, [0])), axis=-1)
     # the two new dims are the last two; move them to d1 (rows) and d2 (cols)
@@ -236,7 +236,7 @@ def aten_diag_embed(self: TTensor, offset: int = 0, dim1: int = -2, dim2: int = 
 @elementwise("self", "other")
 def aten_linalg_cross(self: TReal, other: TReal, *, dim: int = -1) -> TReal:
     """linalg_cross(Tensor self, Tensor other, *, int dim=-1) -> Tensor"""
-    axis = normalize_dim(dim, max(self.rank, other.rank)) - max(self.rank, other.rank)  # counted from the end
+    axis = normalize_dim(dim, max(self.known_rank, other.known_rank)) - max(self.rank, other.rank)  # counted from the end
 
     def part(x: Value, i: int) -> Value:
         return op.Gather(x, [i], axis=axis)
@@ -337,8 +337,8 @@ def aten_kron(self: TRealOrBool, other: TRealOrBool) -> TRealOrBool:
     rank = max(self.rank, other.rank)
     if rank == 0:
         return aten_mul(self, other)
-    a = op.Unsqueeze(self, list(range(rank - self.rank))) if self.rank < rank else self
-    b = op.Unsqueeze(other, list(range(rank - other.rank))) if other.rank < rank else other
+    a = op.Unsqueeze(self, list(range(rank - self.rank))) if self.known_rank < rank else self
+    b = op.Unsqueeze(other, list(range(rank - other.rank))) if other.known_rank < rank else other
     shape = op.Mul(op.Shape(a), op.Shape(b))
     a = op.Unsqueeze(a, [2 * i + 1 for i in range(rank)])  # a0, 1, a1, 1, ...
     b = op.Unsqueeze(b, [2 * i for i in range(rank)])  # 1, b0, 1, b1, ...
@@ -375,14 +375,14 @@ def _index_mask(self: Value, dim: int, index: Value) -> Value:
     if self.rank == 0:
         return op.Reshape(op.ReduceMax(op.Cast(op.Equal(op.Reshape(_as_int64(index), [-1]), 0), to=types.UINT8.onnx),
                                        keepdims=0), [])  # fmt: skip
-    axis = normalize_dim(dim, self.rank)
+    axis = normalize_dim(dim, self.known_rank)
     size = dim_size(self, axis)
     index = op.Reshape(_as_int64(index), [-1])
     index = op.Where(op.Less(index, 0), op.Add(index, size), index)
     hits = op.Equal(op.Unsqueeze(op.Range(0, size, 1), [1]), op.Unsqueeze(index, [0]))  # [size, k]
     hits = op.Cast(hits, to=types.UINT8.onnx)
     mask = op.ReduceMax(op.Pad(hits, [0, 0, 0, 1]), [1], keepdims=0)  # a zero column: k may be 0
-    view = [1] * self.rank
+    view = [1] * self.known_rank
     view[axis] = -1
     return op.Cast(op.Reshape(mask, view), to=types.BOOL.onnx)
 
@@ -396,7 +396,7 @@ def aten_index_fill_int_Scalar(self: TTensor, dim: int, index: TInt, value: floa
 @aten_op("aten::index_fill.int_Tensor")
 def aten_index_fill_int_Tensor(self: TTensor, dim: int, index: TInt, value: TTensor) -> TTensor:
     """index_fill.int_Tensor(Tensor self, int dim, Tensor index, Tensor value) -> Tensor"""
-    return aten_where(_index_mask(self, dim, index), cast_to(value, self.dtype), self)
+    return aten_where(_index_mask(self, dim, index), cast_to(value, self.known_dtype), self)
 
 
 @aten_op("aten::masked_scatter")
@@ -425,7 +425,7 @@ def _search(sorted_sequence: Value, values: Value, right: bool, out_int32: bool)
         b, v = op.Unsqueeze(boundaries, [-2]), op.Unsqueeze(x, [-1])  # [..., 1, n] against [..., m, 1]
     before = op.Cast(op.Not(op.Greater(b, v) if right else op.GreaterOrEqual(b, v)), to=types.INT64.onnx)  # NaN: after every boundary
     # (int64_sum: onnxruntime's ReduceSum over an empty dim keeps it, with no boundaries)
-    count = int64_sum(before, [before.rank - 1], False)  # type: ignore[operator]
+    count = int64_sum(before, [before.known_rank - 1], False)
     count = op.Reshape(count, op.Shape(values), allowzero=1)
     return op.Cast(count, to=types.INT32.onnx) if out_int32 else count
 
@@ -446,7 +446,7 @@ def aten_searchsorted_Tensor(
     """searchsorted.Tensor(Tensor sorted_sequence, Tensor self, *, bool out_int32=False, bool right=False, str? side=None, Tensor? sorter=None) -> Tensor"""
     if sorter is not None:
         sorted_sequence = op.GatherElements(sorted_sequence, _as_int64(sorter), axis=-1) \
-            if sorted_sequence.rank > 1 else op.Gather(sorted_sequence, _as_int64(sorter), axis=0)
+            if sorted_sequence.known_rank > 1 else op.Gather(sorted_sequence, _as_int64(sorter), axis=0)
     right = right or side == "right"
     if self.rank == 0:
         return op.Squeeze(_search(sorted_sequence, op.Unsqueeze(self, [0]), right, out_int32), [0])
@@ -491,7 +491,7 @@ def strided_index(name: str, self: Value, size: Sequence[int], stride: Sequence[
         view = [1] * len(size)
         view[axis] = n
         index = index + (np.arange(n, dtype=np.int64) * st).reshape(view)
-    numel = int(np.prod(self.shape)) if self.shape is not None and all(isinstance(d, int) for d in self.shape) else None
+    numel = int(np.prod(self.known_shape)) if self.shape is not None and all(isinstance(d, int) for d in self.shape) else None
     if numel is not None and index.size and (index.max() >= numel or index.min() < 0):
         raise ValueError(f"{name}: the view of size {list(size)}, stride {list(stride)} and offset {storage_offset or 0} "
                          f"reads past the {numel} elements of self (torch raises too)")
@@ -533,7 +533,7 @@ def aten_im2col(
     out_h, out_w = _blocks(hp, kh, dh, sh), _blocks(wp, kw, dw, sw)
     index = _im2col_index(hp, wp, kernel_size, dilation, stride)
     if ph or pw:  # onnxruntime's Pad has no bfloat16 kernel
-        padded = cast_to(op.Pad(cast_to(x, _NO_BF16.get(x.dtype, x.dtype)), [0, 0, ph, pw, 0, 0, ph, pw]), x.dtype)
+        padded = cast_to(op.Pad(cast_to(x, _NO_BF16.get(x.known_dtype, x.known_dtype)), [0, 0, ph, pw, 0, 0, ph, pw]), x.known_dtype)
     else:
         padded = x
     flat = op.Reshape(padded, [0, 0, hp * wp])
@@ -560,7 +560,7 @@ def aten_col2im(
     x = op.Unsqueeze(self, [0]) if self.rank == 2 else self
     batch_channels = op.Div(op.Shape(x, start=0, end=2), [1, kh * kw])  # [N, C]
     blocks = op.Reshape(x, op.Concat(batch_channels, [kh * kw, index.shape[1]], axis=0), allowzero=1)
-    zeros = op.ConstantOfShape(op.Concat(batch_channels, [hp * wp], axis=0), value=np.zeros(1, self.dtype.numpy))
+    zeros = op.ConstantOfShape(op.Concat(batch_channels, [hp * wp], axis=0), value=np.zeros(1, self.known_dtype.numpy))
     image = zeros
     for k in range(kh * kw):  # one kernel offset never hits a pixel twice: add them in torch's order
         update = op.Gather(blocks, np.array(k, np.int64), axis=2)

@@ -34,7 +34,7 @@ def aten_sym_stride_int(self: TTensor, dim: int) -> SymValue:
     axis = normalize_dim(dim, self.rank)
     if not 0 <= axis < max(self.rank, 1):
         raise IndexError(f"aten::sym_stride.int: dim {dim} is out of range for a tensor of rank {self.rank}")
-    later = self.shape[axis + 1:]
+    later = self.known_shape[axis + 1:]
     if all(isinstance(s, int) for s in later):
         return math.prod(later)
     return op.ReduceProd(op.Shape(self, start=axis + 1), keepdims=0)

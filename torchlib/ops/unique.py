@@ -25,7 +25,7 @@ from torchlib.registry import aten_op
 
 def _comparable(x: Value) -> Value:
     """x in a dtype onnxruntime compares and sorts (exact widening)."""
-    if x.dtype.is_floating:
+    if x.known_dtype.is_floating:
         return x if x.dtype in (types.FLOAT, types.DOUBLE) else cast_to(x, types.FLOAT)
     return x if x.dtype is types.INT64 else cast_to(x, types.INT64)
 
@@ -33,10 +33,10 @@ def _comparable(x: Value) -> Value:
 def _sort_flat(flat: Value) -> Value:
     """The permutation that sorts a 1-D tensor ascending, stable, NaN after +inf."""
     key = _comparable(flat)
-    if not key.dtype.is_floating:
+    if not key.known_dtype.is_floating:
         return aten_sort(key, 0)[1]
     nan = op.IsNaN(key)
-    _, perm = aten_sort(op.Where(nan, np.array(np.inf, key.dtype.numpy), key), 0)
+    _, perm = aten_sort(op.Where(nan, np.array(np.inf, key.known_dtype.numpy), key), 0)
     # a second stable sort on "is NaN" moves NaN after +inf, keeping the first order otherwise
     _, by_nan = aten_sort(cast_to(op.Gather(nan, perm), types.UINT8), 0)
     return op.Gather(perm, by_nan)
@@ -65,8 +65,8 @@ def _run_starts(key: Value) -> Value:
     n = op.Shape(key, start=0, end=1)
     big = np.iinfo(np.int64).max
     differ = op.Not(op.Equal(op.Slice(key, [1], [big]), op.Slice(key, [0], [-1])))
-    if key.rank > 1:  # a slice differs when any of its elements does
-        differ = cast_to(op.ReduceMax(cast_to(differ, types.UINT8), list(range(1, key.rank)), keepdims=0), types.BOOL)
+    if key.known_rank > 1:  # a slice differs when any of its elements does
+        differ = cast_to(op.ReduceMax(cast_to(differ, types.UINT8), list(range(1, key.known_rank)), keepdims=0), types.BOOL)
     # the first slice starts a group (Slice keeps the mask empty when there is no slice)
     return op.Slice(op.Concat(op.Constant(value=np.ones(1, np.bool_)), differ, axis=0), [0], n)
 
@@ -90,7 +90,7 @@ def aten_unique2(
 
 
 def _move_to_front(self: Value, dim: int) -> Value:
-    perm = [dim] + [i for i in range(self.rank) if i != dim]
+    perm = [dim] + [i for i in range(self.known_rank) if i != dim]
     return self if dim == 0 else op.Transpose(self, perm=perm)
 
 
@@ -114,7 +114,7 @@ def aten_unique_dim(
     a, b = op.Unsqueeze(rows, [1]), op.Unsqueeze(rows, [0])  # [n, 1, m], [1, n, m]
     eq = op.Equal(a, b)
     lt, tied = op.Less(a, b), eq  # the sort order, elementwise: NaN after every number, NaN tied with NaN
-    if rows.dtype.is_floating:
+    if rows.known_dtype.is_floating:
         nan_a, nan_b = op.IsNaN(a), op.IsNaN(b)
         lt = op.Or(lt, op.And(op.Not(nan_a), nan_b))
         tied = op.Or(eq, op.And(nan_a, nan_b))
@@ -185,4 +185,4 @@ def aten_masked_select(self: TRealOrBool, mask: TBool) -> TRealOrBool:
     zero = op.Constant(value=np.zeros(1, np.int64))
     shape = op.Shape(op.Add(op.Expand(zero, op.Shape(self)), op.Expand(zero, op.Shape(mask))))  # broadcast
     values = op.Reshape(op.Expand(x, shape), [-1])
-    return cast_to(op.Compress(values, op.Reshape(op.Expand(mask, shape), [-1]), axis=0), self.dtype)
+    return cast_to(op.Compress(values, op.Reshape(op.Expand(mask, shape), [-1]), axis=0), self.known_dtype)

@@ -179,7 +179,7 @@ def _interpolate_exactly(x: Value, sizes: list[int], out: list[int], scales: lis
     (torch's innermost sum): Gather for nearest; for linear and cubic, Gather torch's taps and
     sum them times their weights. Antialiasing, like torch's separable kernel, leaves an axis
     whose length does not change untouched."""
-    rank = x.rank
+    rank = x.known_rank
     n = len(sizes)
     y = x
     for i in reversed(range(n)):
@@ -198,7 +198,7 @@ def _interpolate_exactly(x: Value, sizes: list[int], out: list[int], scales: lis
         missing = index < 0
         taps = op.Gather(y, np.where(missing, 0, index), axis=axis)  # (..., length, K, ...)
         trailing = [1] * (rank - axis - 1)
-        products = op.Mul(taps, weight.astype(x.dtype.numpy).reshape([*weight.shape, *trailing]))
+        products = op.Mul(taps, weight.astype(x.known_dtype.numpy).reshape([*weight.shape, *trailing]))
         if missing.any():  # a tap torch does not read: its product must not carry an inf or NaN
             products = op.Where(missing.reshape([*missing.shape, *trailing]), op.CastLike(0, products), products)
         y = op.ReduceSum(products, [axis + 1], keepdims=0)
@@ -215,7 +215,7 @@ def _upsample(
     if len(scale_list) != n or (output_size is not None and len(output_size) != n):
         raise ValueError(f"upsampling {n} spatial dims needs {n} sizes or scales, got {output_size} and {scales}")
     sizes = _static_sizes(x, n)
-    dtype = x.dtype
+    dtype = x.known_dtype
     out = _output_lengths(sizes, output_size, scale_list)
     if sizes is not None and out is not None and (dtype is types.DOUBLE or mode.endswith("_aa")):
         # exact: double (Resize has no double kernel) and antialiasing (Resize's filter differs
@@ -224,12 +224,12 @@ def _upsample(
         # and torch's float32 sums are then off by 1e-6 relative where ours are exact
         wide = dtype is types.DOUBLE or (dtype is types.FLOAT and mode.endswith("_aa"))
         compute = types.DOUBLE if wide else types.FLOAT
-        y = _interpolate_exactly(cast_to(x, compute), sizes, out, scale_list, mode, align_corners)  # type: ignore[arg-type]
+        y = _interpolate_exactly(cast_to(x, compute), sizes, out, scale_list, mode, align_corners)
         return _cast_back(y, dtype)
     native = dtype in (types.FLOAT, types.FLOAT16) or (dtype is types.UINT8 and mode.startswith("nearest"))
     y = cast_to(x, dtype if native else types.FLOAT)
     attrs = _attributes(mode, align_corners)
-    axes = list(range(x.rank - n, x.rank))
+    axes = list(range(x.known_rank - n, x.known_rank))
     if all(s is not None for s in scale_list):
         y = op.Resize(y, None, _float32_scales(sizes, scale_list, output_size), axes=axes, **attrs)  # type: ignore[arg-type]
     else:

@@ -90,7 +90,7 @@ def aten__reshape_copy(self: TTensor, size: Sequence[Any]) -> TTensor:
 @aten_op("aten::diagonal_scatter")
 def aten_diagonal_scatter(self: TTensor, src: TTensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> TTensor:
     """diagonal_scatter(Tensor self, Tensor src, int offset=0, int dim1=0, int dim2=1) -> Tensor"""
-    rank = self.rank
+    rank = self.known_rank
     d1, d2 = normalize_dim(dim1, rank), normalize_dim(dim2, rank)
     if d1 == d2:
         raise ValueError(f"aten::diagonal_scatter: dim1 and dim2 must differ, got {dim1} and {dim2}")
@@ -103,7 +103,7 @@ def aten_diagonal_scatter(self: TTensor, src: TTensor, offset: int = 0, dim1: in
     # src holds the diagonal last, with dims d1, d2 removed: put it into (..., n1, n2) positions
     rest = [i for i in range(rank) if i not in (d1, d2)]
     # row i holds diagonal element i + min(offset, 0); rows off the diagonal read a padding zero (masked out)
-    pads = [0] * src.rank + [0] * (src.rank - 1) + [1]
+    pads = [0] * src.known_rank + [0] * (src.known_rank - 1) + [1]
     if src.dtype is types.BFLOAT16:  # no bfloat16 Pad kernel: pad in float32, exactly
         padded = cast_to(op.Pad(cast_to(src, types.FLOAT), pads), types.BFLOAT16)
     else:
@@ -113,7 +113,7 @@ def aten_diagonal_scatter(self: TTensor, src: TTensor, offset: int = 0, dim1: in
     spread = op.Unsqueeze(gathered, [len(rest) + 1])  # (..rest.., n1, 1)
     perm = rest + [d1, d2]
     inverse = list(np.argsort(perm))
-    filled = op.Transpose(aten_where(mask, cast_to(spread, self.dtype), op.Transpose(self, perm=perm)), perm=inverse)
+    filled = op.Transpose(aten_where(mask, cast_to(spread, self.known_dtype), op.Transpose(self, perm=perm)), perm=inverse)
     return filled
 
 
@@ -142,7 +142,7 @@ def aten_as_strided_scatter(
                          "itself (torch raises too: more than one element refers to a single memory location)")
     if src.shape is not None and all(isinstance(d, int) for d in src.shape) and tuple(src.shape) != tuple(size):
         raise ValueError(f"aten::as_strided_scatter: src of shape {list(src.shape)} must have the view's size {list(size)} (torch raises too)")
-    updates = op.Reshape(cast_to(src, self.dtype), [-1])
+    updates = op.Reshape(cast_to(src, self.known_dtype), [-1])
     flat = op.ScatterND(op.Reshape(self, [-1]), op.Constant(value=index.reshape(-1, 1)), updates)
     return op.Reshape(flat, op.Shape(self))
 

@@ -24,10 +24,10 @@ def check_matrix(fn: str, x: Value, arg: str = "A") -> tuple[int, int]:
         )
     if x.rank is None or x.rank < 2:
         raise ValueError(f"{fn}: {arg} must have at least 2 dimensions, got shape {list(x.shape or [])}")
-    m, n = x.shape[-2], x.shape[-1]  # type: ignore[index]
+    m, n = x.known_shape[-2], x.known_shape[-1]
     if not isinstance(m, int) or not isinstance(n, int):
         raise ValueError(f"{fn}: the matrix dimensions of {arg} must be static (the steps over them are unrolled; "
-                         f"batch dimensions may be dynamic), got shape {list(x.shape)}")  # fmt: skip
+                         f"batch dimensions may be dynamic), got shape {list(x.known_shape)}")  # fmt: skip
     return m, n
 
 
@@ -86,7 +86,7 @@ def col(x: Value, j: int, keep: bool = False) -> Value:
 
 def diagonal(x: Value, k: int) -> Value:
     """The first k diagonal elements of each matrix: (..., k)."""
-    m, n = x.shape[-2], x.shape[-1]  # type: ignore[index]
+    m, n = x.known_shape[-2], x.known_shape[-1]
     mask = np.eye(m, n, dtype=bool)
     d = reduce("Sum", op.Where(mask, x, op.CastLike(0, x)), [-1], keepdims=0)
     return d if k == m else op.Slice(d, [0], [k], [-1])
@@ -115,7 +115,7 @@ def empty(x: Value) -> Value:
 
 
 def zeros_like(x: Value) -> Value:
-    return op.ConstantOfShape(op.Shape(x), value=np.zeros(1, x.dtype.numpy))  # type: ignore[union-attr]
+    return op.ConstantOfShape(op.Shape(x), value=np.zeros(1, x.known_dtype.numpy))
 
 
 def broadcast_batch(a: Value, b: Value) -> tuple[Value, Value]:
@@ -133,7 +133,7 @@ def substitute(t: Value, b: Value, upper: bool, unit: bool = False) -> Value:
     """X with T X = B for a triangular T (..., n, n) (only its upper or lower triangle is read)
     and B (..., n, k): back substitution (upper) or forward substitution (lower), one row at a
     time. Batch dimensions broadcast."""
-    n = t.shape[-1]  # type: ignore[index]
+    n = t.known_shape[-1]
     x = zeros_like(b)
     for i in reversed(range(n)) if upper else range(n):
         r = row(t, i, keep=True)  # (..., 1, n); entries of rows not solved yet multiply zeros of x
@@ -158,7 +158,7 @@ def loop(
     evaluator = current_evaluator()
     if evaluator is EAGER:
         g = GraphBuilder()
-        inputs = [g.input(f"carried_{k}", v.dtype, v.shape) for k, v in enumerate(carried)]  # type: ignore[arg-type]
+        inputs = [g.input(f"carried_{k}", v.known_dtype, v.shape) for k, v in enumerate(carried)]
         with g:
             outputs = _build_loop(g, trips, inputs, body)
         results = g.run({v.name: c.numpy() for v, c in zip(inputs, carried)}, outputs)
@@ -176,7 +176,7 @@ def _build_loop(
     sub = g.subgraph("linalg_loop")
     i = sub.input("i", types.INT64, [])
     cond = sub.input("cond", types.BOOL, [])
-    inputs = [sub.input("carried", v.dtype, v.shape) for v in carried]  # type: ignore[arg-type]
+    inputs = [sub.input("carried", v.known_dtype, v.shape) for v in carried]
     with sub:
         keep_going, outputs = body(i, inputs)
         sub.output(op.Identity(cond) if keep_going is None else keep_going)

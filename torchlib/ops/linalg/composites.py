@@ -134,9 +134,9 @@ def aten_svd(self: TFloat, some: bool = True, compute_uv: bool = True) -> tuple[
         return u, s, tr(vh)
     s = aten__linalg_svd(self, False, False)[1]
     # torch: U and V are zero-filled (m, m) and (n, n) matrices
-    m, n = self.shape[-2], self.shape[-1]  # type: ignore[index]
+    m, n = self.known_shape[-2], self.known_shape[-1]
     batch = op.Shape(self, end=-2)
-    zeros = np.zeros(1, self.dtype.numpy)
+    zeros = np.zeros(1, self.known_dtype.numpy)
     u = op.ConstantOfShape(op.Concat(batch, [m, m], axis=0), value=zeros)
     v = op.ConstantOfShape(op.Concat(batch, [n, n], axis=0), value=zeros)
     return u, s, v
@@ -174,12 +174,12 @@ def _matrix_power(name: str, self: Value, n: int) -> Value:
     """A^n by binary powering (torch's order of products); A^0 is the identity, A^-n = inv(A)^n."""
     if n < 0:
         size = check_square(name, self)  # an inverse: float32/float64 only
-    elif self.rank < 2 or self.shape[-1] != self.shape[-2] or not isinstance(self.shape[-1], int):  # type: ignore[index]
+    elif self.known_rank < 2 or self.known_shape[-1] != self.known_shape[-2] or not isinstance(self.shape[-1], int):  # type: ignore[index]
         raise ValueError(f"{name}: needs a batch of square matrices of static size, got shape {list(self.shape or [])} (torch raises for non-square too)")
     else:
-        size = self.shape[-1]  # type: ignore[index]
+        size = self.known_shape[-1]
     if n == 0:
-        return op.Expand(op.CastLike(eye(size, size, self.dtype), self), op.Shape(self))
+        return op.Expand(op.CastLike(eye(size, size, self.known_dtype), self), op.Shape(self))
     a = aten_linalg_inv(self) if n < 0 else self
     n = abs(n)
     result = None
@@ -223,7 +223,7 @@ def _chain_order(matrices: Sequence[Value]) -> list[list[int]] | None:
     after which the chain i..j is cut (the cheapest, the first of equal costs; for three
     matrices torch compares the two costs itself, preferring (AB)C on a tie). None when a
     dimension is dynamic (then the chain is multiplied left to right)."""
-    dims = [m.shape[0] for m in matrices] + [matrices[-1].shape[1]] if all(m.shape for m in matrices) else []
+    dims = [m.known_shape[0] for m in matrices] + [matrices[-1].known_shape[1]] if all(m.shape for m in matrices) else []
     if not dims or not all(isinstance(d, int) for d in dims):
         return None
     n = len(matrices)
@@ -263,7 +263,7 @@ def aten_chain_matmul(matrices: Sequence[TReal]) -> TReal:
     """chain_matmul(Tensor[] matrices) -> Tensor"""
     for i, m in enumerate(matrices):
         if m.rank != 2:
-            raise ValueError(f"aten::chain_matmul: tensor {i} must be 2-D, got shape {list(m.shape)} (torch raises too)")
+            raise ValueError(f"aten::chain_matmul: tensor {i} must be 2-D, got shape {list(m.known_shape)} (torch raises too)")
     return _chain("chain_matmul", matrices)
 
 
@@ -275,7 +275,7 @@ def aten_linalg_multi_dot(tensors: Sequence[TReal]) -> TReal:
     first, *middle, last = tensors
     for i, m in enumerate(middle, 1):
         if m.rank != 2:
-            raise ValueError(f"aten::linalg_multi_dot: tensor {i} must be 2-D, got shape {list(m.shape)} (torch raises too)")
+            raise ValueError(f"aten::linalg_multi_dot: tensor {i} must be 2-D, got shape {list(m.known_shape)} (torch raises too)")
     if first.rank not in (1, 2) or last.rank not in (1, 2):
         raise ValueError("aten::linalg_multi_dot: the first and last tensors must be 1-D or 2-D (torch raises too)")
     row = first.rank == 1
@@ -294,21 +294,21 @@ def aten_tensordot(self: TReal, other: TReal, dims_self: Sequence[int], dims_oth
     """tensordot(Tensor self, Tensor other, int[] dims_self, int[] dims_other) -> Tensor"""
     if len(dims_self) != len(dims_other):
         raise ValueError(f"aten::tensordot: both sides must contract as many dims, got {list(dims_self)} and {list(dims_other)}")
-    contract_a = [normalize_dim(d, self.rank) for d in dims_self]
-    contract_b = [normalize_dim(d, other.rank) for d in dims_other]
+    contract_a = [normalize_dim(d, self.known_rank) for d in dims_self]
+    contract_b = [normalize_dim(d, other.known_rank) for d in dims_other]
     # torch broadcasts a contracted size 1 against the other side's size
-    size_a = [-1] * self.rank
-    size_b = [-1] * other.rank
+    size_a = [-1] * self.known_rank
+    size_b = [-1] * other.known_rank
     for da, db in zip(contract_a, contract_b):
-        na, nb = self.shape[da], other.shape[db]  # type: ignore[index]
+        na, nb = self.known_shape[da], other.known_shape[db]
         if na == 1 and nb != 1:
             size_a[da] = nb
         elif nb == 1 and na != 1:
             size_b[db] = na
     self = aten_expand(self, size_a) if any(s != -1 for s in size_a) else self
     other = aten_expand(other, size_b) if any(s != -1 for s in size_b) else other
-    free_a = [d for d in range(self.rank) if d not in contract_a]
-    free_b = [d for d in range(other.rank) if d not in contract_b]
+    free_a = [d for d in range(self.known_rank) if d not in contract_a]
+    free_b = [d for d in range(other.known_rank) if d not in contract_b]
     # (free_a..., contracted...) @ (contracted..., free_b...), each flattened to a matrix
     a = op.Flatten(aten_permute(self, free_a + contract_a), axis=len(free_a))
     b = op.Flatten(aten_permute(other, contract_b + free_b), axis=len(contract_b))
@@ -345,7 +345,7 @@ def aten_addr(self: TReal, vec1: TReal, vec2: TReal, *, beta: float = 1, alpha: 
     if alpha != 1:
         outer = aten_mul(outer, alpha)
     if beta == 0:  # torch ignores self (its NaN and inf too), keeping its shape in the result
-        out = aten_add(full_of(op.Shape(self), 0, self.dtype), outer)
+        out = aten_add(full_of(op.Shape(self), 0, self.known_dtype), outer)
     else:
         out = aten_add(self if beta == 1 else aten_mul(self, beta), outer)
     return op.Cast(out, to=dtype.onnx) if dtype in (FLOAT16, BFLOAT16) else out
@@ -409,8 +409,8 @@ def aten_linalg_tensorinv(self: TFloat, ind: int = 2) -> TFloat:
 def aten_linalg_tensorsolve(self: TFloat, other: TFloat, dims: Sequence[int] | None = None) -> TFloat:
     """linalg_tensorsolve(Tensor self, Tensor other, int[]? dims=None) -> Tensor"""
     if dims:  # torch moves these dims to the end, in their order
-        moved = [normalize_dim(d, self.rank) for d in dims]
-        self = aten_permute(self, [d for d in range(self.rank) if d not in moved] + moved)
+        moved = [normalize_dim(d, self.known_rank) for d in dims]
+        self = aten_permute(self, [d for d in range(self.known_rank) if d not in moved] + moved)
     shape, other_shape = list(self.shape or []), list(other.shape or [])
     if not all(isinstance(d, int) for d in shape + other_shape):
         raise ValueError(f"aten::linalg_tensorsolve: shapes must be static, got {shape} and {other_shape}")
@@ -438,7 +438,7 @@ def _matrix_dims(name: str, A: Value, dim: Sequence[int], dtype: DType | None, l
     allowed = (FLOAT, DOUBLE, FLOAT16, BFLOAT16) if low_precision else (FLOAT, DOUBLE)
     if A.dtype not in allowed:
         raise TypeError(f"aten::{name}: expected a floating point input, got {A.dtype} (torch raises too)")
-    if dtype is not None and (not dtype.is_floating or promote_types(A.dtype, dtype) is not dtype):
+    if dtype is not None and (not dtype.is_floating or promote_types(A.known_dtype, dtype) is not dtype):
         raise TypeError(f"aten::{name}: the dtype {dtype} cannot hold the input's {A.dtype} (torch raises too)")
     return d0, d1
 
@@ -449,7 +449,7 @@ def _empty_matrix_norm(A: Value, d0: int, d1: int, keepdim: bool, dtype: DType |
     if not isinstance(ord, str) and ord < 0:
         raise ValueError(f"aten::linalg_matrix_norm: order {ord} of this empty matrix takes the minimum of nothing (torch raises too)")
     sizes = op.Shape(A)
-    sizes = op.ScatterElements(sizes, [d0, d1], [1, 1]) if keepdim else op.Gather(sizes, [d for d in range(A.rank) if d not in (d0, d1)])
+    sizes = op.ScatterElements(sizes, [d0, d1], [1, 1]) if keepdim else op.Gather(sizes, [d for d in range(A.known_rank) if d not in (d0, d1)])
     return op.ConstantOfShape(sizes, value=np.zeros(1, (dtype or A.dtype).numpy))
 
 
@@ -457,10 +457,10 @@ def _singular_value_norm(A: Value, d0: int, d1: int, keepdim: bool, dtype: DType
     """reduce(singular values, keepdim) of the matrices over (d0, d1), moved to the end first."""
     if dtype is not None and dtype is not A.dtype:
         A = op.Cast(A, to=dtype.onnx)
-    perm = [d for d in range(A.rank) if d not in (d0, d1)] + [d0, d1]
+    perm = [d for d in range(A.known_rank) if d not in (d0, d1)] + [d0, d1]
     result = reduce(aten_linalg_svdvals(aten_permute(A, perm)), keepdim)
     if keepdim:  # back to the input's layout, the two dims of size 1
-        result = aten_permute(op.Unsqueeze(result, [-1]), [perm.index(d) for d in range(A.rank)])
+        result = aten_permute(op.Unsqueeze(result, [-1]), [perm.index(d) for d in range(A.known_rank)])
     return result
 
 
@@ -470,12 +470,12 @@ def _matrix_norm(A: Value, ord: float, dim: Sequence[int], keepdim: bool, dtype:
     d0, d1 = _matrix_dims("linalg_matrix_norm", A, dim, dtype, low_precision=abs(ord) != 2)
     extremum = aten_amax if ord > 0 else aten_amin
     if abs(ord) == 2:
-        if 0 in (A.shape[d0], A.shape[d1]):  # type: ignore[index]
+        if 0 in (A.known_shape[d0], A.known_shape[d1]):
             return _empty_matrix_norm(A, d0, d1, keepdim, dtype, ord)
         return _singular_value_norm(A, d0, d1, keepdim, dtype, lambda s, keep: extremum(s, [-1], keep))
     if ord in (math.inf, -math.inf):  # the 1-norm of the transpose
         d0, d1 = d1, d0
-    if A.shape[d1] == 0:  # type: ignore[index]
+    if A.known_shape[d1] == 0:
         return _empty_matrix_norm(A, d0, d1, keepdim, dtype, ord)
     if not keepdim and d0 < d1:
         d1 -= 1
@@ -488,7 +488,7 @@ def _matrix_norm_str(A: Value, ord: str, dim: Sequence[int], keepdim: bool, dtyp
     d0, d1 = _matrix_dims("linalg_matrix_norm", A, dim, dtype, low_precision=ord != "nuc")
     if ord == "fro":
         return aten_linalg_vector_norm(A, 2.0, [d0, d1], keepdim, dtype=dtype)
-    if 0 in (A.shape[d0], A.shape[d1]):  # type: ignore[index]
+    if 0 in (A.known_shape[d0], A.known_shape[d1]):
         return _empty_matrix_norm(A, d0, d1, keepdim, dtype, ord)
     return _singular_value_norm(A, d0, d1, keepdim, dtype, lambda s, keep: aten_sum_dim_IntList(s, [-1], keep))
 
@@ -540,7 +540,7 @@ def _empty_cond(self: Value) -> Value | None:
     """torch's condition number of a tensor without elements: zeros of the batch shape (None
     otherwise)."""
     if 0 in self.shape:  # type: ignore[operator]
-        return op.ConstantOfShape(op.Shape(self, end=-2), value=np.zeros(1, self.dtype.numpy))
+        return op.ConstantOfShape(op.Shape(self, end=-2), value=np.zeros(1, self.known_dtype.numpy))
     return None
 
 
@@ -551,7 +551,7 @@ def _cond_by_inverse(self: Value, ord: float | str) -> Value:
     singular = op.Unsqueeze(op.Greater(info, op.CastLike(0, info)), [-1, -2])
     inverse = op.Where(singular, op.CastLike(math.inf, inverse), inverse)
     norm = _matrix_norm if isinstance(ord, float) else _matrix_norm_str
-    result = op.Mul(norm(self, ord, [-2, -1], False, None), norm(inverse, ord, [-2, -1], False, None))  # type: ignore[operator]
+    result = op.Mul(norm(self, ord, [-2, -1], False, None), norm(inverse, ord, [-2, -1], False, None))
     return op.Where(op.IsNaN(result), op.CastLike(math.inf, result), result)
 
 
@@ -602,16 +602,16 @@ def _matrix_rank(name: str, A: Value, atol: Value | float | None, rtol: Value | 
     else:
         s = aten_linalg_svdvals(A)
         s_max = op.Slice(s, [0], [1], [-1])
-    default_rtol = float(np.finfo(A.dtype.numpy).eps) * max(m, n)
+    default_rtol = float(np.finfo(A.known_dtype.numpy).eps) * max(m, n)
     if not isinstance(atol, Value) and not isinstance(rtol, Value):  # floats: float64 tolerances
         atol_v = 0.0 if atol is None else atol
         rtol_v = rtol if rtol is not None else (0.0 if atol is not None and atol > 0 else default_rtol)
         atol, rtol = (np.array(v, dtype=np.float64) for v in (atol_v, rtol_v))
         dtype = DOUBLE
     else:
-        dtype = s.dtype
+        dtype = s.known_dtype
         for t in (atol, rtol):
-            dtype = promote_types(dtype, t.dtype if isinstance(t, Value) else DOUBLE)
+            dtype = promote_types(dtype, t.known_dtype if isinstance(t, Value) else DOUBLE)
         if rtol is None:
             default = np.array(default_rtol, dtype=np.float64)
             rtol = default if atol is None else op.Where(op.Greater(atol, op.CastLike(0, atol)), np.array(0.0), default)
@@ -652,16 +652,16 @@ def aten_linalg_matrix_rank_tol_tensor(input: TFloat, tol: TFloat, hermitian: bo
 @aten_op("aten::linalg_vander")
 def aten_linalg_vander(x: TReal, *, N: int | None = None) -> TReal:
     """linalg_vander(Tensor x, *, SymInt? N=None) -> Tensor"""
-    if x.dtype not in (FLOAT, DOUBLE) and not (x.dtype.is_integer and x.dtype is not BOOL):
+    if x.dtype not in (FLOAT, DOUBLE) and not (x.known_dtype.is_integer and x.dtype is not BOOL):
         raise TypeError(f"aten::linalg_vander supports float32, float64 and integer tensors, got {x.dtype} (torch raises too)")
     if x.rank == 0:
         x = op.Unsqueeze(x, [0])
-    n = x.shape[-1] if N is None else N  # type: ignore[index]
+    n = x.known_shape[-1] if N is None else N
     if not isinstance(n, int):
         raise ValueError("aten::linalg_vander: N (or the last dim of x) must be static")
     if n <= 1:
         raise ValueError("aten::linalg_vander: N must be greater than 1 (torch raises too)")
     # torch: 1, then the cumulative products of n - 1 copies of x (integers as int64)
-    powers = aten_cumprod(aten_expand(op.Unsqueeze(x, [-1]), [-1] * x.rank + [n - 1]), -1)
+    powers = aten_cumprod(aten_expand(op.Unsqueeze(x, [-1]), [-1] * x.known_rank + [n - 1]), -1)
     ones = op.Expand(op.CastLike(1, powers), op.Concat(op.Shape(x), [1], axis=0))
     return op.Concat(ones, powers, axis=-1)

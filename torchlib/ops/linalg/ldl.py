@@ -76,7 +76,7 @@ def _at(x: Value, i: Value) -> Value:
 
 def _rows_at(x: Value, i: Value) -> Value:
     """Row i[...] of each matrix x (..., m, n): (..., n)."""
-    n = x.shape[-1]  # type: ignore[index]
+    n = x.known_shape[-1]
     index = op.Expand(_last2(i), op.Concat(op.Shape(i), [1, n], axis=0))
     return op.Squeeze(op.GatherElements(x, index, axis=-2), [-2])
 
@@ -124,13 +124,13 @@ def _max(a: Value, b: Value) -> Value:
 
 def _ldl(a: Value) -> tuple[Value, Value, Value]:
     """(LD, pivots, info) of a batch of symmetric n x n matrices (only the lower triangle is read)."""
-    n = a.shape[-1]  # type: ignore[index]
+    n = a.known_shape[-1]
     batch = op.Shape(a, end=-2)
     info = _zeros(batch, types.INT32)
     if n == 0:
         return a, _zeros(op.Concat(batch, [0], axis=0), types.INT32), info
-    alpha = _alpha(a.dtype)
-    zero, one = np.zeros((), a.dtype.numpy), np.ones((), a.dtype.numpy)
+    alpha = _alpha(a.known_dtype)
+    zero, one = np.zeros((), a.known_dtype.numpy), np.ones((), a.known_dtype.numpy)
     ar = np.arange(n)
     rows, cols = ar[:, None], ar[None, :]
     last_axis = a.rank - 2  # type: ignore[operator]  # ArgMax with a positive axis: see _common.reduce
@@ -213,12 +213,12 @@ def _ldl(a: Value) -> tuple[Value, Value, Value]:
 def _ldl_solve(ld: Value, piv: Value, b: Value) -> Value:
     """X with A X = B from A's factorisation (LD, pivots): LAPACK's ?sytrs, lower. B is
     (..., n, r); LD (..., n, n) and pivots (..., n) share their batch shape, broadcast with B's."""
-    n = ld.shape[-1]  # type: ignore[index]
+    n = ld.known_shape[-1]
     if n == 0:
         return b
     ar = np.arange(n)
     rows = ar[:, None]
-    zero, one = np.zeros((), ld.dtype.numpy), np.ones((), ld.dtype.numpy)
+    zero, one = np.zeros((), ld.known_dtype.numpy), np.ones((), ld.known_dtype.numpy)
     piv = op.Cast(piv, to=types.INT64.onnx)
     batch = op.Shape(ld, end=-2)
     skip = _zeros(batch, types.BOOL)

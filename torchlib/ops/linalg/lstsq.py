@@ -39,7 +39,7 @@ def _gels(a: Value, b: Value) -> tuple[Value, Value | None]:
     the residuals |(Qᵀ B)[n:]|² (torch reads them from those rows); for m < n the QR of Aᵀ
     (A = Rᵀ Qᵀ), X = Q [R⁻ᵀ B; 0], the minimum-norm solution. Full rank is assumed, as gels
     does (a zero diagonal of R divides by zero)."""
-    m, n = a.shape[-2], a.shape[-1]  # type: ignore[index]
+    m, n = a.known_shape[-2], a.known_shape[-1]
     a_scale, b_scale = _gels_scale(a), _gels_scale(b)
     a, b = op.Mul(a, a_scale), op.Mul(b, b_scale)
     if m >= n:
@@ -78,11 +78,11 @@ def _lstsq_empty(a: Value, rhs: Value, vector: bool, driver: str) -> tuple[Value
     for m > n as torch gives them (zeros for gels, B's squared column norms for gelsd/gelss,
     empty for gelsy and when m <= n); rank 0 (empty for gels); gelsd/gelss's singular values
     (..., 0)."""
-    m, n = a.shape[-2], a.shape[-1]  # type: ignore[index]
+    m, n = a.known_shape[-2], a.known_shape[-1]
     ones = [op.ConstantOfShape(op.Shape(x, end=-2), value=np.ones(1, np.int64)) for x in (a, rhs)]
     batch = op.Shape(op.Add(*ones))  # the batch shapes broadcast
     p = op.Shape(rhs, start=-1)
-    zeros = np.zeros(1, a.dtype.numpy)  # type: ignore[union-attr]
+    zeros = np.zeros(1, a.known_dtype.numpy)
     solution = op.ConstantOfShape(op.Concat(batch, [n], p, axis=0), value=zeros)
     if vector:
         solution = op.Squeeze(solution, [-1])
@@ -91,7 +91,7 @@ def _lstsq_empty(a: Value, rhs: Value, vector: bool, driver: str) -> tuple[Value
     elif m > n and driver == "gels":
         residuals = op.ConstantOfShape(op.Concat(batch, p, axis=0), value=zeros)
     else:
-        residuals = _empty(a.dtype)
+        residuals = _empty(a.known_dtype)
     rank = _empty(types.INT64) if driver == "gels" else op.ConstantOfShape(batch, value=np.zeros(1, np.int64))
     if driver in ("gelsd", "gelss"):
         singular_values = op.ConstantOfShape(op.Concat(batch, [0], axis=0), value=zeros)
@@ -111,7 +111,7 @@ def aten_linalg_lstsq(
     m, n = check_matrix("linalg.lstsq", self)
     if b.dtype != self.dtype:
         raise TypeError(f"aten::linalg_lstsq: b must have the dtype of A ({self.dtype}), got {b.dtype}")
-    vector = b.rank == self.rank - 1
+    vector = b.rank == self.known_rank - 1
     rhs = op.Unsqueeze(b, [-1]) if vector else b
     if m == 0 or n == 0:
         return _lstsq_empty(self, rhs, vector, driver)
@@ -119,12 +119,12 @@ def aten_linalg_lstsq(
     if driver == "gels":
         x, residuals = _gels(a64, b64)
         solution = op.CastLike(op.Squeeze(x, [-1]) if vector else x, self)
-        residuals = _empty(self.dtype) if residuals is None else op.CastLike(residuals, self)
+        residuals = _empty(self.known_dtype) if residuals is None else op.CastLike(residuals, self)
         singular_values = op.Slice(op.Reshape(solution, [-1]), [0], [0])  # empty, a value of its own
         return solution, residuals, _empty(types.INT64), singular_values
     u, s, vh = _svd(a64, False, True)  # (..., m, k), (..., k), (..., k, n)
     if rcond is None or rcond < 0:  # torch: a negative rcond means machine precision too
-        rcond = float(np.finfo(self.dtype.numpy).eps) * max(m, n)
+        rcond = float(np.finfo(self.known_dtype.numpy).eps) * max(m, n)
     tol = op.Mul(reduce("Max", s, [-1], keepdims=1), np.array(rcond, np.float64))
     kept = op.Greater(s, tol)
     s_inv = op.Where(kept, op.Div(np.array(1.0), op.Where(kept, s, np.array(1.0))), np.array(0.0))
@@ -134,7 +134,7 @@ def aten_linalg_lstsq(
         r = op.Sub(mm(a64, x), b64)
         residuals = op.CastLike(reduce("Sum", op.Mul(r, r), [-2], keepdims=0), self)
     else:
-        residuals = _empty(self.dtype)
+        residuals = _empty(self.known_dtype)
     rank = reduce("Sum", op.Cast(kept, to=types.INT64.onnx), [-1], keepdims=0)
     singular_values = op.CastLike(s, self)
     if driver not in ("gelsd", "gelss"):  # empty (a value of its own: a graph output cannot repeat the residuals' constant)

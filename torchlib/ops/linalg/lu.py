@@ -50,7 +50,7 @@ def _batch_zeros(x: Value, dtype: types.DType) -> Value:
 
 def _swap_rows(x: Value, k: int, p: Value) -> Value:
     """x with rows k and p (an INT64 of shape (...), per matrix) swapped; batch dims broadcast."""
-    m = x.shape[-2]  # type: ignore[index]
+    m = x.known_shape[-2]
     is_p = op.Equal(rows(m), op.Unsqueeze(p, [-1, -2]))  # (..., m, 1)
     row_p = reduce("Sum", op.Where(is_p, x, op.CastLike(0, x)), [-2], keepdims=1)
     return op.Where((rows(m) == k), row_p, op.Where(is_p, row(x, k, keep=True), x))
@@ -58,7 +58,7 @@ def _swap_rows(x: Value, k: int, p: Value) -> Value:
 
 def _lu(a: Value) -> tuple[Value, Value, Value]:
     """(LU, pivots, info) of a batch of m x n matrices: getf2 with partial pivoting."""
-    m, n = a.shape[-2], a.shape[-1]  # type: ignore[index]
+    m, n = a.known_shape[-2], a.known_shape[-1]
     info = _batch_zeros(a, types.INT32)
     pivots = []
     zero = op.CastLike(0, a)
@@ -92,10 +92,10 @@ def _pivot(x: Value, k: int) -> Value:
     """The pivot row (INT64, 0-based) of column x (..., m) at step k: reference BLAS idamax on
     x[k:], which keeps the first element of largest magnitude and compares with `>`, so a NaN is
     never taken over a number, and a NaN first element (the running maximum) is never replaced."""
-    m = x.shape[-1]  # type: ignore[index]
+    m = x.known_shape[-1]
     size = op.Abs(x)
     candidates = op.Where(op.And((np.arange(m) >= k), op.Not(op.IsNaN(size))), size, op.CastLike(-1, x))
-    p = op.ArgMax(candidates, axis=x.rank - 1, keepdims=0)  # the first largest; positive axis: see reduce()
+    p = op.ArgMax(candidates, axis=x.known_rank - 1, keepdims=0)  # the first largest; positive axis: see reduce()
     first_nan = op.IsNaN(op.Gather(x, k, axis=-1))
     return op.Where(first_nan, np.array(k, np.int64), p)
 
@@ -103,7 +103,7 @@ def _pivot(x: Value, k: int) -> Value:
 def _permute(b: Value, pivots: Value, reverse: bool = False, count: int | None = None) -> Value:
     """The row swaps of the first `count` (default all) `pivots` (1-based, as LAPACK's) applied
     to b in order (Pᵀ b), or in reverse order (P b)."""
-    k = pivots.shape[-1] if count is None else count  # type: ignore[index]
+    k = pivots.known_shape[-1] if count is None else count
     order = reversed(range(k)) if reverse else range(k)
     for i in order:
         p = op.Sub(op.Cast(op.Gather(pivots, i, axis=-1), to=types.INT64.onnx), 1)
@@ -122,7 +122,7 @@ def _lu_solve(lu: Value, pivots: Value, b: Value, adjoint: bool = False) -> Valu
 
 
 def _permutation_sign(pivots: Value, dtype: types.DType) -> Value:
-    k = pivots.shape[-1]  # type: ignore[index]
+    k = pivots.known_shape[-1]
     moved = op.Not(op.Equal(pivots, np.arange(1, k + 1, dtype=np.int32)))
     odd = op.Mod(reduce("Sum", op.Cast(moved, to=types.INT64.onnx), [-1], keepdims=0), 2)
     return op.Cast(op.Sub(1, op.Mul(odd, 2)), to=dtype.onnx)
@@ -180,10 +180,10 @@ def aten_lu_unpack(
     if isinstance(count, int) and count != k and _pivots_must_be_min_m_n():
         raise ValueError(
             f"aten::lu_unpack: LU_pivots must have min(m, n) = {k} entries in its last dim in the installed "
-            f"torch {torch.__version__} (2.14 on; earlier torch reads the first {k}), got shape {list(LU_pivots.shape)} (torch raises too)"
+            f"torch {torch.__version__} (2.14 on; earlier torch reads the first {k}), got shape {list(LU_pivots.known_shape)} (torch raises too)"
         )
     if unpack_data:
-        lower = op.Add(op.Slice(tril(LU_data, -1), [0], [k], [-1]), eye(m, k, LU_data.dtype))  # type: ignore[arg-type]
+        lower = op.Add(op.Slice(tril(LU_data, -1), [0], [k], [-1]), eye(m, k, LU_data.known_dtype))
         upper = op.Slice(triu(LU_data), [0], [k], [-2])
     else:
         lower, upper = empty(LU_data), empty(LU_data)
@@ -213,8 +213,8 @@ def aten__linalg_det(A: TFloat) -> tuple[TFloat, TFloat, TFloat]:
     lu, piv, _ = _lu(tr(A))  # det(A) = det(Aᵀ); torch factors Aᵀ of a contiguous A (see the module doc)
     det = op.Mul(
         reduce("Prod", diagonal(lu, n), [-1], keepdims=0),
-        _permutation_sign(piv, A.dtype),
-    )  # type: ignore[arg-type]
+        _permutation_sign(piv, A.known_dtype),
+    )
     return det, lu, piv
 
 
@@ -227,7 +227,7 @@ def aten__linalg_slogdet(A: TFloat) -> tuple[TFloat, TFloat, TFloat, TFloat]:
     zero = op.CastLike(0, d)
     # torch's sign of each pivot: (d > 0) - (d < 0), so 0 for a NaN pivot (onnx Sign gives NaN)
     signs = op.Sub(op.CastLike(op.Greater(d, zero), d), op.CastLike(op.Less(d, zero), d))
-    sign = op.Mul(reduce("Prod", signs, [-1], keepdims=0), _permutation_sign(piv, A.dtype))  # type: ignore[arg-type]
+    sign = op.Mul(reduce("Prod", signs, [-1], keepdims=0), _permutation_sign(piv, A.known_dtype))
     logabsdet = reduce("Sum", op.Log(op.Abs(d)), [-1], keepdims=0)
     return sign, logabsdet, lu, piv
 
@@ -287,7 +287,7 @@ def aten_linalg_solve(A: TFloat, B: TFloat, *, left: bool = True) -> TFloat:
 def aten_linalg_inv_ex(A: TFloat, *, check_errors: bool = False) -> tuple[TFloat, TFloat]:
     """linalg_inv_ex(Tensor A, *, bool check_errors=False) -> (Tensor inverse, Tensor info)"""
     n = check_square("linalg.inv", A)
-    identity = op.Expand(op.CastLike(eye(n, n, A.dtype), A), op.Shape(A))  # type: ignore[arg-type]
+    identity = op.Expand(op.CastLike(eye(n, n, A.known_dtype), A), op.Shape(A))
     inverse, _, _, info = _solve(A, identity, left=True)  # torch's inv is solve(A, I)
     return inverse, info
 

@@ -27,11 +27,11 @@ def _product(a: Value, b: Value, then_add: bool = False) -> Value:
     """MatMul in a dtype onnxruntime has a kernel for (the result stays in that dtype). With
     then_add (a sum follows) float16 computes in float32 too, so that the product and the sum
     round once, as in torch."""
-    if a.dtype.is_bool or b.dtype.is_bool:
+    if a.known_dtype.is_bool or b.known_dtype.is_bool:
         raise TypeError("matrix products are not implemented for bool tensors (torch raises too)")
     if a.dtype is not b.dtype:
         raise TypeError(f"matrix products need operands of one dtype, got {a.dtype} and {b.dtype} (torch raises too)")
-    compute = types.FLOAT if then_add and a.dtype is types.FLOAT16 else _MATMUL_DTYPE.get(a.dtype, a.dtype)
+    compute = types.FLOAT if then_add and a.dtype is types.FLOAT16 else _MATMUL_DTYPE.get(a.known_dtype, a.known_dtype)
     a, b = cast_to(a, compute), cast_to(b, compute)
     if b.rank == 1 and a.rank is not None and a.rank >= 2:
         # onnxruntime's matrix-vector MatMul returns stale memory when the inner dimension is 0
@@ -41,7 +41,7 @@ def _product(a: Value, b: Value, then_add: bool = False) -> Value:
 
 
 def _matmul(a: Value, b: Value) -> Value:
-    return cast_to(_product(a, b), a.dtype)
+    return cast_to(_product(a, b), a.known_dtype)
 
 
 def _add_scaled(self: Value, product: Value, beta: float, alpha: float, dtype: DType) -> Value:
@@ -51,12 +51,12 @@ def _add_scaled(self: Value, product: Value, beta: float, alpha: float, dtype: D
     if alpha != 1:
         product = scale(product, alpha)
     if beta != 0:
-        self = cast_to(self, product.dtype)
+        self = cast_to(self, product.known_dtype)
         product = op.Add(self if beta == 1 else op.Mul(self, beta), product)
     return cast_to(product, dtype)
 
 
-def _check_rank(name: str, **tensors: Value) -> None:
+def _check_rank(name: str, **tensors: tuple[Value, int]) -> None:
     for arg, (x, rank) in tensors.items():
         if x.rank is not None and x.rank != rank:
             raise ValueError(f"{name}: {arg} must be {rank}-D, got shape {list(x.shape or [])}")
@@ -114,7 +114,7 @@ def aten_matmul(self: TReal, other: TReal) -> TReal:
 
 def _addmm(self: Value, mat1: Value, mat2: Value, beta: float, alpha: float) -> Value:
     _check_rank("addmm", mat1=(mat1, 2), mat2=(mat2, 2))
-    dtype = mat1.dtype
+    dtype = mat1.known_dtype
     compute = _GEMM_DTYPE.get(dtype)
     if compute is None or self.dtype is not dtype:
         return _add_scaled(self, _product(mat1, mat2, then_add=True), beta, alpha, dtype)
@@ -147,7 +147,7 @@ def aten_addmm_dtype(
 def aten_baddbmm(self: TReal, batch1: TReal, batch2: TReal, *, beta: float = 1, alpha: float = 1) -> TReal:
     """baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor"""
     _check_rank("baddbmm", batch1=(batch1, 3), batch2=(batch2, 3))
-    return _add_scaled(self, _product(batch1, batch2, then_add=True), beta, alpha, batch1.dtype)
+    return _add_scaled(self, _product(batch1, batch2, then_add=True), beta, alpha, batch1.known_dtype)
 
 
 @aten_op("aten::baddbmm.dtype")
@@ -164,7 +164,7 @@ def aten_baddbmm_dtype(
 def aten_addmv(self: TReal, mat: TReal, vec: TReal, *, beta: float = 1, alpha: float = 1) -> TReal:
     """addmv(Tensor self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor"""
     _check_rank("addmv", mat=(mat, 2), vec=(vec, 1))
-    return _add_scaled(self, _product(mat, vec, then_add=True), beta, alpha, mat.dtype)
+    return _add_scaled(self, _product(mat, vec, then_add=True), beta, alpha, mat.known_dtype)
 
 
 @aten_op("aten::linear")
@@ -173,17 +173,17 @@ def aten_linear(input: TReal, weight: TReal, bias: TReal | None = None) -> TReal
 
     input @ weight.T + bias: one Gemm (transB=1) for a 2-D float input and 2-D weight,
     MatMul with the transposed weight and Add otherwise."""
-    compute = _GEMM_DTYPE.get(input.dtype)
+    compute = _GEMM_DTYPE.get(input.known_dtype)
     if input.rank == 2 and weight.rank == 2 and compute is not None and weight.dtype is input.dtype:
         if bias is None or bias.dtype is input.dtype and (bias.rank or 0) <= 1:
             c = None if bias is None else cast_to(bias, compute)
             y = op.Gemm(cast_to(input, compute), cast_to(weight, compute), c, transB=1)
-            return cast_to(y, input.dtype)
+            return cast_to(y, input.known_dtype)
     if weight.rank == 2:
         weight = op.Transpose(weight, perm=[1, 0])
     if bias is None:
         return _matmul(input, weight)
-    return _add_scaled(bias, _product(input, weight, then_add=True), 1, 1, input.dtype)
+    return _add_scaled(bias, _product(input, weight, then_add=True), 1, 1, input.known_dtype)
 
 
 @aten_op("aten::t")
@@ -202,7 +202,7 @@ def aten_outer(self: TRealOrBool, vec2: TRealOrBool) -> TRealOrBool:
     """outer(Tensor self, Tensor vec2) -> Tensor"""
     _check_rank("outer", self=(self, 1), vec2=(vec2, 1))
     column = op.Unsqueeze(self, [1])
-    if self.dtype.is_bool:
+    if self.known_dtype.is_bool:
         return op.And(column, vec2)
     if self.dtype is types.BFLOAT16:  # no bfloat16 Mul kernel; the float32 product is exact
         return cast_to(op.Mul(cast_to(column, types.FLOAT), cast_to(vec2, types.FLOAT)), self.dtype)

@@ -106,7 +106,7 @@ def _not_converged(gram: Value, n: int) -> Value:
 def _jacobi(x: Value, symmetric: bool) -> tuple[Value, Value]:
     """(X', V) after the Jacobi iteration: X' = Vᵀ X V diagonal (symmetric) or X' = X V with
     orthogonal columns (one-sided)."""
-    n = x.shape[-1]  # type: ignore[index]
+    n = x.known_shape[-1]
     p_all, q_all, rest_all = _schedule(n)
     rounds = p_all.shape[0]
     p_all, q_all, rest_all = (op.CastLike(a, x) for a in (p_all, q_all, rest_all))
@@ -147,7 +147,7 @@ def _jacobi(x: Value, symmetric: bool) -> tuple[Value, Value]:
 
 
 def _sort(values: Value, vectors: Value | None, descending: bool) -> tuple[Value, Value | None]:
-    n = values.shape[-1]  # type: ignore[index]
+    n = values.known_shape[-1]
     values, order = op.TopK(values, np.array([n], np.int64), axis=-1, largest=int(descending), sorted=1)
     if vectors is None:
         return values, None
@@ -160,7 +160,7 @@ def _symmetric_part(A: Value, uplo: str) -> Value:
     huge entries would overflow)."""
     if uplo not in ("L", "U", "l", "u"):
         raise ValueError(f"linalg.eigh: UPLO must be 'L' or 'U', got {uplo!r}")
-    n = A.shape[-1]  # type: ignore[index]
+    n = A.known_shape[-1]
     lower = np.arange(n)[:, None] >= np.arange(n)[None, :]
     return op.Where(lower if uplo in ("L", "l") else lower.T, A, tr(A))
 
@@ -196,12 +196,12 @@ def aten__linalg_eigh(A: TFloat, UPLO: str = "L", compute_v: bool = True) -> tup
     x, v = _jacobi(x, symmetric=True)
     w, v = _sort(op.Mul(diagonal(x, n), op.Squeeze(power, [-1])), v if compute_v else None, descending=False)
     w = op.CastLike(w, A)
-    return (w, op.CastLike(v, A)) if v is not None else (w, empty(A))  # type: ignore[arg-type]
+    return (w, op.CastLike(v, A)) if v is not None else (w, empty(A))
 
 
 def _svd(A: Value, full_matrices: bool, compute_uv: bool) -> tuple[Value, Value, Value]:
     """(U, S, Vh) in float64 for A of any dtype check_matrix accepts."""
-    m, n = A.shape[-2], A.shape[-1]  # type: ignore[index]
+    m, n = A.known_shape[-2], A.known_shape[-1]
     if m == 0 or n == 0:  # no singular values; U and Vh are identities (full) or empty
         batch = op.Shape(A, end=-2)
         a = op.Cast(A, to=types.DOUBLE.onnx)
@@ -269,10 +269,10 @@ def _pinv(A: Value, atol: Value | float | None, rtol: Value | float | None, herm
     if m == 0 or n == 0:
         return op.ConstantOfShape(
             op.Concat(op.Shape(A, end=-2), [n, m], axis=0),
-            value=np.zeros(1, A.dtype.numpy),
-        )  # type: ignore[union-attr]
+            value=np.zeros(1, A.known_dtype.numpy),
+        )
     u, s, vh = (op.CastLike(t, A) for t in _svd(A, False, True))  # then as torch, in A's dtype
-    default_rtol = float(np.finfo(A.dtype.numpy).eps) * max(m, n)  # type: ignore[union-attr]
+    default_rtol = float(np.finfo(A.known_dtype.numpy).eps) * max(m, n)
     if rtol is None:  # torch: no relative tolerance when a positive atol is given
         if atol is None:
             rtol = default_rtol

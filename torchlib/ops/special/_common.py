@@ -17,7 +17,7 @@ def rounding_to(dtype: DType) -> Callable[[Value], Value]:
     step, and matching them needs the same roundings."""
     if dtype not in (FLOAT16, BFLOAT16):
         return lambda v: v
-    return lambda v: op.Cast(op.Cast(v, to=dtype.onnx), to=v.dtype.onnx)
+    return lambda v: op.Cast(op.Cast(v, to=dtype.onnx), to=v.known_dtype.onnx)
 
 
 def float32_or_64(name: str, x: Value) -> None:

@@ -308,7 +308,7 @@ def _airy_ai(x: Value) -> Value:
     """torch's airy_ai: the asymptotic forms beyond |x| = 2.09, else the Maclaurin series
     f(x^3) and g(x^3) summed until a term is below the dtype's epsilon (at most 12 terms in
     double: 14 steps, masked, as torch's loop). NaN at +-inf, 0 beyond 103.892."""
-    eps = float(np.finfo(x.dtype.numpy).eps)
+    eps = float(np.finfo(x.known_dtype.numpy).eps)
     # x < -2.09: oscillating
     neg = op.Neg(x)
     zeta = op.Div(op.Mul(op.Mul(x, -2.0), op.Sqrt(neg)), 3.0)

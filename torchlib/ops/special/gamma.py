@@ -129,10 +129,10 @@ def _zeta(x: Value, q: Value) -> Value:
     body = loop_builder("zeta")
     body.input("i", INT64, [])
     body.input("cond", BOOL, [])
-    a = body.input("a", q.dtype, q.shape)
-    s = body.input("s", q.dtype, q.shape)
-    b = body.input("b", q.dtype, q.shape)
-    count = body.input("count", q.dtype, q.shape)
+    a = body.input("a", q.known_dtype, q.shape)
+    s = body.input("s", q.known_dtype, q.shape)
+    b = body.input("b", q.known_dtype, q.shape)
+    count = body.input("count", q.known_dtype, q.shape)
     early = body.input("early", BOOL, q.shape)
     with body:
         active = op.And(op.Not(early), op.Or(op.Less(count, 9.0), op.LessOrEqual(a, 9.0)))
@@ -202,7 +202,7 @@ def _in_double(fn: Callable[..., Value], x: Value, *args: Any) -> Value:
     if x.dtype is DOUBLE:
         return fn(x, *args, lambda v: v)
     out = fn(op.Cast(x, to=DOUBLE.onnx), *args, lambda v: op.Cast(op.Cast(v, to=target.onnx), to=DOUBLE.onnx))
-    return op.Cast(out, to=x.dtype.onnx)
+    return op.Cast(out, to=x.known_dtype.onnx)
 
 
 @aten_op("aten::polygamma")
@@ -235,4 +235,4 @@ def aten_special_zeta(self: TReal, other: TReal) -> TFloat:
     x, q = op.Expand(x, shape), op.Expand(q, shape)
     if ref.dtype is DOUBLE:
         return _zeta(x, q)
-    return op.Cast(_zeta(op.Cast(x, to=DOUBLE.onnx), op.Cast(q, to=DOUBLE.onnx)), to=ref.dtype.onnx)
+    return op.Cast(_zeta(op.Cast(x, to=DOUBLE.onnx), op.Cast(q, to=DOUBLE.onnx)), to=ref.known_dtype.onnx)

@@ -173,7 +173,7 @@ def _masked_loop(name: str, state: list[Value], active: Value, step: Callable[..
     body = loop_builder(name)
     body.input("i", INT64, [])
     body.input("cond", BOOL, [])
-    inputs = [body.input(f"s{k}", v.dtype, v.shape) for k, v in enumerate(state)]
+    inputs = [body.input(f"s{k}", v.known_dtype, v.shape) for k, v in enumerate(state)]
     act = body.input("active", BOOL, active.shape)
     with body:
         new, still = step(*inputs)
@@ -359,11 +359,11 @@ def _binary(fn: Callable[[Value, Value], Value], self: Value, other: Value) -> V
     a, x = (v if v.dtype is DOUBLE else op.Cast(v, to=DOUBLE.onnx) for v in (self, other))
     shape = op.Shape(op.Add(a, x))
     out = fn(op.Expand(a, shape), op.Expand(x, shape))
-    return out if self.dtype is DOUBLE else op.Cast(out, to=self.dtype.onnx)
+    return out if self.dtype is DOUBLE else op.Cast(out, to=self.known_dtype.onnx)
 
 
 def _floating(name: str, x: Value) -> None:
-    if not x.dtype.is_floating:
+    if not x.known_dtype.is_floating:
         raise TypeError(f"aten::{name} is defined for floating tensors only (torch raises too), got {x.dtype}")
 
 

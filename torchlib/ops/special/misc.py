@@ -39,7 +39,7 @@ from torchlib.registry import aten_op
 @aten_op("aten::frexp.Tensor")
 def aten_frexp(self: TFloat) -> tuple[TFloat, TTensor]:
     """frexp.Tensor(Tensor self) -> (Tensor mantissa, Tensor exponent)"""
-    if not self.dtype.is_floating:
+    if not self.known_dtype.is_floating:
         raise TypeError(f"aten::frexp supports floating-point dtypes only (torch raises too), got {self.dtype}")
     x = op.Cast(self, to=DOUBLE.onnx)  # every float is exact in double, subnormals included
     finite = op.And(op.Not(op.IsInf(x)), op.Not(op.Equal(x, 0.0)))
@@ -57,7 +57,7 @@ def aten_frexp(self: TFloat) -> tuple[TFloat, TTensor]:
     m = scaled(e)
     mantissa = op.Where(finite, op.Mul(m, op.Sign(x)), x)
     exponent = op.Where(finite, e, like(0.0, e))
-    return op.Cast(mantissa, to=self.dtype.onnx), op.Cast(exponent, to=INT32.onnx)
+    return op.Cast(mantissa, to=self.known_dtype.onnx), op.Cast(exponent, to=INT32.onnx)
 
 
 # -- simple unary math ---------------------------------------------------------------------------
@@ -85,7 +85,7 @@ aten_rad2deg = unary("rad2deg", kernel(lambda x: op.Mul(x, 180 / math.pi), FLOAT
 def aten_logit(self: TReal, eps: float | None = None) -> TFloat:
     """logit(Tensor self, float? eps=None) -> Tensor"""
 
-    r = rounding_to(self.dtype)  # torch: log(x / (1 - x)), step by step in self's dtype
+    r = rounding_to(self.known_dtype)  # torch: log(x / (1 - x)), step by step in self's dtype
 
     def fn(x: Value) -> Value:
         if eps is not None:
@@ -119,7 +119,7 @@ def aten_signbit(self: TRealOrBool) -> TRealOrBool:
     """signbit(Tensor self) -> Tensor"""
     if self.dtype is BOOL:
         return op.Xor(self, self)
-    if self.dtype.is_floating:
+    if self.known_dtype.is_floating:
         return run_supported(_float_signbit, FLOATS, self)
     return run_supported(lambda x: op.Less(x, 0), NUMERIC, self)
 
@@ -128,16 +128,16 @@ def aten_signbit(self: TRealOrBool) -> TRealOrBool:
 def aten_nan_to_num(self: TRealOrBool, nan: float | None = None, posinf: float | None = None,
                     neginf: float | None = None) -> TRealOrBool:  # fmt: skip
     """nan_to_num(Tensor self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor"""
-    if not self.dtype.is_floating:
+    if not self.known_dtype.is_floating:
         return op.Identity(self)
     import torch
 
-    finfo = torch.finfo(self.dtype.to_torch())
+    finfo = torch.finfo(self.known_dtype.to_torch())
     values = [0.0 if nan is None else nan, finfo.max if posinf is None else posinf, finfo.min if neginf is None else neginf]
 
     def fn(x: Value) -> Value:
         # the replacements are rounded to self's dtype first, as in torch
-        nan_v, pos_v, neg_v = (op.Cast(op.Cast(np.asarray(v), to=self.dtype.onnx), to=x.dtype.onnx) for v in values)
+        nan_v, pos_v, neg_v = (op.Cast(op.Cast(np.asarray(v), to=self.known_dtype.onnx), to=x.known_dtype.onnx) for v in values)
         out = op.Where(op.IsNaN(x), nan_v, x)
         out = op.Where(op.IsInf(x, detect_negative=0), pos_v, out)
         return op.Where(op.IsInf(x, detect_positive=0), neg_v, out)
@@ -162,7 +162,7 @@ def _x_times(log: Any, dtype: Any) -> Any:
         x, y = _both(a, b)
         logged = log(y)
         if dtype in (FLOAT16, BFLOAT16) and x.dtype is not dtype:
-            logged = op.Cast(op.Cast(logged, to=dtype.onnx), to=x.dtype.onnx)
+            logged = op.Cast(op.Cast(logged, to=dtype.onnx), to=x.known_dtype.onnx)
         out = op.Where(op.Equal(x, 0.0), like(0.0, x), op.Mul(x, logged))
         return op.Where(op.IsNaN(y), y, out)
 
@@ -191,7 +191,7 @@ def aten_special_xlog1py(self: TReal, other: TReal) -> TFloat:
 
 
 def _floating_only(name: str, x: Value) -> None:
-    if not x.dtype.is_floating:
+    if not x.known_dtype.is_floating:
         raise TypeError(f"aten::{name} is defined for floating tensors only (torch raises too), got {x.dtype}")
 
 
@@ -263,7 +263,7 @@ def aten_heaviside(self: TRealOrBool, values: TRealOrBool) -> TRealOrBool:
         return op.Or(self, op.And(op.Not(self), values))
 
     def fn(x: Value, v: Value) -> Value:
-        return op.Where(op.Equal(x, 0), v, op.Cast(op.Greater(x, 0), to=x.dtype.onnx))
+        return op.Where(op.Equal(x, 0), v, op.Cast(op.Greater(x, 0), to=x.known_dtype.onnx))
 
     return run_supported(fn, MIN_MAX, self, values)
 
@@ -271,7 +271,7 @@ def aten_heaviside(self: TRealOrBool, values: TRealOrBool) -> TRealOrBool:
 @aten_op("aten::float_power.Tensor_Tensor", "aten::float_power.Tensor_Scalar", "aten::float_power.Scalar")
 def aten_float_power(self: TReal, exponent: TReal) -> TFloat:
     """float_power.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor"""
-    if any(isinstance(x, Value) and x.dtype.is_complex for x in (self, exponent)):
+    if any(isinstance(x, Value) and x.known_dtype.is_complex for x in (self, exponent)):
         raise TypeError("aten::float_power: complex tensors are not supported")
     base, power = (op.Cast(x, to=DOUBLE.onnx) if isinstance(x, Value) else float(x) for x in (self, exponent))
     return op.Pow(*_both(base, power))
@@ -290,7 +290,7 @@ def aten_floor_divide(self: TReal, other: TReal) -> TReal:
     """floor_divide(Tensor self, Tensor other) -> Tensor"""
     if self.dtype is BOOL:
         raise TypeError("aten::floor_divide is not defined for bool tensors (torch raises too)")
-    if self.dtype.is_floating:
+    if self.known_dtype.is_floating:
         return run_supported(ew._div_floor_float, OPMATH, self, other)
     return run_supported(ew._div_floor_int, NUMERIC, self, other)
 

@@ -53,10 +53,10 @@ def _recurrence(n: Value, needed: Value, q0: Value, step: Step, k_of_j: Callable
     body = loop_builder("recurrence")
     i = body.input("i", INT64, [])
     body.input("cond", BOOL, [])
-    p = body.input("p", q0.dtype, q0.shape)
-    q = body.input("q", q0.dtype, q0.shape)
+    p = body.input("p", q0.known_dtype, q0.shape)
+    q = body.input("q", q0.known_dtype, q0.shape)
     with body:
-        j = op.Add(op.Cast(i, to=q0.dtype.onnx), 1.0)
+        j = op.Add(op.Cast(i, to=q0.known_dtype.onnx), 1.0)
         active = op.LessOrEqual(j, steps)
         r = rnd(step(k_of_j(j), p, q, rnd, *captures))
         new_p = op.Where(active, q, p)

@@ -211,7 +211,8 @@ def test_none_output_and_assert_async_node():
 
 @needs_onnxscript
 def test_translation_table_replaces_a_custom_op_that_has_a_decomposition():
-    from onnxscript import FLOAT, opset18 as op
+    from onnxscript import FLOAT
+    from onnxscript import opset18 as op
 
     with torch.library._scoped_library("torchlib_compat", "FRAGMENT") as lib:
         torch.library.define("torchlib_compat::foo", "(Tensor a, Tensor b) -> Tensor",

@@ -3,6 +3,8 @@ input raises, naming the output; the check changes neither the model nor the sam
 
 from __future__ import annotations
 
+import warnings
+
 import pytest
 import torch
 from torch import nn
@@ -224,3 +226,18 @@ class _SeedsItself(nn.Module):
 def test_a_model_that_seeds_itself_is_random_for_the_program():
     result = torchlib.export(_SeedsItself(), (torch.zeros(3, 4),))
     assert result.self_check.startswith("skipped: the program draws random numbers (aten::randn_like")
+
+
+class _SortTies(nn.Module):
+    def forward(self, x):
+        values, indices = torch.sort(x, descending=True)
+        return values, indices
+
+
+def test_sort_indices_of_ties_are_inconclusive_and_the_values_checked():
+    x = torch.tensor([3, 1, 3, 2, 3, 1, 3, 3, 0, 3, 3, 3, 1, 3, 3, 2, 3, 3] * 3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = torchlib.export(_SortTies(), (x,))
+    assert result.self_check.startswith(("passed", "inconclusive: output [1]"))
+    torch.testing.assert_close(result(x)[0], torch.sort(x, descending=True).values)

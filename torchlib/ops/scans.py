@@ -171,7 +171,7 @@ def _kth(self: Value, k: Any, dim: int, keepdim: bool) -> tuple[Value, Value]:
     return values, indices
 
 
-@aten_op("aten::kthvalue")
+@aten_op("aten::kthvalue", not_unique="the index of a value that occurs more than once may be any of its positions", free_outputs=(1,))
 def aten_kthvalue(self: TReal, k: int, dim: int = -1, keepdim: bool = False) -> tuple[TReal, TInt]:
     """kthvalue(Tensor self, SymInt k, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)"""
     return _kth(self, k, dim, keepdim)

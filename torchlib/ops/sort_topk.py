@@ -75,7 +75,10 @@ def _sort(self: Value, dim: int, descending: bool) -> tuple[Value, Value]:
     return _topk(self, k, axis, descending, True)
 
 
-@aten_op("aten::topk")
+TIES = "equal elements may come in either order (torch's default sort and topk are not stable)"
+
+
+@aten_op("aten::topk", not_unique=TIES, free_outputs=(1,))
 def aten_topk(
     self: TRealOrBool, k: int, dim: int = -1, largest: bool = True, sorted: bool = True
 ) -> tuple[TRealOrBool, TInt]:
@@ -83,7 +86,7 @@ def aten_topk(
     return _topk(self, k, dim, largest, sorted)
 
 
-@aten_op("aten::sort")
+@aten_op("aten::sort", not_unique=TIES, free_outputs=(1,))
 def aten_sort(self: TRealOrBool, dim: int = -1, descending: bool = False) -> tuple[TRealOrBool, TInt]:
     """sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)"""
     return _sort(self, dim, descending)
@@ -97,7 +100,7 @@ def aten_sort_stable(
     return _sort(self, dim, descending)  # TopK is stable: ties keep their order either way
 
 
-@aten_op("aten::argsort")
+@aten_op("aten::argsort", not_unique=TIES)
 def aten_argsort(self: TRealOrBool, dim: int = -1, descending: bool = False) -> TInt:
     """argsort(Tensor self, int dim=-1, bool descending=False) -> Tensor"""
     return _sort(self, dim, descending)[1]

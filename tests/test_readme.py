@@ -28,9 +28,10 @@ QUICK = {
     "python bench/bench_capture.py": ["--repeat", "1", "--models", "mlp"],
     "python bench/bench_attention_past.py": ["--runs", "3", "--past", "16"],
 }
-# Commands not run here: installing (CI does it first), the test suite itself, and the
-# compatibility runner (it builds a venv from the registry and runs the suite in it).
-NOT_RUN = ("pip install", "python -m pytest", "python tools/compat.py")
+# Commands not run here: installing (CI does it first), the test suite itself, the
+# compatibility runner (it builds a venv from the registry and runs the suite in it), and the
+# runner of torch's exporter tests (it needs a pytorch checkout, which this repo does not carry).
+NOT_RUN = ("pip install", "python -m pytest", "python tools/compat.py", "python tools/run_torch_exporter_tests.py")
 
 
 def _commands() -> list[str]:
@@ -56,7 +57,7 @@ def _run(command: str, extra: list[str], tmp_path: Path) -> subprocess.Completed
     argv = shlex.split(command)
     argv[0] = sys.executable
     for i, a in enumerate(argv):
-        if a.startswith("bench/"):
+        if a.startswith(("bench/", "tools/")):
             argv[i] = str(ROOT / a)
     env = dict(os.environ, PYTHONPATH=str(ROOT), OMP_NUM_THREADS="1")
     return subprocess.run(argv + extra, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=3000)

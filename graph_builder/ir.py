@@ -157,6 +157,13 @@ class Value:
         """The rank, or ValueError when it is not known."""
         return len(self.known_shape)
 
+    def static_dim(self, axis: int) -> int:
+        """The size of dim `axis` as an int, or ValueError when it is symbolic or unknown."""
+        dim = self.known_shape[axis]
+        if type(dim) is not int:
+            raise ValueError(f"{self._unknown()} static size for dim {axis} (it is {dim!r}); it is needed here")
+        return dim
+
     def _unknown(self) -> str:
         producer = f" (output of {self.producer.op_type})" if self.producer is not None else ""
         return f"Value {self.name!r}{producer} has no known"

@@ -226,6 +226,47 @@ def test_elements_resize_grows_into_are_not_compared(harness):
     assert run_input(harness, "aten_resize", "original", Call((shrink, [2, 2]), {}), reference, torch.float32)[0] == "ok"
 
 
+def test_pow_elements_whose_value_depends_on_the_vector_lane_are_not_compared(harness):
+    """float32 pow with an exponent float32 cannot hold: torch's vector loop takes it as float
+    (2.0000000882 is 2), its scalar tail as double (NaN for a negative base). Those elements
+    are not compared; the positive bases are."""
+    x, e = torch.tensor([-1.0, 2.0, -3.0, 0.5]), 2.000000088214874
+    tail = lambda x, e: torch.pow(x.double(), e).float()  # noqa: E731  what a short tensor gets
+    outcome, message = run_input(harness, "aten_pow_tensor_scalar", "scalars", Call((x, e), {}), tail, torch.float32)
+    assert outcome == "rejected" and "vector loop" in message
+    wrong = lambda x, e: torch.tensor([float("nan"), 5.0, float("nan"), 0.25])  # noqa: E731  a positive base differs
+    assert run_input(harness, "aten_pow_tensor_scalar", "scalars", Call((x, e), {}), wrong, torch.float32)[0] == "mismatch"
+    assert run_input(harness, "aten_pow_tensor_scalar", "original", Call((x, 2.5), {}), torch.ops.aten.pow.Tensor_Scalar,
+                     torch.float32)[0] == "ok"
+
+
+def test_pinv_of_singular_values_below_rounding_noise_is_not_compared(harness):
+    """A cutoff below the dtype's rounding noise keeps singular values LAPACK cannot resolve:
+    their reciprocals (the result) are noise. The default cutoff is the noise floor: compared."""
+    a = torch.tensor([[1e-15, -1e-15, 1e-15], [0.3, 2.0, -1.0], [1.5, 0.2, 0.7]])
+    noise = lambda *args: torch.full((3, 3), 6.8e14)  # noqa: E731
+    outcome, message = run_input(harness, "aten_linalg_pinv", "scalars", Call((a, 1e-15, False), {}), noise, torch.float32)
+    assert outcome == "rejected" and "rounding noise" in message
+    assert run_input(harness, "aten_linalg_pinv_atol_rtol_float", "original", Call((a,), {}), noise, torch.float32)[0] == "mismatch"
+    well = torch.tensor([[2.0, 0.1, 0.0], [0.3, 2.0, -1.0], [1.5, 0.2, 0.7]])
+    assert run_input(harness, "aten_linalg_pinv", "original", Call((well, 1e-15, False), {}), torch.ops.aten.linalg_pinv.default,
+                     torch.float32)[0] == "ok"
+
+
+def test_a_box_of_an_image_the_input_lacks_is_not_a_valid_input(harness):
+    """torchvision's roi kernels read the image of each box's batch index unchecked."""
+    from torchlib.conformance import torchvision_reference as reference
+
+    x = torch.randn(1, 12, 10, 9)
+    rois = torch.tensor([[1.0, 0.0, 0.0, 5.0, 5.0]])  # image 1 of a batch of 1
+    garbage = lambda *a: (torch.full((1, 2, 3, 2), 7.0), torch.zeros(1, 2, 3, 2, dtype=torch.int32))  # noqa: E731
+    outcome, message = run_input(harness, "torchvision_ps_roi_pool", "size1", Call((x, rois, 1.0, 3, 2), {}), garbage, torch.float32)
+    assert outcome == "rejected" and "batch index" in message
+    rois[0, 0] = 0
+    assert run_input(harness, "torchvision_ps_roi_pool", "size1", Call((x, rois, 1.0, 3, 2), {}), reference.ps_roi_pool,
+                     torch.float32)[0] == "ok"
+
+
 def test_torch_less_accurate_is_the_tables_rule_and_the_float64_arbiter(harness):
     """An entry with a TorchLessAccurate rule for the dtype: a difference is "less_accurate_torch"
     only when ours is at least as close as torch's to torch's float64 result."""

@@ -86,6 +86,48 @@ def test_pooling_ops_export_with_a_dynamic_number_of_rois():
             torch.testing.assert_close(got, expected)
 
 
+class Deformable(torch.nn.Module):
+    """A DCNv2 block: offsets and mask predicted by a convolution, then deform_conv2d."""
+
+    def __init__(self):
+        super().__init__()
+        self.predict = torch.nn.Conv2d(4, 3 * 2 * 9, 3, padding=1)  # 2 offset groups: 2*2*9 offsets, 2*9 mask
+        self.weight = torch.nn.Parameter(torch.randn(6, 2, 3, 3))
+        self.bias = torch.nn.Parameter(torch.randn(6))
+
+    def forward(self, x):
+        p = self.predict(x)
+        offset, mask = p[:, :36], p[:, 36:].sigmoid()
+        return torch.ops.torchvision.deform_conv2d(x, self.weight, offset * 3, mask, self.bias, 1, 1, 1, 1, 1, 1, 2, 2, True)
+
+
+@pytest.mark.parametrize("exact_nan", [True, False])
+def test_deform_conv2d_exports_with_dynamic_batch_and_size(exact_nan):
+    torch.manual_seed(0)
+    model = Deformable().eval()
+    result = torchlib.export(model, (torch.randn(2, 4, 9, 8),), exact_nan=exact_nan,
+                             dynamic_shapes=({0: "batch", 2: "h", 3: "w"},))
+    ops_used = {n.op_type for n in result.model_proto.graph.node}
+    assert ("DeformConv" in ops_used) is not exact_nan
+    for shape in [(2, 4, 9, 8), (1, 4, 5, 11), (3, 4, 16, 7)]:
+        x = torch.randn(shape)
+        torch.testing.assert_close(result(x), model(x), rtol=1e-4, atol=1e-4)
+
+
+def test_deform_conv2d_next_to_an_inf_pixel_is_torchvisions():
+    """An inf pixel meets a zero bilinear weight only where torchvision's kernel multiplies them
+    (inf * 0 = NaN); onnxruntime's DeformConv gives NaN at more places, so the default does not
+    use it."""
+    x = torch.randn(2, 4, 7, 6)
+    x[0, 0, 0, :3] = torch.tensor([float("nan"), float("inf"), float("-inf")])
+    g = torch.Generator().manual_seed(0)
+    args = (x, torch.randn(6, 2, 3, 3, generator=g), torch.randn(2, 36, 4, 3, generator=g) * 2,
+            torch.rand(2, 18, 4, 3, generator=g), torch.randn(6, generator=g), 2, 2, 1, 1, 1, 1, 2, 2, True)
+    expected = reference.deform_conv2d(*args)
+    torch.testing.assert_close(torch.as_tensor(ops.torchvision_deform_conv2d(*args)), expected, equal_nan=True)
+    assert int(expected.isnan().sum()) > 0
+
+
 def test_torchvision_python_api_when_installed():
     torchvision = pytest.importorskip("torchvision")
     d = boxes(30, 7)

@@ -125,6 +125,82 @@ def resize_grown(key: str, the_call: Call, expected: Any) -> Undefined:
     return None
 
 
+def pow_exponent_by_position(key: str, the_call: Call, expected: Any) -> Undefined:
+    """pow.Tensor_Scalar of a float32 tensor (pow_tensor_scalar_optimized_kernel,
+    aten/src/ATen/native/cpu/PowKernel.cpp) takes the exponent as float in its vector loop and as
+    double in its scalar loop over the tail: with an exponent float32 cannot hold, 2.0000000882
+    is 2 in whole vector blocks (pow(-1, e) = 1) and not an integer in the tail (NaN). On AVX512,
+    -ones(17) ** e is 1 at positions 0-15 and NaN at 16; a 5-element tensor is all tail. The
+    elements where the two exponents give values farther apart than float32's tolerance depend on
+    vector width, so they are not compared (ours: the float32 exponent, the vector loop's
+    answer); the others are."""
+    if len(the_call.args) < 2 or not isinstance(the_call.args[0], torch.Tensor) or not isinstance(expected, torch.Tensor):
+        return None
+    x, e = the_call.args[0], the_call.args[1]
+    if x.dtype != torch.float32 or isinstance(e, bool) or not isinstance(e, float):
+        return None
+    e32 = float(torch.tensor(e, dtype=torch.float32))
+    if e32 == e:
+        return None
+    tail, vector = torch.pow(x.double(), e).float(), torch.pow(x.double(), e32).float()
+    # float32's default tolerance: the elements where the two exponents differ by more (NaN against a number)
+    mask = torch.broadcast_to(~torch.isclose(tail, vector, rtol=1.3e-6, atol=1e-5, equal_nan=True), expected.shape)
+    if bool(mask.any()):
+        return [mask], "torch's float32 pow takes the exponent as float in its vector loop and as double in its tail (position-dependent)"
+    return None
+
+
+def pinv_of_rounding_noise(key: str, the_call: Call, expected: Any) -> Undefined:
+    """linalg_pinv (aten/src/ATen/native/BatchLinearAlgebra.cpp: svd, then 1/s for s > max(atol,
+    rtol * s_max)) of a matrix with singular values below the dtype's rounding noise of the
+    largest, max(m, n) * eps * s_max, when the cutoff lets them through: LAPACK computes such a
+    singular value only to within that noise (its absolute error bound), so its reciprocal, and
+    with it the whole result, is the noise of that SVD's rounding (6.8e14 in torch against 3e15
+    in float64 for rcond = 1e-15 on float32). No implementation can give torch's value; the
+    result is not compared. Ordinary cutoffs (the default rtol is exactly that noise floor)
+    discard those values and are compared."""
+    if not the_call.args or not isinstance(the_call.args[0], torch.Tensor) or not the_call.args[0].is_floating_point():
+        return None
+    a = the_call.args[0]
+    if a.dim() < 2 or a.numel() == 0 or not bool(torch.isfinite(a).all()):
+        return None
+    m, n = a.shape[-2:]
+    eps = torch.finfo(a.dtype).eps
+    kwargs = the_call.kwargs
+    f64 = torch.float64
+    if key in ("aten_linalg_pinv", "aten_linalg_pinv_rcond_tensor"):
+        rcond = the_call.args[1] if len(the_call.args) > 1 else kwargs.get("rcond")
+        atol, rtol = torch.zeros((), dtype=f64), torch.as_tensor(rcond, dtype=f64)
+    else:
+        atol = torch.as_tensor(kwargs.get("atol") or 0.0, dtype=f64)
+        given = kwargs.get("rtol")
+        rtol = torch.as_tensor(given if given is not None else (0.0 if bool((atol > 0).all()) else eps * max(m, n)), dtype=f64)
+    s = torch.linalg.svdvals(a.double())
+    s_max = s[..., :1]
+    noise = max(m, n) * eps * s_max
+    cutoff = torch.maximum(atol, rtol * s_max)
+    if bool(((s < noise) & (cutoff < noise)).any()):
+        return None, "singular values below the dtype's rounding noise pass the cutoff: their reciprocals are the SVD's rounding noise"
+    return None
+
+
+def roi_of_missing_image(key: str, the_call: Call, expected: Any) -> Undefined:
+    """roi_align, roi_pool, ps_roi_align and ps_roi_pool (torchvision/csrc/ops/cpu/*_kernel.cpp)
+    read the image of each box at `input + roi_batch_ind * channels * height * width` with
+    `roi_batch_ind = offset_rois[0]` unchecked: a box whose batch index is not an image of the
+    input reads memory past the input (or raises, when that memory is unmapped). Not a valid
+    input, so not compared (ours: onnxruntime's Gather raises, naming the index)."""
+    if len(the_call.args) < 2 or not all(isinstance(t, torch.Tensor) for t in the_call.args[:2]):
+        return None
+    images, rois = the_call.args[:2]
+    if rois.dim() != 2 or rois.numel() == 0:
+        return None
+    index = rois[:, 0].to(torch.int64)
+    if bool(((index < 0) | (index >= images.shape[0])).any()):
+        return None, f"a box's batch index is not an image of the input ({images.shape[0]} images): torchvision reads past it"
+    return None
+
+
 _POLYNOMIALS = [f"aten_special_{name}" for name in (
     *(f"{s}chebyshev_polynomial_{k}" for s in ("", "shifted_") for k in "tuvw"),
     "hermite_polynomial_h", "hermite_polynomial_he", "laguerre_polynomial_l", "legendre_polynomial_p")]  # fmt: skip
@@ -136,4 +212,9 @@ RULES: dict[str, Callable[[str, Call, Any], Undefined]] = {
     **dict.fromkeys(["aten_avg_pool2d_backward", "aten_avg_pool3d_backward"], pool_backward_of_other_planes),
     **dict.fromkeys(["aten_linalg_eig", "aten_linalg_eigvals", "aten__linalg_eigvals"], eig_of_nan),
     **dict.fromkeys(["aten_resize", "aten_resize_as"], resize_grown),
+    "aten_pow_tensor_scalar": pow_exponent_by_position,
+    **dict.fromkeys([f"torchvision_{name}" for name in ("roi_align", "roi_pool", "ps_roi_align", "ps_roi_pool")],
+                    roi_of_missing_image),
+    **dict.fromkeys(["aten_linalg_pinv", "aten_linalg_pinv_rcond_tensor", "aten_linalg_pinv_atol_rtol_tensor",
+                     "aten_linalg_pinv_atol_rtol_float"], pinv_of_rounding_noise),
 }

@@ -35,6 +35,12 @@ SCHEMAS = {
 
 
 def nms(dets: torch.Tensor, scores: torch.Tensor, iou_threshold: float) -> torch.Tensor:
+    # nms_kernel.cpp's checks
+    torch._check(dets.dim() == 2, lambda: f"boxes should be a 2d tensor, got {dets.dim()}D")
+    torch._check(dets.size(1) == 4, lambda: f"boxes should have 4 elements in dimension 1, got {dets.size(1)}")
+    torch._check(scores.dim() == 1, lambda: f"scores should be a 1d tensor, got {scores.dim()}D")
+    torch._check(dets.size(0) == scores.size(0), lambda: "boxes and scores should have same number of elements in "
+                 f"dimension 0, got {dets.size(0)} and {scores.size(0)}")
     if dets.numel() == 0:
         return torch.empty(0, dtype=torch.long)
     x1, y1, x2, y2 = dets.unbind(1)
@@ -275,6 +281,14 @@ def deform_conv2d(input: torch.Tensor, weight: torch.Tensor, offset: torch.Tenso
     out_channels, _, kh, kw = weight.shape
     out_h = (height + 2 * pad_h - (dilation_h * (kh - 1) + 1)) // stride_h + 1
     out_w = (width + 2 * pad_w - (dilation_w * (kw - 1) + 1)) // stride_w + 1
+    # deform_conv2d_forward_kernel's checks
+    torch._check(offset.size(0) == batch, lambda: "invalid batch size of offset")
+    torch._check(offset.size(1) == offset_groups * 2 * kh * kw, lambda: f"offset.shape[1] is not valid: got: {offset.size(1)}")
+    torch._check(not use_mask or mask.size(1) == offset_groups * kh * kw, lambda: f"mask.shape[1] is not valid: got: {mask.size(1)}")
+    torch._check(channels % offset_groups == 0, lambda: "input.shape[1] is not divisible by offset_groups")
+    torch._check(offset.shape[2:] == (out_h, out_w), lambda: "offset output dims do not match computed output dims")
+    torch._check(not use_mask or mask.shape[2:] == (out_h, out_w), lambda: "mask output dims do not match computed output dims")
+    torch._check(out_h > 0 and out_w > 0, lambda: f"Calculated output size too small - out_h: {out_h} out_w: {out_w}")
     per_offset_group = channels // offset_groups
     columns = torch.zeros(batch, channels, kh, kw, out_h, out_w, dtype=input.dtype)
     for b in range(batch):

@@ -22,17 +22,22 @@ torchvision's compiled ops do not load beside torch's CPU wheel.
 - roi_pool and ps_roi_pool: each bin's integer window as masks over the roi's image
   [K, C, PH, PW, H, W]; roi_pool takes the first value above -FLT_MAX (NaN and -inf are never
   picked, as in the kernel), its argmax (read only by the backward) comes with it.
-- deform_conv2d: ONNX DeformConv (opset 19+); float16 and bfloat16 compute in float32.
+- deform_conv2d: the kernel's bilinear sampling written out (GatherElements of the 4 pixels
+  around each tap's point) and one MatMul for the grouped convolution; float16 and bfloat16
+  compute in float32. onnxruntime's DeformConv (opset 19+) agrees on finite images; on an
+  image holding inf and -inf it gives NaN at more outputs than torchvision (12 against 5 per
+  channel in the fuzz pass's input), so it is used only with `exact_nan=False`.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from graph_builder import GraphBuilder, op, types
+from graph_builder import GraphBuilder, current_exact_nan, op, types
 from graph_builder.evaluator import current_evaluator
 from graph_builder.ir import Value
 from graph_builder.types import TFloat, TInt
+from torchlib.ops._kernels import like
 from torchlib.registry import aten_op
 
 
@@ -358,12 +363,75 @@ def torchvision_deform_conv2d(input: TFloat, weight: TFloat, offset: TFloat, mas
                               stride_h: int, stride_w: int, pad_h: int, pad_w: int, dilation_h: int, dilation_w: int,
                               groups: int, offset_groups: int, use_mask: bool) -> TFloat:
     """deform_conv2d(Tensor input, Tensor weight, Tensor offset, Tensor mask, Tensor bias, SymInt stride_h, SymInt stride_w, SymInt pad_h, SymInt pad_w, SymInt dilation_h, SymInt dilation_w, SymInt groups, SymInt offset_groups, bool use_mask) -> Tensor"""
-    dtype = input.dtype
-    assert dtype is not None
-    compute = dtype if dtype in (types.FLOAT, types.DOUBLE) else types.FLOAT  # onnxruntime's kernels; half in float32
+    dtype = input.known_dtype
+    compute = dtype if dtype in (types.FLOAT, types.DOUBLE) else types.FLOAT  # half and bfloat16 in float32
     args = [input, weight, offset, bias] + ([mask] if use_mask else [])
     args = [a if a.dtype is compute else op.Cast(a, to=compute.onnx) for a in args]
     x, w, off, b = args[:4]
-    out = op.DeformConv(x, w, off, b, args[4] if use_mask else None, dilations=[dilation_h, dilation_w], group=groups,
-                        offset_group=offset_groups, pads=[pad_h, pad_w, pad_h, pad_w], strides=[stride_h, stride_w])
+    m = args[4] if use_mask else None
+    if current_exact_nan():
+        out = _deform_conv2d_exact(x, w, off, m, b, (stride_h, stride_w), (pad_h, pad_w), (dilation_h, dilation_w),
+                                   groups, offset_groups)
+    else:  # onnxruntime's kernel: the same on finite images, more NaN than torchvision's around inf pixels
+        out = op.DeformConv(x, w, off, b, m, dilations=[dilation_h, dilation_w], group=groups,
+                            offset_group=offset_groups, pads=[pad_h, pad_w, pad_h, pad_w], strides=[stride_h, stride_w])
     return out if dtype is compute else op.Cast(out, to=dtype.onnx)
+
+
+def _deform_conv2d_exact(x: Value, w: Value, off: Value, mask: Value | None, bias: Value, stride: tuple[int, int],
+                         pad: tuple[int, int], dilation: tuple[int, int], groups: int, offset_groups: int) -> Value:
+    """deform_conv2d_kernel.cpp written out: each tap's sampling point, its bilinear value read
+    from the 4 pixels around it (a pixel outside the image reads 0, a point at or beyond one
+    pixel outside gives 0), times the mask, then the grouped convolution of those columns as one
+    MatMul. Weights and values meet exactly as in the kernel (w1 * v1 + w2 * v2 + w3 * v3 +
+    w4 * v4, only the pixels inside the image), so an inf pixel next to a point on a pixel
+    centre gives inf * 0 = NaN where torchvision does, and nowhere else."""
+    kh, kw = w.static_dim(2), w.static_dim(3)  # the weight's kernel size is static
+    taps = kh * kw
+    shape = op.Shape(x)
+    batch, channels, height, width = (op.Slice(shape, [i], [i + 1]) for i in range(4))
+    out_hw = op.Shape(off, start=2)
+
+    def axis(n: Value, s: int, p: int) -> Value:  # out_y * stride - pad, as a float
+        count = op.Squeeze(n, [0])
+        return op.CastLike(op.Sub(op.Mul(op.Range(np.array(0, np.int64), count, np.array(1, np.int64)), s), p), x)
+
+    rows = op.CastLike(np.array([(k // kw) * dilation[0] for k in range(taps)], np.int64), x)
+    cols = op.CastLike(np.array([(k % kw) * dilation[1] for k in range(taps)], np.int64), x)
+    base_y = op.Add(op.Reshape(rows, [taps, 1, 1]), op.Unsqueeze(axis(op.Slice(out_hw, [0], [1]), stride[0], pad[0]), [0, 2]))
+    base_x = op.Add(op.Reshape(cols, [taps, 1, 1]), op.Unsqueeze(axis(op.Slice(out_hw, [1], [2]), stride[1], pad[1]), [0, 1]))
+    # offset [B, G*K*2, OH, OW] -> y, x [B, G, K, OH, OW]
+    pairs = op.Reshape(off, op.Concat(batch, [offset_groups, taps, 2], out_hw, axis=0))
+    y = op.Add(base_y, op.Squeeze(op.Slice(pairs, [0], [1], [3]), [3]))
+    x_ = op.Add(base_x, op.Squeeze(op.Slice(pairs, [1], [2], [3]), [3]))
+    h, wd = op.CastLike(height, x), op.CastLike(width, x)
+    inside = op.And(op.And(op.Greater(y, like(-1, x)), op.Less(y, h)), op.And(op.Greater(x_, like(-1, x)), op.Less(x_, wd)))
+    y_low, x_low = op.Floor(y), op.Floor(x_)
+    ly, lx = op.Sub(y, y_low), op.Sub(x_, x_low)
+    hy, hx = op.Sub(like(1, x), ly), op.Sub(like(1, x), lx)
+    # the image by offset group: [B, G, C/G, H*W]; each corner gathered for every channel of its group
+    images = op.Reshape(x, op.Concat(batch, [offset_groups, -1], op.Mul(height, width), axis=0))
+    per_group = op.Slice(op.Shape(images), [2], [3])
+    flat_shape = op.Concat(batch, [offset_groups, 1, -1], axis=0)
+    r0, c0 = op.Cast(y_low, to=types.INT64.onnx), op.Cast(x_low, to=types.INT64.onnx)
+    total = None
+    for dr, dc, weight in ((0, 0, op.Mul(hy, hx)), (0, 1, op.Mul(hy, lx)), (1, 0, op.Mul(ly, hx)), (1, 1, op.Mul(ly, lx))):
+        r, c = op.Add(r0, dr), op.Add(c0, dc)
+        ok = op.And(inside, op.And(op.And(op.GreaterOrEqual(r, 0), op.Less(r, height)),
+                                   op.And(op.GreaterOrEqual(c, 0), op.Less(c, width))))
+        index = op.Where(ok, op.Add(op.Mul(r, width), c), np.array(0, np.int64))
+        index = op.Expand(op.Reshape(index, flat_shape), op.Concat(batch, [offset_groups], per_group, [1], axis=0))
+        value = op.Where(op.Reshape(ok, flat_shape), op.GatherElements(images, index, axis=3), like(0, x))
+        term = op.Mul(op.Reshape(weight, flat_shape), value)
+        total = term if total is None else op.Add(total, term)
+    assert total is not None
+    sampled = op.Where(op.Reshape(inside, flat_shape), total, like(0, x))  # [B, G, C/G, K*OH*OW]
+    if mask is not None:
+        sampled = op.Mul(op.Reshape(mask, flat_shape), sampled)
+    # columns [B, C*K, OH*OW] as the kernel lays them out (channel, then tap), by conv group
+    columns = op.Reshape(sampled, op.Concat(batch, [groups, -1], op.ReduceProd(out_hw, keepdims=1), axis=0))
+    out_channels = w.static_dim(0)
+    kernel = op.Reshape(w, [groups, out_channels // groups, -1])
+    out = op.MatMul(kernel, columns)  # [B, groups, O/groups, OH*OW]
+    out = op.Reshape(out, op.Concat(batch, [out_channels], out_hw, axis=0))
+    return op.Add(out, op.Reshape(bias, [-1, 1, 1]))

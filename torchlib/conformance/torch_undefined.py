@@ -132,8 +132,8 @@ def pow_exponent_by_position(key: str, the_call: Call, expected: Any) -> Undefin
     is 2 in whole vector blocks (pow(-1, e) = 1) and not an integer in the tail (NaN). On AVX512,
     -ones(17) ** e is 1 at positions 0-15 and NaN at 16; a 5-element tensor is all tail. The
     elements where the two exponents give values farther apart than float32's tolerance depend on
-    vector width, so they are not compared (ours: the float32 exponent, the vector loop's
-    answer); the others are."""
+    their position modulo the vector width, so they are not compared (ours: the float32
+    exponent, the vector loop's answer); the others are."""
     if len(the_call.args) < 2 or not isinstance(the_call.args[0], torch.Tensor) or not isinstance(expected, torch.Tensor):
         return None
     x, e = the_call.args[0], the_call.args[1]

@@ -236,3 +236,54 @@ def test_translation_table_replaces_a_custom_op_that_has_a_decomposition():
         decomposed = torchlib.onnx_export(Model(), args)
         assert [n.op_type for n in decomposed.model_proto.graph.node] == ["Add"]
         torch.testing.assert_close(decomposed(*args), torch.full((3, 3), 3.0))
+
+
+class WritesItsBuffer(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.register_buffer("my_buffer", torch.tensor(4.0))
+
+    def forward(self, x, b):
+        out = x + b
+        self.my_buffer.add_(1.0)
+        return out * self.my_buffer
+
+
+def test_onnx_export_outputs_are_forwards_alone_and_the_dropped_write_is_named():
+    """torch.onnx leaves out the new value of a written buffer; onnx_export does the same, and
+    says so. torchlib.export keeps it as the first output."""
+    args = (torch.rand(3, 3), torch.randn(3, 3))
+    dim = torch.export.Dim("dim")
+    with pytest.warns(UserWarning, match="forward writes 'my_buffer'"):
+        result = torchlib.onnx_export(WritesItsBuffer(), args, dynamic_shapes=({0: dim}, {0: dim}))
+    assert [o.name for o in result.model_proto.graph.output] == ["output"] and result.written_inputs == []
+    x, b = torch.rand(4, 3), torch.randn(4, 3)
+    torch.testing.assert_close(result(x, b), (x + b) * 5.0)
+    full = torchlib.export(WritesItsBuffer(), args)
+    assert [o.name for o in full.model_proto.graph.output] == ["my_buffer_updated", "output"]
+
+
+def test_written_outputs_false_after_a_whole_program_decomposition():
+    """A slice write whose view is read afterwards needs the whole program decomposed: the
+    buffer's write is then one of the program's outputs, and written_outputs=False leaves it
+    out there too."""
+
+    class SliceWrite(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.register_buffer("state", torch.zeros(3, 4))
+
+        def forward(self, x):
+            row = self.state[:, 0]
+            self.state[:, 0].add_(x[:, 0])
+            return row * 2, x + self.state
+
+    x = torch.randn(3, 4)
+    with pytest.warns(UserWarning, match="'state'"):
+        result = torchlib.export(SliceWrite(), (x,), written_outputs=False)
+    assert any(d.startswith("the whole program was decomposed") for d in result.diagnostics)
+    assert len(result.model_proto.graph.output) == 2 and result.written_inputs == []
+    state = torch.zeros(3, 4)
+    state[:, 0] += x[:, 0]
+    for got, expected in zip(result(x), (state[:, 0] * 2, x + state), strict=True):
+        torch.testing.assert_close(got, expected)

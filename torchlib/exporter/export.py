@@ -85,6 +85,7 @@ def export(
     weight_quantization: str | WeightQuantization | None = None,
     check: bool | None = None,
     exact_nan: bool = True,
+    written_outputs: bool = True,
 ) -> ExportResult:
     """Export `model(*args, **kwargs)` to ONNX.
 
@@ -133,6 +134,10 @@ def export(
         a NaN, recurrent layers after a NaN step; docs/nan_latency.md): fewer nodes, and a
         NaN input may give numbers where torch gives NaN. Recorded in the model's metadata
         (`torchlib.exact_nan`).
+    written_outputs: the new values of the buffers and inputs forward writes
+        (`self.buf.add_(1)`, BatchNorm's running statistics in train mode) are the model's
+        first outputs (default; `result.written_inputs` names them). False: only forward's
+        outputs, as torch.onnx exports a model; a warning names each new value left out.
 
     Capture tries torch.export non-strict, then strict, then draft_export
     (`result.capture_strategy` says which worked). Returns an ExportResult: `graph` (its
@@ -144,14 +149,14 @@ def export(
     # chunks at some caller depths (up to 2.5x slower capture; see stack_room.py)
     with EXPORT_LOCK, onnx_exporting():  # one export at a time (see capture.py)
         return with_stack_room(_export, model, args, kwargs, dynamic_shapes, opset, input_names, output_names,
-                               functions, optimize, weights, weight_quantization, check, exact_nan)
+                               functions, optimize, weights, weight_quantization, check, exact_nan, written_outputs)
 
 
 def _export(model: torch.nn.Module | torch.export.ExportedProgram, args: Any, kwargs: Mapping[str, Any] | None,
             dynamic_shapes: Any, opset: int, input_names: Sequence[str] | None, output_names: Sequence[str] | None,
             functions: Functions | None, optimize: bool,
             weights: Weights | None = None, weight_quantization: str | WeightQuantization | None = None,
-            check: bool | None = None, exact_nan: bool = True) -> ExportResult:
+            check: bool | None = None, exact_nan: bool = True, written_outputs: bool = True) -> ExportResult:
     with quiet_torch():
         registry = _load_ops()
         table, modules = split(functions)
@@ -212,7 +217,8 @@ def _export(model: torch.nn.Module | torch.export.ExportedProgram, args: Any, kw
                         sample.check_program(ep, strategy)
             timings["self_check"] = time.perf_counter() - t
         t = time.perf_counter()
-        names = {"input_names": input_names, "output_names": output_names, "exact_nan": exact_nan}
+        names = {"input_names": input_names, "output_names": output_names, "exact_nan": exact_nan,
+                 "written_outputs": written_outputs}
         reason = ""
         fx_to_onnx: dict[str, list[str]] = {}
         try:
@@ -356,13 +362,16 @@ def translate(
     exact_nan: bool = True,
     modules: ModuleSelection | None = None,
     fx_to_onnx: dict[str, list[str]] | None = None,
+    written_outputs: bool = True,
 ) -> tuple[Any, list[str]]:
     """Translate the ExportedProgram's graph. With decompose_nodes, an op without a function is
     decomposed on its own node (NeedsWholeProgramDecomposition when that is impossible);
     without, every op must have a function (UnsupportedOpsError lists those that do not).
     With `modules`, the calls of those modules become local functions (module_functions.py).
     `fx_to_onnx`, when given, is filled with each call_function FX node's ONNX value names in
-    the returned graph; [] where the optimizer removed or rewrote a value (`_unchanged`)."""
+    the returned graph; [] where the optimizer removed or rewrote a value (`_unchanged`).
+    `written_outputs=False` leaves out the new values of written buffers and inputs (export's
+    argument of that name)."""
     if not decompose_nodes:
         check_supported(ep, registry)
     g = GraphBuilder(opset=opset, exact_nan=exact_nan)
@@ -388,12 +397,27 @@ def translate(
             env[node.name] = attribute(g, ep.graph_module, node, _body_translator(registry, renames, diagnostics))
         elif node.op == "output":
             written = _written_outputs(ctx, specs)
+            fx_outputs = pytree.tree_leaves(node.args[0], is_leaf=lambda x: x is None)
+            kinds = [s.kind.name for s in ep.graph_signature.output_specs]
+            # a whole-program decomposition makes the writes the program's first outputs
+            kinds = kinds if len(kinds) == len(fx_outputs) else ["USER_OUTPUT"] * len(fx_outputs)
+            if not written_outputs:
+                left_out = [name for name, _ in written] + [
+                    str(s.target or s.arg) for s in ep.graph_signature.output_specs if s.kind.name != "USER_OUTPUT"]
+                if left_out:
+                    message = (f"forward writes {', '.join(repr(n) for n in left_out)}: the new value is not an output of "
+                               "the ONNX model (written_outputs=False, as torch.onnx exports it), so a second call does not "
+                               "see it; torchlib.export returns it as the first outputs by default")
+                    warnings.warn(message, UserWarning, stacklevel=caller_level())
+                    diagnostics.append(message)
+                written = []
             for name, value in written:
                 g.output(value, f"{name}_updated", exact=False)
-            fx_outputs = pytree.tree_leaves(node.args[0], is_leaf=lambda x: x is None)
             structure = _structure_names(ep, len(fx_outputs))
             count = 0  # graph outputs so far: output_names given by the user name them in order
-            for fx_output, value, default in zip(fx_outputs, _map_args(fx_outputs, env), structure):
+            for fx_output, value, default, kind in zip(fx_outputs, _map_args(fx_outputs, env), structure, kinds):
+                if not written_outputs and kind != "USER_OUTPUT":
+                    continue
                 if isinstance(value, Value):  # the user's name, else the output structure's
                     if isinstance(getattr(fx_output, "meta", {}).get("val"), torch.SymFloat):
                         with g:  # a SymFloat (DOUBLE inside the graph) is a float32 output, as torch.onnx gives it
@@ -403,7 +427,7 @@ def translate(
                     count += 1
             g.graph.metadata["torchlib.feeds"] = _feeds_of(ep)
             written_names = [name for name, _ in written] or [
-                s.target for s in ep.graph_signature.output_specs if s.kind.name != "USER_OUTPUT"]
+                s.target for s in ep.graph_signature.output_specs if s.kind.name != "USER_OUTPUT" and written_outputs]
             if written_names:
                 g.graph.metadata["torchlib.written_inputs"] = ",".join(str(n) for n in written_names)
         else:

@@ -50,7 +50,9 @@ def onnx_export(
     with torch on `args`; raises on a mismatch), `export_modules_as_functions` (True: every
     module call below the root as a model-local function, or the module classes to keep;
     torchlib's `functions="modules"` / `functions=[classes]`, from torch.onnx's TorchScript
-    exporter, which the dynamo exporter does not implement). As in torch.onnx, a dict at the end of `args` is
+    exporter, which the dynamo exporter does not implement). As in torch.onnx, the graph's outputs
+    are forward's alone: the new value of a buffer forward writes is not one (a warning names it;
+    `torchlib.export` returns it). As in torch.onnx, a dict at the end of `args` is
     the keyword arguments (when `kwargs` is not given), and a `torch.onnx.ExportableModule` given
     without arguments supplies its `example_arguments()`, `input_names()`, `output_names()` and
     `dynamic_shapes()`. Accepted and without effect here: `dynamo`,
@@ -86,7 +88,7 @@ def onnx_export(
     elif export_modules_as_functions:
         functions.extend(export_modules_as_functions)
     result = export(model, args, kwargs, dynamic_shapes, opset=opset_version or 23, input_names=input_names,
-                    output_names=output_names, functions=functions or None, check=check)
+                    output_names=output_names, functions=functions or None, check=check, written_outputs=False)
     if verify:
         bad = [d for d in result.verify(*args, **kwargs) if not d.ok()]
         if bad:

@@ -1,7 +1,8 @@
 """Python scalar arguments of float16 / bfloat16 (and float32) ops, used as torch's kernels use
 them: some round the scalar to the tensor's dtype (comparisons, remainder, fmod, add / sub
-with alpha, hardshrink, xlogy, pow's exponent), others take it unrounded in float32 (mul, div,
-softshrink, threshold) (issue 19, section 7). Inputs sit on the scalar rounded to the dtype and
+with alpha, hardshrink, xlogy, pow's exponent, softshrink from torch 2.14), others take it
+unrounded in float32 (mul, div, threshold, softshrink up to torch 2.13: the function probes the
+installed torch) (issue 19, section 7). Inputs sit on the scalar rounded to the dtype and
 its neighbours, where the two readings differ."""
 
 from __future__ import annotations

@@ -321,7 +321,8 @@ class GraphBuilder:
         except TypeError:  # an unhashable attribute
             key, cached = None, None
         if cached is None:
-            cached = EAGER.run_arrays(sig, arrays, attrs, n_outputs)
+            in_numpy = _NUMPY_FOLDS.get(sig.name) if not sig.domain else None
+            cached = in_numpy(arrays, attrs) if in_numpy is not None else EAGER.run_arrays(sig, arrays, attrs, n_outputs)
             if key is not None:
                 self._root.folded[key] = cached
         return cached
@@ -637,6 +638,17 @@ class GraphBuilder:
         arrays = {k: as_array(x) for k, x in feeds.items()}
         results = run_session(session, arrays, [v.name for v in wanted])
         return [numpy_to_torch(r) for r in results] if torch_in else results
+
+
+def _constant_of_shape(arrays: list[np.ndarray | None], attrs: dict[str, Any]) -> list[np.ndarray]:
+    """ConstantOfShape: `value`'s one element (float32 0 by default) in every place of the shape."""
+    fill = attrs.get("value", np.zeros(1, np.float32))
+    return [np.full([int(d) for d in np.asarray(arrays[0])], fill.reshape(-1)[0], fill.dtype)]
+
+
+# Ops whose fold numpy computes exactly, without an onnxruntime session: also for dtypes that
+# onnxruntime has no kernels for (FLOAT4E2M1: a packed weight or zeros returned as they are)
+_NUMPY_FOLDS = {"ConstantOfShape": _constant_of_shape, "Identity": lambda arrays, attrs: [arrays[0]]}
 
 
 def _merge_shapes(a: ir.Shape | None, b: ir.Shape | None) -> ir.Shape | None:

@@ -648,7 +648,11 @@ def _constant_of_shape(arrays: list[np.ndarray | None], attrs: dict[str, Any]) -
 
 # Ops whose fold numpy computes exactly, without an onnxruntime session: also for dtypes that
 # onnxruntime has no kernels for (FLOAT4E2M1: a packed weight or zeros returned as they are)
-_NUMPY_FOLDS = {"ConstantOfShape": _constant_of_shape, "Identity": lambda arrays, attrs: [arrays[0]]}
+_NUMPY_FOLDS = {
+    "ConstantOfShape": _constant_of_shape,
+    "Identity": lambda arrays, attrs: [arrays[0]],
+    "Shape": lambda arrays, attrs: [np.array(np.shape(arrays[0])[attrs.get("start", 0):attrs.get("end")], np.int64)],
+}
 
 
 def _merge_shapes(a: ir.Shape | None, b: ir.Shape | None) -> ir.Shape | None:

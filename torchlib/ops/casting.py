@@ -126,7 +126,7 @@ def aten_view_dtype(self: TTensor, dtype: DType) -> TTensor:
             f"in the dtype the model reads it in (a weight stored as torch.float4_e2m1fn_x2 and read as uint8: "
             f"register it as uint8)"
         )
-    return op.Identity(_bitcast(self.const_value, self.dtype, dtype))
+    return op.Identity(_bitcast(self.const_value, self.known_dtype, dtype))
 
 
 def _bitcast(array: np.ndarray, source: DType, target: DType) -> np.ndarray:

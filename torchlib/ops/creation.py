@@ -123,7 +123,7 @@ def aten_new_zeros(
     pin_memory: bool | None = None,
 ) -> TTensor:  # fmt: skip
     """new_zeros(Tensor self, SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor"""
-    return _full(size, 0, dtype or self.dtype)
+    return _full(size, 0, dtype or self.known_dtype)
 
 
 @aten_op("aten::new_ones")
@@ -132,7 +132,7 @@ def aten_new_ones(
     pin_memory: bool | None = None,
 ) -> TTensor:  # fmt: skip
     """new_ones(Tensor self, SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor"""
-    return _full(size, 1, dtype or self.dtype)
+    return _full(size, 1, dtype or self.known_dtype)
 
 
 @aten_op("aten::new_empty")
@@ -141,7 +141,7 @@ def aten_new_empty(
     pin_memory: bool | None = None,
 ) -> TTensor:  # fmt: skip
     """new_empty(Tensor self, SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor"""
-    return _full(size, 0, dtype or self.dtype)
+    return _full(size, 0, dtype or self.known_dtype)
 
 
 @aten_op("aten::new_full")
@@ -150,7 +150,7 @@ def aten_new_full(
     device: Any = None, pin_memory: bool | None = None,
 ) -> TTensor:  # fmt: skip
     """new_full(Tensor self, SymInt[] size, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor"""
-    return _full(size, fill_value, dtype or self.dtype)
+    return _full(size, fill_value, dtype or self.known_dtype)
 
 
 @aten_op("aten::scalar_tensor")
@@ -177,15 +177,16 @@ def _full(size: Size, value: Any, dtype: DType) -> Value:
 def _full_like(self: Value, value: Any, dtype: DType | None) -> Value:
     """full_of a tensor of self's torch size in `dtype` (self's when None): self's ONNX shape, its
     last dim rescaled where one of the two dtypes is packed and the other is not."""
-    dtype = dtype or self.dtype
+    source = self.known_dtype
+    dtype = dtype or source
     shape = op.Shape(self)
     if dtype.per_torch_element != 1:
         _check_packed_fill(value, dtype)
-    if self.dtype.per_torch_element != dtype.per_torch_element:
+    if source.per_torch_element != dtype.per_torch_element:
         if self.rank == 0:
             types.onnx_shape(dtype, [])  # raises: a 0-d tensor of a packed dtype has no ONNX shape
         last = op.Slice(shape, [-1], [np.iinfo(np.int64).max])
-        last = op.Mul(op.Div(last, self.dtype.per_torch_element), dtype.per_torch_element)
+        last = op.Mul(op.Div(last, source.per_torch_element), dtype.per_torch_element)
         shape = op.Concat(op.Slice(shape, [0], [-1]), last, axis=0)
     return full_of(shape, value, dtype)
 

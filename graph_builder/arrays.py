@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from graph_builder import types
-from graph_builder.ir import Value
+from graph_builder.ir import Value, raw_bytes
 
 
 def as_array(value: Any) -> np.ndarray:
@@ -98,8 +98,7 @@ def pack_nibbles(array: np.ndarray) -> np.ndarray:
     if not array.shape or array.shape[-1] % 2:
         raise ValueError(f"{types.from_numpy(array.dtype)} array of shape {list(array.shape)} does not pack two a byte: "
                          f"its last dim must be even")
-    nibbles = np.ascontiguousarray(array).view(np.uint8) & 0x0F
-    return nibbles[..., 0::2] | (nibbles[..., 1::2] << 4)
+    return np.frombuffer(raw_bytes(array), np.uint8).reshape(*array.shape[:-1], array.shape[-1] // 2).copy()
 
 
 def torch_view(array: np.ndarray) -> Any:

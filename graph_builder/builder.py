@@ -348,15 +348,20 @@ class GraphBuilder:
         elif len(inputs) > len(target.inputs) and not target.variadic_input:
             problem = f"it takes {len(target.inputs)} inputs there, this call gives {len(inputs)}"
         else:
-            for key in attrs:
+            for key, a in attrs.items():
                 if target.attr_types.get(key) != sig.attr_types.get(key):
                     problem = f"attribute {key!r} does not exist there"
+                    break
+                dtype = types._BY_NUMPY.get(a.dtype) if type(a) is np.ndarray else None
+                if dtype is not None and dtype.since_opset > self.opset:
+                    problem = f"attribute {key!r} is a {dtype} tensor ({dtype} exists from opset {dtype.since_opset})"
                     break
             for i, x in enumerate(inputs):
                 dtype = x.dtype if isinstance(x, Value) else None
                 allowed = target.param_for_input(i).allowed if i < len(target.inputs) or target.variadic_input else None
                 if dtype is not None and allowed is not None and dtype not in allowed:
-                    problem = f"input {i} has dtype {dtype}, which it does not accept there"
+                    newer = f" ({dtype} exists from opset {dtype.since_opset})" if dtype.since_opset > self.opset else ""
+                    problem = f"input {i} has dtype {dtype}, which it does not accept there{newer}"
                     break
         if problem is not None:
             raise OpError(

@@ -126,7 +126,7 @@ def test_float4_weight_keeps_its_packed_bytes():
 
 
 def test_float4_weight_needs_opset_23():
-    with pytest.raises(Exception, match="FLOAT4E2M1 exists from opset 23: export with a newer opset"):
+    with pytest.raises(Exception, match=r"FLOAT4E2M1 exists from opset 23\).*export with a newer opset"):
         torchlib.export(ReturnsBuffer(packed_fp4([[1, 2]])), (), opset=22)
 
 

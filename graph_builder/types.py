@@ -24,8 +24,17 @@ class DType:
 
     __slots__ = ("name", "onnx", "numpy", "torch_name", "itemsize", "kind", "bits", "per_torch_element", "since_opset")
 
-    def __init__(self, name: str, onnx_type: int, numpy_dtype: Any, torch_name: str | None, kind: str, bits: int = 0,
-                 per_torch_element: int = 1, since_opset: int = 1):
+    def __init__(
+        self,
+        name: str,
+        onnx_type: int,
+        numpy_dtype: Any,
+        torch_name: str | None,
+        kind: str,
+        bits: int = 0,
+        per_torch_element: int = 1,
+        since_opset: int = 1,
+    ):
         self.name = name
         self.onnx = onnx_type
         self.numpy = np.dtype(numpy_dtype) if numpy_dtype is not None else None
@@ -89,15 +98,31 @@ UINT64 = DType("UINT64", TensorProto.UINT64, np.uint64, "uint64", "u")
 COMPLEX64 = DType("COMPLEX64", TensorProto.COMPLEX64, np.complex64, "complex64", "c")
 COMPLEX128 = DType("COMPLEX128", TensorProto.COMPLEX128, np.complex128, "complex128", "c")
 BFLOAT16 = DType("BFLOAT16", TensorProto.BFLOAT16, ml_dtypes.bfloat16, "bfloat16", "f")
-FLOAT8E4M3FN = DType("FLOAT8E4M3FN", TensorProto.FLOAT8E4M3FN, ml_dtypes.float8_e4m3fn, "float8_e4m3fn", "f", since_opset=19)
-FLOAT8E4M3FNUZ = DType("FLOAT8E4M3FNUZ", TensorProto.FLOAT8E4M3FNUZ, ml_dtypes.float8_e4m3fnuz, "float8_e4m3fnuz", "f", since_opset=19)
+FLOAT8E4M3FN = DType(
+    "FLOAT8E4M3FN", TensorProto.FLOAT8E4M3FN, ml_dtypes.float8_e4m3fn, "float8_e4m3fn", "f", since_opset=19
+)
+FLOAT8E4M3FNUZ = DType(
+    "FLOAT8E4M3FNUZ", TensorProto.FLOAT8E4M3FNUZ, ml_dtypes.float8_e4m3fnuz, "float8_e4m3fnuz", "f", since_opset=19
+)
 FLOAT8E5M2 = DType("FLOAT8E5M2", TensorProto.FLOAT8E5M2, ml_dtypes.float8_e5m2, "float8_e5m2", "f", since_opset=19)
-FLOAT8E5M2FNUZ = DType("FLOAT8E5M2FNUZ", TensorProto.FLOAT8E5M2FNUZ, ml_dtypes.float8_e5m2fnuz, "float8_e5m2fnuz", "f", since_opset=19)
-FLOAT8E8M0 = DType("FLOAT8E8M0", TensorProto.FLOAT8E8M0, ml_dtypes.float8_e8m0fnu, "float8_e8m0fnu", "f", since_opset=24)
+FLOAT8E5M2FNUZ = DType(
+    "FLOAT8E5M2FNUZ", TensorProto.FLOAT8E5M2FNUZ, ml_dtypes.float8_e5m2fnuz, "float8_e5m2fnuz", "f", since_opset=19
+)
+FLOAT8E8M0 = DType(
+    "FLOAT8E8M0", TensorProto.FLOAT8E8M0, ml_dtypes.float8_e8m0fnu, "float8_e8m0fnu", "f", since_opset=24
+)
 INT4 = DType("INT4", TensorProto.INT4, ml_dtypes.int4, None, "i", bits=4, since_opset=21)
 UINT4 = DType("UINT4", TensorProto.UINT4, ml_dtypes.uint4, None, "u", bits=4, since_opset=21)
-FLOAT4E2M1 = DType("FLOAT4E2M1", TensorProto.FLOAT4E2M1, ml_dtypes.float4_e2m1fn, "float4_e2m1fn_x2", "f", bits=4,
-                   per_torch_element=2, since_opset=23)
+FLOAT4E2M1 = DType(
+    "FLOAT4E2M1",
+    TensorProto.FLOAT4E2M1,
+    ml_dtypes.float4_e2m1fn,
+    "float4_e2m1fn_x2",
+    "f",
+    bits=4,
+    per_torch_element=2,
+    since_opset=23,
+)
 
 ALL_DTYPES: tuple[DType, ...] = (
     FLOAT, UINT8, INT8, UINT16, INT16, INT32, INT64, STRING, BOOL, FLOAT16, DOUBLE, UINT32, UINT64,
@@ -168,7 +193,9 @@ def onnx_shape(dtype: DType, torch_shape: Sequence[Any]) -> list[Any]:
     if n == 1:
         return list(torch_shape)
     if not torch_shape:
-        raise TypeError(f"a 0-d torch.{dtype.torch_name} tensor has no ONNX shape: its one element holds {n} {dtype.name} values")
+        raise TypeError(
+            f"a 0-d torch.{dtype.torch_name} tensor has no ONNX shape: its one element holds {n} {dtype.name} values"
+        )
     return [*torch_shape[:-1], torch_shape[-1] * n]
 
 

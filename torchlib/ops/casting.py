@@ -119,7 +119,9 @@ def aten_view_dtype(self: TTensor, dtype: DType) -> TTensor:
     if dtype is self.dtype:
         return op.Identity(self)
     if self.const_value is None or self.is_parameter:
-        what = "a weight (kept as an initializer under its name)" if self.is_parameter else "a tensor computed at run time"
+        what = (
+            "a weight (kept as an initializer under its name)" if self.is_parameter else "a tensor computed at run time"
+        )
         raise TypeError(
             f"viewing the bits of a {self.dtype} tensor as {dtype} (x.view(torch.{dtype.torch_name})) has no ONNX "
             f"equivalent: ONNX has no bitcast, and this is {what}, not a constant to fold at export. Hold the tensor "

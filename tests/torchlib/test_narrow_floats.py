@@ -171,3 +171,19 @@ def test_float4_weight_viewed_as_uint8_says_what_to_do():
 
     with pytest.raises(Exception, match=r"aten::view.dtype(.|\n)*has no ONNX equivalent(.|\n)*a weight(.|\n)*register it as uint8"):
         torchlib.export(Packed(), (torch.zeros(2, 3, dtype=torch.uint8),))
+
+
+@pytest.mark.parametrize("direction", ["to", "from"])
+def test_float4_casts_are_refused(direction):
+    """torch.export records x.to(float4_e2m1fn_x2) and back, which torch's copy kernel refuses."""
+
+    class Cast(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.register_buffer("packed", packed_fp4([[1, 2, 3, 4]]))
+
+        def forward(self, x):
+            return x.to(torch.float4_e2m1fn_x2) if direction == "to" else x + self.packed.float()
+
+    with pytest.raises(Exception, match="torch converts no tensor to or from torch.float4_e2m1fn_x2"):
+        torchlib.export(Cast(), (torch.randn(1, 4),))

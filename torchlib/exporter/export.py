@@ -724,6 +724,8 @@ def _conform(result: Any, val: Any, renames: dict, name: str, diagnostics: list[
         elif result.is_complex:
             raise TypeError(f"{name} returned a complex tensor where torch gives {dtype}")
         if result.dtype is not dtype:
+            if dtype.per_torch_element != 1 or (result.dtype is not None and result.dtype.per_torch_element != 1):
+                raise TypeError(f"{name} returned {result} where torch gives {val.dtype}, a packed dtype no cast converts to")
             diagnostics.append(f"{name} returned {result.dtype} where torch gives {dtype}; cast inserted")
             result = op.Cast(result, to=dtype.onnx)
             if val.is_complex():

@@ -321,7 +321,8 @@ class GraphBuilder:
         except TypeError:  # an unhashable attribute
             key, cached = None, None
         if cached is None:
-            cached = EAGER.run_arrays(sig, arrays, attrs, n_outputs)
+            in_numpy = _NUMPY_FOLDS.get(sig.name) if not sig.domain else None
+            cached = in_numpy(arrays, attrs) if in_numpy is not None else EAGER.run_arrays(sig, arrays, attrs, n_outputs)
             if key is not None:
                 self._root.folded[key] = cached
         return cached
@@ -347,15 +348,20 @@ class GraphBuilder:
         elif len(inputs) > len(target.inputs) and not target.variadic_input:
             problem = f"it takes {len(target.inputs)} inputs there, this call gives {len(inputs)}"
         else:
-            for key in attrs:
+            for key, a in attrs.items():
                 if target.attr_types.get(key) != sig.attr_types.get(key):
                     problem = f"attribute {key!r} does not exist there"
+                    break
+                dtype = types._BY_NUMPY.get(a.dtype) if type(a) is np.ndarray else None
+                if dtype is not None and dtype.since_opset > self.opset:
+                    problem = f"attribute {key!r} is a {dtype} tensor ({dtype} exists from opset {dtype.since_opset})"
                     break
             for i, x in enumerate(inputs):
                 dtype = x.dtype if isinstance(x, Value) else None
                 allowed = target.param_for_input(i).allowed if i < len(target.inputs) or target.variadic_input else None
                 if dtype is not None and allowed is not None and dtype not in allowed:
-                    problem = f"input {i} has dtype {dtype}, which it does not accept there"
+                    newer = f" ({dtype} exists from opset {dtype.since_opset})" if dtype.since_opset > self.opset else ""
+                    problem = f"input {i} has dtype {dtype}, which it does not accept there{newer}"
                     break
         if problem is not None:
             raise OpError(
@@ -637,6 +643,21 @@ class GraphBuilder:
         arrays = {k: as_array(x) for k, x in feeds.items()}
         results = run_session(session, arrays, [v.name for v in wanted])
         return [numpy_to_torch(r) for r in results] if torch_in else results
+
+
+def _constant_of_shape(arrays: list[np.ndarray | None], attrs: dict[str, Any]) -> list[np.ndarray]:
+    """ConstantOfShape: `value`'s one element (float32 0 by default) in every place of the shape."""
+    fill = attrs.get("value", np.zeros(1, np.float32))
+    return [np.full([int(d) for d in np.asarray(arrays[0])], fill.reshape(-1)[0], fill.dtype)]
+
+
+# Ops whose fold numpy computes exactly, without an onnxruntime session: also for dtypes that
+# onnxruntime has no kernels for (FLOAT4E2M1: a packed weight or zeros returned as they are)
+_NUMPY_FOLDS = {
+    "ConstantOfShape": _constant_of_shape,
+    "Identity": lambda arrays, attrs: [arrays[0]],
+    "Shape": lambda arrays, attrs: [np.array(np.shape(arrays[0])[attrs.get("start", 0):attrs.get("end")], np.int64)],
+}
 
 
 def _merge_shapes(a: ir.Shape | None, b: ir.Shape | None) -> ir.Shape | None:

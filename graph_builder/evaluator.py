@@ -16,7 +16,7 @@ import onnx
 import onnxruntime as ort
 
 from graph_builder import ir, types
-from graph_builder.arrays import numpy_to_torch, torch_to_numpy
+from graph_builder.arrays import numpy_to_torch, torch_to_numpy, unpack_nibbles
 from graph_builder.schema import DEFAULT_OPSET, OpError, OpSignature
 
 
@@ -155,13 +155,21 @@ class EagerEvaluator:
         return session, names, output_dtypes if in_special or out_special else None
 
 
-_NOT_IN_ORT_NUMPY = {d.numpy for d in (types.BFLOAT16, types.FLOAT8E4M3FN, types.FLOAT8E4M3FNUZ, types.FLOAT8E5M2, types.FLOAT8E5M2FNUZ, types.FLOAT8E8M0)}
+_NOT_IN_ORT_NUMPY = {d.numpy for d in (types.BFLOAT16, types.FLOAT8E4M3FN, types.FLOAT8E4M3FNUZ, types.FLOAT8E5M2, types.FLOAT8E5M2FNUZ, types.FLOAT8E8M0,
+                                        types.FLOAT4E2M1)}
 _RAW_VIEW = {1: np.uint8, 2: np.uint16}
 
 
 def to_ort_value(array: np.ndarray) -> ort.OrtValue:
     """An OrtValue over the array's memory (a copy only when it is not C-contiguous); bfloat16
-    and float8 through an integer view of the same bytes, which the numpy bridge does not take."""
+    and float8 through an integer view of the same bytes, which the numpy bridge does not take;
+    FLOAT4E2M1 packed two a byte (a copy) at the start of a uint8 buffer of the element shape,
+    where onnxruntime reads it."""
+    if array.dtype == types.FLOAT4E2M1.numpy:
+        buffer = np.zeros(array.shape, np.uint8)
+        packed = np.frombuffer(ir.raw_bytes(array), np.uint8)
+        buffer.reshape(-1)[: packed.size] = packed
+        return ort.OrtValue.ortvalue_from_numpy_with_onnx_type(buffer, types.FLOAT4E2M1.onnx)
     if array.dtype in _NOT_IN_ORT_NUMPY:
         raw = np.ascontiguousarray(array).reshape(array.shape).view(_RAW_VIEW[array.dtype.itemsize])  # keeps rank 0
         return ort.OrtValue.ortvalue_from_numpy_with_onnx_type(raw, types.from_numpy(array.dtype).onnx)
@@ -172,11 +180,14 @@ def _from_ort_value(value: ort.OrtValue, dtype: types.DType | None) -> np.ndarra
     if dtype is None or dtype.numpy not in _NOT_IN_ORT_NUMPY:
         return value.numpy()
     shape = tuple(value.shape())
-    size = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+    count = int(np.prod(shape, dtype=np.int64))
+    size = value.tensor_size_in_bytes() if dtype.bits == 4 else count * dtype.itemsize  # 4 bits: packed two a byte
     if size == 0:
         return np.empty(shape, dtype.numpy)
-    buffer = (ctypes.c_char * size).from_address(value.data_ptr())
-    return np.frombuffer(buffer, dtype=np.uint8).copy().view(dtype.numpy).reshape(shape)
+    buffer = np.frombuffer((ctypes.c_char * size).from_address(value.data_ptr()), dtype=np.uint8).copy()
+    if dtype.bits == 4:
+        return unpack_nibbles(buffer, dtype)[:count].reshape(shape)
+    return buffer.view(dtype.numpy).reshape(shape)
 
 
 def _run_with_ort_values(

@@ -243,9 +243,11 @@ class OpSignature:
             p = params[i] if i <= last else params[last]
             allowed = p.allowed
             if allowed is not None and dtype not in allowed:
+                newer = f" ({dtype} exists from opset {dtype.since_opset}); export with a newer opset" if (
+                    dtype is not None and dtype.since_opset > self.since_version) else ""
                 raise OpError(
                     f"op.{self.name}: input {i} ({p.name!r}) has dtype {dtype}, "
-                    f"but {p.type_str} allows {self.allowed_str(p.type_str)}"
+                    f"but {p.type_str} allows {self.allowed_str(p.type_str)}{newer}"
                 )
             if not p.binds:
                 continue

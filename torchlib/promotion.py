@@ -113,6 +113,12 @@ def cast_to(x: Any, dtype: DType) -> Any:
                 f"a cast of {x.dtype} to torch.float8_e8m0fnu is not exported: torch rounds to a power of two "
                 "with its own rules (ties up on the mantissa, the sign dropped, zero to 2**-127) that ONNX's Cast "
                 "does not reproduce; compute the scale in the model's float type, or cast outside the model")
+        packed = next((d for d in (x.dtype, dtype) if d is not None and d.per_torch_element != 1), None)
+        if packed is not None:
+            raise TypeError(
+                f"a cast of {x.dtype} to {dtype} is not exported: torch converts no tensor to or from "
+                f"torch.{packed.torch_name} (its copy kernel refuses the dtype; it only views it as uint8), and "
+                f"its shape counts {packed.per_torch_element} {packed.name} values an element")
         return op.Cast(x, to=dtype.onnx)
     return x
 

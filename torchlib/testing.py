@@ -36,7 +36,8 @@ def trace(fn: Any, args: tuple, kwargs: dict[str, Any] | None = None, opset: int
         if isinstance(x, torch.Tensor):
             name = f"input_{len(feeds)}"
             shape = [f"{name}_d{i}" for i in range(x.dim())] if dynamic else list(x.shape)
-            v = g.input(name, types.from_torch(x.dtype), shape)  # complex: its real view
+            dtype = types.from_torch(x.dtype)
+            v = g.input(name, dtype, shape if dynamic else types.onnx_shape(dtype, shape))  # complex: its real view
             feeds[v.name] = real_view(as_array(x)) if x.is_complex() else as_array(x)
             return v
         if isinstance(x, (list, tuple)):

@@ -506,3 +506,17 @@ def test_an_output_may_take_the_name_of_an_unused_value():
     assert [o.name for o in model.graph.output] == ["add"]
     with pytest.raises(ValueError, match="graph input"):
         g.output(y, "x")
+
+
+def test_float4_folds_in_numpy_and_needs_opset_23() -> None:
+    """onnxruntime has no FLOAT4E2M1 kernel: ConstantOfShape, Shape and Identity fold in numpy."""
+    fill = np.zeros(1, types.FLOAT4E2M1.numpy)
+    g = GraphBuilder(opset=23)
+    with g:
+        zeros = op.ConstantOfShape([2, 4], value=fill)
+        assert zeros.dtype is types.FLOAT4E2M1 and zeros.const_value.shape == (2, 4)
+        assert op.Shape(zeros, start=-1).const_value.tolist() == [4]
+        assert op.Identity(zeros).const_value.view(np.uint8).tolist() == [[0] * 4] * 2
+    with pytest.raises(OpError, match=r"FLOAT4E2M1 exists from opset 23\).*export with a newer opset"):
+        with GraphBuilder(opset=21):
+            op.ConstantOfShape([2], value=fill)

@@ -11,8 +11,8 @@ import torch
 
 from graph_builder import BFLOAT16, FLOAT, FLOAT16, INT64, GraphBuilder, OpError, Value, op
 from graph_builder.evaluator import EAGER, current_evaluator
-from graph_builder.opset import torch_to_numpy
-from graph_builder.types import FLOAT8E4M3FN
+from graph_builder.opset import numpy_to_torch, torch_to_numpy
+from graph_builder.types import FLOAT4E2M1, FLOAT8E4M3FN
 
 
 def test_numpy_in_numpy_out() -> None:
@@ -138,3 +138,16 @@ def test_the_evaluator_is_per_thread() -> None:
         thread.join()
         assert current_evaluator() is g
     assert seen == [EAGER]
+
+
+def test_float4_arrays_and_onnxruntime() -> None:
+    """torch's float4_e2m1fn_x2 packs the first value in the low nibble, as ONNX does; numpy holds
+    one FLOAT4E2M1 an element. onnxruntime has no FLOAT4E2M1 kernel, but passes a Constant through."""
+    packed = torch.tensor([[0x21, 0xF7]], dtype=torch.uint8).view(torch.float4_e2m1fn_x2)
+    unpacked = torch_to_numpy(packed)
+    assert unpacked.dtype == ml_dtypes.float4_e2m1fn and unpacked.astype(np.float32).tolist() == [[0.5, 1.0, 6.0, -6.0]]
+    assert numpy_to_torch(unpacked).view(torch.uint8).tolist() == [[0x21, 0xF7]]
+    constant = op.Constant(value=unpacked[0, :3])
+    assert constant.dtype is FLOAT4E2M1 and constant.numpy().astype(np.float32).tolist() == [0.5, 1.0, 6.0]
+    with pytest.raises(OpError, match="onnxruntime cannot build op.Identity"):
+        op.Identity(unpacked)

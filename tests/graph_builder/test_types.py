@@ -126,3 +126,11 @@ def test_type_constraint_groups() -> None:
     assert hints == {"x": TFloat, "k": TInt, "return": TReal}
     assert all(isinstance(t, typing.TypeVar) for t in (TFloat, TInt, TReal, TTensor))
     assert TFloat.__name__ in ALLOWED
+
+
+def test_float4_x2_is_float4e2m1_with_the_last_dim_doubled() -> None:
+    assert types.from_torch(torch.float4_e2m1fn_x2) is types.FLOAT4E2M1 and types.FLOAT4E2M1.per_torch_element == 2
+    assert types.onnx_shape(types.FLOAT4E2M1, [3, 4]) == [3, 8]
+    assert types.onnx_shape(types.FLOAT, [3, 4]) == [3, 4]
+    with pytest.raises(TypeError, match="0-d torch.float4_e2m1fn_x2 tensor has no ONNX shape"):
+        types.onnx_shape(types.FLOAT4E2M1, [])

@@ -45,7 +45,7 @@ from torchlib.exporter.result import ExportResult
 from torchlib.exporter.source import module_class, module_path, source_line
 from torchlib.exporter.stack_room import with_stack_room
 from torchlib.exporter.storage import storage_arguments
-from torchlib.exporter.subgraph import Translator, all_nodes, attribute, fx_shape
+from torchlib.exporter.subgraph import Translator, all_nodes, attribute, fx_type
 from torchlib.exporter.torch_onnx_flag import onnx_exporting
 from torchlib.registry import REGISTRY, Registry, qualified_name
 
@@ -563,7 +563,7 @@ def _placeholder(g: GraphBuilder, node: Any, spec: Any, state: dict, constants: 
         return g.initializer(spec.target, array)
     val = node.meta.get("val")
     if isinstance(val, torch.Tensor):
-        return g.input(name, types.from_torch(val.dtype), fx_shape(val, renames))
+        return g.input(name, *fx_type(val, renames))
     if isinstance(val, (int, float, bool)) or val is None:
         return val  # non-tensor inputs are specialized by torch.export
     if isinstance(val, torch.SymInt):  # a Python int marked dynamic: an INT64 scalar input
@@ -716,8 +716,7 @@ def _conform(result: Any, val: Any, renames: dict, name: str, diagnostics: list[
     """Give each output Value torch's dtype and (symbolic) shape from the FX metadata. A dtype
     that differs from torch's is cast and reported: the function has a promotion bug."""
     if isinstance(result, Value) and isinstance(val, torch.Tensor):
-        dtype = types.from_torch(val.dtype)
-        shape = fx_shape(val, renames)
+        dtype, shape = fx_type(val, renames)
         if val.is_complex():  # held as its real view: FLOAT/DOUBLE, shape + [2]
             if not result.is_complex:
                 raise TypeError(f"{name} returned {result} where torch gives a {dtype.name.lower()} tensor (a complex variant must return its real view marked with as_complex())")
@@ -725,6 +724,8 @@ def _conform(result: Any, val: Any, renames: dict, name: str, diagnostics: list[
         elif result.is_complex:
             raise TypeError(f"{name} returned a complex tensor where torch gives {dtype}")
         if result.dtype is not dtype:
+            if dtype.per_torch_element != 1 or (result.dtype is not None and result.dtype.per_torch_element != 1):
+                raise TypeError(f"{name} returned {result} where torch gives {val.dtype}, a packed dtype no cast converts to")
             diagnostics.append(f"{name} returned {result.dtype} where torch gives {dtype}; cast inserted")
             result = op.Cast(result, to=dtype.onnx)
             if val.is_complex():

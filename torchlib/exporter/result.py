@@ -76,6 +76,15 @@ class _WeightVersions:
                 "(torchlib.export(model, args)).")
 
 
+_FLOAT4_NOTE = "; it has none for FLOAT4E2M1 tensors (torch's float4_e2m1fn_x2), not even Identity or Cast"
+
+
+def _holds(graph: Graph, dtype_name: str) -> bool:
+    """Whether a graph input, output, weight or node output has this dtype."""
+    values = [*graph.inputs, *graph.outputs, *graph.initializers.values(), *(v for n in graph.nodes for v in n.outputs)]
+    return any(v.dtype is not None and v.dtype.name == dtype_name for v in values)
+
+
 class ExportResult:
     """The exported model. `graph` is the checked ONNX graph; its initializers are views of the
     model's parameters (no copy of the weights is made by export). Bytes are made only when
@@ -145,7 +154,15 @@ class ExportResult:
             if threads:
                 options.intra_op_num_threads = threads
             options.log_severity_level = 3
-            self._session = weights.ort_session(self.graph, options)
+            try:
+                self._session = weights.ort_session(self.graph, options)
+            except Exception as e:  # onnxruntime raises its own exception types
+                if "Could not find an implementation" not in str(e):
+                    raise
+                raise NotImplementedError(
+                    f"onnxruntime {ort.__version__} cannot run this model, which is valid ONNX: it has no kernel for one "
+                    f"of its ops ({e}){_FLOAT4_NOTE if _holds(self.graph, 'FLOAT4E2M1') else ''}"
+                ) from None
         return self._session
 
     def _feeds(self, args: tuple, kwargs: dict) -> dict[str, np.ndarray]:

@@ -51,6 +51,7 @@ from torchlib.registry import NOT_UNIQUE, qualified_name
 # torch 2.12 on; torch 2.10 and 2.11 have the same unguarded size hint under its older name
 optimization_hint: Any = getattr(_symbolic_shapes, "optimization_hint", None) or vars(_symbolic_shapes)["hint_int"]
 
+_FLOAT4_X2 = getattr(torch, "float4_e2m1fn_x2", None)
 MAX_PARAMETERS = 50_000_000
 MAX_WORK = 5_000_000_000
 
@@ -63,6 +64,10 @@ def plan(check: bool | None, strategy: str, ep: torch.export.ExportedProgram) ->
     """Why the check is skipped (for `result.self_check`), or None when it runs."""
     if check is False:
         return "skipped (check=False)"
+    if any(isinstance(v, torch.Tensor) and v.dtype == _FLOAT4_X2 for n in all_nodes(ep.graph_module)
+           for v in pytree.tree_leaves(n.meta.get("val"))):
+        return ("skipped: the program holds torch.float4_e2m1fn_x2 tensors, which torch cannot copy and onnxruntime "
+                "has no kernels for (FLOAT4E2M1)")
     if check or strategy == "draft_export":
         return None
     parameters = sum(t.numel() for t in ep.state_dict.values()) + sum(

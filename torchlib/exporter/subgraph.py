@@ -62,7 +62,7 @@ class Body:
         node = self.placeholders[index]
         val = node.meta.get("val")
         if isinstance(val, torch.Tensor):
-            return builder.input(node.name, types.from_torch(val.dtype), fx_shape(val, self._translator.renames))
+            return builder.input(node.name, *fx_type(val, self._translator.renames))
         if isinstance(val, (int, torch.SymInt)):
             return builder.input(node.name, types.INT64, [])
         if isinstance(val, (bool, torch.SymBool)):
@@ -143,10 +143,12 @@ def _autocast_inputs(node: torch.fx.Node, env: dict) -> dict:
     return {**env, **casts} if casts else env
 
 
-def fx_shape(val: torch.Tensor, renames: dict) -> list[int | str]:
-    """The shape of an FX node's fake tensor: ints, and the user's names for symbolic dims."""
+def fx_type(val: torch.Tensor, renames: dict) -> tuple[types.DType, list[int | str]]:
+    """The ONNX dtype and shape of an FX node's fake tensor: ints, and the user's names for
+    symbolic dims (a packed dtype's last dim counts its ONNX elements: types.onnx_shape)."""
+    dtype = types.from_torch(val.dtype)
     dims: list[int | str] = []
-    for d in val.shape:
+    for d in types.onnx_shape(dtype, val.shape):
         if isinstance(d, int):
             dims.append(d)
         else:
@@ -155,7 +157,7 @@ def fx_shape(val: torch.Tensor, renames: dict) -> list[int | str]:
                 dims.append(int(expr))
             except TypeError:
                 dims.append(str(expr.xreplace(renames)) if renames else str(expr))
-    return dims
+    return dtype, dims
 
 
 def flat_values(values: Sequence[Any]) -> list[Any]:

@@ -1,4 +1,5 @@
-"""Dtype conversion and copies: _to_copy, to (every overload), copy, type_as, lift_fresh(_copy).
+"""Dtype conversion and copies: _to_copy, to (every overload), copy, type_as, lift_fresh(_copy),
+and view.dtype (a bitcast: folded on constants only, as ONNX has none).
 
 Layout, device, pin_memory, non_blocking and memory_format have no meaning in ONNX: only the
 dtype matters. Casts follow ONNX Cast, which agrees with torch: float to integer truncates toward
@@ -9,8 +10,11 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from graph_builder import op
-from graph_builder.ir import Value
+from graph_builder.arrays import unpack_nibbles
+from graph_builder.ir import Value, raw_bytes
 from graph_builder.types import DType, TTensor
 from torchlib.ops.shape import aten_expand_as
 from torchlib.promotion import cast_to
@@ -107,3 +111,30 @@ def aten_lift_fresh(self: TTensor) -> TTensor:
 def aten_lift_fresh_copy(self: TTensor) -> TTensor:
     """lift_fresh_copy(Tensor self) -> Tensor"""
     return op.Identity(self)
+
+
+@aten_op("aten::view.dtype")
+def aten_view_dtype(self: TTensor, dtype: DType) -> TTensor:
+    """view.dtype(Tensor(a) self, ScalarType dtype) -> Tensor(a)"""
+    if dtype is self.dtype:
+        return op.Identity(self)
+    if self.const_value is None or self.is_parameter:
+        what = (
+            "a weight (kept as an initializer under its name)" if self.is_parameter else "a tensor computed at run time"
+        )
+        raise TypeError(
+            f"viewing the bits of a {self.dtype} tensor as {dtype} (x.view(torch.{dtype.torch_name})) has no ONNX "
+            f"equivalent: ONNX has no bitcast, and this is {what}, not a constant to fold at export. Hold the tensor "
+            f"in the dtype the model reads it in (a weight stored as torch.float4_e2m1fn_x2 and read as uint8: "
+            f"register it as uint8)"
+        )
+    return op.Identity(_bitcast(self.const_value, self.known_dtype, dtype))
+
+
+def _bitcast(array: np.ndarray, source: DType, target: DType) -> np.ndarray:
+    """The bytes of `array` as ONNX stores them (4-bit types two a byte, the first in the low
+    nibble, as torch packs float4_e2m1fn_x2) read as `target`: the last dim scales by the ratio
+    of the element widths, as torch's view(dtype) does."""
+    data = np.frombuffer(raw_bytes(array), np.uint8)
+    flat = unpack_nibbles(data, target) if target.bits == 4 else data.view(target.numpy)
+    return flat.reshape(*array.shape[:-1], array.shape[-1] * source.bits // target.bits)

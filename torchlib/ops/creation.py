@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from graph_builder import op
+from graph_builder import op, types
 from graph_builder.ir import Value
 from graph_builder.types import BOOL, DOUBLE, FLOAT, INT64, DType, TTensor
 from torchlib.ops._helpers import as_shape
@@ -44,7 +44,7 @@ def aten_full(
     pin_memory: bool | None = None,
 ) -> TTensor:  # fmt: skip
     """full(SymInt[] size, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor"""
-    return full_of(as_shape(size), fill_value, dtype or _scalar_dtype(fill_value))
+    return _full(size, fill_value, dtype or _scalar_dtype(fill_value))
 
 
 @aten_op("aten::full_like")
@@ -53,7 +53,7 @@ def aten_full_like(
     pin_memory: bool | None = None, memory_format: Any = None,
 ) -> TTensor:  # fmt: skip
     """full_like(Tensor self, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor"""
-    return full_of(op.Shape(self), fill_value, dtype or self.dtype)
+    return _full_like(self, fill_value, dtype)
 
 
 @aten_op("aten::zeros")
@@ -61,7 +61,7 @@ def aten_zeros(
     size: Size, *, dtype: DType | None = None, layout: Any = None, device: Any = None, pin_memory: bool | None = None
 ) -> TTensor:
     """zeros(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor"""
-    return full_of(as_shape(size), 0, dtype or DEFAULT_FLOAT)
+    return _full(size, 0, dtype or DEFAULT_FLOAT)
 
 
 @aten_op("aten::ones")
@@ -69,7 +69,7 @@ def aten_ones(
     size: Size, *, dtype: DType | None = None, layout: Any = None, device: Any = None, pin_memory: bool | None = None
 ) -> TTensor:
     """ones(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor"""
-    return full_of(as_shape(size), 1, dtype or DEFAULT_FLOAT)
+    return _full(size, 1, dtype or DEFAULT_FLOAT)
 
 
 @aten_op("aten::empty.memory_format")
@@ -78,7 +78,7 @@ def aten_empty(
     pin_memory: bool | None = None, memory_format: Any = None,
 ) -> TTensor:  # fmt: skip
     """empty.memory_format(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor"""
-    return full_of(as_shape(size), 0, dtype or DEFAULT_FLOAT)
+    return _full(size, 0, dtype or DEFAULT_FLOAT)
 
 
 @aten_op("aten::empty_strided")
@@ -87,7 +87,7 @@ def aten_empty_strided(
     pin_memory: bool | None = None,
 ) -> TTensor:  # fmt: skip
     """empty_strided(SymInt[] size, SymInt[] stride, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor"""
-    return full_of(as_shape(size), 0, dtype or DEFAULT_FLOAT)
+    return _full(size, 0, dtype or DEFAULT_FLOAT)
 
 
 @aten_op("aten::zeros_like")
@@ -96,7 +96,7 @@ def aten_zeros_like(
     pin_memory: bool | None = None, memory_format: Any = None,
 ) -> TTensor:  # fmt: skip
     """zeros_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor"""
-    return full_of(op.Shape(self), 0, dtype or self.dtype)
+    return _full_like(self, 0, dtype)
 
 
 @aten_op("aten::ones_like")
@@ -105,7 +105,7 @@ def aten_ones_like(
     pin_memory: bool | None = None, memory_format: Any = None,
 ) -> TTensor:  # fmt: skip
     """ones_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor"""
-    return full_of(op.Shape(self), 1, dtype or self.dtype)
+    return _full_like(self, 1, dtype)
 
 
 @aten_op("aten::empty_like")
@@ -114,7 +114,7 @@ def aten_empty_like(
     pin_memory: bool | None = None, memory_format: Any = None,
 ) -> TTensor:  # fmt: skip
     """empty_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor"""
-    return full_of(op.Shape(self), 0, dtype or self.dtype)
+    return _full_like(self, 0, dtype)
 
 
 @aten_op("aten::new_zeros")
@@ -123,7 +123,7 @@ def aten_new_zeros(
     pin_memory: bool | None = None,
 ) -> TTensor:  # fmt: skip
     """new_zeros(Tensor self, SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor"""
-    return full_of(as_shape(size), 0, dtype or self.dtype)
+    return _full(size, 0, dtype or self.known_dtype)
 
 
 @aten_op("aten::new_ones")
@@ -132,7 +132,7 @@ def aten_new_ones(
     pin_memory: bool | None = None,
 ) -> TTensor:  # fmt: skip
     """new_ones(Tensor self, SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor"""
-    return full_of(as_shape(size), 1, dtype or self.dtype)
+    return _full(size, 1, dtype or self.known_dtype)
 
 
 @aten_op("aten::new_empty")
@@ -141,7 +141,7 @@ def aten_new_empty(
     pin_memory: bool | None = None,
 ) -> TTensor:  # fmt: skip
     """new_empty(Tensor self, SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor"""
-    return full_of(as_shape(size), 0, dtype or self.dtype)
+    return _full(size, 0, dtype or self.known_dtype)
 
 
 @aten_op("aten::new_full")
@@ -150,7 +150,7 @@ def aten_new_full(
     device: Any = None, pin_memory: bool | None = None,
 ) -> TTensor:  # fmt: skip
     """new_full(Tensor self, SymInt[] size, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor"""
-    return full_of(as_shape(size), fill_value, dtype or self.dtype)
+    return _full(size, fill_value, dtype or self.known_dtype)
 
 
 @aten_op("aten::scalar_tensor")
@@ -159,6 +159,43 @@ def aten_scalar_tensor(
 ) -> TTensor:
     """scalar_tensor(Scalar s, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor"""
     return full_of([], s, dtype or DEFAULT_FLOAT)
+
+
+def _full(size: Size, value: Any, dtype: DType) -> Value:
+    """full_of a tensor of torch size `size` in `dtype`: a packed dtype's last dim counts its ONNX
+    elements (float4_e2m1fn_x2: FLOAT4E2M1, twice as many; types.onnx_shape)."""
+    n = dtype.per_torch_element
+    if n != 1:
+        _check_packed_fill(value, dtype)
+        if not size:
+            types.onnx_shape(dtype, size)  # raises: a 0-d tensor of a packed dtype has no ONNX shape
+        *lead, last = size
+        size = [*lead, op.Mul(last, n) if isinstance(last, Value) else last * n]
+    return full_of(as_shape(size), value, dtype)
+
+
+def _full_like(self: Value, value: Any, dtype: DType | None) -> Value:
+    """full_of a tensor of self's torch size in `dtype` (self's when None): self's ONNX shape, its
+    last dim rescaled where one of the two dtypes is packed and the other is not."""
+    source = self.known_dtype
+    dtype = dtype or source
+    shape = op.Shape(self)
+    if dtype.per_torch_element != 1:
+        _check_packed_fill(value, dtype)
+    if source.per_torch_element != dtype.per_torch_element:
+        if self.rank == 0:
+            types.onnx_shape(dtype, [])  # raises: a 0-d tensor of a packed dtype has no ONNX shape
+        last = op.Slice(shape, [-1], [np.iinfo(np.int64).max])
+        last = op.Mul(op.Div(last, source.per_torch_element), dtype.per_torch_element)
+        shape = op.Concat(op.Slice(shape, [0], [-1]), last, axis=0)
+    return full_of(shape, value, dtype)
+
+
+def _check_packed_fill(value: Any, dtype: DType) -> None:
+    """torch fills a packed dtype (float4_e2m1fn_x2) with zeros only: its fill kernels refuse it."""
+    if isinstance(value, Value) or value != 0:
+        raise ValueError(f"torch fills a torch.{dtype.torch_name} tensor with zeros only (its fill kernels refuse it), "
+                         f"this call fills it with {value!r}")
 
 
 # -- arange ---------------------------------------------------------------------------------------

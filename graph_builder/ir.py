@@ -164,6 +164,11 @@ class Value:
             raise ValueError(f"{self._unknown()} static size for dim {axis} (it is {dim!r}); it is needed here")
         return dim
 
+    @property
+    def static_shape(self) -> tuple[int, ...]:
+        """The shape as ints, or ValueError when the rank is unknown or a dim is symbolic or unknown."""
+        return tuple(self.static_dim(axis) for axis in range(self.known_rank))
+
     def _unknown(self) -> str:
         producer = f" (output of {self.producer.op_type})" if self.producer is not None else ""
         return f"Value {self.name!r}{producer} has no known"

@@ -93,7 +93,7 @@ from graph_builder import GraphBuilder, current_opset, op
 from graph_builder.evaluator import current_evaluator
 from graph_builder.ir import Value
 from graph_builder.types import DOUBLE, FLOAT, TFloat, TTensor
-from torchlib.ops._helpers import normalize_dim
+from torchlib.ops._helpers import normalize_dim, one_output
 from torchlib.registry import aten_op
 
 _NORM_NAMES = {0: "none (backward)", 1: "1/sqrt(n) (ortho)", 2: "1/n (forward)"}
@@ -365,9 +365,7 @@ def _dft(x: Value, axis: int, onesided: bool = False, scale: float = 1.0, bounde
         then_branch.output(_exact_dft(x, axis, onesided, scale, bounded))
     with else_branch:
         else_branch.output(_plain_dft(x, axis, onesided, scale, bounded))
-    result = op.If(special, then_branch=then_branch, else_branch=else_branch)
-    assert isinstance(result, Value)  # one output
-    return result
+    return one_output(op.If(special, then_branch=then_branch, else_branch=else_branch))
 
 
 def _real_input_zeros(x: Value, axis: int, length: Any) -> Value:

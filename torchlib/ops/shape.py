@@ -16,7 +16,7 @@ from graph_builder import op, types
 from graph_builder.ir import Value
 from graph_builder.types import DType, TTensor
 from torchlib.ops import symbolic as sym
-from torchlib.ops._helpers import as_shape, dim_size, normalize_dim
+from torchlib.ops._helpers import as_shape, dim_size, n_outputs, normalize_dim
 from torchlib.ops._kernels import nearest_supported
 from torchlib.promotion import cast_to, promote_all
 from torchlib.registry import aten_op
@@ -285,9 +285,7 @@ def aten_stack(tensors: Sequence[TTensor], dim: int = 0) -> TTensor:
 def _split(self: Value, sizes: Sequence[Any], dim: int) -> list[Value]:
     if len(sizes) == 1:
         return [op.Identity(self)]
-    parts = op.Split(self, as_shape(sizes), axis=normalize_dim(dim, self.known_rank), _outputs=len(sizes))
-    assert isinstance(parts, tuple)  # several outputs
-    return list(parts)
+    return list(n_outputs(op.Split(self, as_shape(sizes), axis=normalize_dim(dim, self.known_rank), _outputs=len(sizes)), len(sizes)))
 
 
 def _static_size(self: Value, dim: int, what: str) -> int:

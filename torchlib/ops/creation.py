@@ -53,7 +53,7 @@ def aten_full_like(
     pin_memory: bool | None = None, memory_format: Any = None,
 ) -> TTensor:  # fmt: skip
     """full_like(Tensor self, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor"""
-    return full_of(op.Shape(self), fill_value, dtype or self.dtype)
+    return full_of(op.Shape(self), fill_value, dtype or self.known_dtype)
 
 
 @aten_op("aten::zeros")
@@ -96,7 +96,7 @@ def aten_zeros_like(
     pin_memory: bool | None = None, memory_format: Any = None,
 ) -> TTensor:  # fmt: skip
     """zeros_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor"""
-    return full_of(op.Shape(self), 0, dtype or self.dtype)
+    return full_of(op.Shape(self), 0, dtype or self.known_dtype)
 
 
 @aten_op("aten::ones_like")
@@ -105,7 +105,7 @@ def aten_ones_like(
     pin_memory: bool | None = None, memory_format: Any = None,
 ) -> TTensor:  # fmt: skip
     """ones_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor"""
-    return full_of(op.Shape(self), 1, dtype or self.dtype)
+    return full_of(op.Shape(self), 1, dtype or self.known_dtype)
 
 
 @aten_op("aten::empty_like")
@@ -114,7 +114,7 @@ def aten_empty_like(
     pin_memory: bool | None = None, memory_format: Any = None,
 ) -> TTensor:  # fmt: skip
     """empty_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor"""
-    return full_of(op.Shape(self), 0, dtype or self.dtype)
+    return full_of(op.Shape(self), 0, dtype or self.known_dtype)
 
 
 @aten_op("aten::new_zeros")
@@ -123,7 +123,7 @@ def aten_new_zeros(
     pin_memory: bool | None = None,
 ) -> TTensor:  # fmt: skip
     """new_zeros(Tensor self, SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor"""
-    return full_of(as_shape(size), 0, dtype or self.dtype)
+    return full_of(as_shape(size), 0, dtype or self.known_dtype)
 
 
 @aten_op("aten::new_ones")
@@ -132,7 +132,7 @@ def aten_new_ones(
     pin_memory: bool | None = None,
 ) -> TTensor:  # fmt: skip
     """new_ones(Tensor self, SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor"""
-    return full_of(as_shape(size), 1, dtype or self.dtype)
+    return full_of(as_shape(size), 1, dtype or self.known_dtype)
 
 
 @aten_op("aten::new_empty")
@@ -141,7 +141,7 @@ def aten_new_empty(
     pin_memory: bool | None = None,
 ) -> TTensor:  # fmt: skip
     """new_empty(Tensor self, SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor"""
-    return full_of(as_shape(size), 0, dtype or self.dtype)
+    return full_of(as_shape(size), 0, dtype or self.known_dtype)
 
 
 @aten_op("aten::new_full")
@@ -150,7 +150,7 @@ def aten_new_full(
     device: Any = None, pin_memory: bool | None = None,
 ) -> TTensor:  # fmt: skip
     """new_full(Tensor self, SymInt[] size, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor"""
-    return full_of(as_shape(size), fill_value, dtype or self.dtype)
+    return full_of(as_shape(size), fill_value, dtype or self.known_dtype)
 
 
 @aten_op("aten::scalar_tensor")

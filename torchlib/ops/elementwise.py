@@ -32,6 +32,7 @@ from graph_builder.types import (
     TTensor,
 )
 from torchlib.ops import _cephes as cephes
+from torchlib.ops._helpers import n_outputs
 from torchlib.ops._kernels import (
     FLOAT32_16,
     FLOATS,
@@ -557,7 +558,7 @@ def aten_remainder(self: TReal, other: TReal) -> TReal:
 def aten_fmod(self: TReal, other: TReal) -> TReal:
     """fmod.Tensor(Tensor self, Tensor other) -> Tensor"""
     _no_bool("fmod", self)
-    if not (self if isinstance(self, Value) else other).dtype.is_floating:
+    if not (self if isinstance(self, Value) else other).known_dtype.is_floating:
         return run_supported(_int_fmod, INT32_64, self, other)
     self, other = _rounded_scalars(self, other)
     return run_supported(lambda a, b: op.Mod(a, b, fmod=1), NUMERIC, self, other)
@@ -617,7 +618,7 @@ def _gcd(a: Value, b: Value, dtype: DType) -> Value:
         body.output(op.Cast(op.ReduceMax(op.Concat(left, like(np.zeros(1, np.int64), left), axis=0), keepdims=0), to=BOOL.onnx))
         body.output(next_a)
         body.output(next_b)
-    _, result = op.Loop(np.array(_EUCLID_STEPS, np.int64), np.array(True), a, b, body=body)
+    _, result = n_outputs(op.Loop(np.array(_EUCLID_STEPS, np.int64), np.array(True), a, b, body=body), 2)
     return result
 
 

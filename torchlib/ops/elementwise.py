@@ -158,7 +158,7 @@ def aten_rsub_scalar(self: TReal, other: float, alpha: float = 1) -> TReal:
 
 @aten_op("aten::mul.Tensor", "aten::mul.Scalar")
 @elementwise("self", "other")
-def aten_mul(self: TRealOrBool, other: TRealOrBool) -> TRealOrBool:
+def aten_mul(self: TRealOrBool, other: TRealOrBool | float) -> TRealOrBool:
     """mul.Tensor(Tensor self, Tensor other) -> Tensor"""
     if self.dtype is BOOL:
         return op.And(self, other)
@@ -263,7 +263,7 @@ def int_pow(base: Value, exponent: Value) -> Value:
     from torchlib.ops.linalg._common import loop  # the Loop helper of the linalg package
 
     zero, one = like(0, base), like(1, base)
-    bits = 8 * base.known_dtype.numpy.itemsize - 1
+    bits = 8 * base.known_dtype.itemsize - 1
     positive = op.Where(op.Less(exponent, like(0, exponent)), like(0, exponent), exponent)
 
     def body(i: Value, values: list[Value]) -> tuple[None, list[Value]]:
@@ -567,7 +567,7 @@ def aten_fmod(self: TReal, other: TReal) -> TReal:
 def _rounded_scalars(a: Any, b: Any) -> tuple[Any, Any]:
     """A Python number operand rounded to the tensor operand's dtype, as torch's TensorIterator
     casts a wrapped number to the common dtype (remainder, fmod, comparisons)."""
-    dtype = (a if isinstance(a, Value) else b).dtype
+    dtype = (a if isinstance(a, Value) else b).known_dtype
     return round_scalar(a, dtype), round_scalar(b, dtype)
 
 

@@ -18,7 +18,7 @@ import numpy as np
 from graph_builder import op
 from graph_builder.ir import Value
 from graph_builder.types import BFLOAT16, BOOL, DOUBLE, FLOAT, FLOAT16, INT64, DType, TFloat, TInt, TReal
-from torchlib.ops._helpers import normalize_dim
+from torchlib.ops._helpers import dim_size, normalize_dim
 from torchlib.ops._kernels import full_of
 from torchlib.ops.elementwise import aten_add, aten_mul
 from torchlib.ops.linalg._common import check_matrix, check_square, eye, tr
@@ -305,10 +305,10 @@ def aten_tensordot(self: TReal, other: TReal, dims_self: Sequence[int], dims_oth
     size_b = [-1] * other.known_rank
     for da, db in zip(contract_a, contract_b):
         na, nb = self.known_shape[da], other.known_shape[db]
-        if na == 1 and nb != 1:
-            size_a[da] = other.static_dim(db)
+        if na == 1 and nb != 1:  # nb may be symbolic: its size from the graph
+            size_a[da] = dim_size(other, db)
         elif nb == 1 and na != 1:
-            size_b[db] = self.static_dim(da)
+            size_b[db] = dim_size(self, da)
     self = aten_expand(self, size_a) if any(s != -1 for s in size_a) else self
     other = aten_expand(other, size_b) if any(s != -1 for s in size_b) else other
     free_a = [d for d in range(self.known_rank) if d not in contract_a]

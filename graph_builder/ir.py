@@ -210,6 +210,22 @@ class Value:
         return None if shape is None else len(shape)
 
     @property
+    def known_logical_dtype(self) -> DType:
+        """logical_dtype, or ValueError when the dtype is not known."""
+        return self.complex_dtype or self.known_dtype
+
+    @property
+    def known_logical_shape(self) -> Shape:
+        """logical_shape, or ValueError when the rank is not known."""
+        shape = self.known_shape
+        return shape[:-1] if self.complex_dtype is not None else shape
+
+    @property
+    def known_logical_rank(self) -> int:
+        """logical_rank, or ValueError when the rank is not known."""
+        return len(self.known_logical_shape)
+
+    @property
     def is_static(self) -> bool:
         """True when every dimension is a known integer."""
         return self.shape is not None and all(type(d) is int for d in self.shape)

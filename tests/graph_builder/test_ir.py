@@ -285,6 +285,18 @@ def test_known_dtype_shape_rank() -> None:
         _ = y.known_dtype
 
 
+def test_known_logical_dtype_shape_rank() -> None:
+    g = GraphBuilder()
+    z = g.input("z", FLOAT, ["batch", 3, 2]).as_complex()
+    assert (z.known_logical_dtype, z.known_logical_shape, z.known_logical_rank) == (types.COMPLEX64, ("batch", 3), 2)
+    x = g.input("x", FLOAT, [4])
+    assert (x.known_logical_dtype, x.known_logical_shape, x.known_logical_rank) == (FLOAT, (4,), 1)
+    unknown = Value("u", None, None)
+    for attr, what in (("known_logical_dtype", "dtype"), ("known_logical_shape", "shape"), ("known_logical_rank", "shape")):
+        with pytest.raises(ValueError, match=f"Value 'u' has no known {what}"):
+            getattr(unknown, attr)
+
+
 def test_static_dim_and_shape() -> None:
     g = GraphBuilder()
     x = g.input("x", FLOAT, ["batch", 3, None])

@@ -164,6 +164,11 @@ class Value:
             raise ValueError(f"{self._unknown()} static size for dim {axis} (it is {dim!r}); it is needed here")
         return dim
 
+    @property
+    def static_shape(self) -> tuple[int, ...]:
+        """The shape as ints, or ValueError when the rank is unknown or a dim is symbolic or unknown."""
+        return tuple(self.static_dim(axis) for axis in range(self.known_rank))
+
     def _unknown(self) -> str:
         producer = f" (output of {self.producer.op_type})" if self.producer is not None else ""
         return f"Value {self.name!r}{producer} has no known"
@@ -203,6 +208,22 @@ class Value:
     def logical_rank(self) -> int | None:
         shape = self.logical_shape
         return None if shape is None else len(shape)
+
+    @property
+    def known_logical_dtype(self) -> DType:
+        """logical_dtype, or ValueError when the dtype is not known."""
+        return self.complex_dtype or self.known_dtype
+
+    @property
+    def known_logical_shape(self) -> Shape:
+        """logical_shape, or ValueError when the rank is not known."""
+        shape = self.known_shape
+        return shape[:-1] if self.complex_dtype is not None else shape
+
+    @property
+    def known_logical_rank(self) -> int:
+        """logical_rank, or ValueError when the rank is not known."""
+        return len(self.known_logical_shape)
 
     @property
     def is_static(self) -> bool:

@@ -283,3 +283,30 @@ def test_known_dtype_shape_rank() -> None:
     y.dtype = None
     with pytest.raises(ValueError, match=r"Value 'relu' \(output of Relu\) has no known dtype"):
         _ = y.known_dtype
+
+
+def test_known_logical_dtype_shape_rank() -> None:
+    g = GraphBuilder()
+    z = g.input("z", FLOAT, ["batch", 3, 2]).as_complex()
+    assert (z.known_logical_dtype, z.known_logical_shape, z.known_logical_rank) == (types.COMPLEX64, ("batch", 3), 2)
+    x = g.input("x", FLOAT, [4])
+    assert (x.known_logical_dtype, x.known_logical_shape, x.known_logical_rank) == (FLOAT, (4,), 1)
+    unknown = Value("u", None, None)
+    for attr, what in (("known_logical_dtype", "dtype"), ("known_logical_shape", "shape"), ("known_logical_rank", "shape")):
+        with pytest.raises(ValueError, match=f"Value 'u' has no known {what}"):
+            getattr(unknown, attr)
+
+
+def test_static_dim_and_shape() -> None:
+    g = GraphBuilder()
+    x = g.input("x", FLOAT, ["batch", 3, None])
+    assert x.static_dim(1) == x.static_dim(-2) == 3
+    for axis, dim in ((0, "'batch'"), (2, "None")):
+        with pytest.raises(ValueError, match=f"Value 'x' has no known static size for dim {axis} \\(it is {dim}\\)"):
+            x.static_dim(axis)
+    with pytest.raises(ValueError, match="static size for dim 0"):
+        _ = x.static_shape
+    assert g.input("w", FLOAT, [4, 0, 2]).static_shape == (4, 0, 2)
+    assert g.input("s", FLOAT, []).static_shape == ()
+    with pytest.raises(ValueError, match="Value 'u' has no known shape"):
+        _ = Value("u", FLOAT, None).static_shape

@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 import torch
 
+from graph_builder import op
 from torchlib.ops.linalg import composites as C
-from torchlib.testing import check_function
+from torchlib.testing import check_function, run_dynamic
 
 DTYPES = [torch.float32, torch.float64]
 INF = math.inf
@@ -147,3 +149,15 @@ def test_vander(dtype):
     check_function(C.aten_linalg_vander, (torch.tensor(3, dtype=dtype),), {"N": 3}, expected=torch.linalg.vander(torch.tensor(3, dtype=dtype), N=3))
     with pytest.raises(ValueError, match="greater than 1"):
         C.aten_linalg_vander(x, N=1)
+
+
+def test_tensordot_broadcasts_a_size_one_dim_against_a_symbolic_one():
+    """A contracted static 1 against the other side's symbolic size: the expand takes that size
+    from the graph (it once went to int() as the dim's name)."""
+    b = torch.arange(20.0).reshape(4, 5)
+    ones = np.ones((3, 1), np.float32)
+    left = run_dynamic(lambda t: C.aten_tensordot(op.Constant(value=ones), t, [1], [0]), b)
+    torch.testing.assert_close(left, torch.tensordot(torch.ones(3, 1), b, dims=([1], [0])))
+    right = run_dynamic(lambda t: C.aten_tensordot(t, op.Constant(value=ones.T.copy()), [0], [0]), b.T.contiguous())
+    torch.testing.assert_close(right, torch.tensordot(b.T, torch.ones(1, 3), dims=([0], [0])))
+

@@ -14,13 +14,14 @@ def as_shape(size: Sequence[int | Value] | Value) -> Any:
     All-int lists stay Python lists (the op namespace makes them constants)."""
     if isinstance(size, Value):
         return size if size.dtype is types.INT64 else op.Cast(size, to=types.INT64.onnx)
-    if all(isinstance(s, int) for s in size):
-        return [int(s) for s in size]
+    ints = [s for s in size if isinstance(s, int)]
+    if len(ints) == len(size):
+        return [int(s) for s in ints]
     parts = []
     for s in size:
         if isinstance(s, Value):
-            s = s if s.dtype is types.INT64 else op.Cast(s, to=types.INT64.onnx)
-            parts.append(op.Reshape(s, [1]))
+            s64 = s if s.dtype is types.INT64 else op.Cast(s, to=types.INT64.onnx)
+            parts.append(op.Reshape(s64, [1]))
         else:
             parts.append(op.Constant(value_ints=[int(s)]))
     return op.Concat(*parts, axis=0)
@@ -53,3 +54,18 @@ def first_rows(x: Value, like: Value, too_few: str) -> Value:
         if have == need:
             return x
     return op.Slice(x, [0], op.Shape(like, start=0, end=1), [0])
+
+
+def one_output(result: Value | tuple[Value, ...]) -> Value:
+    """The output of an op whose call makes one (an op with optional or variadic outputs, such as
+    MaxPool or If, typed `Value | tuple[Value, ...]`)."""
+    if not isinstance(result, Value):
+        raise TypeError(f"expected one output, got {len(result)}")
+    return result
+
+
+def n_outputs(result: Value | tuple[Value, ...], n: int) -> tuple[Value, ...]:
+    """The n outputs of an op call that makes several (`_outputs=n`, Split's `num_outputs=n`)."""
+    if not isinstance(result, tuple) or len(result) != n:
+        raise TypeError(f"expected {n} outputs, got {len(result) if isinstance(result, tuple) else 1}")
+    return result

@@ -61,7 +61,7 @@ def run_supported(fn: Callable[..., Any], supported: frozenset[DType], *args: An
     """fn(*args) computed in a dtype onnxruntime has a kernel for. The Value args share one dtype
     (Python scalars may be mixed in); when it is not in `supported`, they are cast to the nearest
     wider dtype that is, and a result of that dtype is cast back."""
-    dtype = next(a.dtype for a in args if isinstance(a, Value))
+    dtype = next(a.known_dtype for a in args if isinstance(a, Value))
     if dtype in supported:
         return fn(*args)
     target = next((d for d in _WIDER.get(dtype, ()) if d in supported), None)

@@ -34,6 +34,7 @@ from typing import Any
 from graph_builder import current_opset, op, types
 from graph_builder.ir import Value
 from graph_builder.types import TFloat
+from torchlib.ops._helpers import one_output
 from torchlib.ops._kernels import scale as scale_exact
 from torchlib.ops.dropout import training_dropout
 from torchlib.registry import aten_op
@@ -72,7 +73,7 @@ def _fits_fused(query: Value, key: Value, value: Value, attn_mask: Value | None,
 
 
 def _fused(query: Value, key: Value, value: Value, attn_mask: Value | None, is_causal: bool, scale: float | None) -> Value:
-    dtype = query.dtype
+    dtype = query.known_dtype
     # the half dtypes accumulate in float32, as torch's CPU kernels do: onnxruntime's float16
     # kernel accumulates in float16 (error 0.013 against float64 where torch's is 0.0019)
     compute = types.FLOAT if dtype in (types.FLOAT16, types.BFLOAT16) else dtype
@@ -93,7 +94,7 @@ def _fused(query: Value, key: Value, value: Value, attn_mask: Value | None, is_c
             else:
                 lengths = op.Concat(op.Shape(q, start=-2, end=-1), op.Shape(k, start=-2, end=-1), axis=0)
             mask = op.Expand(mask, lengths)  # onnxruntime does not broadcast the query-length dim
-    y = op.Attention(q, k, v, mask, is_causal=int(is_causal), scale=scale)
+    y = one_output(op.Attention(q, k, v, mask, is_causal=int(is_causal), scale=scale))
     if unbatched_heads:
         y = op.Squeeze(y, [1])
     return op.Cast(y, to=dtype.onnx) if dtype is not compute else y
@@ -110,7 +111,7 @@ def _length(x: Value, original: Value) -> Any:
 def _repeat_heads(x: Value, repeats: int) -> Value:
     """torch's repeat_interleave(repeats, dim=-3): each KV head serves `repeats` query heads."""
     if x.is_static:
-        shape = list(x.known_shape)
+        shape = list(x.static_shape)
         grown: Any = [*shape[:-2], repeats, *shape[-2:]]
         merged: Any = [*shape[:-3], shape[-3] * repeats, *shape[-2:]]
     else:
@@ -123,7 +124,7 @@ def _decomposed(
     query: Value, key: Value, value: Value, attn_mask: Value | None, is_causal: bool, scale: float | None,
     enable_gqa: bool, dropout_p: float = 0.0,
 ) -> Value:  # fmt: skip
-    dtype = query.dtype
+    dtype = query.known_dtype
     compute = types.FLOAT if dtype in (types.FLOAT16, types.BFLOAT16) else dtype
     q, k, v = (op.Cast(x, to=compute.onnx) if x.dtype is not compute else x for x in (query, key, value))
     q_heads, kv_heads = (_dim(query, -3), _dim(key, -3)) if query.known_rank >= 3 else (1, 1)

@@ -90,8 +90,10 @@ def _adaptive_avg_backward(grad_output: Value, self: Value, spatial: int, name: 
     input element of the cell. Separable here, the last axis first (a row's cells are added
     before the next row's). torch reads the planes of grad_output and writes them into the first
     planes of a zero tensor shaped like self: a grad with fewer planes leaves the rest zero."""
-    sizes_in, sizes_out = self.shape[-spatial:] if self.shape else None, grad_output.shape[-spatial:] if grad_output.shape else None
-    if sizes_in is None or sizes_out is None or not all(isinstance(s, int) for s in (*sizes_in, *sizes_out)):
+    dims_in, dims_out = self.shape[-spatial:] if self.shape else None, grad_output.shape[-spatial:] if grad_output.shape else None
+    sizes_in = [s for s in dims_in or () if isinstance(s, int)]
+    sizes_out = [s for s in dims_out or () if isinstance(s, int)]
+    if dims_in is None or dims_out is None or len(sizes_in) < len(dims_in) or len(sizes_out) < len(dims_out):
         raise ValueError(f"aten::{name} needs static spatial sizes, got input {self.shape} and grad {grad_output.shape}")
     dtype = types.DOUBLE if self.dtype is types.DOUBLE else types.FLOAT
     grad = cast_to(grad_output, dtype)
@@ -99,13 +101,15 @@ def _adaptive_avg_backward(grad_output: Value, self: Value, spatial: int, name: 
     for k in reversed(range(spatial)):
         grad = _spread(grad, rank - spatial + k, sizes_in[k], sizes_out[k])
     planes_grad, planes_self = grad_output.known_shape[:-spatial], self.known_shape[:-spatial]
-    if planes_grad != planes_self and all(isinstance(s, int) for s in (*planes_grad, *planes_self)):
-        have, want = int(np.prod(planes_grad)), int(np.prod(planes_self))
+    static_grad = [s for s in planes_grad if isinstance(s, int)]
+    static_self = [s for s in planes_self if isinstance(s, int)]
+    if planes_grad != planes_self and len(static_grad) == len(planes_grad) and len(static_self) == len(planes_self):
+        have, want = int(np.prod(static_grad)), int(np.prod(static_self))
         if have > want:
             raise ValueError(f"aten::{name}: grad_output {grad_output.shape} has more planes than self {self.shape}")
         flat = op.Reshape(grad, np.array([have, *sizes_in], np.int64), allowzero=1)
         pads = np.array([0] * (spatial + 1) + [want - have] + [0] * spatial, np.int64)
-        grad = op.Reshape(op.Pad(flat, pads), np.array(self.shape, np.int64), allowzero=1)
+        grad = op.Reshape(op.Pad(flat, pads), np.array(self.static_shape, np.int64), allowzero=1)
     return cast_to(grad, self.known_dtype)
 
 
@@ -171,7 +175,7 @@ def aten_native_layer_norm_backward(
 ) -> tuple[TFloat | None, TFloat | None, TFloat | None]:  # fmt: skip
     """native_layer_norm_backward(Tensor grad_out, Tensor input, SymInt[] normalized_shape, Tensor mean, Tensor rstd, Tensor? weight, Tensor? bias, bool[3] output_mask) -> (Tensor, Tensor, Tensor)"""
     dtype = types.DOUBLE if input.dtype is types.DOUBLE else types.FLOAT  # torch's opmath
-    rank, k = input.rank, len(normalized_shape)
+    rank, k = input.known_rank, len(normalized_shape)
     inner = op.Constant(value=np.arange(rank - k, rank, dtype=np.int64))
     outer = op.Constant(value=np.arange(0, rank - k, dtype=np.int64))
     x, dy = cast_to(input, dtype), cast_to(grad_out, dtype)

@@ -174,8 +174,10 @@ def _avg_pool_backward(
         windows = [(max(o * s - p, 0), min(o * s - p + k, size + p, size)) for o in range(out[i])]
         grad = spread_windows(grad, grad.known_rank - n + i, windows, size)
     leading_grad, leading_self = grad_output.known_shape[:-n], self.known_shape[:-n]
-    if leading_grad != leading_self and all(isinstance(d, int) for d in (*leading_grad, *leading_self)):
-        have, want = int(np.prod(leading_grad)), int(np.prod(leading_self))
+    static_grad = [d for d in leading_grad if isinstance(d, int)]
+    static_self = [d for d in leading_self if isinstance(d, int)]
+    if leading_grad != leading_self and len(static_grad) == len(leading_grad) and len(static_self) == len(leading_self):
+        have, want = int(np.prod(static_grad)), int(np.prod(static_self))
         if n == 3 or have > want:  # torch's 3-d kernel reads past grad_output's end (its planes are self's)
             raise ValueError(f"aten::{name}: grad_output {grad_output.shape} and self {self.shape} have different batch or channel sizes")
         # torch's 2-d kernel runs over grad_output's planes, into zeros shaped like self
@@ -245,10 +247,10 @@ def aten_native_group_norm_backward(
         x_hat_channels = op.Reshape(x_hat, channels, allowzero=1)
         products = op.Mul(op.Reshape(dy, channels, allowzero=1), x_hat_channels)
         grad_weight = op.ReduceSum(products, per_channel, keepdims=0)
-        grad_weight = cast_to(grad_weight, weight.known_dtype if weight is not None else input.dtype)
+        grad_weight = cast_to(grad_weight, weight.known_dtype if weight is not None else input.known_dtype)
     if output_mask[2]:
         grad_bias = op.ReduceSum(op.Reshape(dy, channels, allowzero=1), per_channel, keepdims=0)
-        grad_bias = cast_to(grad_bias, weight.known_dtype if weight is not None else input.dtype)
+        grad_bias = cast_to(grad_bias, weight.known_dtype if weight is not None else input.known_dtype)
     return grad_input, grad_weight, grad_bias
 
 

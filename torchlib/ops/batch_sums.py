@@ -98,7 +98,7 @@ def aten_index_reduce(
     """index_reduce(Tensor self, int dim, Tensor index, Tensor source, str reduce, *, bool include_self=True) -> Tensor"""
     if reduce not in ("prod", "mean", "amax", "amin"):
         raise ValueError(f"aten::index_reduce: reduce must be prod, mean, amax or amin, got {reduce!r}")
-    dtype, scalar = self.dtype, self.rank == 0
+    dtype, scalar = self.known_dtype, self.rank == 0
     # integers in int64 (exact; a product or sum wrapped to the dtype is the int64 one wrapped),
     # the half types in float32
     wide = types.DOUBLE if dtype is types.DOUBLE else types.FLOAT if dtype.is_floating else types.INT64

@@ -25,7 +25,7 @@ _BITWISE = frozenset({UINT8}) | {d for d in NUMERIC if d.is_integer}
 def _compare(onnx_op: Callable[..., Any], a: Any, b: Any, supported: frozenset = NUMERIC) -> Value:
     # torch compares with a Python number rounded to the tensor's dtype (bfloat16 x <= 0.3 is
     # x <= 0.30078125); bfloat16 computes in float32, where the constant would not be rounded
-    dtype = (a if isinstance(a, Value) else b).dtype
+    dtype = (a if isinstance(a, Value) else b).known_dtype
     return run_supported(onnx_op, supported, round_scalar(a, dtype), round_scalar(b, dtype))
 
 

@@ -575,21 +575,21 @@ def aten_ones_complex(size: Sequence[Any], *, dtype: DType | None = None, layout
 def aten_full_like_complex(self: TTensor, fill_value: complex, *, dtype: DType | None = None, layout: Any = None,
                            device: Any = None, pin_memory: bool | None = None, memory_format: Any = None) -> TTensor:
     """full_like(Tensor self, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor"""
-    return _full(_shape_of(self), fill_value, dtype or self.logical_dtype)
+    return _full(_shape_of(self), fill_value, dtype or self.known_logical_dtype)
 
 
 @aten_op("aten::zeros_like", complex=True)
 def aten_zeros_like_complex(self: TTensor, *, dtype: DType | None = None, layout: Any = None, device: Any = None,
                             pin_memory: bool | None = None, memory_format: Any = None) -> TTensor:
     """zeros_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor"""
-    return _full(_shape_of(self), 0, dtype or self.logical_dtype)
+    return _full(_shape_of(self), 0, dtype or self.known_logical_dtype)
 
 
 @aten_op("aten::ones_like", complex=True)
 def aten_ones_like_complex(self: TTensor, *, dtype: DType | None = None, layout: Any = None, device: Any = None,
                            pin_memory: bool | None = None, memory_format: Any = None) -> TTensor:
     """ones_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor"""
-    return _full(_shape_of(self), 1, dtype or self.logical_dtype)
+    return _full(_shape_of(self), 1, dtype or self.known_logical_dtype)
 
 
 @aten_op("aten::where.self", complex=True)

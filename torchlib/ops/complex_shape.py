@@ -195,9 +195,11 @@ def _fft_shift(self: Value, dim: Sequence[int] | None, inverse: bool) -> Value:
     dims = list(range(len(shape))) if dim is None else [_dim(d, self) for d in dim]
     if not dims:
         raise ValueError(f"aten::fft_{'i' if inverse else ''}fftshift: no dims to shift (torch's roll raises: `shifts` required)")
-    if not all(isinstance(shape[d], int) for d in dims):
+    sizes = [shape[d] for d in dims]
+    static = [n for n in sizes if isinstance(n, int)]
+    if len(static) < len(sizes):
         raise ValueError(f"aten::fft_{'i' if inverse else ''}fftshift: the shifted dims must be static, got shape {list(shape)}")
-    return aten_roll_complex(self, [(shape[d] + inverse) // 2 for d in dims], dims)
+    return aten_roll_complex(self, [(n + inverse) // 2 for n in static], dims)
 
 
 @aten_op("aten::fft_fftshift", complex=True)
@@ -240,7 +242,7 @@ def _reduce(reduce: Callable[..., Value], self: Value, dim: Sequence[int] | None
             raise TypeError(f"a complex reduction cannot return {dtype} (torch raises too)")
         storage = FLOAT if dtype is COMPLEX64 else DOUBLE
         self = self if self.dtype is storage else op.Cast(self, to=storage.onnx).as_complex()
-    rank = self.logical_rank
+    rank = self.known_logical_rank
     if rank == 0:  # dim 0 / -1 of a complex scalar is the scalar itself
         return op.Identity(self).as_complex()
     axes = list(range(rank)) if not dim else sorted({_dim(d, self) for d in dim})

@@ -32,6 +32,7 @@ import numpy as np
 from graph_builder import current_exact_nan, op, types
 from graph_builder.ir import Value
 from graph_builder.types import TFloat, TReal
+from torchlib.ops._helpers import n_outputs, one_output
 from torchlib.ops.reductions import int64_sum
 from torchlib.promotion import cast_to
 from torchlib.registry import aten_op
@@ -108,7 +109,8 @@ def _spread(x: Value, axis: int, step: int) -> Value:
     """step - 1 zeros between neighbours along axis: length L becomes (L - 1) * step + 1."""
     rank = x.known_rank
     if x.is_static:
-        shape: Any = [*x.known_shape[:axis], x.known_shape[axis] * step, *x.known_shape[axis + 1 :]]  # type: ignore[operator]
+        dims = x.static_shape
+        shape: Any = [*dims[:axis], dims[axis] * step, *dims[axis + 1 :]]
     else:
         spread = op.Mul(op.Shape(x, start=axis, end=axis + 1), step)
         shape = op.Concat(op.Shape(x, end=axis), spread, op.Shape(x, start=axis + 1), axis=0)
@@ -131,8 +133,10 @@ def _conv_as_matmul(
     k = math.prod(kernel) * c_group
     cols = _patches(_pad_spatial(x, pads_begin, pads_end), kernel, stride, dilation)  # (N, C, *out, K)
     # every size explicit (a -1 cannot be inferred from an empty batch), static where known
+    batch: list[int] | Value
+    out: list[int] | Value
     if cols.is_static:
-        batch, out = list(cols.known_shape[:1]), list(cols.known_shape[2 : 2 + n])
+        batch, out = list(cols.static_shape[:1]), list(cols.static_shape[2 : 2 + n])
         rows: Any = [math.prod(batch + out)]
 
         def shape(*parts: Any) -> Any:
@@ -166,7 +170,7 @@ def _conv_transpose_as_matmul(
     n = w.known_rank - 2
     if not w.is_static:
         raise ValueError(f"transposed convolution in {x.dtype} needs the weight's shape known, got {w.shape}")
-    c_in, c_out_group, *kernel = w.known_shape
+    c_in, c_out_group, *kernel = w.static_shape
     for i, s in enumerate(stride):
         if s > 1:
             x = _spread(x, 2 + i, s)
@@ -218,8 +222,7 @@ def _conv_transpose(
         end = [max(p - o, 0) for p, o in zip(padding, output_padding)]
         extra = [max(o - p, 0) for p, o in zip(padding, output_padding)]
     if compute in (types.FLOAT, types.FLOAT16) and all(e < s for e, s in zip(extra, stride)):
-        attrs = dict(strides=stride, dilations=dilation, group=groups)
-        y = op.ConvTranspose(x, w, b, pads=padding + end, output_padding=extra, **attrs)
+        y = op.ConvTranspose(x, w, b, pads=padding + end, output_padding=extra, strides=stride, dilations=dilation, group=groups)
     else:
         y = _conv_transpose_as_matmul(x, w, b, stride, padding, dilation, output_padding, groups)
     return cast_to(y, input.known_dtype)
@@ -424,10 +427,10 @@ def _max_pool(
         y, indices = _max_pool_int64(x, kernel, strides, pads, _ints(dilation, n, "dilation"), ceil_mode)
         return (_unbatched(y, squeeze), _unbatched(indices, squeeze)) if with_indices else _unbatched(y, squeeze)
     x = cast_to(x, _MAX_POOL_COMPUTE.get(dtype, dtype))
-    attrs = dict(kernel_shape=kernel, strides=strides, pads=pads + pads, dilations=_ints(dilation, n, "dilation"),
+    attrs: dict[str, Any] = dict(kernel_shape=kernel, strides=strides, pads=pads + pads, dilations=_ints(dilation, n, "dilation"),
                  ceil_mode=int(ceil_mode))  # fmt: skip
     if not with_indices:
-        y = op.MaxPool(x, **attrs)
+        y = one_output(op.MaxPool(x, **attrs))
         # onnxruntime's MaxPool skips NaN; torch's max of a window holding a NaN is NaN (unless
         # the export opted out: exact_nan=False)
         channels = x.shape[1] if x.shape is not None else None
@@ -435,10 +438,10 @@ def _max_pool(
             if x.dtype is types.FLOAT and n == 2 and isinstance(channels, int) and (not ceil_mode or all(isinstance(d, int) for d in sizes)):
                 y = op.Mul(y, _ones_or_nan_per_window(x, channels, kernel, strides, pads, attrs["dilations"], ceil_mode))
             else:
-                has_nan = op.Cast(op.MaxPool(op.Cast(op.IsNaN(x), to=x.dtype.onnx), **attrs), to=types.BOOL.onnx)
+                has_nan = op.Cast(one_output(op.MaxPool(op.Cast(op.IsNaN(x), to=x.dtype.onnx), **attrs)), to=types.BOOL.onnx)
                 y = op.Where(has_nan, op.CastLike(np.nan, y), y)
         return _unbatched(cast_to(y, dtype), squeeze)
-    y, flat = op.MaxPool(x, **attrs, _outputs=2)
+    y, flat = n_outputs(op.MaxPool(x, **attrs, _outputs=2), 2)
     indices = op.Mod(flat, _plane_size(x, n))  # ONNX counts over N*C*H*W, torch inside each plane
     if x.dtype.is_floating and current_exact_nan():
         y, indices = _nan_in_windows(x, y, indices, n, attrs)
@@ -477,7 +480,7 @@ def _nan_in_windows(x: Value, y: Value, indices: Value, n: int, attrs: dict[str,
     positions = op.Reshape(op.Range(op.Cast(1, to=exact.onnx), op.Cast(op.Add(plane, 1), to=exact.onnx), op.Cast(1, to=exact.onnx)),
                            op.Shape(x, start=-n))  # fmt: skip
     key = op.Where(op.IsNaN(x), positions, op.CastLike(0, positions))
-    last_nan = op.MaxPool(key, **attrs)
+    last_nan = one_output(op.MaxPool(key, **attrs))
     has_nan = op.Greater(last_nan, op.CastLike(0, last_nan))
     y = op.Where(has_nan, op.CastLike(np.nan, y), y)
     indices = op.Where(has_nan, op.Sub(op.Cast(last_nan, to=types.INT64.onnx), 1), indices)
@@ -496,8 +499,8 @@ def _max_pool_int64(
     lowest = np.array(np.iinfo(np.int64).min, np.int64)
     padded = _pad_spatial(x, pads, [p + e for p, e in zip(pads, extra)], lowest) if any(pads) or any(extra) else x
     patches = _patches(padded, kernel, strides, dilation)
-    y = op.ReduceMax(patches, [x.rank], keepdims=0)
-    k = op.ArgMax(patches, axis=x.rank, keepdims=0)
+    y = op.ReduceMax(patches, [x.known_rank], keepdims=0)
+    k = op.ArgMax(patches, axis=x.known_rank, keepdims=0)
     index: Any = None
     for i in range(n):
         offset = op.Mod(op.Div(k, np.array(math.prod(kernel[i + 1 :]), np.int64)), np.array(kernel[i], np.int64))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from graph_builder import op
 from graph_builder.types import BFLOAT16, BOOL, FLOAT, TFloat
+from torchlib.ops._helpers import n_outputs
 from torchlib.ops._kernels import NUMERIC, full_of, run_supported
 from torchlib.registry import aten_op
 
@@ -24,7 +25,7 @@ def training_dropout(input: TFloat, p: float) -> tuple[TFloat, TFloat]:
     if p == 1:
         return run_supported(op.Mul, NUMERIC, input, 0), full_of(op.Shape(input), False, BOOL)
     x = op.Cast(input, to=FLOAT.onnx) if input.dtype is BFLOAT16 else input
-    _, mask = op.Dropout(x, p, True, _outputs=2)
+    _, mask = n_outputs(op.Dropout(x, p, True, _outputs=2), 2)
     output = op.Mul(op.Mul(x, op.CastLike(mask, x)), op.CastLike(1 / (1 - p), x))
     return (op.Cast(output, to=BFLOAT16.onnx) if input.dtype is BFLOAT16 else output), mask
 

@@ -32,6 +32,7 @@ from graph_builder.types import (
     TTensor,
 )
 from torchlib.ops import _cephes as cephes
+from torchlib.ops._helpers import n_outputs
 from torchlib.ops._kernels import (
     FLOAT32_16,
     FLOATS,
@@ -157,7 +158,7 @@ def aten_rsub_scalar(self: TReal, other: float, alpha: float = 1) -> TReal:
 
 @aten_op("aten::mul.Tensor", "aten::mul.Scalar")
 @elementwise("self", "other")
-def aten_mul(self: TRealOrBool, other: TRealOrBool) -> TRealOrBool:
+def aten_mul(self: TRealOrBool, other: TRealOrBool | float) -> TRealOrBool:
     """mul.Tensor(Tensor self, Tensor other) -> Tensor"""
     if self.dtype is BOOL:
         return op.And(self, other)
@@ -262,7 +263,7 @@ def int_pow(base: Value, exponent: Value) -> Value:
     from torchlib.ops.linalg._common import loop  # the Loop helper of the linalg package
 
     zero, one = like(0, base), like(1, base)
-    bits = 8 * base.known_dtype.numpy.itemsize - 1
+    bits = 8 * base.known_dtype.itemsize - 1
     positive = op.Where(op.Less(exponent, like(0, exponent)), like(0, exponent), exponent)
 
     def body(i: Value, values: list[Value]) -> tuple[None, list[Value]]:
@@ -557,7 +558,7 @@ def aten_remainder(self: TReal, other: TReal) -> TReal:
 def aten_fmod(self: TReal, other: TReal) -> TReal:
     """fmod.Tensor(Tensor self, Tensor other) -> Tensor"""
     _no_bool("fmod", self)
-    if not (self if isinstance(self, Value) else other).dtype.is_floating:
+    if not (self if isinstance(self, Value) else other).known_dtype.is_floating:
         return run_supported(_int_fmod, INT32_64, self, other)
     self, other = _rounded_scalars(self, other)
     return run_supported(lambda a, b: op.Mod(a, b, fmod=1), NUMERIC, self, other)
@@ -566,7 +567,7 @@ def aten_fmod(self: TReal, other: TReal) -> TReal:
 def _rounded_scalars(a: Any, b: Any) -> tuple[Any, Any]:
     """A Python number operand rounded to the tensor operand's dtype, as torch's TensorIterator
     casts a wrapped number to the common dtype (remainder, fmod, comparisons)."""
-    dtype = (a if isinstance(a, Value) else b).dtype
+    dtype = (a if isinstance(a, Value) else b).known_dtype
     return round_scalar(a, dtype), round_scalar(b, dtype)
 
 
@@ -617,7 +618,7 @@ def _gcd(a: Value, b: Value, dtype: DType) -> Value:
         body.output(op.Cast(op.ReduceMax(op.Concat(left, like(np.zeros(1, np.int64), left), axis=0), keepdims=0), to=BOOL.onnx))
         body.output(next_a)
         body.output(next_b)
-    _, result = op.Loop(np.array(_EUCLID_STEPS, np.int64), np.array(True), a, b, body=body)
+    _, result = n_outputs(op.Loop(np.array(_EUCLID_STEPS, np.int64), np.array(True), a, b, body=body), 2)
     return result
 
 

@@ -93,7 +93,7 @@ from graph_builder import GraphBuilder, current_opset, op
 from graph_builder.evaluator import current_evaluator
 from graph_builder.ir import Value
 from graph_builder.types import DOUBLE, FLOAT, TFloat, TTensor
-from torchlib.ops._helpers import normalize_dim
+from torchlib.ops._helpers import normalize_dim, one_output
 from torchlib.registry import aten_op
 
 _NORM_NAMES = {0: "none (backward)", 1: "1/sqrt(n) (ortho)", 2: "1/n (forward)"}
@@ -192,7 +192,7 @@ def _matmul_dft(x: Value, axis: int, onesided: bool, scale: float, bounded: bool
     and the sum of n products of size <= max|x| * 2^-k cannot overflow in any order, and the result
     overflows only where the scaled one does. Per signal, so that the others lose no subnormal
     bits. Skipped when `bounded` (float32 values computing in float64: far from float64's max)."""
-    n, parts, rank = x.known_shape[axis], x.known_shape[-1], x.rank
+    n, parts, rank = x.static_dim(axis), x.static_dim(-1), x.known_rank
     bins = n // 2 + 1 if onesided else n
     dtype = x.known_dtype.numpy
     perm = [*(d for d in range(rank - 1) if d != axis), axis, rank - 1]  # the samples next to the parts
@@ -303,7 +303,7 @@ def _special_terms(x: Value, axis: int, bins: int) -> tuple[Value, Value]:
     A sample part a (real) or b (imaginary) times w^{jk} = c + i s enters Re as a c - b s and Im as
     a s + b c; per part and bin, MatMuls of 0/1 indicators of x against the twiddle signs count the
     +inf and -inf terms (their difference and their sum) and the NaN terms."""
-    n, parts, rank = x.known_shape[axis], x.known_shape[-1], x.rank
+    n, parts, rank = x.static_dim(axis), x.static_dim(-1), x.known_rank
     c_tab, s_tab = _twiddle_signs(n)
     others = [d for d in range(rank - 1) if d != axis]
     perm = [*others, rank - 1, axis]  # [..., parts, n]: the samples last, a's then b's
@@ -336,7 +336,7 @@ def _exact_dft(x: Value, axis: int, onesided: bool, scale: float, bounded: bool)
     an overflowed finite part of the other sign gives NaN, as the direct sum would)."""
     finite = op.Where(op.IsNaN(op.Mul(x, np.array(0, x.known_dtype.numpy))), np.array(0, x.known_dtype.numpy), x)
     y = _plain_dft(finite, axis, onesided, scale, bounded)
-    bins = x.known_shape[axis] // 2 + 1 if onesided else x.known_shape[axis]
+    bins = x.static_dim(axis) // 2 + 1 if onesided else x.static_dim(axis)
     has, total = _special_terms(x, axis, bins)
     return op.Where(has, op.Add(y, total), y)
 
@@ -365,7 +365,7 @@ def _dft(x: Value, axis: int, onesided: bool = False, scale: float = 1.0, bounde
         then_branch.output(_exact_dft(x, axis, onesided, scale, bounded))
     with else_branch:
         else_branch.output(_plain_dft(x, axis, onesided, scale, bounded))
-    return op.If(special, then_branch=then_branch, else_branch=else_branch)
+    return one_output(op.If(special, then_branch=then_branch, else_branch=else_branch))
 
 
 def _real_input_zeros(x: Value, axis: int, length: Any) -> Value:

@@ -72,7 +72,7 @@ def _size(x: Value, axis: int) -> Any:
 def _resize(x: Value, dims: Sequence[int], sizes: Sequence[Any]) -> Value:
     """torch's resize_fft_input: trim dims longer than their size, zero-pad shorter ones (the
     real view's axes are the logical ones, its trailing 2 comes last)."""
-    complex_, rank = x.is_complex, x.rank
+    complex_, rank = x.is_complex, x.known_rank
     pads: list[Any] = [0] * (2 * rank)
     padded = False
     for d, n in zip(dims, sizes):

@@ -103,10 +103,10 @@ def _fractional_max_pool(fn: str, self: Value, kernel_size: Sequence[int], outpu
     values = op.Reshape(op.GatherElements(plane, flat_positions, axis=2), op.Concat(batch_planes, [n_out, window], axis=0))
     positions = op.Reshape(flat_positions, op.Concat(batch_planes, [n_out, window], axis=0))
     nan = op.IsNaN(values)
-    k = np.arange(window, dtype=np.int64)
-    last_nan = op.ReduceMax(op.Where(nan, k, np.array(-1, np.int64)), [-1], keepdims=1)
+    slot = np.arange(window, dtype=np.int64)
+    last_nan = op.ReduceMax(op.Where(nan, slot, np.array(-1, np.int64)), [-1], keepdims=1)
     largest = op.ReduceMax(op.Where(nan, op.CastLike(-np.inf, values), values), [-1], keepdims=1)
-    first_max = op.ReduceMin(op.Where(op.Equal(values, largest), k, np.array(window, np.int64)), [-1], keepdims=1)
+    first_max = op.ReduceMin(op.Where(op.Equal(values, largest), slot, np.array(window, np.int64)), [-1], keepdims=1)
     chosen = op.Where(op.GreaterOrEqual(last_nan, np.array(0, np.int64)), last_nan, first_max)  # [B, C, n_out, 1]
     out_shape = op.Concat(batch_planes, list(output_size), axis=0)
     result = cast_to(op.Reshape(op.GatherElements(values, chosen, axis=3), out_shape), self.known_dtype)

@@ -61,7 +61,7 @@ def aten_histc(self: TFloat, bins: int = 100, min: float = 0, max: float = 0) ->
         raise ValueError(f"aten::histc: bins must be > 0, got {bins}")
     if min > max:
         raise ValueError(f"aten::histc: max must be larger than min, got min={min}, max={max}")
-    dtype = self.dtype
+    dtype = self.known_dtype
     half = dtype in (types.FLOAT16, types.BFLOAT16)  # computed in float32, rounded after each op
 
     def rounded(v: Value) -> Value:
@@ -108,11 +108,11 @@ def _bin_edges(points: Value, bins: Sequence[int], range: Sequence[float] | None
         else:  # the data's range: [0, 1] for no data, widened by 0.5 each way when constant
             column = op.Gather(points, np.array(d, np.int64), axis=1)
             none = op.Equal(op.Size(column), np.array(0, np.int64))
-            low = op.Where(none, op.CastLike(0, points), op.ReduceMin(column, keepdims=0))  # (empty: +inf)
-            high = op.Where(none, op.CastLike(1, points), op.ReduceMax(column, keepdims=0))
-            same = op.Equal(low, high)
-            first = op.Where(same, op.Sub(low, op.CastLike(0.5, low)), low)
-            last = op.Where(same, op.Add(high, op.CastLike(0.5, high)), high)
+            smallest = op.Where(none, op.CastLike(0, points), op.ReduceMin(column, keepdims=0))  # (empty: +inf)
+            largest = op.Where(none, op.CastLike(1, points), op.ReduceMax(column, keepdims=0))
+            same = op.Equal(smallest, largest)
+            first = op.Where(same, op.Sub(smallest, op.CastLike(0.5, smallest)), smallest)
+            last = op.Where(same, op.Add(largest, op.CastLike(0.5, largest)), largest)
         edges.append(_linspace(first, last, count + 1, points.dtype))
     return edges
 

@@ -90,11 +90,12 @@ def _index_tensors(self: Value, indices: Sequence[Value | None]) -> list[Value |
 
 def _broadcast(tensors: list[Value]) -> tuple[list[Value], Any]:
     """The tensors broadcast to their common shape, and that shape (ints or a 1-D Value)."""
-    shapes = [t.shape for t in tensors]
+    shapes = [t.known_shape for t in tensors]
     if all(s == shapes[0] for s in shapes) and all(isinstance(d, (int, str)) for d in shapes[0]):
         return tensors, shape_of(tensors[0])
-    if all(isinstance(d, int) for s in shapes for d in s):
-        common: Any = list(np.broadcast_shapes(*shapes))
+    static = [tuple(d for d in s if isinstance(d, int)) for s in shapes]
+    if all(len(st) == len(s) for st, s in zip(static, shapes)):
+        common: Any = list(np.broadcast_shapes(*static))
     else:
         total = tensors[0]
         for t in tensors[1:]:
@@ -125,7 +126,7 @@ class _Advanced:
         self.stacked = op.Concat(*(op.Unsqueeze(t, [-1]) for t in broadcast), axis=-1)
         first, last = self.positions[0], self.positions[-1]
         adjacent = self.positions == list(range(first, last + 1))
-        b = max(t.rank for t in given)  # the rank of B
+        b = max(t.known_rank for t in given)  # the rank of B
         out_rank = b + rank - len(self.positions)
         self.to_torch = None
         if adjacent and first > 0:

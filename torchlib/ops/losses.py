@@ -56,12 +56,12 @@ def _loss(name: str, body: Callable[..., Value], reduction: int, *xs: Value) -> 
     reduction, as torch does (its pointwise kernels write half tensors, its sums accumulate in
     float32)."""
     _floating(name, *xs)
-    dtype = xs[0].dtype
+    dtype = xs[0].known_dtype
 
     def compute(*ys: Value) -> Value:
         loss = body(*ys)
         if dtype not in OPMATH:
-            loss = op.Cast(op.Cast(loss, to=dtype.onnx), to=loss.dtype.onnx)
+            loss = op.Cast(op.Cast(loss, to=dtype.onnx), to=loss.known_dtype.onnx)
         return _reduce(loss, reduction)
 
     return run_supported(compute, OPMATH, *xs)
@@ -338,7 +338,7 @@ def torch_nn__linear_cross_entropy_batch_chunked(
     _lce_check("_linear_cross_entropy_batch_chunked", input, linear_weight, target, label_smoothing, acc_dtype)
     if reduction not in ("mean", "sum"):
         raise ValueError(f"torch_nn::_linear_cross_entropy_batch_chunked: reduction must be 'mean' or 'sum' (torch raises too), got {reduction!r}")
-    dtype = input.dtype
+    dtype = input.known_dtype
     x, w, logits = _lce_logits(input, linear_weight, linear_bias, acc_dtype)
     cw = op.Cast(weight, to=acc_dtype.onnx) if weight is not None else None
     rows = _lce_rows("_linear_cross_entropy_batch_chunked", input, target)

@@ -247,13 +247,15 @@ def aten_instance_norm(
     def up(v: Value | None) -> Value | None:
         return v if v is None or v.dtype is wide else op.Cast(v, to=wide.onnx)
 
-    x, w, b, mean, var = (up(v) for v in (input, weight, bias, running_mean, running_var))
+    x = input if input.dtype is wide else op.Cast(input, to=wide.onnx)
+    w, b, mean, var = (up(v) for v in (weight, bias, running_mean, running_var))
     if use_input_stats:
         axes = op.Constant(value_ints=list(range(2, input.known_rank)))
         mean = op.ReduceMean(x, axes, keepdims=1)
         centered = op.Sub(x, mean)
         var = op.ReduceMean(op.Mul(centered, centered), axes, keepdims=1)
     else:
+        assert mean is not None and var is not None  # running statistics, checked above
         mean = op.Reshape(mean, channel)
         var = op.Reshape(var, channel)
     # torch runs batch_norm: x * alpha + beta, alpha = invstd * weight, beta = bias - mean * alpha
@@ -316,7 +318,7 @@ def aten_cosine_similarity(x1: TFloat, x2: TFloat, dim: int = 1, eps: float = 1e
     """cosine_similarity(Tensor x1, Tensor x2, int dim=1, float eps=1e-08) -> Tensor"""
     if not x1.known_dtype.is_floating:
         raise TypeError(f"aten::cosine_similarity is defined for floating tensors only, got {x1.dtype}")
-    rank = max(x1.rank, x2.rank)
+    rank = max(x1.known_rank, x2.known_rank)
     axis = normalize_dim(dim, rank)
 
     def cosine(a: Value, b: Value) -> Value:
@@ -338,7 +340,7 @@ def aten_pairwise_distance(x1: TFloat, x2: TFloat, p: float = 2, eps: float = 1e
         raise TypeError("aten::pairwise_distance: bool tensors cannot be subtracted (torch raises too)")
     if not x1.known_dtype.is_floating:  # x1 - x2 + eps: a float eps makes the default float dtype
         x1, x2 = op.Cast(x1, to=DEFAULT_FLOAT.onnx), op.Cast(x2, to=DEFAULT_FLOAT.onnx)
-    rank = max(x1.rank, x2.rank)
+    rank = max(x1.known_rank, x2.known_rank)
     axis = max(rank - 1, 0)
 
     def distance(a: Value, b: Value) -> Value:
@@ -359,7 +361,7 @@ def aten_bilinear(input1: TReal, input2: TReal, weight: TReal, bias: TReal | Non
     float16/bfloat16 compute in float32 and round once."""
     if weight.rank != 3 or input1.rank is None or input1.rank < 1:
         raise ValueError(f"aten::bilinear expects input1 of rank >= 1 and a 3-D weight, got ranks {input1.rank} and {weight.rank}")
-    dtype = input1.dtype
+    dtype = input1.known_dtype
     if dtype is types.BOOL or input2.dtype != dtype or weight.dtype != dtype or (bias is not None and bias.dtype != dtype):
         raise TypeError(f"aten::bilinear expects input1, input2, weight and bias of one numeric dtype, got {input1.dtype}, {input2.dtype}, {weight.dtype}")
     work = types.FLOAT if dtype in (types.FLOAT16, types.BFLOAT16) else dtype

@@ -25,7 +25,7 @@ import torch
 from graph_builder import current_opset, op, types
 from graph_builder.ir import Value
 from graph_builder.types import DType, TFloat, TTensor
-from torchlib.ops._helpers import as_shape, dim_size
+from torchlib.ops._helpers import as_shape, dim_size, n_outputs
 from torchlib.promotion import cast_to
 from torchlib.registry import aten_op
 
@@ -33,9 +33,9 @@ _REDUCED = (types.FLOAT16, types.BFLOAT16)
 
 
 def _compute_dtype(input: Value) -> DType:
-    if not input.dtype.is_floating:
+    if not input.known_dtype.is_floating:
         raise TypeError(f"normalization expects a floating point input, got {input.dtype}")
-    return types.FLOAT if input.dtype in _REDUCED else input.dtype
+    return types.FLOAT if input.known_dtype in _REDUCED else input.known_dtype
 
 
 def _stats_dtype(input: Value, *params: Value | None) -> DType:
@@ -43,7 +43,7 @@ def _stats_dtype(input: Value, *params: Value | None) -> DType:
     the input dtype."""
     if input.dtype in _REDUCED and any(p is not None and p.dtype is types.FLOAT for p in params):
         return types.FLOAT
-    return input.dtype
+    return input.known_dtype
 
 
 def _filled(shape: Sequence[Any], fill: float, dtype: DType) -> Any:
@@ -92,7 +92,7 @@ def _bn_inference(
         cast_to(input, dtype), _param(weight, [c], 1, dtype), _param(bias, [c], 0, dtype),
         cast_to(running_mean, dtype), cast_to(running_var, dtype), epsilon=eps,
     )  # fmt: skip
-    return cast_to(y, input.dtype), _empty(input, stats), _empty(input, stats)
+    return cast_to(y, input.known_dtype), _empty(input, stats), _empty(input, stats)
 
 
 def _bn_training(
@@ -105,7 +105,7 @@ def _bn_training(
     dtype = _compute_dtype(input)
     stats = _stats_dtype(input, weight, bias, *params)
     x = cast_to(input, dtype)
-    axes = [0, *range(2, input.rank)]
+    axes = [0, *range(2, input.known_rank)]
     mean = op.ReduceMean(x, axes, keepdims=1)
     centered = op.Sub(x, mean)
     var = op.ReduceMean(op.Mul(centered, centered), axes, keepdims=1)
@@ -115,8 +115,8 @@ def _bn_training(
         invstd = op.Reciprocal(op.Sqrt(op.Add(var, eps)))
     # torch's CPU kernel: x * alpha + beta with alpha = invstd * weight, beta = bias - mean * alpha
     # (so a variance that overflows, invstd 0, gives the bias, not (x - mean) * 0 = NaN)
-    alpha = invstd if weight is None else op.Mul(invstd, _per_channel(weight, dtype, input.rank))
-    bias_c = _per_channel(bias, dtype, input.rank) if bias is not None else None
+    alpha = invstd if weight is None else op.Mul(invstd, _per_channel(weight, dtype, input.known_rank))
+    bias_c = _per_channel(bias, dtype, input.known_rank) if bias is not None else None
     if dtype is types.FLOAT:
         # both multiply-adds are compiled to fused ones in torch's kernel: the exact product,
         # rounded once with the addend (double holds a float32 product exactly). It matters
@@ -140,7 +140,7 @@ def _bn_training(
         count: Any = int(np.prod(sizes))
     else:
         count = op.Div(op.Size(input), c)
-    return cast_to(y, input.dtype), cast_to(mean, stats), cast_to(invstd, stats), var, count
+    return cast_to(y, input.known_dtype), cast_to(mean, stats), cast_to(invstd, stats), var, count
 
 
 @aten_op("aten::_native_batch_norm_legit_no_training")
@@ -237,7 +237,7 @@ def aten__native_batch_norm_legit_functional(
         y, mean, invstd = _bn_inference(input, weight, bias, running_mean, running_var, eps)
         return y, mean, invstd, op.Identity(running_mean), op.Identity(running_var)
     y, mean, invstd, var, count = _bn_training(input, weight, bias, eps, running_mean, running_var)
-    dtype = var.dtype
+    dtype = var.known_dtype
     if isinstance(count, int):  # one element per channel: 0 / 0 = NaN, as in torch
         unbiased = op.Div(op.Mul(var, float(count)), float(count - 1))
     else:
@@ -245,7 +245,7 @@ def aten__native_batch_norm_legit_functional(
         unbiased = op.Div(op.Mul(var, count), op.Sub(count, op.CastLike(1, var)))
     new_mean = op.Add(op.Mul(cast_to(running_mean, dtype), 1 - momentum), op.Mul(cast_to(mean, dtype), momentum))
     new_var = op.Add(op.Mul(cast_to(running_var, dtype), 1 - momentum), op.Mul(unbiased, momentum))
-    return y, mean, invstd, cast_to(new_mean, running_mean.dtype), cast_to(new_var, running_var.dtype)
+    return y, mean, invstd, cast_to(new_mean, running_mean.known_dtype), cast_to(new_var, running_var.known_dtype)
 
 
 # -- layer norm, RMS norm, group norm ----------------------------------------------------------
@@ -276,12 +276,12 @@ def _layer_norm(
     dtype = _compute_dtype(input)
     stats = _stats_dtype(input, weight, bias)
     if any(isinstance(d, int) and d == 0 for d in normalized_shape):  # nothing to normalize (onnxruntime refuses it): mean 0, rstd NaN as in torch
-        shape = op.Concat(op.Shape(input, end=axis), np.ones(input.rank - axis, np.int64), axis=0)
+        shape = op.Concat(op.Shape(input, end=axis), np.ones(input.known_rank - axis, np.int64), axis=0)
         return (op.Identity(input), op.ConstantOfShape(shape, value=np.zeros(1, stats.numpy)),
                 op.ConstantOfShape(shape, value=np.full(1, np.nan, stats.numpy)))
     x = cast_to(input, dtype)
     if dtype is types.DOUBLE:
-        axes = list(range(axis, input.rank))
+        axes = list(range(axis, input.known_rank))
         mean = op.ReduceMean(x, axes, keepdims=1)
         centered = op.Sub(x, mean)
         rstd = op.Reciprocal(op.Sqrt(op.Add(op.ReduceMean(op.Mul(centered, centered), axes, keepdims=1), eps)))
@@ -293,8 +293,8 @@ def _layer_norm(
     else:
         scale = _param(weight, normalized_shape, 1, dtype)
         b = None if bias is None else cast_to(bias, dtype)
-        y, mean, rstd = op.LayerNormalization(x, scale, b, axis=axis, epsilon=eps, stash_type=1, _outputs=3)
-    return cast_to(y, input.dtype), cast_to(mean, stats), cast_to(rstd, stats)
+        y, mean, rstd = n_outputs(op.LayerNormalization(x, scale, b, axis=axis, epsilon=eps, stash_type=1, _outputs=3), 3)
+    return cast_to(y, input.known_dtype), cast_to(mean, stats), cast_to(rstd, stats)
 
 
 @aten_op("aten::layer_norm")
@@ -326,12 +326,12 @@ def aten_rms_norm(
     stash = types.DOUBLE if dtype is types.DOUBLE else types.FLOAT
     x = cast_to(input, dtype)
     if current_opset() < 23:  # ONNX RMSNormalization is new in opset 23: write its formula
-        axes = list(range(axis, input.rank))
+        axes = list(range(axis, input.known_rank))
         mean_square = op.ReduceMean(op.Mul(x, x), axes, keepdims=1)
         y = op.Mul(op.Div(x, op.Sqrt(op.Add(mean_square, _rms_eps(dtype, eps)))), scale)
     else:
         y = op.RMSNormalization(x, scale, axis=axis, epsilon=_rms_eps(dtype, eps), stash_type=stash.onnx)
-    return cast_to(y, input.dtype)
+    return cast_to(y, input.known_dtype)
 
 
 @aten_op("aten::_fused_rms_norm")
@@ -345,12 +345,12 @@ def aten__fused_rms_norm(
     axis = _normalized_axis(input, normalized_shape)
     dtype = _compute_dtype(input)
     x = cast_to(input, dtype)
-    mean_square = op.ReduceMean(op.Mul(x, x), list(range(axis, input.rank)), keepdims=1)
+    mean_square = op.ReduceMean(op.Mul(x, x), list(range(axis, input.known_rank)), keepdims=1)
     rstd = op.Reciprocal(op.Sqrt(op.Add(mean_square, _rms_eps(dtype, eps))))
     y = op.Mul(x, rstd)
     if weight is not None:
         y = op.Mul(y, cast_to(weight, dtype))
-    return cast_to(y, input.dtype), rstd
+    return cast_to(y, input.known_dtype), rstd
 
 
 @aten_op("aten::native_group_norm")
@@ -391,14 +391,16 @@ def _group_norm(
     dtype = _compute_dtype(input)
     stats = _stats_dtype(input, weight, bias)
     x = cast_to(input, dtype)
-    sizes = input.shape[1:] if input.shape is not None else [None]
-    if all(isinstance(d, int) for d in sizes) and math.prod(sizes) > 0 and sizes[0] % group == 0:
-        y, mean, rstd = _group_norm_static(x, weight, bias, group, eps, [int(d) for d in sizes])
-        return cast_to(y, input.dtype), cast_to(mean, stats), cast_to(rstd, stats)
+    dims = input.known_shape[1:]
+    sizes = [d for d in dims if isinstance(d, int)]
+    static = len(sizes) == len(dims)
+    if static and math.prod(sizes) > 0 and sizes[0] % group == 0:
+        y, mean, rstd = _group_norm_static(x, weight, bias, group, eps, sizes)
+        return cast_to(y, input.known_dtype), cast_to(mean, stats), cast_to(rstd, stats)
     # (N, group, C / group * HxW), spelled out (Reshape cannot infer a -1 when N is 0, and with
     # allowzero a 0 is a size, not "copy this dimension")
-    if all(isinstance(d, int) for d in sizes):
-        per_group: Any = math.prod(int(d) for d in sizes) // group
+    if static:
+        per_group: Any = math.prod(sizes) // group
         grouped_shape = op.Concat(op.Shape(x, start=0, end=1), np.array([group, per_group], np.int64), axis=0)
     else:
         per_group = op.Div(op.ReduceProd(op.Shape(x, start=1), keepdims=1), np.array([group], np.int64))
@@ -433,7 +435,7 @@ def _group_norm(
     if bias is not None:
         beta = op.Add(_per_channel(cast_to(bias, types.DOUBLE), types.DOUBLE, input.rank), beta)
     y = op.Add(op.Mul(x, cast_to(alpha, dtype)), cast_to(beta, dtype))
-    return cast_to(y, input.dtype), cast_to(mean, stats), cast_to(rstd, stats)
+    return cast_to(y, input.known_dtype), cast_to(mean, stats), cast_to(rstd, stats)
 
 
 def _group_norm_static(
@@ -453,7 +455,7 @@ def _group_norm_static(
     mean = op.ReduceMean(wide, [2, 3], keepdims=1)
     centered = op.Sub(wide, mean)
     rstd = op.Reciprocal(op.Sqrt(op.Add(op.ReduceMean(op.Mul(centered, centered), [2, 3], keepdims=1), eps)))
-    dtype = x.dtype
+    dtype = x.known_dtype
     alpha = cast_to(rstd, dtype)
     if weight is not None:
         alpha = op.Mul(alpha, op.Reshape(cast_to(weight, dtype), [group, channels // group, 1]))

@@ -314,7 +314,7 @@ def quantized_decomposed_choose_qparams_per_token_asymmetric(input: Value, dtype
     min_neg, max_pos = op.Min(low, _f32(0)), op.Max(high, _f32(0))
     width = _half_op(op.Sub, d, max_pos, min_neg)
     scale = _half_op(lambda a: op.Div(a, _f32(qmax - qmin)), d, width)
-    scale = _half_op(lambda a: op.Max(a, _f32(np.finfo(np.float32).eps)), d, scale)
+    scale = _half_op(lambda a: op.Max(a, _f32(float(np.finfo(np.float32).eps))), d, scale)
     descaled_min = _half_op(op.Div, d, min_neg, scale)
     descaled_max = _half_op(op.Div, d, max_pos, scale)
     from_min = _half_op(lambda a: op.Add(a, _f32(qmin)), d, descaled_min)

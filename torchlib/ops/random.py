@@ -29,7 +29,7 @@ import numpy as np
 from graph_builder import op
 from graph_builder.ir import Value
 from graph_builder.types import BFLOAT16, BOOL, DOUBLE, FLOAT, FLOAT16, INT64, DType, TFloat, TReal, TTensor
-from torchlib.ops._helpers import as_shape
+from torchlib.ops._helpers import as_shape, n_outputs
 from torchlib.ops._kernels import like
 from torchlib.promotion import DEFAULT_FLOAT
 from torchlib.registry import aten_op
@@ -53,7 +53,7 @@ def _uniform(shape: Any, dtype: DType) -> Value:
     else:
         n = op.Add(op.ReduceProd(op.Cast(coins_shape, to=INT64.onnx), keepdims=1), np.array([1], np.int64))
     ones = op.ConstantOfShape(n, value=np.array([1.0], dtype=np.float32))
-    _, coins = op.Dropout(ones, 0.5, True, _outputs=2)
+    _, coins = n_outputs(op.Dropout(ones, 0.5, True, _outputs=2), 2)
     coins = op.Slice(coins, [1], [np.iinfo(np.int64).max], [0])
     weights = op.Constant(value=np.array([2.0**-i for i in range(1, k + 1)], dtype=wide.numpy).reshape(k, 1))
     flat = op.MatMul(op.Reshape(op.Cast(coins, to=wide.onnx), [-1, k]), weights)  # 2-D x 2-D: onnxruntime fails on empty (0, k) x (k,)
@@ -101,7 +101,7 @@ def aten_rand_like(
     pin_memory: bool | None = None, memory_format: Any = None,
 ) -> TFloat:  # fmt: skip
     """rand_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor"""
-    dtype = dtype or self.dtype
+    dtype = dtype or self.known_dtype
     _floating_dtype("rand_like", dtype)
     return _uniform(op.Shape(self), dtype)
 
@@ -112,7 +112,7 @@ def aten_randn_like(
     pin_memory: bool | None = None, memory_format: Any = None,
 ) -> TFloat:  # fmt: skip
     """randn_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor"""
-    dtype = dtype or self.dtype
+    dtype = dtype or self.known_dtype
     _floating_dtype("randn_like", dtype)
     return _normal(op.Shape(self), dtype)
 
@@ -164,7 +164,7 @@ def aten_randint_like(
     pin_memory: bool | None = None, memory_format: Any = None,
 ) -> TReal:  # fmt: skip
     """randint_like(Tensor self, SymInt high, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor"""
-    return _randint(0, high, op.Shape(self), dtype or self.dtype)
+    return _randint(0, high, op.Shape(self), dtype or self.known_dtype)
 
 
 @aten_op("aten::randint_like.low_dtype")
@@ -173,7 +173,7 @@ def aten_randint_like_low_dtype(
     pin_memory: bool | None = None, memory_format: Any = None,
 ) -> TReal:  # fmt: skip
     """randint_like.low_dtype(Tensor self, SymInt low, SymInt high, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor"""
-    return _randint(low, high, op.Shape(self), dtype or self.dtype)
+    return _randint(low, high, op.Shape(self), dtype or self.known_dtype)
 
 
 @aten_op("aten::bernoulli")

@@ -140,7 +140,7 @@ def _mean(x: Value, axes: list[int], keepdim: bool) -> Value:
 def _sum_dtype(self: Value, dtype: DType | None) -> DType:
     if dtype is not None:
         return dtype
-    return types.INT64 if self.known_dtype.is_bool or self.known_dtype.is_integer else self.dtype
+    return types.INT64 if self.known_dtype.is_bool or self.known_dtype.is_integer else self.known_dtype
 
 
 def _sum(self: Value, dim: int | Sequence[int] | None, keepdim: bool, dtype: DType | None) -> Value:

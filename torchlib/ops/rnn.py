@@ -28,6 +28,7 @@ from graph_builder import GraphBuilder, current_exact_nan, op, types
 from graph_builder.evaluator import current_evaluator
 from graph_builder.ir import Value
 from graph_builder.types import TFloat
+from torchlib.ops._helpers import n_outputs, one_output
 from torchlib.promotion import cast_to
 from torchlib.registry import aten_op, capture_kernel
 
@@ -42,7 +43,7 @@ def _reorder(w: Value, onnx_op: str) -> Value:
     order = _GATE_ORDER[onnx_op]
     if len(order) == 1:
         return w
-    chunks = op.Split(w, axis=0, num_outputs=len(order))
+    chunks = n_outputs(op.Split(w, axis=0, num_outputs=len(order)), len(order))
     return op.Concat(*(chunks[i] for i in order), axis=0)
 
 
@@ -71,7 +72,7 @@ def _recurrent(
         raise ValueError(f"{name} in training mode with dropout={dropout} between layers is not exported; export in eval mode")
     if input.rank != 3:
         raise ValueError(f"{name}: expected a 3-D input (batched), got rank {input.rank}")
-    hidden = params[1].known_shape[1]  # w_hh: [gates * hidden, hidden]
+    hidden = params[1].static_dim(1)  # w_hh: [gates * hidden, hidden]
     x = op.Transpose(input, perm=[1, 0, 2]) if batch_first else input  # [seq, batch, features]
     seq, batch = x.known_shape[0], x.known_shape[1]
     if seq == 0:
@@ -114,7 +115,8 @@ def _recurrent(
         x = _stack_output_with_nan(first_input, first_states, x)
     outputs = [x, op.Concat(*last_h, axis=0) if num_layers > 1 else last_h[0]]
     if onnx_op == "LSTM":
-        outputs.append(op.Concat(*last_c, axis=0) if num_layers > 1 else last_c[0])
+        cells = [c for c in last_c if c is not None]  # an LSTM layer gives its c_n
+        outputs.append(op.Concat(*cells, axis=0) if num_layers > 1 else cells[0])
     if pad:
         outputs = [op.Slice(outputs[0], [0, 0], op.Concat(*(op.Reshape(s, [1]) for s in batch_size), axis=0), [0, 1])] + \
             [op.Slice(h, [0], op.Reshape(batch_size[1], [1]), [1]) for h in outputs[1:]]
@@ -171,7 +173,7 @@ def _onnx_layer(
     b = op.Concat(*bs, axis=0) if has_biases else None
     c_n = None
     if onnx_op == "LSTM":
-        y, h_n, c_n = op.LSTM(x, w, r, b, None, h0, c0, _outputs=3, **attrs)
+        y, h_n, c_n = n_outputs(op.LSTM(x, w, r, b, None, h0, c0, _outputs=3, **attrs), 3)
     else:
         y, h_n = getattr(op, onnx_op)(x, w, r, b, None, h0, _outputs=2, **attrs)
     # y: [seq, directions, batch, hidden] -> [seq, batch, directions * hidden]; one direction's
@@ -238,7 +240,7 @@ def _stack_output_with_nan(x: Value, h0s: list[Value], y: Value) -> Value:
         then_branch.output(masked())
     with else_branch:
         else_branch.output(op.Identity(y))
-    return op.If(op.IsNaN(total), then_branch=then_branch, else_branch=else_branch)
+    return one_output(op.If(op.IsNaN(total), then_branch=then_branch, else_branch=else_branch))
 
 
 def _nan_states(whole: Value, h_n: Value, c_n: Value | None) -> tuple[Value, Value | None]:
@@ -276,12 +278,13 @@ def _cell(onnx_op: str, w_hh_t: Value, b_hh: Value | None, activation: str | Non
         if b_hh is not None:
             hw = op.Add(hw, b_hh)
         if onnx_op == "LSTM":
-            i, f, g, o = op.Split(op.Add(xw, hw), axis=-1, num_outputs=4)
+            assert c is not None  # an LSTM cell carries c
+            i, f, g, o = n_outputs(op.Split(op.Add(xw, hw), axis=-1, num_outputs=4), 4)
             c_new = op.Add(op.Mul(op.Sigmoid(f), c), op.Mul(op.Sigmoid(i), op.Tanh(g)))
             return op.Mul(op.Sigmoid(o), op.Tanh(c_new)), c_new
         if onnx_op == "GRU":
-            x_r, x_z, x_n = op.Split(xw, axis=-1, num_outputs=3)
-            h_r, h_z, h_n = op.Split(hw, axis=-1, num_outputs=3)
+            x_r, x_z, x_n = n_outputs(op.Split(xw, axis=-1, num_outputs=3), 3)
+            h_r, h_z, h_n = n_outputs(op.Split(hw, axis=-1, num_outputs=3), 3)
             r = op.Sigmoid(op.Add(x_r, h_r))
             z = op.Sigmoid(op.Add(x_z, h_z))
             n = op.Tanh(op.Add(x_n, op.Mul(r, h_n)))
@@ -346,9 +349,9 @@ def _run_steps(step: Callable[..., tuple[Value, Value | None]], xw: Value, h: Va
     results = op.Scan(*states, xw, body=body, num_scan_inputs=1,
                       scan_input_directions=[int(reverse)], scan_output_directions=[int(reverse)])
     if c is None:
-        h_last, ys = results
+        h_last, ys = n_outputs(results, 2)
         return ys, h_last, None
-    h_last, c_last, ys = results
+    h_last, c_last, ys = n_outputs(results, 3)
     return ys, h_last, c_last
 
 

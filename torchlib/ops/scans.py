@@ -38,7 +38,7 @@ def _last(x: Value, axis: int) -> Value:
 
 def _back(x: Value, axis: int) -> Value:
     """The inverse of _last."""
-    rank = x.rank
+    rank = x.known_rank
     perm = list(range(rank - 1))
     perm.insert(axis, rank - 1)
     return op.Transpose(x, perm=perm)

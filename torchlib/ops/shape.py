@@ -16,7 +16,7 @@ from graph_builder import op, types
 from graph_builder.ir import Value
 from graph_builder.types import DType, TTensor
 from torchlib.ops import symbolic as sym
-from torchlib.ops._helpers import as_shape, dim_size, normalize_dim
+from torchlib.ops._helpers import as_shape, dim_size, n_outputs, normalize_dim
 from torchlib.ops._kernels import nearest_supported
 from torchlib.promotion import cast_to, promote_all
 from torchlib.registry import aten_op
@@ -31,22 +31,24 @@ _NO_PAD = frozenset({types.BFLOAT16, types.INT16})
 
 def cast_for_kernel(x: Value, missing: frozenset[DType]) -> Value:
     """x, cast to the nearest wider dtype when onnxruntime lacks a kernel for x.dtype (those in `missing`)."""
-    return cast_to(x, nearest_supported(x.dtype, lambda d: d not in missing))
+    return cast_to(x, nearest_supported(x.known_dtype, lambda d: d not in missing))
 
 
 def shape_of(x: Value, start: int = 0, end: int | None = None) -> list[int] | Value:
     """x.shape[start:end] as a list of ints when static, else as a 1-D INT64 Value."""
-    part = x.shape[start:end]
-    if all(isinstance(d, int) for d in part):
-        return list(part)
+    part = x.known_shape[start:end]
+    static = [d for d in part if isinstance(d, int)]
+    if len(static) == len(part):
+        return static
     return op.Shape(x, start=start, end=end)
 
 
 def join(*parts: Sequence[Any] | Value) -> list[int] | Value:
     """Concatenate shape pieces: lists of SymInts and 1-D INT64 Values."""
     pieces = [p if isinstance(p, Value) else as_shape(p) for p in parts]
-    if all(isinstance(p, list) for p in pieces):
-        return [d for p in pieces for d in p]
+    lists = [p for p in pieces if isinstance(p, list)]
+    if len(lists) == len(pieces):
+        return [d for p in lists for d in p]
     return op.Concat(*pieces, axis=0)
 
 
@@ -132,7 +134,7 @@ def aten_contiguous(self: TTensor, *, memory_format: str = "contiguous_format") 
 
 
 def _permute(self: Value, perm: list[int]) -> Value:
-    if perm == list(range(self.rank)):
+    if perm == list(range(self.known_rank)):
         return op.Identity(self)
     return op.Transpose(self, perm=perm)
 
@@ -140,7 +142,7 @@ def _permute(self: Value, perm: list[int]) -> Value:
 @aten_op("aten::permute", "aten::permute_copy")
 def aten_permute(self: TTensor, dims: Sequence[int]) -> TTensor:
     """permute(Tensor(a) self, int[] dims) -> Tensor(a)"""
-    return _permute(self, [normalize_dim(d, self.rank) for d in dims])
+    return _permute(self, [normalize_dim(d, self.known_rank) for d in dims])
 
 
 @aten_op("aten::transpose.int")
@@ -148,14 +150,14 @@ def aten_transpose(self: TTensor, dim0: int, dim1: int) -> TTensor:
     """transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)"""
     if self.rank == 0:
         return op.Identity(self)
-    perm = list(range(self.rank))
-    d0, d1 = normalize_dim(dim0, self.rank), normalize_dim(dim1, self.rank)
+    perm = list(range(self.known_rank))
+    d0, d1 = normalize_dim(dim0, self.known_rank), normalize_dim(dim1, self.known_rank)
     perm[d0], perm[d1] = perm[d1], perm[d0]
     return _permute(self, perm)
 
 
 def _movedim(self: Value, source: Sequence[int], destination: Sequence[int]) -> Value:
-    rank = self.rank
+    rank = self.known_rank
     src = [normalize_dim(d, rank) for d in source]
     dst = [normalize_dim(d, rank) for d in destination]
     perm: list[int | None] = [None] * rank
@@ -179,7 +181,7 @@ def aten_movedim_intlist(self: TTensor, source: Sequence[int], destination: Sequ
 
 
 def _expand(self: Value, shape: Any) -> Value:
-    return cast_to(op.Expand(cast_for_kernel(self, NO_BF16), shape), self.dtype)
+    return cast_to(op.Expand(cast_for_kernel(self, NO_BF16), shape), self.known_dtype)
 
 
 @aten_op("aten::expand", "aten::expand_copy")
@@ -198,14 +200,14 @@ def aten_expand_as(self: TTensor, other: TTensor) -> TTensor:
 @aten_op("aten::unsqueeze")
 def aten_unsqueeze(self: TTensor, dim: int) -> TTensor:
     """unsqueeze(Tensor(a) self, int dim) -> Tensor(a)"""
-    return op.Unsqueeze(self, [normalize_dim(dim, self.rank + 1)])
+    return op.Unsqueeze(self, [normalize_dim(dim, self.known_rank + 1)])
 
 
 def _squeeze_dims(self: Value, dim_list: Sequence[int]) -> Value:
     # A dynamic dimension is never 1 in an exported graph (torch.export specializes 1), so only
     # static dimensions of size 1 are removed, as torch does.
-    axes = sorted({normalize_dim(d, self.rank) for d in dim_list})
-    axes = [a for a in axes if self.rank and self.shape[a] == 1]
+    axes = sorted({normalize_dim(d, self.known_rank) for d in dim_list})
+    axes = [a for a in axes if self.known_rank and self.known_shape[a] == 1]
     if not axes:
         return op.Identity(self)
     return op.Squeeze(self, axes)
@@ -214,7 +216,7 @@ def _squeeze_dims(self: Value, dim_list: Sequence[int]) -> Value:
 @aten_op("aten::squeeze", "aten::squeeze_copy")
 def aten_squeeze(self: TTensor) -> TTensor:
     """squeeze(Tensor(a) self) -> Tensor(a)"""
-    return _squeeze_dims(self, range(self.rank))
+    return _squeeze_dims(self, range(self.known_rank))
 
 
 @aten_op("aten::squeeze.dim", "aten::squeeze_copy.dim")
@@ -234,14 +236,15 @@ def aten_flatten(self: TTensor, start_dim: int = 0, end_dim: int = -1) -> TTenso
     """flatten.using_ints(Tensor(a) self, int start_dim=0, int end_dim=-1) -> Tensor(a)"""
     if self.rank == 0:
         return op.Reshape(self, [1])
-    start, end = normalize_dim(start_dim, self.rank), normalize_dim(end_dim, self.rank)
+    start, end = normalize_dim(start_dim, self.known_rank), normalize_dim(end_dim, self.known_rank)
     if start == end:
         return op.Identity(self)
-    if start == 1 and end == self.rank - 1:  # (N, ...) -> (N, rest): one node, also for a dynamic N
+    if start == 1 and end == self.known_rank - 1:  # (N, ...) -> (N, rest): one node, also for a dynamic N
         return op.Flatten(self, axis=1)
     if self.shape is not None:  # one dynamic size: a constant shape with -1 (see _target_shape)
         part = self.shape[start:end + 1]
-        merged = math.prod(part) if all(isinstance(d, int) for d in part) else None
+        static = [d for d in part if isinstance(d, int)]
+        merged = math.prod(static) if len(static) == len(part) else None
         dims = [*self.shape[:start], merged, *self.shape[end + 1:]]
         if sum(not isinstance(d, int) for d in dims) == 1 and isinstance(target := _target_shape(dims), list):
             return op.Reshape(self, target, allowzero=1)
@@ -252,7 +255,7 @@ def aten_flatten(self: TTensor, start_dim: int = 0, end_dim: int = -1) -> TTenso
 @aten_op("aten::unflatten.int")
 def aten_unflatten(self: TTensor, dim: int, sizes: Sequence[int]) -> TTensor:
     """unflatten.int(Tensor(a) self, int dim, SymInt[] sizes) -> Tensor(a)"""
-    d = normalize_dim(dim, self.rank)
+    d = normalize_dim(dim, self.known_rank)
     return op.Reshape(self, join(shape_of(self, 0, d), sizes, shape_of(self, d + 1)), allowzero=1)
 
 
@@ -282,13 +285,13 @@ def aten_stack(tensors: Sequence[TTensor], dim: int = 0) -> TTensor:
 def _split(self: Value, sizes: Sequence[Any], dim: int) -> list[Value]:
     if len(sizes) == 1:
         return [op.Identity(self)]
-    return list(op.Split(self, as_shape(sizes), axis=normalize_dim(dim, self.rank), _outputs=len(sizes)))
+    return list(n_outputs(op.Split(self, as_shape(sizes), axis=normalize_dim(dim, self.known_rank), _outputs=len(sizes)), len(sizes)))
 
 
 def _static_size(self: Value, dim: int, what: str) -> int:
-    n = self.shape[dim]
+    n = self.known_shape[dim]
     if not isinstance(n, int):
-        raise ValueError(f"{what} along the dynamic dimension {dim} of a {list(self.shape)} tensor: "
+        raise ValueError(f"{what} along the dynamic dimension {dim} of a {list(self.known_shape)} tensor: "
                          "the number of outputs would depend on the input size")
     return n
 
@@ -334,7 +337,7 @@ def aten_chunk(self: TTensor, chunks: int, dim: int = 0) -> list[TTensor]:
     if isinstance(size, str) and chunks > 1 and _multiple_of(size, chunks):
         # a dynamic size that is a multiple of `chunks` (2*batch into 2): always `chunks` equal
         # parts (empty ones for an empty dim, which Split refuses: slices)
-        axis = normalize_dim(dim, self.rank)
+        axis = normalize_dim(dim, self.known_rank)
         part = op.Div(op.Shape(self, start=axis, end=axis + 1), chunks)
         return [op.Slice(self, op.Mul(part, i), op.Mul(part, i + 1), [axis]) for i in range(chunks)]
     n = _static_size(self, dim, "chunk")
@@ -347,7 +350,7 @@ def aten_chunk(self: TTensor, chunks: int, dim: int = 0) -> list[TTensor]:
 @aten_op("aten::unbind.int")
 def aten_unbind(self: TTensor, dim: int = 0) -> list[TTensor]:
     """unbind.int(Tensor(a -> *) self, int dim=0) -> Tensor(a)[]"""
-    d = normalize_dim(dim, self.rank)
+    d = normalize_dim(dim, self.known_rank)
     n = _static_size(self, d, "unbind")
     return [op.Squeeze(part, [d]) for part in _split(self, [1] * n, d)] if n else []
 
@@ -356,11 +359,11 @@ def aten_unbind(self: TTensor, dim: int = 0) -> list[TTensor]:
 
 
 def _repeat(self: Value, repeats: Sequence[Any]) -> Value:
-    extra = len(repeats) - self.rank
+    extra = len(repeats) - self.known_rank
     x = op.Unsqueeze(self, list(range(extra))) if extra > 0 else self
     if not repeats:
         return op.Identity(x)
-    return cast_to(op.Tile(cast_for_kernel(x, NO_BF16), as_shape(repeats)), self.dtype)
+    return cast_to(op.Tile(cast_for_kernel(x, NO_BF16), as_shape(repeats)), self.known_dtype)
 
 
 @aten_op("aten::repeat")
@@ -372,13 +375,13 @@ def aten_repeat(self: TTensor, repeats: Sequence[int]) -> TTensor:
 @aten_op("aten::tile")
 def aten_tile(self: TTensor, dims: Sequence[int]) -> TTensor:
     """tile(Tensor self, SymInt[] dims) -> Tensor"""
-    return _repeat(self, [1] * (self.rank - len(dims)) + list(dims))
+    return _repeat(self, [1] * (self.known_rank - len(dims)) + list(dims))
 
 
 @aten_op("aten::flip")
 def aten_flip(self: TTensor, dims: Sequence[int]) -> TTensor:
     """flip(Tensor self, int[] dims) -> Tensor"""
-    axes = sorted({normalize_dim(d, self.rank) for d in dims})
+    axes = sorted({normalize_dim(d, self.known_rank) for d in dims})
     if not axes or self.rank == 0:
         return op.Identity(self)
     k = len(axes)
@@ -406,12 +409,12 @@ def aten_roll(self: TTensor, shifts: Sequence[int], dims: Sequence[int] = ()) ->
         return op.Reshape(flat, shape_of(self), allowzero=1)
     x = self
     for shift, dim in zip(shifts, dims):
-        x = _roll_dim(x, shift, normalize_dim(dim, self.rank))
+        x = _roll_dim(x, shift, normalize_dim(dim, self.known_rank))
     return x if x is not self else op.Identity(self)
 
 
 def _narrow(self: Value, dim: int, start: Any, length: Any) -> Value:
-    d = normalize_dim(dim, self.rank)
+    d = normalize_dim(dim, self.known_rank)
     if isinstance(start, Value):  # narrow.Tensor: a 0-dim tensor, maybe negative
         start = op.Cast(start, to=types.INT64.onnx) if start.dtype is not types.INT64 else start
         start = op.Where(op.Less(start, 0), op.Add(start, dim_size(self, d)), start)
@@ -436,19 +439,19 @@ def aten_narrow_tensor(self: TTensor, dim: int, start: TTensor, length: int) -> 
 
 
 def _pad(self: Value, pad: Sequence[Any], mode: str, value: Any) -> Value:
-    if len(pad) % 2 or len(pad) // 2 > self.rank:
+    if len(pad) % 2 or len(pad) // 2 > self.known_rank:
         raise ValueError(f"pad of {len(pad)} values does not fit a tensor of rank {self.rank}")
     k = len(pad) // 2
     # torch lists (begin, end) pairs from the last dimension backwards; ONNX all begins, then ends.
     pads = as_shape([*pad[0::2], *pad[1::2]])
-    axes = [self.rank - 1 - i for i in range(k)]
-    if mode != "constant" and 0 in self.shape:
+    axes = [self.known_rank - 1 - i for i in range(k)]
+    if mode != "constant" and 0 in self.known_shape:
         mode = "constant"  # the result is empty too; onnxruntime rejects the other modes on empty inputs
     if mode == "edge" and any(isinstance(p, int) and p < 0 for p in pad):
         return _replicate_cropped(self, pad)
     x = cast_for_kernel(self, _NO_PAD)
     constant = value if mode == "constant" else None
-    return cast_to(op.Pad(x, pads, constant, axes, mode=mode), self.dtype)
+    return cast_to(op.Pad(x, pads, constant, axes, mode=mode), self.known_dtype)
 
 
 def _replicate_cropped(self: Value, pad: Sequence[int]) -> Value:
@@ -456,9 +459,9 @@ def _replicate_cropped(self: Value, pad: Sequence[int]) -> Value:
     even when the crop leaves nothing (onnxruntime's edge Pad then fails)."""
     x = self
     for i in range(len(pad) // 2):
-        axis, begin, end = self.rank - 1 - i, pad[2 * i], pad[2 * i + 1]
-        n = self.shape[axis]
-        if not all(isinstance(v, int) for v in (n, begin, end)):
+        axis, begin, end = self.known_rank - 1 - i, pad[2 * i], pad[2 * i + 1]
+        n = self.known_shape[axis]
+        if not (isinstance(n, int) and isinstance(begin, int) and isinstance(end, int)):
             raise ValueError("replicate padding with negative pads needs static sizes and pads")
         x = op.Gather(x, [min(max(j - begin, 0), n - 1) for j in range(n + begin + end)], axis=axis)
     return x
@@ -487,7 +490,7 @@ def aten_pad(self: TTensor, pad: Sequence[int], mode: str = "constant", value: f
 def _trilu(self: Value, diagonal: Any, upper: int) -> Value:
     x = cast_for_kernel(self, NO_SMALL_INT)
     k = op.Reshape(diagonal, []) if isinstance(diagonal, Value) else diagonal
-    return cast_to(op.Trilu(x, k, upper=upper), self.dtype)
+    return cast_to(op.Trilu(x, k, upper=upper), self.known_dtype)
 
 
 @aten_op("aten::tril")
@@ -512,8 +515,8 @@ def _arange(start: Any, stop: Any, step: Any) -> Any:
 @aten_op("aten::diagonal")
 def aten_diagonal(self: TTensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> TTensor:
     """diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)"""
-    d1, d2 = normalize_dim(dim1, self.rank), normalize_dim(dim2, self.rank)
-    rest = [i for i in range(self.rank) if i not in (d1, d2)]
+    d1, d2 = normalize_dim(dim1, self.known_rank), normalize_dim(dim2, self.known_rank)
+    rest = [i for i in range(self.known_rank) if i not in (d1, d2)]
     x = _permute(self, rest + [d1, d2])
     n1, n2 = dim_size(self, d1), dim_size(self, d2)
     length = sym.maximum(0, sym.minimum(sym.add(n1, min(offset, 0)), sym.sub(n2, max(offset, 0))))
@@ -530,7 +533,7 @@ def aten_unfold(self: TTensor, dimension: int, size: int, step: int) -> TTensor:
     """unfold(Tensor(a) self, int dimension, int size, int step) -> Tensor(a)"""
     if self.rank == 0:
         return op.Reshape(self, [1])
-    d = normalize_dim(dimension, self.rank)
+    d = normalize_dim(dimension, self.known_rank)
     windows = sym.add(sym.floordiv(sym.sub(dim_size(self, d), size), step), 1)
     starts = _arange(0, sym.mul(windows, step), step)
     if isinstance(starts, list):
@@ -538,6 +541,6 @@ def aten_unfold(self: TTensor, dimension: int, size: int, step: int) -> TTensor:
     else:
         index = op.Add(op.Unsqueeze(starts, [1]), list(range(size)))
     gathered = op.Gather(self, index, axis=d)  # (..., windows, size, ...)
-    order = list(range(self.rank + 1))
+    order = list(range(self.known_rank + 1))
     order.append(order.pop(d + 1))
     return _permute(gathered, order)

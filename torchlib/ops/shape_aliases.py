@@ -55,7 +55,7 @@ def aten_concatenate(tensors: Sequence[TTensor], dim: int = 0) -> TTensor:
 def _atleast(x: Value, rank: int) -> Value:
     """torch.atleast_{1,2,3}d of one tensor: a scalar becomes [1]*rank, a vector [1, n] (2d) or
     [1, n, 1] (3d), a matrix [m, n, 1] (3d); higher ranks are unchanged."""
-    if x.rank >= rank:
+    if x.known_rank >= rank:
         return x
     if x.rank == 0:
         return op.Reshape(x, [1] * rank)
@@ -128,7 +128,7 @@ def aten_dstack(tensors: Sequence[TTensor]) -> TTensor:
 @aten_op("aten::column_stack")
 def aten_column_stack(tensors: Sequence[TTensor]) -> TTensor:
     """column_stack(Tensor[] tensors) -> Tensor"""
-    columns = [op.Reshape(t, [-1, 1]) if t.rank <= 1 else t for t in tensors]
+    columns = [op.Reshape(t, [-1, 1]) if t.known_rank <= 1 else t for t in tensors]
     return aten_cat(columns, 1)
 
 
@@ -154,8 +154,8 @@ def aten_moveaxis_intlist(self: TTensor, source: Sequence[int], destination: Seq
 
 
 def _matrix_transpose(name: str, self: Value) -> Value:
-    if self.rank < 2:
-        raise ValueError(f"aten::{name} needs a tensor of at least 2 dimensions (torch raises too), got shape {list(self.shape)}")
+    if self.known_rank < 2:
+        raise ValueError(f"aten::{name} needs a tensor of at least 2 dimensions (torch raises too), got shape {list(self.known_shape)}")
     return aten_transpose(self, -2, -1)
 
 
@@ -181,14 +181,14 @@ def aten_adjoint(self: TTensor) -> TTensor:
 def aten_matrix_H(self: TTensor) -> TTensor:
     """matrix_H(Tensor(a) self) -> Tensor(a)"""
     if self.rank != 2:
-        raise ValueError(f"aten::matrix_H is defined for matrices only (torch raises too), got shape {list(self.shape)}")
+        raise ValueError(f"aten::matrix_H is defined for matrices only (torch raises too), got shape {list(self.known_shape)}")
     return aten_transpose(self, 0, 1)
 
 
 @aten_op("aten::numpy_T")
 def aten_numpy_T(self: TTensor) -> TTensor:
     """numpy_T(Tensor(a) self) -> Tensor(a)"""
-    return aten_permute(self, list(range(self.rank))[::-1])
+    return aten_permute(self, list(range(self.known_rank))[::-1])
 
 
 @aten_op("aten::ravel")
@@ -206,7 +206,7 @@ def aten_reshape_as(self: TTensor, other: TTensor) -> TTensor:
 @aten_op("aten::flipud")
 def aten_flipud(self: TTensor) -> TTensor:
     """flipud(Tensor self) -> Tensor"""
-    if self.rank < 1:
+    if self.known_rank < 1:
         raise ValueError("aten::flipud needs a tensor of at least 1 dimension (torch raises too), got a 0-d tensor")
     return aten_flip(self, [0])
 
@@ -214,8 +214,8 @@ def aten_flipud(self: TTensor) -> TTensor:
 @aten_op("aten::fliplr")
 def aten_fliplr(self: TTensor) -> TTensor:
     """fliplr(Tensor self) -> Tensor"""
-    if self.rank < 2:
-        raise ValueError(f"aten::fliplr needs a tensor of at least 2 dimensions (torch raises too), got shape {list(self.shape)}")
+    if self.known_rank < 2:
+        raise ValueError(f"aten::fliplr needs a tensor of at least 2 dimensions (torch raises too), got shape {list(self.known_shape)}")
     return aten_flip(self, [1])
 
 
@@ -231,9 +231,10 @@ def aten_broadcast_to(self: TTensor, size: Sequence[int]) -> TTensor:
 def _broadcast_shape(tensors: Sequence[Value]) -> Any:
     """torch's broadcast shape of the tensors: Python ints when every size is known, else a
     1-D INT64 Value (the shape of an Expand of ones to each shape in turn)."""
-    shapes = [t.shape for t in tensors]
-    if all(isinstance(d, int) for s in shapes for d in s):
-        return [int(d) for d in np.broadcast_shapes(*shapes)]
+    shapes = [t.known_shape for t in tensors]
+    static = [tuple(d for d in s if isinstance(d, int)) for s in shapes]
+    if all(len(st) == len(s) for st, s in zip(static, shapes)):
+        return [int(d) for d in np.broadcast_shapes(*static)]
     ones = op.ConstantOfShape(op.Shape(tensors[0]), value=np.ones(1, np.int64))
     for t in tensors[1:]:
         ones = op.Expand(ones, op.Shape(t))
@@ -252,13 +253,14 @@ def aten_broadcast_tensors(tensors: Sequence[TTensor]) -> list[TTensor]:
 
 def _fft_shift(self: Value, dim: Sequence[int] | None, inverse: bool) -> Value:
     """roll every dim (all when None) by half its size: n // 2 (fftshift) or (n + 1) // 2."""
-    dims = list(range(self.rank)) if dim is None else [normalize_dim(d, self.rank) for d in dim]
+    dims = list(range(self.known_rank)) if dim is None else [normalize_dim(d, self.known_rank) for d in dim]
     if not dims:
         return op.Identity(self)
-    shifts = [(self.shape[d] + inverse) // 2 if isinstance(self.shape[d], int) else None for d in dims]
-    if any(s is None for s in shifts):
-        raise ValueError(f"aten::fft_{'i' if inverse else ''}fftshift: the shifted dims must be static, got shape {list(self.shape)}")
-    return aten_roll(self, shifts, dims)
+    sizes = [self.known_shape[d] for d in dims]
+    static = [n for n in sizes if isinstance(n, int)]
+    if len(static) < len(sizes):
+        raise ValueError(f"aten::fft_{'i' if inverse else ''}fftshift: the shifted dims must be static, got shape {list(self.known_shape)}")
+    return aten_roll(self, [(n + inverse) // 2 for n in static], dims)
 
 
 @aten_op("aten::fft_fftshift")
@@ -282,13 +284,13 @@ def aten_diagflat(self: TTensor, offset: int = 0) -> TTensor:
 @aten_op("aten::sum_to_size")
 def aten_sum_to_size(self: TTensor, size: Sequence[int]) -> TTensor:
     """sum_to_size(Tensor self, SymInt[] size) -> Tensor"""
-    lead = self.rank - len(size)
+    lead = self.known_rank - len(size)
     if lead < 0:
-        raise ValueError(f"aten::sum_to_size: size {list(size)} has more dims than the tensor's shape {list(self.shape)} (torch raises too)")
+        raise ValueError(f"aten::sum_to_size: size {list(size)} has more dims than the tensor's shape {list(self.known_shape)} (torch raises too)")
     if not size:  # torch's sum_to: a full sum (int and bool sum to int64), even of a 0-d tensor
         return aten_sum(self)
     # torch's sum_to: the leading dims and the dims that size makes 1, kept as 1
-    reduce = [lead + i for i, n in enumerate(size) if n == 1 and self.shape[lead + i] != 1]
+    reduce = [lead + i for i, n in enumerate(size) if n == 1 and self.known_shape[lead + i] != 1]
     if lead == 0 and not reduce:
         return op.Identity(self)
     summed = aten_sum_dim_IntList(self, list(range(lead)) + reduce, True)
@@ -301,7 +303,7 @@ def aten_sum_to_size(self: TTensor, size: Sequence[int]) -> TTensor:
 def _boundaries_split(self: Value, indices: Sequence[int], dim: int) -> list[Value]:
     """Pieces [0, i0), [i0, i1), ..., [ik, n) along dim, each boundary clamped to [0, n] and a
     boundary below the previous one giving an empty piece (torch.tensor_split)."""
-    d = normalize_dim(dim, self.rank)
+    d = normalize_dim(dim, self.known_rank)
     n = _static_size(self, d, "tensor_split")
     bounds = [0, *(min(max(i + n if i < 0 else i, 0), n) for i in indices), n]
     sizes = []
@@ -318,7 +320,7 @@ def _sections_split(self: Value, sections: int, dim: int, what: str) -> list[Val
     """torch.tensor_split into `sections` pieces: the first n % sections get one more element."""
     if sections <= 0:
         raise ValueError(f"aten::{what}: the number of sections must be greater than 0, got {sections}")
-    d = normalize_dim(dim, self.rank)
+    d = normalize_dim(dim, self.known_rank)
     n = _static_size(self, d, what)
     small, extra = divmod(n, sections)
     sizes = [small + 1] * extra + [small] * (sections - extra)
@@ -352,8 +354,8 @@ def aten_tensor_split_tensor(self: TTensor, tensor_indices_or_sections: TTensor,
 
 def _named_split(name: str, self: Value, sections_or_indices: int | Sequence[int], dim: int, min_rank: int) -> list[Value]:
     """hsplit/vsplit/dsplit: tensor_split along one dim; sections must divide the size."""
-    if self.rank < min_rank:
-        raise ValueError(f"aten::{name} needs a tensor of at least {min_rank} dimensions (torch raises too), got shape {list(self.shape)}")
+    if self.known_rank < min_rank:
+        raise ValueError(f"aten::{name} needs a tensor of at least {min_rank} dimensions (torch raises too), got shape {list(self.known_shape)}")
     if isinstance(sections_or_indices, int):
         n = _static_size(self, dim, name)
         if sections_or_indices == 0 or n % sections_or_indices:

@@ -138,7 +138,7 @@ def aten_mode(self: TRealOrBool, dim: int = -1, keepdim: bool = False) -> tuple[
     assert self.shape is not None
     if self.shape[axis] == 0:
         raise ValueError(f"aten::mode: the reduced dim {dim} has size 0 (torch raises too)")
-    work = types.FLOAT if self.dtype in (types.FLOAT16, types.BFLOAT16) else self.dtype
+    work = types.FLOAT if self.dtype in (types.FLOAT16, types.BFLOAT16) else self.known_dtype
     work = types.INT32 if work in (types.BOOL, types.INT8, types.UINT8, types.INT16) else work
     x = cast_to(self, work)
     counts = op.ReduceSum(op.Cast(op.Equal(op.Unsqueeze(x, [axis + 1]), op.Unsqueeze(x, [axis])), to=types.INT32.onnx),

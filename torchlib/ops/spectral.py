@@ -131,7 +131,7 @@ def _center(self: Value, n_fft: int, pad_mode: str) -> Value:
     """The signal padded by n_fft // 2 on both sides of its last (logical) axis."""
     if pad_mode not in _PAD_MODES:
         raise ValueError(f"aten::stft.center: pad_mode must be one of {sorted(_PAD_MODES)}, got {pad_mode!r}")
-    axis = self.logical_rank - 1
+    axis = self.known_logical_rank - 1
     pads = [0] * (2 * self.known_rank)
     pads[axis] = pads[self.known_rank + axis] = n_fft // 2
     padded = op.Pad(self, pads, mode=_PAD_MODES[pad_mode])
@@ -183,10 +183,10 @@ def aten_istft(self: TTensor, n_fft: int, hop_length: int | None = None, win_len
     win = win_length if win_length is not None else n_fft
     if not 0 < hop <= win or not 0 < win <= n_fft:
         raise ValueError(f"aten::istft: expected 0 < hop_length <= win_length <= n_fft, got {hop}, {win}, {n_fft} (torch raises too)")
-    rank = self.logical_rank
+    rank = self.known_logical_rank
     if rank not in (2, 3):
         raise ValueError(f"aten::istft expects a 2-D or 3-D input, got rank {rank} (torch raises too)")
-    fft_size = self.logical_shape[-2]
+    fft_size = self.known_logical_shape[-2]
     onesided = fft_size != n_fft if onesided is None else onesided
     if onesided and return_complex:
         raise ValueError("aten::istft: cannot have onesided output with return_complex=True (torch raises too)")

@@ -236,7 +236,7 @@ def aten_diag_embed(self: TTensor, offset: int = 0, dim1: int = -2, dim2: int = 
 @elementwise("self", "other")
 def aten_linalg_cross(self: TReal, other: TReal, *, dim: int = -1) -> TReal:
     """linalg_cross(Tensor self, Tensor other, *, int dim=-1) -> Tensor"""
-    axis = normalize_dim(dim, max(self.known_rank, other.known_rank)) - max(self.rank, other.rank)  # counted from the end
+    axis = normalize_dim(dim, max(self.known_rank, other.known_rank)) - max(self.known_rank, other.known_rank)  # counted from the end
 
     def part(x: Value, i: int) -> Value:
         return op.Gather(x, [i], axis=axis)
@@ -334,11 +334,11 @@ def _sum_alone_in_int64(operands: list[Value], terms: list[str], output: str) ->
 @elementwise("self", "other")
 def aten_kron(self: TRealOrBool, other: TRealOrBool) -> TRealOrBool:
     """kron(Tensor self, Tensor other) -> Tensor"""
-    rank = max(self.rank, other.rank)
+    rank = max(self.known_rank, other.known_rank)
     if rank == 0:
         return aten_mul(self, other)
-    a = op.Unsqueeze(self, list(range(rank - self.rank))) if self.known_rank < rank else self
-    b = op.Unsqueeze(other, list(range(rank - other.rank))) if other.known_rank < rank else other
+    a = op.Unsqueeze(self, list(range(rank - self.known_rank))) if self.known_rank < rank else self
+    b = op.Unsqueeze(other, list(range(rank - other.known_rank))) if other.known_rank < rank else other
     shape = op.Mul(op.Shape(a), op.Shape(b))
     a = op.Unsqueeze(a, [2 * i + 1 for i in range(rank)])  # a0, 1, a1, 1, ...
     b = op.Unsqueeze(b, [2 * i for i in range(rank)])  # 1, b0, 1, b1, ...
@@ -491,7 +491,7 @@ def strided_index(name: str, self: Value, size: Sequence[int], stride: Sequence[
         view = [1] * len(size)
         view[axis] = n
         index = index + (np.arange(n, dtype=np.int64) * st).reshape(view)
-    numel = int(np.prod(self.known_shape)) if self.shape is not None and all(isinstance(d, int) for d in self.shape) else None
+    numel = int(np.prod(self.static_shape)) if self.is_static else None
     if numel is not None and index.size and (index.max() >= numel or index.min() < 0):
         raise ValueError(f"{name}: the view of size {list(size)}, stride {list(stride)} and offset {storage_offset or 0} "
                          f"reads past the {numel} elements of self (torch raises too)")

@@ -69,10 +69,11 @@ def _resize(fn: str, self: Any, size: Sequence[Any] | Value) -> Any:
     reuses the storage, so a shrink keeps the first elements; the elements a growth adds are
     uninitialised memory in torch and zeros here (a graph has no uninitialised storage)."""
     shape = as_shape(size)
-    static = not isinstance(size, Value) and all(isinstance(s, int) for s in size)
-    if self.shape is not None and self.is_static and static:
-        old, new = math.prod(self.shape), math.prod(size)
-        if list(self.shape) == list(size):
+    sizes = [] if isinstance(size, Value) else [s for s in size if isinstance(s, int)]
+    static = not isinstance(size, Value) and len(sizes) == len(size)
+    if self.is_static and static:
+        old, new = math.prod(self.static_shape), math.prod(sizes)
+        if list(self.static_shape) == sizes:
             return op.Identity(self)
         if old == new:
             return op.Reshape(self, shape, allowzero=1)
@@ -80,13 +81,13 @@ def _resize(fn: str, self: Any, size: Sequence[Any] | Value) -> Any:
         if new < old:
             flat = op.Slice(flat, [0], [new])
         else:
-            flat = op.Concat(flat, full_of([new - old], 0, self.dtype), axis=0)
+            flat = op.Concat(flat, full_of([new - old], 0, self.known_dtype), axis=0)
         return op.Reshape(flat, shape, allowzero=1)
     flat = op.Reshape(self, [-1])
-    new = op.ReduceProd(shape, keepdims=1)  # [1]; 1 for a 0-d size
-    grow = op.Max(op.Sub(new, op.Shape(flat)), np.array([0], np.int64))
-    padded = op.Concat(flat, full_of(grow, 0, self.dtype), axis=0)
-    return op.Reshape(op.Slice(padded, [0], new), shape, allowzero=1)
+    numel = op.ReduceProd(shape, keepdims=1)  # [1]; 1 for a 0-d size
+    grow = op.Max(op.Sub(numel, op.Shape(flat)), np.array([0], np.int64))
+    padded = op.Concat(flat, full_of(grow, 0, self.known_dtype), axis=0)
+    return op.Reshape(op.Slice(padded, [0], numel), shape, allowzero=1)
 
 
 @aten_op("aten::resize_as")

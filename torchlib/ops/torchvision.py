@@ -37,6 +37,7 @@ from graph_builder import GraphBuilder, current_exact_nan, op, types
 from graph_builder.evaluator import current_evaluator
 from graph_builder.ir import Value
 from graph_builder.types import TFloat, TInt
+from torchlib.ops._helpers import n_outputs, one_output
 from torchlib.ops._kernels import like
 from torchlib.registry import aten_op
 
@@ -84,7 +85,7 @@ def _nms_loop(dets: Value, scores: Value, iou_threshold: float) -> Value:
         body.output(op.And(keep, op.Not(kills)))
         body.output(table)
     all_kept = op.Expand(op.Constant(value=np.array(True)), n)
-    kept, _ = op.Loop(op.Squeeze(n, [0]), np.array(True), all_kept, suppress, body=body)
+    kept, _ = n_outputs(op.Loop(op.Squeeze(n, [0]), np.array(True), all_kept, suppress, body=body), 2)
     positions = op.Reshape(op.NonZero(kept), [-1])
     return op.Gather(order, positions, axis=0)
 
@@ -112,7 +113,7 @@ def torchvision_nms(dets: TFloat, scores: TFloat, iou_threshold: float) -> TInt:
         fast.output(_nms_onnx(dets, scores, iou_threshold))
     with exact:
         exact.output(_nms_loop(dets, scores, iou_threshold))
-    return op.If(well_formed, then_branch=fast, else_branch=exact)
+    return one_output(op.If(well_formed, then_branch=fast, else_branch=exact))
 
 
 # -- RoIAlign -------------------------------------------------------------------------------------

@@ -145,7 +145,7 @@ def _compress(x: Value, mask: Value, axis: int) -> Value:
 
 
 def _consecutive(self: Value, dim: int | None, return_inverse: bool, return_counts: bool, flat: bool) -> tuple[Any, Any, Any]:
-    if flat:
+    if flat or dim is None:  # (flat when dim is None)
         x = op.Reshape(self, [-1])
         axis = 0
     else:

@@ -97,8 +97,8 @@ def aten_diagonal_scatter(self: TTensor, src: TTensor, offset: int = 0, dim1: in
     # the diagonal mask of the (n1, n2) matrix, broadcast over the other dims
     n1 = op.Shape(self, start=d1, end=d1 + 1)
     n2 = op.Shape(self, start=d2, end=d2 + 1)
-    rows = op.Range(np.int64(0), op.Squeeze(n1, [0]), np.int64(1))
-    cols = op.Range(np.int64(0), op.Squeeze(n2, [0]), np.int64(1))
+    rows = op.Range(np.array(0, np.int64), op.Squeeze(n1, [0]), np.array(1, np.int64))
+    cols = op.Range(np.array(0, np.int64), op.Squeeze(n2, [0]), np.array(1, np.int64))
     mask = op.Equal(op.Add(op.Unsqueeze(rows, [1]), offset), op.Unsqueeze(cols, [0]))  # [n1, n2]
     # src holds the diagonal last, with dims d1, d2 removed: put it into (..., n1, n2) positions
     rest = [i for i in range(rank) if i not in (d1, d2)]
@@ -153,7 +153,7 @@ def aten_new_empty_strided(
     device: Any = None, pin_memory: bool | None = None,
 ) -> TTensor:  # fmt: skip
     """new_empty_strided(Tensor self, SymInt[] size, SymInt[] stride, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor"""
-    return full_of(as_shape(size), 0, dtype or self.dtype)
+    return full_of(as_shape(size), 0, dtype or self.known_dtype)
 
 
 @aten_op("aten::empty_permuted")

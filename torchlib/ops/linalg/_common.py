@@ -46,7 +46,7 @@ def tr(x: Value) -> Value:
     return op.Transpose(x, perm=perm)
 
 
-def mm(a: Value, b: Value) -> Value:
+def mm(a: Value | np.ndarray, b: Value | np.ndarray) -> Value:
     """MatMul with batch broadcasting. onnxruntime's MatMul fails to broadcast a left operand
     with fewer dimensions against a right one with an empty batch (0 matrices), so such a left
     operand is first expanded to the right one's batch shape (transposing instead does not help:
@@ -86,7 +86,7 @@ def col(x: Value, j: int, keep: bool = False) -> Value:
 
 def diagonal(x: Value, k: int) -> Value:
     """The first k diagonal elements of each matrix: (..., k)."""
-    m, n = x.known_shape[-2], x.known_shape[-1]
+    m, n = x.static_dim(-2), x.static_dim(-1)
     mask = np.eye(m, n, dtype=bool)
     d = reduce("Sum", op.Where(mask, x, op.CastLike(0, x)), [-1], keepdims=0)
     return d if k == m else op.Slice(d, [0], [k], [-1])
@@ -133,7 +133,7 @@ def substitute(t: Value, b: Value, upper: bool, unit: bool = False) -> Value:
     """X with T X = B for a triangular T (..., n, n) (only its upper or lower triangle is read)
     and B (..., n, k): back substitution (upper) or forward substitution (lower), one row at a
     time. Batch dimensions broadcast."""
-    n = t.known_shape[-1]
+    n = t.static_dim(-1)
     x = zeros_like(b)
     for i in reversed(range(n)) if upper else range(n):
         r = row(t, i, keep=True)  # (..., 1, n); entries of rows not solved yet multiply zeros of x
@@ -182,7 +182,6 @@ def _build_loop(
         sub.output(op.Identity(cond) if keep_going is None else keep_going)
         for v in outputs:
             sub.output(v)
-    if isinstance(trips, int):
-        trips = np.array(trips, np.int64)
-    results = op.Loop(trips, np.array(True), *carried, body=sub)
+    max_trips = np.array(trips, np.int64) if isinstance(trips, int) else trips
+    results = op.Loop(max_trips, np.array(True), *carried, body=sub)
     return list(results) if isinstance(results, (list, tuple)) else [results]

@@ -42,7 +42,7 @@ def _cholesky(a: Value, float32: bool = False) -> tuple[Value, Value]:
     def rounded(x: Value) -> Value:
         return op.Cast(op.Cast(x, to=types.FLOAT.onnx), to=types.DOUBLE.onnx) if float32 else x
 
-    n = a.known_shape[-1]
+    n = a.static_dim(-1)
     a = tril(a)
     factor = zeros_like(a)
     info = op.ConstantOfShape(op.Shape(a, end=-2), value=np.zeros(1, np.int32))

@@ -18,7 +18,7 @@ import numpy as np
 from graph_builder import op
 from graph_builder.ir import Value
 from graph_builder.types import BFLOAT16, BOOL, DOUBLE, FLOAT, FLOAT16, INT64, DType, TFloat, TInt, TReal
-from torchlib.ops._helpers import normalize_dim
+from torchlib.ops._helpers import dim_size, normalize_dim
 from torchlib.ops._kernels import full_of
 from torchlib.ops.elementwise import aten_add, aten_mul
 from torchlib.ops.linalg._common import check_matrix, check_square, eye, tr
@@ -134,7 +134,7 @@ def aten_svd(self: TFloat, some: bool = True, compute_uv: bool = True) -> tuple[
         return u, s, tr(vh)
     s = aten__linalg_svd(self, False, False)[1]
     # torch: U and V are zero-filled (m, m) and (n, n) matrices
-    m, n = self.known_shape[-2], self.known_shape[-1]
+    m, n = self.static_dim(-2), self.static_dim(-1)
     batch = op.Shape(self, end=-2)
     zeros = np.zeros(1, self.known_dtype.numpy)
     u = op.ConstantOfShape(op.Concat(batch, [m, m], axis=0), value=zeros)
@@ -174,21 +174,22 @@ def _matrix_power(name: str, self: Value, n: int) -> Value:
     """A^n by binary powering (torch's order of products); A^0 is the identity, A^-n = inv(A)^n."""
     if n < 0:
         size = check_square(name, self)  # an inverse: float32/float64 only
-    elif self.known_rank < 2 or self.known_shape[-1] != self.known_shape[-2] or not isinstance(self.shape[-1], int):  # type: ignore[index]
+    elif self.known_rank < 2 or self.known_shape[-1] != self.known_shape[-2] or not isinstance(self.known_shape[-1], int):
         raise ValueError(f"{name}: needs a batch of square matrices of static size, got shape {list(self.shape or [])} (torch raises for non-square too)")
     else:
-        size = self.known_shape[-1]
+        size = self.static_dim(-1)
     if n == 0:
         return op.Expand(op.CastLike(eye(size, size, self.known_dtype), self), op.Shape(self))
     a = aten_linalg_inv(self) if n < 0 else self
     n = abs(n)
-    result = None
+    result: Value | None = None
     while n:
         if n & 1:
             result = a if result is None else aten_matmul(result, a)
         n >>= 1
         if n:
             a = aten_matmul(a, a)
+    assert result is not None  # n >= 1
     return op.Identity(result)
 
 
@@ -223,8 +224,11 @@ def _chain_order(matrices: Sequence[Value]) -> list[list[int]] | None:
     after which the chain i..j is cut (the cheapest, the first of equal costs; for three
     matrices torch compares the two costs itself, preferring (AB)C on a tie). None when a
     dimension is dynamic (then the chain is multiplied left to right)."""
-    dims = [m.known_shape[0] for m in matrices] + [matrices[-1].known_shape[1]] if all(m.shape for m in matrices) else []
-    if not dims or not all(isinstance(d, int) for d in dims):
+    if not all(m.shape for m in matrices):
+        return None
+    shape_dims = [m.known_shape[0] for m in matrices] + [matrices[-1].known_shape[1]]
+    dims = [d for d in shape_dims if isinstance(d, int)]
+    if len(dims) < len(shape_dims):  # a dynamic dimension
         return None
     n = len(matrices)
     split = [[0] * n for _ in range(n)]
@@ -301,10 +305,10 @@ def aten_tensordot(self: TReal, other: TReal, dims_self: Sequence[int], dims_oth
     size_b = [-1] * other.known_rank
     for da, db in zip(contract_a, contract_b):
         na, nb = self.known_shape[da], other.known_shape[db]
-        if na == 1 and nb != 1:
-            size_a[da] = nb
+        if na == 1 and nb != 1:  # nb may be symbolic: its size from the graph
+            size_a[da] = dim_size(other, db)
         elif nb == 1 and na != 1:
-            size_b[db] = na
+            size_b[db] = dim_size(self, da)
     self = aten_expand(self, size_a) if any(s != -1 for s in size_a) else self
     other = aten_expand(other, size_b) if any(s != -1 for s in size_b) else other
     free_a = [d for d in range(self.known_rank) if d not in contract_a]
@@ -394,9 +398,10 @@ def aten_linalg_tensorinv(self: TFloat, ind: int = 2) -> TFloat:
     """linalg_tensorinv(Tensor self, int ind=2) -> Tensor"""
     if ind <= 0:
         raise ValueError(f"aten::linalg_tensorinv: expected a strictly positive integer for 'ind', got {ind} (torch raises too)")
-    shape = list(self.shape or [])
-    if not all(isinstance(d, int) for d in shape):
-        raise ValueError(f"aten::linalg_tensorinv: the shape must be static (the inverse is unrolled over it), got {shape}")
+    dims = list(self.shape or [])
+    shape = [d for d in dims if isinstance(d, int)]
+    if len(shape) < len(dims):
+        raise ValueError(f"aten::linalg_tensorinv: the shape must be static (the inverse is unrolled over it), got {dims}")
     start, end = shape[:ind], shape[ind:]
     n = math.prod(end)
     if math.prod(start) != n:
@@ -411,10 +416,12 @@ def aten_linalg_tensorsolve(self: TFloat, other: TFloat, dims: Sequence[int] | N
     if dims:  # torch moves these dims to the end, in their order
         moved = [normalize_dim(d, self.known_rank) for d in dims]
         self = aten_permute(self, [d for d in range(self.known_rank) if d not in moved] + moved)
-    shape, other_shape = list(self.shape or []), list(other.shape or [])
-    if not all(isinstance(d, int) for d in shape + other_shape):
-        raise ValueError(f"aten::linalg_tensorsolve: shapes must be static, got {shape} and {other_shape}")
-    result_shape = shape[other.rank:]
+    self_dims, other_dims = list(self.shape or []), list(other.shape or [])
+    shape = [d for d in self_dims if isinstance(d, int)]
+    other_shape = [d for d in other_dims if isinstance(d, int)]
+    if len(shape) < len(self_dims) or len(other_shape) < len(other_dims):
+        raise ValueError(f"aten::linalg_tensorsolve: shapes must be static, got {self_dims} and {other_dims}")
+    result_shape = shape[len(other_shape):]
     n = math.prod(other_shape)
     if math.prod(result_shape) != n:
         raise ValueError(f"aten::linalg_tensorsolve: expected self to satisfy prod(self.shape[other.ndim:]) == prod(self.shape[:other.ndim]), "
@@ -450,7 +457,7 @@ def _empty_matrix_norm(A: Value, d0: int, d1: int, keepdim: bool, dtype: DType |
         raise ValueError(f"aten::linalg_matrix_norm: order {ord} of this empty matrix takes the minimum of nothing (torch raises too)")
     sizes = op.Shape(A)
     sizes = op.ScatterElements(sizes, [d0, d1], [1, 1]) if keepdim else op.Gather(sizes, [d for d in range(A.known_rank) if d not in (d0, d1)])
-    return op.ConstantOfShape(sizes, value=np.zeros(1, (dtype or A.dtype).numpy))
+    return op.ConstantOfShape(sizes, value=np.zeros(1, (dtype or A.known_dtype).numpy))
 
 
 def _singular_value_norm(A: Value, d0: int, d1: int, keepdim: bool, dtype: DType | None, reduce: Any) -> Value:
@@ -539,7 +546,7 @@ def aten_linalg_norm_ord_str(
 def _empty_cond(self: Value) -> Value | None:
     """torch's condition number of a tensor without elements: zeros of the batch shape (None
     otherwise)."""
-    if 0 in self.shape:  # type: ignore[operator]
+    if 0 in self.known_shape:
         return op.ConstantOfShape(op.Shape(self, end=-2), value=np.zeros(1, self.known_dtype.numpy))
     return None
 
@@ -550,8 +557,13 @@ def _cond_by_inverse(self: Value, ord: float | str) -> Value:
     inverse, info = aten_linalg_inv_ex(self)
     singular = op.Unsqueeze(op.Greater(info, op.CastLike(0, info)), [-1, -2])
     inverse = op.Where(singular, op.CastLike(math.inf, inverse), inverse)
-    norm = _matrix_norm if isinstance(ord, float) else _matrix_norm_str
-    result = op.Mul(norm(self, ord, [-2, -1], False, None), norm(inverse, ord, [-2, -1], False, None))
+
+    def norm(x: Value) -> Value:
+        if isinstance(ord, str):
+            return _matrix_norm_str(x, ord, [-2, -1], False, None)
+        return _matrix_norm(x, ord, [-2, -1], False, None)
+
+    result = op.Mul(norm(self), norm(inverse))
     return op.Where(op.IsNaN(result), op.CastLike(math.inf, result), result)
 
 
@@ -594,7 +606,7 @@ def _matrix_rank(name: str, A: Value, atol: Value | float | None, rtol: Value | 
     exceed max(atol, rtol * their largest), compared in the promoted dtype of the values and the
     tolerances (float64 for tolerances given as floats or left out)."""
     m, n = check_matrix(name, A)
-    if 0 in A.shape:  # type: ignore[operator]  # torch: rank 0 for matrices without elements
+    if 0 in A.known_shape:  # torch: rank 0 for matrices without elements
         return op.ConstantOfShape(op.Shape(A, end=-2), value=np.zeros(1, np.int64))
     if hermitian:
         s = op.Abs(aten_linalg_eigvalsh(A))
@@ -603,10 +615,12 @@ def _matrix_rank(name: str, A: Value, atol: Value | float | None, rtol: Value | 
         s = aten_linalg_svdvals(A)
         s_max = op.Slice(s, [0], [1], [-1])
     default_rtol = float(np.finfo(A.known_dtype.numpy).eps) * max(m, n)
+    atol_t: Value | np.ndarray | float
+    rtol_t: Value | np.ndarray | float
     if not isinstance(atol, Value) and not isinstance(rtol, Value):  # floats: float64 tolerances
         atol_v = 0.0 if atol is None else atol
         rtol_v = rtol if rtol is not None else (0.0 if atol is not None and atol > 0 else default_rtol)
-        atol, rtol = (np.array(v, dtype=np.float64) for v in (atol_v, rtol_v))
+        atol_t, rtol_t = (np.array(v, dtype=np.float64) for v in (atol_v, rtol_v))
         dtype = DOUBLE
     else:
         dtype = s.known_dtype
@@ -614,10 +628,12 @@ def _matrix_rank(name: str, A: Value, atol: Value | float | None, rtol: Value | 
             dtype = promote_types(dtype, t.known_dtype if isinstance(t, Value) else DOUBLE)
         if rtol is None:
             default = np.array(default_rtol, dtype=np.float64)
-            rtol = default if atol is None else op.Where(op.Greater(atol, op.CastLike(0, atol)), np.array(0.0), default)
-        atol = np.array(0.0) if atol is None else atol
-    atol, rtol, s, s_max = (op.Cast(t, to=dtype.onnx) for t in (atol, rtol, s, s_max))
-    tol = op.Max(op.Unsqueeze(atol, [-1]), op.Mul(op.Unsqueeze(rtol, [-1]), s_max))
+            rtol_t = default if atol is None else op.Where(op.Greater(atol, op.CastLike(0, atol)), np.array(0.0), default)
+        else:
+            rtol_t = rtol
+        atol_t = np.array(0.0) if atol is None else atol
+    atol_c, rtol_c, s, s_max = (op.Cast(t, to=dtype.onnx) for t in (atol_t, rtol_t, s, s_max))
+    tol = op.Max(op.Unsqueeze(atol_c, [-1]), op.Mul(op.Unsqueeze(rtol_c, [-1]), s_max))
     return op.ReduceSum(op.Cast(op.Greater(s, tol), to=INT64.onnx), [-1], keepdims=0)
 
 

@@ -51,13 +51,13 @@ EXCEPTIONAL = 10  # lahqr's KEXSH
 # -- vectors along the matrix dimension ------------------------------------------------------------
 def _band(x: Value, k: int) -> Value:
     """(..., n): element i is x[i, i + k] (0 where out of range)."""
-    n = x.known_shape[-1]
+    n = x.static_dim(-1)
     return reduce("Sum", op.Where(np.eye(n, k=k, dtype=bool), x, 0.0), [-1])
 
 
 def _shift(v: Value, s: int) -> Value:
     """(..., n): element i is v[i + s] (0 where out of range)."""
-    n = v.known_shape[-1]
+    n = v.static_dim(-1)
     index = np.arange(n) + s
     valid = (index >= 0) & (index < n)
     return op.Where(valid, op.Gather(v, np.clip(index, 0, n - 1), axis=-1), 0.0)
@@ -65,7 +65,7 @@ def _shift(v: Value, s: int) -> Value:
 
 def _pick(v: Value, index: Value) -> Value:
     """v[..., index[...]] for a batch of indices (clipped to the range)."""
-    n = v.known_shape[-1]
+    n = v.static_dim(-1)
     index = op.Clip(index, np.array(0, np.int64), np.array(max(n - 1, 0), np.int64))
     return op.Squeeze(op.GatherElements(v, op.Unsqueeze(index, [-1]), axis=-1), [-1])
 
@@ -82,7 +82,7 @@ def _sign(x: Value) -> Value:
 
 def _diag_matrix(v: Value, k: int = 0) -> Value:
     """(..., n, n) with v[i] at (i, i + k)."""
-    n = v.known_shape[-1]
+    n = v.static_dim(-1)
     return op.Mul(_at(v), np.eye(n, k=k))
 
 
@@ -96,13 +96,13 @@ def _balance(a: Value) -> tuple[Value, Value]:
     column of similar norm: gebal's scaling (not its permutations). Sweeps over the indices in
     order, each scaling row i by 1/f and column i by f when that reduces their norms' sum below
     0.95 of what it was, until a sweep changes nothing (or 30 sweeps)."""
-    n = a.known_shape[-1]
+    n = a.static_dim(-1)
     idx = np.arange(n)
     scale = op.Expand(np.ones(1), op.Shape(a, end=-1))  # (..., n)
 
     def body(_: Value, carried: list[Value]) -> tuple[Value, list[Value]]:
         a, scale = carried
-        changed = None
+        changed: Value | None = None
         for i in range(n):
             c = op.Sqrt(reduce("Sum", op.Mul(op.Gather(a, i, axis=-1), op.Gather(a, i, axis=-1)), [-1]))
             r = op.Sqrt(reduce("Sum", op.Mul(op.Gather(a, i, axis=-2), op.Gather(a, i, axis=-2)), [-1]))
@@ -121,6 +121,7 @@ def _balance(a: Value) -> tuple[Value, Value]:
             scale = op.Where(idx == i, op.Mul(scale, _at(f)), scale)
             step = op.Not(op.Equal(f, 1.0))
             changed = step if changed is None else op.Or(changed, step)
+        assert changed is not None, "_balance takes matrices of size 2 or more"
         return _any(changed), [a, scale]
 
     a, scale = loop(30, [a, scale], body)
@@ -141,7 +142,7 @@ def _fewest(ratio: Value, done: Callable[[Value], Value], above: bool = False) -
 # -- 1. Hessenberg reduction -----------------------------------------------------------------------
 def _hessenberg(a: Value) -> tuple[Value, Value]:
     """(H, Q) with H = Qᵀ A Q upper Hessenberg: gehd2's reflectors (dlarfg), Q accumulated."""
-    n = a.known_shape[-1]
+    n = a.static_dim(-1)
     q = op.Expand(np.eye(n), op.Shape(a))
     idx = np.arange(n)
     for k in range(n - 2):
@@ -176,7 +177,7 @@ def _reflect(x: Value, v: Value, tau: Value, left: bool, right: bool) -> Value:
 # -- 2. Francis double-shift QR iteration ----------------------------------------------------------
 def _deflate(h: Value) -> Value:
     """h with its negligible subdiagonal entries set to zero (lahqr's test)."""
-    n = h.known_shape[-1]
+    n = h.static_dim(-1)
     smlnum = SAFMIN * (n / ULP)
     d, sub = _band(h, 0), _band(h, -1)  # d[i] = h[i, i], sub[i] = h[i, i - 1]
     sup = _shift(_band(h, 1), -1)  # sup[i] = h[i - 1, i]
@@ -197,7 +198,7 @@ def _deflate(h: Value) -> Value:
 def _window(h: Value) -> tuple[Value, Value]:
     """(lo, hi) of the bottom unreduced block of size >= 3 of each matrix; hi = -1 when there is
     none (the matrix is in real Schur form)."""
-    n = h.known_shape[-1]
+    n = h.static_dim(-1)
     idx = np.arange(n)
     split = op.Or(op.Equal(_band(h, -1), 0.0), idx == 0)  # a block starts at i
     # the start of the block holding j: the largest i <= j where a block starts
@@ -242,7 +243,7 @@ def _shifts(d: Value, sub: Value, sup: Value, lo: Value, hi: Value, kdefl: Value
 def _start(d: Value, sub: Value, sup: Value, lo: Value, hi: Value, shifts: tuple[Value, ...]) -> tuple[Value, Value, Value, Value]:
     """(m, v1, v2, v3): where the bulge starts (the largest m in [lo, hi - 2] below two small
     subdiagonal entries, else lo) and the first column of (H - s1)(H - s2) there, as lahqr."""
-    n = d.known_shape[-1]
+    n = d.static_dim(-1)
     idx = np.arange(n)
     rt1r, rt1i, rt2r, rt2i = (_at(x) for x in shifts)
     d1, sub1, sub2 = _shift(d, 1), _shift(sub, 1), _shift(sub, 2)
@@ -265,7 +266,7 @@ def _start(d: Value, sub: Value, sup: Value, lo: Value, hi: Value, shifts: tuple
 
 def _sweep(h: Value, z: Value, kdefl: Value, last_hi: Value) -> tuple[Value, Value, Value, Value]:
     """One double-shift QR iteration on each matrix's window (none for a matrix in Schur form)."""
-    n = h.known_shape[-1]
+    n = h.static_dim(-1)
     idx = np.arange(n)
     lo, hi = _window(h)
     kdefl = op.Where(op.Equal(hi, last_hi), op.Add(kdefl, np.array(1, np.int64)), np.array(1, np.int64))
@@ -310,7 +311,7 @@ def _sweep(h: Value, z: Value, kdefl: Value, last_hi: Value) -> tuple[Value, Val
 
 def _schur(a: Value) -> tuple[Value, Value]:
     """(T, Z): the real Schur form (quasi upper triangular) and Schur vectors of a, A = Z T Zᵀ."""
-    n = a.known_shape[-1]
+    n = a.static_dim(-1)
     h, z = _hessenberg(a)
     h = _deflate(h)
     if n > 2:
@@ -403,7 +404,7 @@ def _lanv2(a: Value, b: Value, c: Value, d: Value) -> tuple[Value, ...]:
 def _standardize(t: Value, z: Value) -> tuple[Value, Value, Value, Value]:
     """(T, Z, wi, pair): the 2x2 blocks in standard form, wi the imaginary parts of the
     eigenvalues, pair[i] true where a complex pair starts at i."""
-    n = t.known_shape[-1]
+    n = t.static_dim(-1)
     d, sub, sup = _band(t, 0), _band(t, -1), _band(t, 1)  # sup[i] = t[i, i + 1]
     sub_next = _shift(sub, 1)  # t[i + 1, i]
     start = op.And(op.Not(op.Equal(sub_next, 0.0)), op.Equal(sub, 0.0))  # a 2x2 block at (i, i + 1)
@@ -444,7 +445,7 @@ def _cmm(ar: Value, ai: Value | None, br: Value, bi: Value | None) -> tuple[Valu
 
 def _eigenvectors(t: Value, z: Value, wr: Value, wi: Value, pair: Value) -> tuple[Value, Value]:
     """(re, im) of the normalised eigenvectors (columns) as geev returns them."""
-    n = t.known_shape[-1]
+    n = t.static_dim(-1)
     idx = np.arange(n)
     b, c = _band(t, 1), _shift(_band(t, -1), 1)  # t[i, i + 1], t[i + 1, i]
     # U = P + iQ: per complex block [[p, iq], [iq, p]], (p, iq) ∝ trevc's x for a + i wi

@@ -76,7 +76,7 @@ def _at(x: Value, i: Value) -> Value:
 
 def _rows_at(x: Value, i: Value) -> Value:
     """Row i[...] of each matrix x (..., m, n): (..., n)."""
-    n = x.known_shape[-1]
+    n = x.static_dim(-1)
     index = op.Expand(_last2(i), op.Concat(op.Shape(i), [1, n], axis=0))
     return op.Squeeze(op.GatherElements(x, index, axis=-2), [-2])
 
@@ -124,7 +124,7 @@ def _max(a: Value, b: Value) -> Value:
 
 def _ldl(a: Value) -> tuple[Value, Value, Value]:
     """(LD, pivots, info) of a batch of symmetric n x n matrices (only the lower triangle is read)."""
-    n = a.known_shape[-1]
+    n = a.static_dim(-1)
     batch = op.Shape(a, end=-2)
     info = _zeros(batch, types.INT32)
     if n == 0:
@@ -213,7 +213,7 @@ def _ldl(a: Value) -> tuple[Value, Value, Value]:
 def _ldl_solve(ld: Value, piv: Value, b: Value) -> Value:
     """X with A X = B from A's factorisation (LD, pivots): LAPACK's ?sytrs, lower. B is
     (..., n, r); LD (..., n, n) and pivots (..., n) share their batch shape, broadcast with B's."""
-    n = ld.known_shape[-1]
+    n = ld.static_dim(-1)
     if n == 0:
         return b
     ar = np.arange(n)

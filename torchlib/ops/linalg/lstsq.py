@@ -39,7 +39,7 @@ def _gels(a: Value, b: Value) -> tuple[Value, Value | None]:
     the residuals |(Qᵀ B)[n:]|² (torch reads them from those rows); for m < n the QR of Aᵀ
     (A = Rᵀ Qᵀ), X = Q [R⁻ᵀ B; 0], the minimum-norm solution. Full rank is assumed, as gels
     does (a zero diagonal of R divides by zero)."""
-    m, n = a.known_shape[-2], a.known_shape[-1]
+    m, n = a.static_dim(-2), a.static_dim(-1)
     a_scale, b_scale = _gels_scale(a), _gels_scale(b)
     a, b = op.Mul(a, a_scale), op.Mul(b, b_scale)
     if m >= n:
@@ -78,7 +78,7 @@ def _lstsq_empty(a: Value, rhs: Value, vector: bool, driver: str) -> tuple[Value
     for m > n as torch gives them (zeros for gels, B's squared column norms for gelsd/gelss,
     empty for gelsy and when m <= n); rank 0 (empty for gels); gelsd/gelss's singular values
     (..., 0)."""
-    m, n = a.known_shape[-2], a.known_shape[-1]
+    m, n = a.static_dim(-2), a.static_dim(-1)
     ones = [op.ConstantOfShape(op.Shape(x, end=-2), value=np.ones(1, np.int64)) for x in (a, rhs)]
     batch = op.Shape(op.Add(*ones))  # the batch shapes broadcast
     p = op.Shape(rhs, start=-1)

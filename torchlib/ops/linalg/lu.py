@@ -50,7 +50,7 @@ def _batch_zeros(x: Value, dtype: types.DType) -> Value:
 
 def _swap_rows(x: Value, k: int, p: Value) -> Value:
     """x with rows k and p (an INT64 of shape (...), per matrix) swapped; batch dims broadcast."""
-    m = x.known_shape[-2]
+    m = x.static_dim(-2)
     is_p = op.Equal(rows(m), op.Unsqueeze(p, [-1, -2]))  # (..., m, 1)
     row_p = reduce("Sum", op.Where(is_p, x, op.CastLike(0, x)), [-2], keepdims=1)
     return op.Where((rows(m) == k), row_p, op.Where(is_p, row(x, k, keep=True), x))
@@ -58,7 +58,7 @@ def _swap_rows(x: Value, k: int, p: Value) -> Value:
 
 def _lu(a: Value) -> tuple[Value, Value, Value]:
     """(LU, pivots, info) of a batch of m x n matrices: getf2 with partial pivoting."""
-    m, n = a.known_shape[-2], a.known_shape[-1]
+    m, n = a.static_dim(-2), a.static_dim(-1)
     info = _batch_zeros(a, types.INT32)
     pivots = []
     zero = op.CastLike(0, a)
@@ -92,7 +92,7 @@ def _pivot(x: Value, k: int) -> Value:
     """The pivot row (INT64, 0-based) of column x (..., m) at step k: reference BLAS idamax on
     x[k:], which keeps the first element of largest magnitude and compares with `>`, so a NaN is
     never taken over a number, and a NaN first element (the running maximum) is never replaced."""
-    m = x.known_shape[-1]
+    m = x.static_dim(-1)
     size = op.Abs(x)
     candidates = op.Where(op.And((np.arange(m) >= k), op.Not(op.IsNaN(size))), size, op.CastLike(-1, x))
     p = op.ArgMax(candidates, axis=x.known_rank - 1, keepdims=0)  # the first largest; positive axis: see reduce()
@@ -103,7 +103,7 @@ def _pivot(x: Value, k: int) -> Value:
 def _permute(b: Value, pivots: Value, reverse: bool = False, count: int | None = None) -> Value:
     """The row swaps of the first `count` (default all) `pivots` (1-based, as LAPACK's) applied
     to b in order (Pᵀ b), or in reverse order (P b)."""
-    k = pivots.known_shape[-1] if count is None else count
+    k = pivots.static_dim(-1) if count is None else count
     order = reversed(range(k)) if reverse else range(k)
     for i in order:
         p = op.Sub(op.Cast(op.Gather(pivots, i, axis=-1), to=types.INT64.onnx), 1)
@@ -122,7 +122,7 @@ def _lu_solve(lu: Value, pivots: Value, b: Value, adjoint: bool = False) -> Valu
 
 
 def _permutation_sign(pivots: Value, dtype: types.DType) -> Value:
-    k = pivots.known_shape[-1]
+    k = pivots.static_dim(-1)
     moved = op.Not(op.Equal(pivots, np.arange(1, k + 1, dtype=np.int32)))
     odd = op.Mod(reduce("Sum", op.Cast(moved, to=types.INT64.onnx), [-1], keepdims=0), 2)
     return op.Cast(op.Sub(1, op.Mul(odd, 2)), to=dtype.onnx)

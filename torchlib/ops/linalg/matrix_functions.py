@@ -41,10 +41,11 @@ def aten_linalg_matrix_exp(self: TFloat) -> TFloat:
     x = op.Div(a, op.Unsqueeze(op.Pow(np.array(2.0), s), [-1, -2]))
     # sum of x^k / k!, Horner: p = I/18!, then p = I/k! + x p. No MatMul output is scaled by a
     # constant: onnxruntime would fuse that into FusedMatMul, whose scale is a float32 attribute.
-    p = np.eye(n) / math.factorial(DEGREE)
+    p: Value | np.ndarray = np.eye(n) / math.factorial(DEGREE)
     for k in reversed(range(DEGREE)):
         p = op.Add(np.eye(n) / math.factorial(k), mm(x, p))
     e = p
+    assert isinstance(e, Value)  # DEGREE >= 1 terms added
     squarings = op.Cast(s, to=types.INT64.onnx)
 
     def body(i: Value, carried: list[Value]) -> tuple[None, list[Value]]:

@@ -55,7 +55,7 @@ def _lapy2(x: Value, y: Value) -> Value:
 
 
 def _geqrf(a: Value) -> tuple[Value, Value]:
-    m, n = a.known_shape[-2], a.known_shape[-1]
+    m, n = a.static_dim(-2), a.static_dim(-1)
     zero, one = op.CastLike(0, a), op.CastLike(1, a)
     taus = []
     for k in range(min(m, n)):
@@ -83,15 +83,15 @@ def _geqrf(a: Value) -> tuple[Value, Value]:
     return a, op.ConstantOfShape(op.Concat(op.Shape(a, end=-2), [0], axis=0), value=np.zeros(1, a.known_dtype.numpy))
 
 
-def _apply_q(a: Value, tau: Value, c: Value, transpose: bool = False, identity: bool = False) -> Value:
+def _apply_q(a: Value, tau: Value, c: Value | np.ndarray, transpose: bool = False, identity: bool = False) -> Value:
     """Q c (or Qᵀ c) with Q = H_0 ... H_(k-1), the reflectors stored below the diagonal of a
     (..., m, n) and in tau (..., k); c is (..., m, p). H_i is applied as reference LAPACK's
     dlarf (_dlarf) to C(i:m, :), as ormqr does; with `identity` (c is the identity: orgqr
     forming Q, as dorg2r) column i is (1 - tau, -tau v) directly and dlarf covers the columns
     after it. Elsewhere H_i is the identity exactly; leaving those entries alone keeps a NaN or
     inf tau (a huge or NaN input) to the entries LAPACK writes."""
-    m = a.known_shape[-2]
-    k = tau.known_shape[-1]
+    m = a.static_dim(-2)
+    k = tau.static_dim(-1)
     c = op.Expand(c, op.Concat(op.Shape(a, end=-2), [1, 1], axis=0))  # a's batch, with no reflector too
     for i in range(k) if transpose else reversed(range(k)):
         v = op.Where(
@@ -102,7 +102,7 @@ def _apply_q(a: Value, tau: Value, c: Value, transpose: bool = False, identity: 
         t = op.Unsqueeze(op.Gather(tau, [i], axis=-1), [-1])  # (..., 1, 1)
         if identity:  # dorg2r: column i is (1 - tau, -tau v) directly, dlarf on the columns after it
             direct = op.Sub(c, op.Mul(v, t))  # c's column i is e_i here
-            c = op.Where((rows(m) >= i) & (cols(c.known_shape[-1]) == i), direct, _dlarf(v, t, c, i, i + 1))
+            c = op.Where((rows(m) >= i) & (cols(c.static_dim(-1)) == i), direct, _dlarf(v, t, c, i, i + 1))
         else:
             c = _dlarf(v, t, c, i, 0)
     return c
@@ -114,7 +114,7 @@ def _dlarf(v: Value, t: Value, c: Value, i: int, j: int) -> Value:
     the columns up to the last one with a nonzero in those rows. Everywhere else H is the
     identity exactly; the scan matters when t is inf or NaN (a huge or NaN input), where a
     product 0 * t would make NaN of entries LAPACK does not write."""
-    m, p = c.known_shape[-2], c.known_shape[-1]
+    m, p = c.static_dim(-2), c.static_dim(-1)
     zero = op.CastLike(0, c)
     last_v = reduce("Max", op.Where(op.Not(op.Equal(v, zero)), rows(m), -1), [-2], keepdims=1)  # (..., 1, 1)
     in_rows = op.And(rows(m) >= i, op.LessOrEqual(rows(m), last_v))  # (..., m, 1)

@@ -58,7 +58,7 @@ def _schedule(n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     others = list(range(1, players))
     for r in range(rounds):
         order = [0] + others[r:] + others[:r] if others else [0]
-        paired = set()
+        paired: set[int] = set()
         for k in range(pairs):
             a, b = order[k], order[players - 1 - k]
             if a < n and b < n:
@@ -106,10 +106,10 @@ def _not_converged(gram: Value, n: int) -> Value:
 def _jacobi(x: Value, symmetric: bool) -> tuple[Value, Value]:
     """(X', V) after the Jacobi iteration: X' = Vᵀ X V diagonal (symmetric) or X' = X V with
     orthogonal columns (one-sided)."""
-    n = x.known_shape[-1]
-    p_all, q_all, rest_all = _schedule(n)
-    rounds = p_all.shape[0]
-    p_all, q_all, rest_all = (op.CastLike(a, x) for a in (p_all, q_all, rest_all))
+    n = x.static_dim(-1)
+    schedule = _schedule(n)
+    rounds = schedule[0].shape[0]
+    p_all, q_all, rest_all = (op.CastLike(a, x) for a in schedule)
     identity = op.Expand(op.CastLike(np.eye(n), x), op.Concat(op.Shape(x, end=-2), [n, n], axis=0))
 
     def body(i: Value, carried: list[Value]) -> tuple[Value, list[Value]]:
@@ -147,7 +147,7 @@ def _jacobi(x: Value, symmetric: bool) -> tuple[Value, Value]:
 
 
 def _sort(values: Value, vectors: Value | None, descending: bool) -> tuple[Value, Value | None]:
-    n = values.known_shape[-1]
+    n = values.static_dim(-1)
     values, order = op.TopK(values, np.array([n], np.int64), axis=-1, largest=int(descending), sorted=1)
     if vectors is None:
         return values, None
@@ -160,7 +160,7 @@ def _symmetric_part(A: Value, uplo: str) -> Value:
     huge entries would overflow)."""
     if uplo not in ("L", "U", "l", "u"):
         raise ValueError(f"linalg.eigh: UPLO must be 'L' or 'U', got {uplo!r}")
-    n = A.known_shape[-1]
+    n = A.static_dim(-1)
     lower = np.arange(n)[:, None] >= np.arange(n)[None, :]
     return op.Where(lower if uplo in ("L", "l") else lower.T, A, tr(A))
 
@@ -194,14 +194,14 @@ def aten__linalg_eigh(A: TFloat, UPLO: str = "L", compute_v: bool = True) -> tup
         return reduce("Sum", A, [-1]), (A if compute_v else empty(A))
     x, power = _scale(op.Cast(_symmetric_part(A, UPLO), to=types.DOUBLE.onnx))
     x, v = _jacobi(x, symmetric=True)
-    w, v = _sort(op.Mul(diagonal(x, n), op.Squeeze(power, [-1])), v if compute_v else None, descending=False)
+    w, vectors = _sort(op.Mul(diagonal(x, n), op.Squeeze(power, [-1])), v if compute_v else None, descending=False)
     w = op.CastLike(w, A)
-    return (w, op.CastLike(v, A)) if v is not None else (w, empty(A))
+    return (w, op.CastLike(vectors, A)) if vectors is not None else (w, empty(A))
 
 
 def _svd(A: Value, full_matrices: bool, compute_uv: bool) -> tuple[Value, Value, Value]:
     """(U, S, Vh) in float64 for A of any dtype check_matrix accepts."""
-    m, n = A.known_shape[-2], A.known_shape[-1]
+    m, n = A.static_dim(-2), A.static_dim(-1)
     if m == 0 or n == 0:  # no singular values; U and Vh are identities (full) or empty
         batch = op.Shape(A, end=-2)
         a = op.Cast(A, to=types.DOUBLE.onnx)
@@ -216,11 +216,13 @@ def _svd(A: Value, full_matrices: bool, compute_uv: bool) -> tuple[Value, Value,
     rows, cols = max(m, n), min(m, n)
     g, v = _jacobi(g, symmetric=False)
     s = op.Sqrt(reduce("Sum", op.Mul(g, g), [-2], keepdims=0))  # of the scaled matrix
-    s, order = op.TopK(s, np.array([cols], np.int64), axis=-1, largest=1, sorted=1) if cols else (s, None)
+    order = None
+    if cols:
+        s, order = op.TopK(s, np.array([cols], np.int64), axis=-1, largest=1, sorted=1)
     power = op.Squeeze(power, [-1])
     if not compute_uv:
         return empty(g), op.Mul(s, power), empty(g)
-    if cols:
+    if order is not None:  # cols > 0
         g = op.GatherElements(g, op.Expand(op.Unsqueeze(order, [-2]), op.Shape(g)), axis=-1)
         v = op.GatherElements(v, op.Expand(op.Unsqueeze(order, [-2]), op.Shape(v)), axis=-1)
     # U = G / S; columns of (numerically) zero singular values are left to the completion

@@ -18,6 +18,7 @@ from graph_builder.ir import Value
 from graph_builder.types import BOOL, DOUBLE, FLOAT, INT64, TFloat, TReal
 from torchlib.ops import _cephes as cephes
 from torchlib.ops._cephes import polyval
+from torchlib.ops._helpers import n_outputs
 from torchlib.ops._kernels import OPMATH, as_float, kernel, like, run_supported
 from torchlib.ops._unary import unary
 from torchlib.ops.special._common import float32_or_64, loop_builder
@@ -151,7 +152,7 @@ def _zeta(x: Value, q: Value) -> Value:
     lowest = op.ReduceMin(op.Concat(op.Reshape(finite_q, [-1]), like(np.zeros(1), q), axis=0), keepdims=0)
     trips = op.Cast(op.Max(op.Sub(10.0, op.Floor(op.Max(lowest, like(-2.0**62, q)))), like(9.0, q)), to=INT64.onnx)
     zeros = op.Expand(like(0.0, q), op.Shape(q))
-    a, s_sum, b, _, early = op.Loop(trips, np.array(True), q, s0, zeros, zeros, op.Cast(zeros, to=BOOL.onnx), body=body)
+    a, s_sum, b, _, early = n_outputs(op.Loop(trips, np.array(True), q, s0, zeros, zeros, op.Cast(zeros, to=BOOL.onnx), body=body), 5)
     # the Euler-Maclaurin tail
     w = a
     s = op.Sub(op.Add(s_sum, op.Div(op.Mul(b, w), op.Sub(x, 1.0))), op.Mul(b, 0.5))

@@ -22,6 +22,7 @@ from graph_builder.ir import Value
 from graph_builder.types import BOOL, DOUBLE, INT64, TFloat
 from torchlib.ops import _cephes as cephes
 from torchlib.ops import elementwise as ew
+from torchlib.ops._helpers import n_outputs
 from torchlib.ops._kernels import like
 from torchlib.ops.special._common import loop_builder
 from torchlib.ops.special.gamma import _lgamma
@@ -183,7 +184,7 @@ def _masked_loop(name: str, state: list[Value], active: Value, step: Callable[..
         for v in (*out, act_next):
             body.output(v)
     results = op.Loop(np.array(max_steps, np.int64), np.array(True), *state, active, body=body)
-    return list(results[: len(state)])
+    return list(n_outputs(results, len(state) + 1)[: len(state)])
 
 
 def _lanczos_sum_expg_scaled(a: Value) -> Value:

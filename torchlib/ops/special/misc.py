@@ -172,7 +172,7 @@ def _x_times(log: Any, dtype: Any) -> Any:
 def _x_log(log: Any, self: Any, other: Any) -> Value:
     """x * log(y) for xlogy / xlog1py: a Python number rounded to the tensor's dtype (torch's
     wrapped number), half types in float32 with the log rounded (`_x_times`)."""
-    dtype = (self if isinstance(self, Value) else other).dtype
+    dtype = (self if isinstance(self, Value) else other).known_dtype
     return run_supported(_x_times(log, dtype), OPMATH, round_scalar(self, dtype), round_scalar(other, dtype))
 
 

@@ -24,6 +24,7 @@ from graph_builder import op
 from graph_builder.ir import Value
 from graph_builder.types import BOOL, DOUBLE, FLOAT, INT64, TFloat, TReal
 from torchlib.ops import _cephes as cephes
+from torchlib.ops._helpers import n_outputs
 from torchlib.ops._kernels import like
 from torchlib.ops.special._common import float32_or_64, loop_builder
 from torchlib.promotion import INT_TO_FLOAT, elementwise
@@ -66,7 +67,7 @@ def _recurrence(n: Value, needed: Value, q0: Value, step: Step, k_of_j: Callable
         body.output(op.Cast(op.ReduceMax(op.Cast(op.Reshape(going, [-1]), to=INT64.onnx), keepdims=0), to=BOOL.onnx))
         body.output(new_p)
         body.output(new_q)
-    _, q_final = op.Loop(trips, np.array(True), op.Expand(like(1.0, q0), op.Shape(q0)), q0, body=body)
+    _, q_final = n_outputs(op.Loop(trips, np.array(True), op.Expand(like(1.0, q0), op.Shape(q0)), q0, body=body), 2)
     return q_final
 
 

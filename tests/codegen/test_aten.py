@@ -94,7 +94,9 @@ def test_every_functional_overload_gets_a_stub_that_passes_the_check():
                 assert diffs == [], (name, diffs)
                 count += 1
     assert count == sum(o.is_functional for o in overloads)
-    assert all(text.count("\n") < 1200 for text in out.values())  # no gigantic file
+    # no gigantic file, even with no function registered (stubs for every overload: the largest,
+    # aten_s, is 1,209 lines with torch 2.10's overloads)
+    assert all(text.count("\n") < 1300 for text in out.values())
     names = "\n".join(out.values())
     for core in ("def aten__softmax(", "def aten__to_copy(", "def aten__native_batch_norm_legit_no_training("):
         assert core in names

@@ -102,6 +102,10 @@ def test_rot90(dtype: torch.dtype, k: int, dims: list[int]) -> None:
 @pytest.mark.parametrize("dtype", NUMBERS)
 @pytest.mark.parametrize("shape", [(3, 4), (4, 2), (0, 3)])
 def test_trace(dtype: torch.dtype, shape: tuple[int, ...]) -> None:
+    try:
+        A.trace(torch.zeros(2, 2, dtype=dtype))
+    except NotImplementedError:
+        pytest.skip(f"the installed torch's CPU trace has no {dtype} kernel (torch 2.10 has none for half types)")
     check(T.aten_trace, A.trace, make(shape, dtype))
 
 

@@ -129,8 +129,10 @@ def _check_quantized_export(model: nn.Module, shape: tuple[int, ...]) -> None:
     output_scale = max(abs(float(expected.min())), abs(float(expected.max()))) / 127
     torch.testing.assert_close(actual, expected, rtol=0, atol=3 * output_scale)
     assert float((actual - expected).abs().le(1e-5).float().mean()) > 0.9  # most elements exact
-    # and the quantized model stays close to the float one
-    torch.testing.assert_close(actual, model(x), rtol=0.1, atol=0.1)
+    # and the quantized model stays as close to the float one as torch's quantized model is (its
+    # quantization error depends on the installed torch's observers: 0.19 at one element in 2.10)
+    error = float((expected - model(x)).abs().max())
+    torch.testing.assert_close(actual, model(x), rtol=0.1, atol=max(0.1, error + 3 * output_scale))
 
 
 def test_pt2e_quantized_mlp():

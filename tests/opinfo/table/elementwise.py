@@ -33,6 +33,9 @@ ENTRIES = [
     Entry('aten_div_mode', opinfo=[('div', 'trunc_rounding'), ('div', 'floor_rounding')], xfail=[
         TorchLessAccurate(dtypes=[torch.bfloat16], samples=[*range(4, 8)], opinfo='div.trunc_rounding'),
         TorchLessAccurate(dtypes=[torch.float16], samples=[6, 7], opinfo='div.trunc_rounding'),
+        # torch 2.10 and 2.11 round a broadcast bfloat16 quotient to bfloat16 before truncating
+        # (trunc(-6.3125 / 1.0546875) = -6, its contiguous kernel -5, the exact value -5.985...)
+        TorchLessAccurate(dtypes=[torch.bfloat16], samples=[2], opinfo='div.trunc_rounding', torch_version='<2.12'),
     ]),  # div.Tensor_mode, div.Scalar_mode
     Entry('aten_erf', opinfo=['erf']),  # erf
     Entry('aten_exp', opinfo=['exp']),  # exp

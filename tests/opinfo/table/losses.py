@@ -6,6 +6,9 @@ import torch
 
 from torchlib.conformance.spec import Entry, TorchLessAccurate, XFail
 
+SOFT_MARGIN_F16 = ("torch's float16 kernel computes exp(-target * self) in float16, which overflows to inf; this "
+                   "computes in float32 and gives the finite loss")
+
 ENTRIES = [
     Entry('aten_binary_cross_entropy', opinfo=['nn.functional.binary_cross_entropy']),
     Entry('aten_binary_cross_entropy_with_logits', opinfo=['nn.functional.binary_cross_entropy_with_logits'], xfail=[
@@ -28,6 +31,8 @@ ENTRIES = [
     Entry('torch_nn__linear_cross_entropy_batch_chunked_no_reduction', opinfo=[('nn.functional.linear_cross_entropy', 'chunked_none')], torch_version='>=2.13'),
     Entry('aten_smooth_l1_loss', opinfo=['nn.functional.smooth_l1_loss']),
     Entry('aten_soft_margin_loss', opinfo=['nn.functional.soft_margin_loss'], xfail=[
-        XFail("torch's float16 kernel computes exp(-target * self) in float16, which overflows to inf; this computes in float32 and gives the finite loss", dtypes=[torch.float16], samples=[1, 2, 3, 4, 5]),
+        XFail(SOFT_MARGIN_F16, dtypes=[torch.float16], samples=[4, 5]),
+        # torch 2.10 and 2.11's OpInfo samples 1-3 do not reach the overflow: torch's answer is ours there
+        XFail(SOFT_MARGIN_F16, dtypes=[torch.float16], samples=[1, 2, 3], torch_version=">=2.12"),
     ]),
 ]

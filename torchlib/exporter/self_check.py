@@ -36,6 +36,7 @@ changes neither the user's model nor the sample.
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import math
 import operator
 from typing import Any
@@ -48,8 +49,21 @@ from torchlib.exporter.result import ExportResult, OutputDiff, compare, put_back
 from torchlib.exporter.subgraph import all_nodes
 from torchlib.registry import NOT_UNIQUE, qualified_name
 
-# torch 2.12 on; torch 2.10 and 2.11 have the same unguarded size hint under its older name
-optimization_hint: Any = getattr(_symbolic_shapes, "optimization_hint", None) or vars(_symbolic_shapes)["hint_int"]
+
+def _unguarded_size_hint() -> Any:
+    """torch's size hint that adds no guard, `(dim, fallback=...) -> int`: `optimization_hint`
+    from torch 2.12, `size_hint` in 2.11 (where `hint_int` warns that it is deprecated),
+    `hint_int` in 2.10 (whose `size_hint` takes no fallback)."""
+    found = getattr(_symbolic_shapes, "optimization_hint", None)
+    if found is not None:
+        return found
+    size_hint = getattr(_symbolic_shapes, "size_hint", None)
+    if size_hint is not None and "fallback" in inspect.signature(size_hint).parameters:
+        return size_hint
+    return vars(_symbolic_shapes)["hint_int"]
+
+
+optimization_hint: Any = _unguarded_size_hint()
 
 _FLOAT4_X2 = getattr(torch, "float4_e2m1fn_x2", None)
 MAX_PARAMETERS = 50_000_000

@@ -76,6 +76,10 @@ class _WeightVersions:
                 "(torchlib.export(model, args)).")
 
 
+class NoRuntimeKernelError(RuntimeError):
+    """onnxruntime has no kernel for an op of a valid exported model, so `result(...)` cannot run it."""
+
+
 _FLOAT4_NOTE = "; it has none for FLOAT4E2M1 tensors (torch's float4_e2m1fn_x2), not even Identity or Cast"
 
 
@@ -159,9 +163,10 @@ class ExportResult:
             except Exception as e:  # onnxruntime raises its own exception types
                 if "Could not find an implementation" not in str(e):
                     raise
-                raise NotImplementedError(
+                raise NoRuntimeKernelError(
                     f"onnxruntime {ort.__version__} cannot run this model, which is valid ONNX: it has no kernel for one "
-                    f"of its ops ({e}){_FLOAT4_NOTE if _holds(self.graph, 'FLOAT4E2M1') else ''}"
+                    f"of its ops ({e}){_FLOAT4_NOTE if _holds(self.graph, 'FLOAT4E2M1') else ''}. The saved model "
+                    f"(result.save(path)) runs in a runtime that has the kernel"
                 ) from None
         return self._session
 

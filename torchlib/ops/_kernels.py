@@ -151,8 +151,8 @@ def scale(x: Value, factor: Any) -> Value:
     last = x.shape[-1] if x.rank else None
     if isinstance(last, int) and last >= 2:
         return op.Mul(x, np.full((last,), factor, np.float64))
-    if x.is_static and math.prod(x.known_shape) >= 2:  # type: ignore[arg-type]
-        return op.Mul(x, np.full(x.known_shape, factor, np.float64))  # type: ignore[arg-type]
+    if x.is_static and math.prod(x.static_shape) >= 2:
+        return op.Mul(x, np.full(x.static_shape, factor, np.float64))
     if not x.is_static:
         return op.Mul(x, op.Expand(np.array(factor, np.float64), op.Shape(x)))
     return op.Mul(x, factor)

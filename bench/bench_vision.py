@@ -4,6 +4,11 @@ torch.onnx.export(dynamo=True), onnxruntime latency (1 thread, the three session
 by run, median of `--runs` runs) and export times.
 
     OMP_NUM_THREADS=1 python bench/bench_vision.py [--models resnet18,...] [--image 64] [--runs 50]
+        [--reference-cache DIR]
+
+`--reference-cache DIR` keeps the reference's models (and their export seconds) in DIR, keyed by
+model and image size, so that a re-run measures latency without exporting the reference again;
+the table then quotes the export seconds of the run that filled the cache.
 
 Setup: `pip install --no-deps torchvision==0.28.* timm` (timm's pure dependencies
 huggingface_hub, safetensors and pyyaml come with the stack). PyPI's torchvision 0.28 is a CUDA
@@ -17,6 +22,7 @@ the classification models below call none of them.
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import statistics
 import sys
@@ -24,6 +30,7 @@ import time
 import warnings
 from pathlib import Path
 
+import onnx
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -94,7 +101,7 @@ def _timed(fn):
     return out, time.perf_counter() - start
 
 
-def bench(name: str, image: int, runs: int) -> dict:
+def bench(name: str, image: int, runs: int, cache: Path | None = None) -> dict:
     factory, least, *channels = MODELS[name]
     torch.manual_seed(0)
     model = factory().eval()
@@ -104,7 +111,7 @@ def bench(name: str, image: int, runs: int) -> dict:
     row: dict = {"model": name, "image": size}
     exact, row["export s"] = _timed(lambda: torchlib.export(model, args, dynamic_shapes=dyn))
     loose, row["export s (exact_nan=False)"] = _timed(lambda: torchlib.export(model, args, dynamic_shapes=dyn, exact_nan=False))
-    ref, row["reference export s"] = _timed(lambda: _reference(model, args, dyn))
+    ref, row["reference export s"] = _cached_reference(model, args, dyn, cache, f"{name}_{size}")
     protos = [exact.model_proto, loose.model_proto, ref]
     row["nodes"], row["nodes (exact_nan=False)"], row["reference nodes"] = (len(p.graph.node) for p in protos)
     with torch.no_grad():
@@ -112,6 +119,19 @@ def bench(name: str, image: int, runs: int) -> dict:
     row["max abs diff"] = float((exact(*args) - torch_out).abs().max())
     row["ms"], row["ms (exact_nan=False)"], row["reference ms"] = latencies(protos, args, runs)
     return row
+
+
+def _cached_reference(model, args, dyn, cache: Path | None, key: str):
+    """The reference's model and its export seconds, from `cache` when it holds them."""
+    if cache is not None and (cache / f"{key}.onnx").exists():
+        seconds = json.loads((cache / f"{key}.json").read_text())["export s"]
+        return onnx.load(str(cache / f"{key}.onnx")), seconds
+    proto, seconds = _timed(lambda: _reference(model, args, dyn))
+    if cache is not None:
+        cache.mkdir(parents=True, exist_ok=True)
+        onnx.save(proto, str(cache / f"{key}.onnx"))
+        (cache / f"{key}.json").write_text(json.dumps({"export s": seconds}))
+    return proto, seconds
 
 
 def _reference(model, args, dyn):
@@ -129,6 +149,7 @@ def main() -> None:
     parser.add_argument("--models", default=",".join(MODELS))
     parser.add_argument("--image", type=int, default=64, help="image size (at least the model's own minimum)")
     parser.add_argument("--runs", type=int, default=50)
+    parser.add_argument("--reference-cache", type=Path, default=None, help="keep the reference's models here")
     ns = parser.parse_args()
     warnings.simplefilter("ignore")
     torch.set_num_threads(1)
@@ -140,7 +161,7 @@ def main() -> None:
     ratios: list[tuple[float, float]] = []
     for name in ns.models.split(","):
         try:
-            r = bench(name, ns.image, ns.runs)
+            r = bench(name, ns.image, ns.runs, ns.reference_cache)
         except Exception as e:  # one model's failure is a row, not the end of the table
             print(f"| {name} | failed: {type(e).__name__}: {str(e).splitlines()[0][:200]} |", flush=True)
             continue

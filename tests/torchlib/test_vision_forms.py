@@ -83,6 +83,61 @@ def test_exact_nan_false_lstm():
         assert not torch.isnan(loose(x)[0]).any()
 
 
+def test_exact_nan_false_hardswish_is_onnx_hardswish():
+    """One HardSwish (onnxruntime fuses it into the Conv before it) where the exact form is
+    torch's x * clip(x + 3, 0, 6) / 6. The documented difference: x > max/6 overflows to inf in
+    torch and in the exact form, HardSwish gives x."""
+    model = nn.Sequential(nn.Conv2d(3, 8, 3), nn.Hardswish()).eval()
+    x = torch.randn(2, 3, 9, 9)
+    exact, loose = (torchlib.export(model, (x,), dynamic_shapes=BATCH, exact_nan=e) for e in (True, False))
+    assert ops(loose) == {"Conv": 1, "HardSwish": 1}
+    assert ops(exact) == {"Conv": 1, "Add": 1, "Clip": 1, "Mul": 1, "Div": 1}
+    close(loose, model, torch.randn(5, 3, 9, 9) * 4)
+    big = torch.tensor([1e38, -1e38, 3.0, -3.0, 0.5, float("nan")])
+    exact, loose = (torchlib.export(nn.Hardswish(), (big,), exact_nan=e) for e in (True, False))
+    torch.testing.assert_close(exact(big), nn.functional.hardswish(big), equal_nan=True)
+    assert torch.isinf(nn.functional.hardswish(big)[0]) and loose(big)[0] == 1e38
+    torch.testing.assert_close(loose(big)[1:], nn.functional.hardswish(big)[1:], equal_nan=True)
+    half = torch.randn(4, 8).half()
+    loose = torchlib.export(nn.Hardswish(), (half,), exact_nan=False)
+    torch.testing.assert_close(loose(half), nn.functional.hardswish(half))  # computed in float32
+
+
+def test_exact_nan_false_group_and_instance_norm_are_instance_normalization():
+    """onnxruntime's InstanceNormalization (the reference's form) where the exact forms compute
+    float64 group statistics and torch's batch-norm form. The documented difference: values near
+    finfo.max (|x| about 1e38) give NaN where torch gives the bias."""
+    model = nn.Sequential(nn.Conv2d(3, 8, 3), nn.GroupNorm(1, 8), nn.InstanceNorm2d(8), nn.GroupNorm(4, 8, affine=False),
+                          nn.InstanceNorm2d(8, affine=True)).eval()
+    with torch.no_grad():
+        for p in model.parameters():
+            p.copy_(torch.randn_like(p))
+    x = torch.randn(2, 3, 10, 10)
+    exact, loose = (torchlib.export(model, (x,), dynamic_shapes=BATCH, exact_nan=e) for e in (True, False))
+    assert ops(loose) == {"Conv": 1, "InstanceNormalization": 4, "Reshape": 4, "Mul": 1, "Add": 1}
+    assert "InstanceNormalization" not in ops(exact)
+    offset = torch.randn(3, 3, 10, 10) * 10 + 1000  # float32 rounding of the conv's large outputs: 5e-5 in torch too
+    for result in (exact, loose):
+        close(result, model, torch.randn(5, 3, 10, 10))
+        with torch.no_grad():
+            torch.testing.assert_close(result(offset), model(offset), rtol=1e-4, atol=5e-4)
+    norm = nn.GroupNorm(2, 4).eval()
+    loose = torchlib.export(norm, (torch.randn(2, 4, 3, 3),), dynamic_shapes=BATCH, exact_nan=False)
+    close(loose, norm, torch.randn(0, 4, 3, 3))  # an empty batch (torch's instance norm refuses one)
+    exact, loose = (torchlib.export(norm, (torch.randn(1, 4, 3, 3),), exact_nan=e) for e in (True, False))
+    scaled = torch.rand(1, 4, 3, 3) * 2 - 1
+    with torch.no_grad():
+        # |x| 1e19-1e37: torch's float32 variance overflows, rstd 0, the output is the bias, as
+        # onnxruntime's; the exact form's float64 statistics normalize (torch less accurate)
+        close(loose, norm, scaled * 1e30)
+        torch.testing.assert_close(exact(scaled * 1e30), nn.functional.group_norm((scaled * 1e30).double(), 2).float())
+        # |x| near finfo.max: onnxruntime's float32 sums overflow, NaN where torch gives the bias
+        # (a group of 1e38 and two -1e38: onnxruntime's sum is inf)
+        full = torch.full((1, 4, 3, 3), 1e38)
+        full[0, :, 0, 0] = -1e38
+        assert (norm(full) == 0).all() and torch.isnan(loose(full)).all()
+
+
 def test_exact_nan_context():
     assert graph_builder.current_exact_nan()
     with graph_builder.exact_nan(False):
@@ -97,7 +152,8 @@ def harness():
     return Harness(exact_nan=False)
 
 
-@pytest.mark.parametrize("key", ["aten_max_pool2d", "aten_max_pool2d_with_indices", "aten_max_pool1d", "aten_lstm"])
+@pytest.mark.parametrize("key", ["aten_max_pool2d", "aten_max_pool2d_with_indices", "aten_max_pool1d", "aten_lstm",
+                                 "aten_hardswish", "aten_group_norm", "aten_native_group_norm", "aten_instance_norm"])
 def test_conformance_exact_nan_false_column(harness, key):
     """The exact_nan=False column on the functions it changes: first samples all as expected."""
     result = harness.run(key, torch.float32, max_samples=2)

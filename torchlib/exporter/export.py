@@ -130,10 +130,11 @@ def export(
         first output that differs. None (default): when cheap, and always after draft_export;
         True: always; False: never.
     exact_nan: give NaN where torch does (default). False lets functions use onnxruntime's
-        native ops where the only difference is NaN handling (max pooling of a window holding
-        a NaN, recurrent layers after a NaN step; docs/nan_latency.md): fewer nodes, and a
-        NaN input may give numbers where torch gives NaN. Recorded in the model's metadata
-        (`torchlib.exact_nan`).
+        native ops where the difference is NaN and overflow handling (max pooling of a window
+        holding a NaN, recurrent layers after a NaN step, HardSwish, InstanceNormalization for
+        group and instance norm; docs/nan_latency.md): fewer nodes, a NaN input may give
+        numbers where torch gives NaN, and values near the dtype's largest may differ.
+        Recorded in the model's metadata (`torchlib.exact_nan`).
     written_outputs: the new values of the buffers and inputs forward writes
         (`self.buf.add_(1)`, BatchNorm's running statistics in train mode) are the model's
         first outputs (default; `result.written_inputs` names them). False: only forward's

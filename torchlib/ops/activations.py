@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from graph_builder import current_opset, op
+from graph_builder import current_exact_nan, current_opset, op
 from graph_builder.ir import Value
 from graph_builder.types import BFLOAT16, BOOL, DOUBLE, FLOAT, FLOAT16, DType, TFloat, TReal
 from torchlib.ops import _cephes as cephes
@@ -71,9 +71,16 @@ def _hardsigmoid(x: Value) -> Value:
 
 def _hardswish(x: Value) -> Value:
     """torch's kernel: x * min(max(x + 3, 0), 6) / 6 in opmath (float32 for the half types), the
-    product first, so |x| > max/6 overflows to inf in float32/float64 as in torch (onnxruntime's
-    fused HardSwish divides first and stays finite there)."""
+    product first, so x > max/6 overflows to inf in float32/float64 as in torch (onnxruntime's
+    fused HardSwish divides first and stays finite there).
+
+    With `exact_nan=False`: ONNX HardSwish (in float32; double keeps the formula, onnxruntime
+    has no double kernel), which onnxruntime fuses into the Conv before it. It gives x where
+    torch overflows to inf (x > 5.67e37 in float32) and rounds x / 6 + 0.5 where torch rounds
+    (x + 3) / 6 (the last ulp, docs/nan_latency.md)."""
     _floating("hardswish", x)
+    if not current_exact_nan() and x.dtype is not DOUBLE:
+        return run_supported(op.HardSwish, frozenset({FLOAT}), x)
     return run_supported(lambda y: op.Div(op.Mul(y, op.Clip(op.Add(y, 3.0), 0.0, 6.0)), 6.0), OPMATH, x)
 
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from graph_builder import op, types
+from graph_builder import current_exact_nan, op, types
 from graph_builder.ir import Value
 from graph_builder.types import FLOAT, TFloat, TReal, TTensor
 from torchlib.ops._helpers import as_shape, normalize_dim
@@ -249,6 +249,15 @@ def aten_instance_norm(
 
     x = input if input.dtype is wide else op.Cast(input, to=wide.onnx)
     w, b, mean, var = (up(v) for v in (weight, bias, running_mean, running_var))
+    channels = input.known_shape[1]
+    if use_input_stats and wide is FLOAT and input.known_rank >= 3 and isinstance(channels, int) and not current_exact_nan():
+        # onnxruntime's InstanceNormalization (one node), float32 statistics as torch's; it
+        # differs from torch only for |x| near finfo.max (NaN where torch may give the bias,
+        # docs/nan_latency.md)
+        scale = w if w is not None else np.ones(channels, np.float32)
+        shift = b if b is not None else np.zeros(channels, np.float32)
+        y = op.InstanceNormalization(x, scale, shift, epsilon=eps)
+        return y if wide is input.dtype else op.Cast(y, to=input.known_dtype.onnx)
     if use_input_stats:
         axes = op.Constant(value_ints=list(range(2, input.known_rank)))
         mean = op.ReduceMean(x, axes, keepdims=1)

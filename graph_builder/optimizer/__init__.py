@@ -72,6 +72,7 @@ def optimize(builder: GraphBuilder, rules: list[Rule] | None = None, fold_budget
 
     run("constants folded", folding.constants(builder, uses, fold_budget_bytes))
     run("identities removed", cleanup.identities(uses))
+    run("reshapes merged", cleanup.reshape_chains(builder, uses))
     run("batch norms folded", folding.batch_norms(builder, uses, fold_budget_bytes))
     chosen = [*fusions.RULES, *attention.UNFUSE, *attention.GQA] if rules is None else rules
     run("fused", pattern.rewrite(builder, uses, chosen))  # each rule from its operators' opset on

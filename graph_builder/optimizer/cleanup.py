@@ -5,8 +5,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import numpy as np
 from onnx import defs
 
+from graph_builder.builder import GraphBuilder
 from graph_builder.ir import Node, Value, _freeze
 from graph_builder.optimizer.editing import Uses, ints, subgraphs
 
@@ -92,6 +94,53 @@ def _is_identity(node: Node) -> bool:
     if op == "Relu":  # Relu(Relu(x)) is Relu(x), NaN and signed zeros included
         return x.producer is not None and x.producer.op_type == "Relu" and x.producer.domain in ("", "ai.onnx")
     return False
+
+
+def _merged_reshape(inner: Node, outer: Node) -> list[int] | None:
+    """The shape that makes `outer` = Reshape(inner's input) directly, or None. Reshape keeps the
+    row-major order, so only the outer shape matters, except its 0s (allowzero=0: "this dim of
+    the input"): each must name a dim of the inner Reshape's output known to equal the same dim
+    of the inner input (the inner shape copied it with its own 0) or a static positive size."""
+    shape = ints(outer.inputs[1])
+    if shape is None:
+        return None
+    if outer.attributes.get("allowzero", 0) or 0 not in shape:
+        return shape
+    inner_shape = ints(inner.inputs[1])
+    copies = inner_shape is not None and not inner.attributes.get("allowzero", 0)
+    mid = inner.outputs[0].shape
+    merged = []
+    for i, size in enumerate(shape):
+        if size != 0:
+            merged.append(size)
+        elif copies and inner_shape is not None and i < len(inner_shape) and inner_shape[i] == 0:
+            merged.append(0)  # both copy dim i of the inner input
+        elif mid is not None and i < len(mid) and type(mid[i]) is int and mid[i] > 0:
+            merged.append(mid[i])
+        else:
+            return None
+    return merged
+
+
+def reshape_chains(builder: GraphBuilder, uses: Uses) -> int:
+    """Reshape(Reshape(x, a), b) reads x directly: Reshape(x, b') with b's 0s resolved
+    (`_merged_reshape`); the inner Reshape goes when nothing else reads it (levit's
+    `bn(x.flatten(0, 1)).reshape_as(x)` followed by a view into heads)."""
+    merged = 0
+    for node in list(uses.graph.nodes):
+        if not uses.alive(node) or node.op_type != "Reshape" or node.domain not in ("", "ai.onnx") or len(node.inputs) != 2:
+            continue
+        x = node.inputs[0]
+        inner = x.producer if x is not None else None
+        if inner is None or inner.op_type != "Reshape" or inner.domain not in ("", "ai.onnx") or not uses.alive(inner):
+            continue
+        shape = _merged_reshape(inner, node)
+        if shape is None:
+            continue
+        uses.set_input(node, 0, inner.inputs[0])
+        uses.set_input(node, 1, builder.constant(np.array(shape, np.int64)))
+        merged += 1
+    return merged
 
 
 def identities(uses: Uses) -> int:

@@ -96,6 +96,45 @@ def test_removes_identities_and_transpose_pairs_and_merges_repeats():
     assert after == ["Relu", "Add", "Transpose"]
 
 
+def _reshapes(shapes, dims=("n", 3, 8), allowzero=(0, 0)):
+    """(op types after optimizing, results before and after) of Reshape(Reshape(x, a), b) for
+    inputs of batch 2, 5 and 0."""
+
+    def build(g):
+        x = g.input("x", FLOAT, list(dims))
+        with g:
+            y = op.Reshape(op.Reshape(x, shapes[0], allowzero=allowzero[0]), shapes[1], allowzero=allowzero[1])
+        g.output(y, "y")
+
+    g = GraphBuilder()
+    build(g)
+    before = g.to_model()
+    optimize(g)
+    after = g.to_model()
+    empty_ok = not any(-1 in shape for shape in shapes)  # onnxruntime cannot infer a -1 from no elements
+    for n in ((2, 5, 0) if empty_ok else (2, 5)) if isinstance(dims[0], str) else (dims[0],):
+        feeds = {"x": np.random.default_rng(n).standard_normal((n, 3, 8)).astype(np.float32)}
+        a, b = _run(before, feeds)[0], _run(after, feeds)[0]
+        assert a.shape == b.shape
+        np.testing.assert_array_equal(a, b)
+    return [n.op_type for n in after.graph.node]
+
+
+def test_a_reshape_of_a_reshape_reads_the_input_directly():
+    assert _reshapes(([-1, 8], [2, 3, 8]), dims=(2, 3, 8)) == ["Reshape"]  # static sizes
+    assert _reshapes(([0, 24], [0, 4, 6])) == ["Reshape"]  # both copy the dynamic batch
+    assert _reshapes(([0, 3, 2, 4], [0, 0, 8])) == ["Reshape"]  # the second 0 is the static 3
+    assert _reshapes(([0, -1], [-1, 4])) == ["Reshape"]  # no 0 in the outer shape
+
+
+def test_a_reshape_of_a_reshape_stays_two_where_a_copied_dim_is_unknown():
+    """Near misses: the outer 0 copies a dim the inner Reshape inferred (-1), which need not be
+    the input's: the two Reshapes stay (results equal either way)."""
+    assert _reshapes(([-1, 8], [0, 2, 4])) == ["Reshape", "Reshape"]  # inner dim 0 is 3n
+    assert _reshapes(([-1, 3, 8], [0, 24])) == ["Reshape", "Reshape"]  # n, but not known to be
+    assert _reshapes(([0, 3, 8], [-1, 2, 12]), allowzero=(0, 1)) == ["Reshape"]  # no 0 in the outer shape
+
+
 def test_an_output_that_views_a_complex_tensor_stays_one_when_its_node_goes():
     """Removing the no-op Cast that made an output moves the output (name, type) to the Cast's
     input: its complex marking and metadata move too (else a complex128 result came back as its

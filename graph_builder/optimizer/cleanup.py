@@ -115,8 +115,8 @@ def _merged_reshape(inner: Node, outer: Node) -> list[int] | None:
             merged.append(size)
         elif copies and inner_shape is not None and i < len(inner_shape) and inner_shape[i] == 0:
             merged.append(0)  # both copy dim i of the inner input
-        elif mid is not None and i < len(mid) and type(mid[i]) is int and mid[i] > 0:
-            merged.append(mid[i])
+        elif mid is not None and i < len(mid) and isinstance(static := mid[i], int) and static > 0:
+            merged.append(static)
         else:
             return None
     return merged
@@ -135,9 +135,10 @@ def reshape_chains(builder: GraphBuilder, uses: Uses) -> int:
         if inner is None or inner.op_type != "Reshape" or inner.domain not in ("", "ai.onnx") or not uses.alive(inner):
             continue
         shape = _merged_reshape(inner, node)
-        if shape is None:
+        source = inner.inputs[0]
+        if shape is None or source is None:
             continue
-        uses.set_input(node, 0, inner.inputs[0])
+        uses.set_input(node, 0, source)
         uses.set_input(node, 1, builder.constant(np.array(shape, np.int64)))
         merged += 1
     return merged

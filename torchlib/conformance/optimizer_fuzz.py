@@ -397,9 +397,30 @@ def cleanup(rng: random.Random, round_: int) -> Case:
     return Case(f"cleanup/squeeze{list(dims)}/None", Model(fn), (x,), [_dynamic(rng, rank, fixed)])
 
 
+def reshapes(rng: random.Random, round_: int) -> Case:
+    """Reshape chains (levit's `x.flatten(0, 1)` viewed back, a view into heads of a view):
+    the batch copied through both, a static dim copied, and the near miss where the second view
+    names a dim the first one inferred."""
+    shape = [rng.randint(2, 5) for _ in range(rng.randint(3, 4))]
+    miss = _near(rng, round_, 1, ["inferred dim"])
+
+    def fn(m: Model, x: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        back = x.flatten(0, 1).reshape(x.shape) * 2
+        heads = x.reshape(x.shape[0], -1).reshape(x.shape[0], x.shape[1], -1) + 1
+        if miss is None:
+            return back, heads
+        rows = x.reshape(-1, x.shape[-1]).reshape(x.shape[0], -1)
+        return back, heads, rows - 1
+
+    x = torch.randn(shape)
+    # at most one dynamic dim: with two, torch.export cannot prove these views and specialises
+    dynamic = rng.choice([{}, {0: "d0"}, {len(shape) - 1: f"d{len(shape) - 1}"}])
+    return Case(f"reshapes/{len(shape)}d/{miss}", Model(fn), (x,), [dynamic])
+
+
 FAMILIES: list[Callable[[random.Random, int], Case]] = [gelu, rms_norm, rotary, gemm, unsqueeze_pair, packed_qkv,
                                                         attention, batch_norm, folding, cleanup,
-                                                        kv_cache]
+                                                        kv_cache, reshapes]
 FORMS = {gelu: 5, rms_norm: 4, rotary: 3, batch_norm: 4, folding: 3, kv_cache: 2}  # rounds until every exact form was built
 
 
@@ -516,7 +537,8 @@ def rewrite_names() -> list[str]:
     from graph_builder.optimizer import fusions
 
     names = dict.fromkeys(r.name for r in [*fusions.RULES, *attention_rules.UNFUSE, *attention_rules.GQA, *attention_rules.PAST])
-    return [*names, "batch norms folded", "constants folded", "identities removed", "common subexpressions merged"]
+    return [*names, "batch norms folded", "constants folded", "identities removed", "reshapes merged",
+            "common subexpressions merged"]
 
 
 def summary(outcomes: list[Outcome]) -> tuple[int, Counter[str], list[str], list[str]]:

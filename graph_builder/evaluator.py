@@ -223,8 +223,9 @@ EAGER = EagerEvaluator()
 
 def current_exact_nan() -> bool:
     """Whether functions must give NaN exactly where the source framework does (the default), or
-    may use a runtime's native op whose only difference is NaN handling (`exact_nan(False)`, a
-    graph built with `GraphBuilder(exact_nan=False)`). A builder's own setting wins."""
+    may use a runtime's native op that differs only on NaN inputs and at values near the dtype's
+    largest (`exact_nan(False)`, a graph built with `GraphBuilder(exact_nan=False)`; each such
+    difference is written down in docs/nan_latency.md). A builder's own setting wins."""
     own = getattr(current_evaluator(), "exact_nan", None)
     return _state.exact_nan[-1] if own is None else own
 

@@ -124,8 +124,21 @@ def session(proto):
     return ort.InferenceSession(proto.SerializeToString(), options, providers=["CPUExecutionProvider"])
 
 
-def latencies(protos: list, args, runs: int) -> list[float]:
-    """Median ms per model, timed run by run in alternation."""
+def latencies(protos: list, args, runs: int, balanced: bool = False) -> list[float]:
+    """Median ms per model, timed run by run in alternation. balanced: half of the runs with
+    the sessions created in the given order, half with fresh sessions created in the reverse
+    order, the median over both halves (bench_session_spread.py measures one model's sessions
+    differing by up to 7 %, the later-created ones faster on some models: this cancels the
+    order in which the sessions were made)."""
+    if not balanced:
+        return [statistics.median(s) * 1e3 for s in _timed_runs(protos, args, runs)]
+    first = _timed_runs(protos, args, (runs + 1) // 2)
+    second = _timed_runs(protos[::-1], args, runs // 2)[::-1]
+    return [statistics.median(a + b) * 1e3 for a, b in zip(first, second)]
+
+
+def _timed_runs(protos: list, args, runs: int) -> list[list[float]]:
+    """Seconds of each run per model, one session per model, alternated run by run."""
     sessions = [session(p) for p in protos]
     feeds = [{i.name: a.numpy() for i, a in zip(s.get_inputs(), args)} for s in sessions]
     for s, f in zip(sessions, feeds):
@@ -137,7 +150,7 @@ def latencies(protos: list, args, runs: int) -> list[float]:
             start = time.perf_counter()
             s.run(None, f)
             out.append(time.perf_counter() - start)
-    return [statistics.median(s) * 1e3 for s in samples]
+    return samples
 
 
 _OPTIMIZER_SECONDS: list[float] = []

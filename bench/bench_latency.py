@@ -6,7 +6,9 @@ optimizer, against torch.onnx.export(dynamo=True), plus what optimizing adds to 
 Latency: onnxruntime CPU, 1 intra-op thread, the same graph optimizations on both sides
 (`--ort-level`, default all: onnxruntime's own fusions run on both graphs), median of `runs` runs
 after 10 warm-up runs; the two exporters' sessions are timed run by run in alternation so that
-machine noise hits both alike. Export time: median of 3 exports each way, and the optimizer's own
+machine noise hits both alike, half of the runs with fresh sessions created in the reverse order
+(which session is made first moves one model's time by up to 7 %: bench_session_spread.py).
+Export time: median of 3 exports each way, and the optimizer's own
 seconds (`optimize()`'s report) as a share of the optimized export.
 """
 
@@ -124,14 +126,12 @@ def session(proto):
     return ort.InferenceSession(proto.SerializeToString(), options, providers=["CPUExecutionProvider"])
 
 
-def latencies(protos: list, args, runs: int, balanced: bool = False) -> list[float]:
-    """Median ms per model, timed run by run in alternation. balanced: half of the runs with
-    the sessions created in the given order, half with fresh sessions created in the reverse
-    order, the median over both halves (bench_session_spread.py measures one model's sessions
-    differing by up to 7 %, the later-created ones faster on some models: this cancels the
-    order in which the sessions were made)."""
-    if not balanced:
-        return [statistics.median(s) * 1e3 for s in _timed_runs(protos, args, runs)]
+def latencies(protos: list, args, runs: int) -> list[float]:
+    """Median ms per model, timed run by run in alternation: half of the runs with the sessions
+    created in the given order, half with fresh sessions created in the reverse order, the
+    median over both halves (bench_session_spread.py measures one model's sessions differing by
+    up to 7 %, the later-created ones faster on some models: this cancels the order in which
+    the sessions were made)."""
     first = _timed_runs(protos, args, (runs + 1) // 2)
     second = _timed_runs(protos[::-1], args, runs // 2)[::-1]
     return [statistics.median(a + b) * 1e3 for a, b in zip(first, second)]

@@ -2,7 +2,7 @@
 torchlib's graph (exact NaN, the default, and `exact_nan=False`) against
 torch.onnx.export(dynamo=True), onnxruntime latency (1 thread, the three sessions alternated run
 by run, median of `--runs` runs: half with the sessions created in that order, half with fresh
-ones created in the reverse order, bench_latency.latencies(balanced=True)) and export times.
+ones created in the reverse order, bench_latency.latencies) and export times.
 
     OMP_NUM_THREADS=1 python bench/bench_vision.py [--models resnet18,...] [--image 64] [--runs 50]
         [--reference-cache DIR]
@@ -118,7 +118,7 @@ def bench(name: str, image: int, runs: int, cache: Path | None = None) -> dict:
     protos = [exact.model_proto, loose.model_proto, ref]
     row["nodes"], row["nodes (exact_nan=False)"], row["reference nodes"] = (len(p.graph.node) for p in protos)
     row["max abs diff"] = float((exact(*args) - torch_out).abs().max())
-    row["ms"], row["ms (exact_nan=False)"], row["reference ms"] = latencies(protos, args, runs, balanced=True)
+    row["ms"], row["ms (exact_nan=False)"], row["reference ms"] = latencies(protos, args, runs)
     return row
 
 

@@ -161,7 +161,7 @@ def _fold_cone(
         return None
     weights = {id(v): v.const_value for node in cone for v in node.inputs if v is not None and v.is_parameter}
     kept = sum(known[id(v)].nbytes for _, v in leaving)
-    dtypes = {a.dtype for a in weights.values()}
+    dtypes = {v.const_value.dtype for node in cone for v in _data_weights(node)}
     small = kept <= SMALL_GROWTH_BYTES and len(dtypes) == 1 and all(known[id(v)].dtype in dtypes for _, v in leaving)
     if kept > sum(a.nbytes for a in weights.values()) and not small:
         return None
@@ -175,10 +175,20 @@ def _fold_cone(
 SMALL_GROWTH_BYTES = 1 << 16
 
 
+_INDEX_INPUTS = {"Gather": 1, "GatherElements": 1, "GatherND": 1}
+
+
+def _data_weights(node: Node) -> list[Value]:
+    """The weights whose values a node's results are made of: not a Gather's index table (an
+    int64 buffer of positions does not make a float result a widened weight)."""
+    index = _INDEX_INPUTS.get(node.op_type) if node.domain in ("", "ai.onnx") else None
+    return [v for i, v in enumerate(node.inputs) if v is not None and v.is_parameter and i != index]
+
+
 def _small_broadcast(node: Node, results: list[np.ndarray], made: int) -> bool:
     """A small result in the weights' own dtypes (a class token expanded over the batch): worth
     a node at run time, and it widens no weight."""
-    dtypes = {v.const_value.dtype for v in node.inputs if v is not None and v.is_parameter}
+    dtypes = {v.const_value.dtype for v in _data_weights(node)}
     # one weight dtype only: DequantizeLinear(int8 weight, float scale) widens the weight
     return made <= SMALL_GROWTH_BYTES and len(dtypes) == 1 and all(r.dtype in dtypes for r in results)
 

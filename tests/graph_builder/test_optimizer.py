@@ -69,6 +69,31 @@ def test_a_weight_standardised_in_float64_and_cast_back_folds_into_one_weight():
     assert len(before) == 8 and after == ["MatMul"]
 
 
+class RelativeBias(torch.nn.Module):
+    """maxvit / swin: a bias table gathered by an int64 index buffer into (heads, 49, 49)."""
+
+    def __init__(self, heads: int):
+        super().__init__()
+        self.table = torch.nn.Parameter(torch.randn(169, heads))
+        self.register_buffer("index", torch.randint(0, 169, (49, 49)))
+
+    def forward(self, x):
+        return x + self.table[self.index.view(-1)].view(49, 49, -1).permute(2, 0, 1)
+
+
+@pytest.mark.parametrize("heads, folded", [(4, True), (8, False)])
+def test_a_weight_gathered_by_an_index_buffer_folds_within_the_growth_allowance(heads, folded):
+    """The int64 index table is not a second weight dtype (the result is the table's floats):
+    4 heads make 38 KB, within the 64 KB allowance, and fold; 8 heads (77 KB) stay a Gather."""
+    model, x = RelativeBias(heads), torch.randn(2, heads, 49, 49)
+    result = torchlib.export(model, (x,), dynamic_shapes=({0: torch.export.Dim("b")},))
+    ops = [n.op_type for n in result.model_proto.graph.node]
+    assert (ops == ["Add"]) == folded and ("Gather" in ops) != folded
+    with torch.no_grad():
+        y = torch.randn(3, heads, 49, 49)
+        torch.testing.assert_close(result(y), model(y), rtol=0, atol=0)
+
+
 def test_a_float16_weight_cast_to_float32_for_an_activation_stays_a_cast():
     def build(g):
         x = g.input("x", FLOAT, [2, 3, 8])

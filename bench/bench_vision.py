@@ -124,14 +124,16 @@ def bench(name: str, image: int, runs: int, cache: Path | None = None) -> dict:
 
 def _cached_reference(model, args, dyn, cache: Path | None, key: str):
     """The reference's model and its export seconds, from `cache` when it holds them."""
-    if cache is not None and (cache / f"{key}.onnx").exists():
-        seconds = json.loads((cache / f"{key}.json").read_text())["export s"]
-        return onnx.load(str(cache / f"{key}.onnx")), seconds
+    model_file, seconds_file = (cache / f"{key}.onnx", cache / f"{key}.json") if cache is not None else (None, None)
+    if seconds_file is not None and seconds_file.exists():  # written last: the model beside it is whole
+        return onnx.load(str(model_file)), json.loads(seconds_file.read_text())["export s"]
     proto, seconds = _timed(lambda: _reference(model, args, dyn))
-    if cache is not None:
-        cache.mkdir(parents=True, exist_ok=True)
-        onnx.save(proto, str(cache / f"{key}.onnx"))
-        (cache / f"{key}.json").write_text(json.dumps({"export s": seconds}))
+    if model_file is not None and seconds_file is not None:
+        model_file.parent.mkdir(parents=True, exist_ok=True)
+        partial = model_file.with_suffix(".onnx.partial")
+        onnx.save(proto, str(partial))
+        partial.replace(model_file)
+        seconds_file.write_text(json.dumps({"export s": seconds}))
     return proto, seconds
 
 

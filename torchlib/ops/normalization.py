@@ -396,8 +396,6 @@ def _group_norm(
     static = len(sizes) == len(dims)
     if static and math.prod(sizes) > 0 and sizes[0] % group == 0:
         y, mean, rstd = _group_norm_static(x, weight, bias, group, eps, sizes)
-        if dtype is types.FLOAT and not current_exact_nan():
-            y = _group_norm_instance(x, weight, bias, group, eps, sizes)
         return cast_to(y, input.known_dtype), cast_to(mean, stats), cast_to(rstd, stats)
     # (N, group, C / group * HxW), spelled out (Reshape cannot infer a -1 when N is 0, and with
     # allowzero a 0 is a size, not "copy this dimension")
@@ -450,7 +448,8 @@ def _group_norm_static(
     Statistics in float64 (torch's float Welford overflows to NaN near finfo.max, where these are
     the exact ones), then torch's own form in dtype: alpha = rstd * weight, beta = bias -
     mean * alpha, y = x * alpha + beta (a float64 variance that overflows, rstd 0, gives the
-    bias, not NaN)."""
+    bias, not NaN). With `exact_nan=False` a float32 x's output is `_group_norm_instance`'s; the
+    statistics outputs stay these."""
     channels, hxw = sizes[0], math.prod(sizes[1:])
     grouped = op.Reshape(x, [0, group, channels // group, hxw])
     wide = cast_to(grouped, types.DOUBLE)
@@ -458,6 +457,8 @@ def _group_norm_static(
     centered = op.Sub(wide, mean)
     rstd = op.Reciprocal(op.Sqrt(op.Add(op.ReduceMean(op.Mul(centered, centered), [2, 3], keepdims=1), eps)))
     dtype = x.known_dtype
+    if dtype is types.FLOAT and not current_exact_nan():
+        return _group_norm_instance(x, weight, bias, group, eps, sizes), op.Squeeze(mean, [2, 3]), op.Squeeze(rstd, [2, 3])
     alpha = cast_to(rstd, dtype)
     if weight is not None:
         alpha = op.Mul(alpha, op.Reshape(cast_to(weight, dtype), [group, channels // group, 1]))

@@ -12,3 +12,16 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 from torchlib.conformance import torchvision_reference  # noqa: E402
 
 torchvision_reference.register()
+
+import pytest  # noqa: E402
+
+import graph_builder  # noqa: E402
+
+
+@pytest.fixture
+def exact_nan_mode():
+    """Functions called eagerly or traced inside the test give torch's NaN and overflow edges
+    (`graph_builder.exact_nan(True)`, the `export(..., exact_nan=True)` forms): for the tests of
+    those edges. The default is the runtime's native ops (docs/nan_latency.md)."""
+    with graph_builder.exact_nan(True):
+        yield

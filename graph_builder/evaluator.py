@@ -29,7 +29,8 @@ class _State(threading.local):
 
     def __init__(self) -> None:
         self.stack: list[Evaluator] = []
-        self.exact_nan: list[bool] = [True]
+        self.exact_nan: list[bool] = [False]
+        self.loose_reads = 0  # times current_exact_nan() answered False
 
 
 _state = _State()
@@ -222,12 +223,22 @@ EAGER = EagerEvaluator()
 
 
 def current_exact_nan() -> bool:
-    """Whether functions must give NaN exactly where the source framework does (the default), or
-    may use a runtime's native op that differs only on NaN inputs and at values near the dtype's
-    largest (`exact_nan(False)`, a graph built with `GraphBuilder(exact_nan=False)`; each such
-    difference is written down in docs/nan_latency.md). A builder's own setting wins."""
+    """Whether functions must give NaN exactly where the source framework does
+    (`exact_nan(True)`, a graph built with `GraphBuilder(exact_nan=True)`), or may use a
+    runtime's native op that differs only on NaN inputs and at values near the dtype's largest
+    (the default; each such difference is written down in docs/nan_latency.md). A builder's own
+    setting wins."""
     own = getattr(current_evaluator(), "exact_nan", None)
-    return _state.exact_nan[-1] if own is None else own
+    exact = _state.exact_nan[-1] if own is None else own
+    if not exact:
+        _state.loose_reads += 1
+    return exact
+
+
+def loose_reads() -> int:
+    """How many times `current_exact_nan()` has answered False in this thread: a caller compares
+    two readings to learn whether a function chose a form that may differ on NaN inputs."""
+    return _state.loose_reads
 
 
 @contextlib.contextmanager

@@ -384,6 +384,7 @@ def test_dynamic_shapes(dims):
 # -- NaN and inf propagate as in torch (issue 13) -----------------------------------------------
 
 
+@pytest.mark.usefixtures("exact_nan_mode")
 def test_max_pool_window_with_nan_is_nan_at_its_last_nan():
     x = torch.tensor([[[float("nan"), 1.0, float("nan"), 3.0, 5.0]]])
     args = (x, [3], [1], [0], [1], False)
@@ -391,6 +392,7 @@ def test_max_pool_window_with_nan_is_nan_at_its_last_nan():
     check(cp.aten_max_pool1d, args, expected=torch.ops.aten.max_pool1d(*args))
 
 
+@pytest.mark.usefixtures("exact_nan_mode")
 @pytest.mark.parametrize("n", [1, 2, 3])
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.float16])
 def test_max_pool_propagates_nan_and_inf(n, dtype):
@@ -402,6 +404,7 @@ def test_max_pool_propagates_nan_and_inf(n, dtype):
               expected=getattr(torch.ops.aten, f"max_pool{n}d_with_indices")(*args))  # fmt: skip
 
 
+@pytest.mark.usefixtures("exact_nan_mode")
 @pytest.mark.parametrize("ceil_mode", [False, True])
 def test_max_pool2d_float32_keeps_negative_zeros_infinities_and_nan_windows(ceil_mode):
     # float32 2-D max pooling multiplies MaxPool by 1-or-NaN per window (Conv of Relu, Sigmoid):

@@ -296,7 +296,15 @@ def test_cholesky_stops_at_the_first_bad_pivot(upper, dtype):
     below = torch.diag(torch.tensor([INF, 1.0, 2.0], dtype=dtype))  # float32: NaN below an inf pivot, float64: 0
     check_function(Ch.aten_linalg_cholesky_ex, (below,), expected=tuple(A.linalg_cholesky_ex(below)))
     overflow = torch.tensor([[1.6365, 3.4028e38], [0.6070, INF]], dtype=dtype)  # float32: inf - inf, info 2
-    check_function(Ch.aten_linalg_cholesky_ex, (overflow,), {"upper": True}, expected=tuple(A.linalg_cholesky_ex(overflow, upper=True)))
+    expected = tuple(A.linalg_cholesky_ex(overflow, upper=True))
+    if dtype == torch.float32 and expected[1] == 0:
+        # torch's LAPACK accumulates the pivot's dot product wider than float32 on some CPUs
+        # (inf - 7e76 = inf, info 0) and in float32 on others (inf - inf = NaN, info 2): the
+        # float32 arithmetic's answer is ours on every CPU
+        expected = (torch.tensor([[1.2793, 2.6600e38], [0.0, NAN]]), torch.tensor(2, dtype=torch.int32))
+        check_function(Ch.aten_linalg_cholesky_ex, (overflow,), {"upper": True}, expected=expected, rtol=1e-4, atol=0)
+    else:
+        check_function(Ch.aten_linalg_cholesky_ex, (overflow,), {"upper": True}, expected=expected)
 
 
 @pytest.mark.parametrize("shape", [(0, 5), (5, 0), (0, 0), (2, 0, 0), (0, 3, 4)])

@@ -48,6 +48,7 @@ def test_std_of_opposite_huge_values_float32():
 
 
 # -- elementwise -----------------------------------------------------------------------------------
+@pytest.mark.usefixtures("exact_nan_mode")  # the default's HardSwish gives x there (test_vision_forms.py)
 @pytest.mark.parametrize("dtype", FLOATS)
 def test_hardswish_overflows_as_torch(dtype):
     from torchlib.ops.activations import aten_hardswish
@@ -117,6 +118,7 @@ def test_group_norm_float64_with_an_overflowing_variance_gives_the_bias():
     same(N.aten_native_group_norm(x, w, b, 1, 6, 3, 2, 0.5), torch.ops.aten.native_group_norm(x, w, b, 1, 6, 3, 2, 0.5))
 
 
+@pytest.mark.usefixtures("exact_nan_mode")  # the default's InstanceNormalization: test_vision_forms.py
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
 def test_group_norm_near_max_gives_the_exact_statistics_where_torch_gives_nan(dtype):
     from torchlib.ops import normalization as N

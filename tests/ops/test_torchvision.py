@@ -114,6 +114,7 @@ def test_deform_conv2d_exports_with_dynamic_batch_and_size(exact_nan):
         torch.testing.assert_close(result(x), model(x), rtol=1e-4, atol=1e-4)
 
 
+@pytest.mark.usefixtures("exact_nan_mode")
 def test_deform_conv2d_next_to_an_inf_pixel_is_torchvisions():
     """An inf pixel meets a zero bilinear weight only where torchvision's kernel multiplies them
     (inf * 0 = NaN); onnxruntime's DeformConv gives NaN at more places, so the default does not

@@ -1,5 +1,7 @@
-"""The lean vision forms (HardSwish, Flatten, GroupNorm's formula) and `export(..., exact_nan=False)`:
-node counts asserted on the exported graph, values against torch, NaN in both modes."""
+"""The lean vision forms (HardSwish, Flatten, GroupNorm's formula) and the two settings of
+`export(..., exact_nan=...)` (False, the default: the runtime's native ops; True: torch's NaN and
+overflow edges): node counts asserted on the exported graph, values against torch, NaN in both
+modes, each documented difference at its boundary."""
 
 from __future__ import annotations
 
@@ -42,7 +44,6 @@ def test_pooled_flatten_is_single_nodes():
     model = nn.Sequential(nn.Conv2d(3, 8, 3), nn.Hardswish(), nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Hardsigmoid()).eval()
     x = torch.randn(2, 3, 9, 9)
     result = torchlib.export(model, (x,), dynamic_shapes=BATCH)
-    # hardswish keeps torch's own formula (x * relu6(x + 3) / 6 overflows where torch's does)
     counts = ops(result)
     assert counts["GlobalAveragePool"] == 1 and counts["Flatten"] == 1 and counts["HardSigmoid"] == 1
     assert "Reshape" not in counts and "Concat" not in counts
@@ -51,11 +52,20 @@ def test_pooled_flatten_is_single_nodes():
     close(result, model, x)
 
 
+def test_default_is_the_runtimes_native_op():
+    """The default export is the deployable graph: the native MaxPool, metadata says so."""
+    model = nn.Sequential(nn.Conv2d(3, 4, 1), nn.MaxPool2d(2)).eval()
+    x = torch.randn(2, 3, 8, 8)
+    result = torchlib.export(model, (x,))
+    assert ops(result) == {"Conv": 1, "MaxPool": 1}
+    assert {p.key: p.value for p in result.model_proto.metadata_props}["torchlib.exact_nan"] == "False"
+
+
 def test_exact_nan_false_max_pool():
     model = nn.Sequential(nn.Conv2d(3, 4, 1), nn.MaxPool2d(2)).eval()
     x = torch.randn(2, 3, 8, 8)
-    exact = torchlib.export(model, (x,), dynamic_shapes=BATCH)
-    loose = torchlib.export(model, (x,), dynamic_shapes=BATCH, exact_nan=False)
+    exact = torchlib.export(model, (x,), dynamic_shapes=BATCH, exact_nan=True)
+    loose = torchlib.export(model, (x,), dynamic_shapes=BATCH)
     assert ops(loose) == {"Conv": 1, "MaxPool": 1}
     assert sum(ops(exact).values()) > 2
     meta = {p.key: p.value for p in loose.model_proto.metadata_props}
@@ -139,26 +149,54 @@ def test_exact_nan_false_group_and_instance_norm_are_instance_normalization():
 
 
 def test_exact_nan_context():
-    assert graph_builder.current_exact_nan()
-    with graph_builder.exact_nan(False):
-        assert not graph_builder.current_exact_nan()
-        with graph_builder.GraphBuilder(exact_nan=True):
-            assert graph_builder.current_exact_nan()  # a builder's own setting wins
-    assert graph_builder.current_exact_nan()
+    assert not graph_builder.current_exact_nan()  # eager calls follow export's default
+    with graph_builder.exact_nan(True):
+        assert graph_builder.current_exact_nan()
+        with graph_builder.GraphBuilder(exact_nan=False):
+            assert not graph_builder.current_exact_nan()  # a builder's own setting wins
+    assert not graph_builder.current_exact_nan()
+
+
+# the functions that read the setting (graph_builder.current_exact_nan): the default suite's
+# OpInfo tests run the default column; these run in the exact column too
+READ_THE_SETTING = ["aten_max_pool1d", "aten_max_pool2d", "aten_max_pool3d", "aten_max_pool1d_with_indices",
+                    "aten_max_pool2d_with_indices", "aten_max_pool3d_with_indices", "aten_lstm", "aten_gru",
+                    "aten_rnn_tanh", "aten_rnn_relu", "aten_hardswish", "aten_group_norm", "aten_native_group_norm",
+                    "aten_instance_norm", "torchvision_deform_conv2d"]
 
 
 @pytest.fixture(scope="module")
 def harness():
-    return Harness(exact_nan=False)
+    return Harness()
 
 
-@pytest.mark.parametrize("key", ["aten_max_pool2d", "aten_max_pool2d_with_indices", "aten_max_pool1d", "aten_lstm",
-                                 "aten_hardswish", "aten_group_norm", "aten_native_group_norm", "aten_instance_norm"])
-def test_conformance_exact_nan_false_column(harness, key):
-    """The exact_nan=False column on the functions it changes: first samples all as expected."""
-    result = harness.run(key, torch.float32, max_samples=2)
+@pytest.fixture(scope="module")
+def exact_harness():
+    return Harness(exact_nan=True)
+
+
+@pytest.mark.parametrize("key", READ_THE_SETTING)
+def test_conformance_exact_column(exact_harness, key):
+    """The exact_nan=True column on the functions it changes: first samples all as expected."""
+    result = exact_harness.run(key, torch.float32, max_samples=2)
     assert result.ok, result.problems()
     assert result.samples
+
+
+def test_the_functions_that_read_the_setting_are_listed():
+    """Every function of READ_THE_SETTING reads it on its first float32 sample, and the list
+    names every function of the ops modules that call current_exact_nan (by source)."""
+    import inspect
+
+    import torchlib.ops
+
+    callers = set()
+    for module in {inspect.getmodule(f.function) for f in Harness().functions.values()}:
+        if module is not None and module.__name__.startswith("torchlib.ops") and "current_exact_nan()" in inspect.getsource(module):
+            callers.add(module.__name__)
+    assert callers == {"torchlib.ops.conv_pool", "torchlib.ops.rnn", "torchlib.ops.activations",
+                       "torchlib.ops.normalization", "torchlib.ops.torchvision", "torchlib.ops.nn_extra"}, (
+        "a new module reads current_exact_nan(): add its functions to READ_THE_SETTING", torchlib.ops)
 
 
 @pytest.mark.parametrize("exact_nan", [True, False])

@@ -219,6 +219,9 @@ def export_main(argv: list[str]) -> int:
                         help="store MatMul / Gemm weights as int4 or int8 (DequantizeLinear -> MatMul, opset 21+)")
     parser.add_argument("--block-size", type=int, default=32, help="quantization block size (default 32)")
     parser.add_argument("--asymmetric", action="store_true", help="quantize with a zero point (unsigned types)")
+    parser.add_argument("--exact-nan", action="store_true",
+                        help="torch's answer on NaN inputs and near the dtype's largest value too, at the cost of nodes "
+                             "(default: the runtime's native ops there; docs/nan_latency.md)")
     return run_cli(_export, parser, argv)
 
 
@@ -248,7 +251,7 @@ def _export(ns: argparse.Namespace) -> int:
     # paragraph replaces them (CaptureError)
     with contextlib.nullcontext() if ns.debug else contextlib.redirect_stderr(io.StringIO()):
         result = export(model, args, kwargs, dynamic_shapes=dynamic, opset=ns.opset, weights=weights,
-                        weight_quantization=quantization)  # fmt: skip
+                        weight_quantization=quantization, exact_nan=ns.exact_nan)  # fmt: skip
     if ns.output_names:
         result.rename_outputs([n.strip() for n in ns.output_names.split(",")])
     data = result.save(output, external_data=True if ns.external_data else None)

@@ -84,7 +84,7 @@ def export(
     weights: Weights | None = None,
     weight_quantization: str | WeightQuantization | None = None,
     check: bool | None = None,
-    exact_nan: bool = True,
+    exact_nan: bool = False,
     written_outputs: bool = True,
 ) -> ExportResult:
     """Export `model(*args, **kwargs)` to ONNX.
@@ -129,12 +129,14 @@ def export(
         model must reproduce torch eager on the sample inputs, else SelfCheckError names the
         first output that differs. None (default): when cheap, and always after draft_export;
         True: always; False: never.
-    exact_nan: give NaN where torch does (default). False lets functions use onnxruntime's
-        native ops where the difference is NaN and overflow handling (max pooling of a window
-        holding a NaN, recurrent layers after a NaN step, HardSwish, InstanceNormalization for
-        group and instance norm; docs/nan_latency.md): fewer nodes, a NaN input may give
-        numbers where torch gives NaN, and values near the dtype's largest may differ.
-        Recorded in the model's metadata (`torchlib.exact_nan`).
+    exact_nan: False (default): functions use onnxruntime's native ops where the only
+        difference from torch is NaN and overflow handling (max pooling of a window holding a
+        NaN, recurrent layers after a NaN step, HardSwish, InstanceNormalization for group and
+        instance norm, DeformConv; docs/nan_latency.md lists each difference): the graph
+        runtimes run fastest, and a NaN input may give numbers where torch gives NaN, values
+        within a few ulps of the dtype's largest may differ. True: torch's answer on those
+        edges too, at the cost of extra nodes. Recorded in the model's metadata
+        (`torchlib.exact_nan`).
     written_outputs: the new values of the buffers and inputs forward writes
         (`self.buf.add_(1)`, BatchNorm's running statistics in train mode) are the model's
         first outputs (default; `result.written_inputs` names them). False: only forward's
@@ -157,7 +159,7 @@ def _export(model: torch.nn.Module | torch.export.ExportedProgram, args: Any, kw
             dynamic_shapes: Any, opset: int, input_names: Sequence[str] | None, output_names: Sequence[str] | None,
             functions: Functions | None, optimize: bool,
             weights: Weights | None = None, weight_quantization: str | WeightQuantization | None = None,
-            check: bool | None = None, exact_nan: bool = True, written_outputs: bool = True) -> ExportResult:
+            check: bool | None = None, exact_nan: bool = False, written_outputs: bool = True) -> ExportResult:
     with quiet_torch():
         registry = _load_ops()
         table, modules = split(functions)
@@ -360,7 +362,7 @@ def translate(
     output_names: Sequence[str] | None = None,
     optimize: bool = True,
     weight_quantization: WeightQuantization | None = None,
-    exact_nan: bool = True,
+    exact_nan: bool = False,
     modules: ModuleSelection | None = None,
     fx_to_onnx: dict[str, list[str]] | None = None,
     written_outputs: bool = True,

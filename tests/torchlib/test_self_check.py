@@ -116,6 +116,35 @@ def test_random_programs_are_not_checked_but_dropout_at_zero_is():
     assert result.self_check.startswith("skipped: the program draws random numbers (aten::dropout)")
 
 
+class _Attention(nn.Module):
+    def __init__(self, dropout_p: float):
+        super().__init__()
+        self.dropout_p = dropout_p
+
+    def forward(self, q):
+        return nn.functional.scaled_dot_product_attention(q, q, q, dropout_p=self.dropout_p)
+
+
+@pytest.mark.parametrize("model", [_Attention(0.0), nn.Sequential(nn.Linear(4, 4), nn.Dropout(0.5)).eval(),
+                                   nn.Sequential(nn.Linear(4, 4), nn.Dropout(0.0)).train()],
+                         ids=["sdpa_p0", "dropout_eval", "dropout_p0_train"])
+def test_ops_whose_arguments_rule_out_randomness_are_checked_without_a_second_run(model, monkeypatch):
+    """sdpa, dropout and their kin are tagged as seeded; train=False or p=0 makes them
+    deterministic, which the check reads from the arguments: no second eager run, and no
+    `ep.module()` (which costs more than the rest of the check for a small model)."""
+    calls = []
+    monkeypatch.setattr(self_check.Sample, "_program_is_seeded", lambda *a: calls.append(a) or True)
+    x = torch.randn(2, 3, 5, 4)
+    result = torchlib.export(model, (x,))
+    assert result.self_check.startswith("passed")
+    assert calls == []
+
+
+def test_attention_with_dropout_is_random():
+    result = torchlib.export(_Attention(0.5), (torch.randn(2, 3, 5, 4),))
+    assert result.self_check.startswith("skipped: the program draws random numbers (aten::scaled_dot_product_attention")
+
+
 class Counter(nn.Module):
     def __init__(self):
         super().__init__()

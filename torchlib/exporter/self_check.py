@@ -119,8 +119,33 @@ def _numel(t: torch.Tensor) -> int:
     return math.prod(optimization_hint(d, fallback=1) for d in t.shape)
 
 
-def _is_random(target: Any) -> bool:
-    return torch.Tag.nondeterministic_seeded in getattr(target, "tags", ())
+def _is_random(node: torch.fx.Node) -> bool:
+    """Whether the node may draw random numbers: an op tagged `nondeterministic_seeded` whose
+    arguments do not rule randomness out. Dropout-like arguments rule it out: a bool `train` or
+    `training` that is False, or a probability `p` or `dropout_p` that is 0 (eval-mode dropout,
+    attention without dropout, bernoulli(p=0))."""
+    target = node.target
+    if torch.Tag.nondeterministic_seeded not in getattr(target, "tags", ()):
+        return False
+    schema = getattr(target, "_schema", None)
+    if schema is None:
+        return True
+    for i, argument in enumerate(schema.arguments):
+        if argument.name not in ("train", "training", "p", "dropout_p"):
+            continue
+        if i < len(node.args):
+            value = node.args[i]
+        elif argument.name in node.kwargs:
+            value = node.kwargs[argument.name]
+        elif argument.has_default_value():
+            value = argument.default_value
+        else:
+            continue
+        if argument.name in ("train", "training") and value is False:
+            return False
+        if argument.name in ("p", "dropout_p") and type(value) in (int, float) and value == 0:
+            return False
+    return True
 
 
 def _is_uninitialized(target: Any) -> bool:
@@ -152,7 +177,7 @@ class Sample:
         self.model = model
         self.expected = self._run(model)
         self.random = ""  # why the outputs cannot be compared, when they cannot
-        ops = sorted({_op_name(n.target) for n in all_nodes(ep.graph_module) if _is_random(n.target)})
+        ops = sorted({_op_name(n.target) for n in all_nodes(ep.graph_module) if _is_random(n)})
         if ops:  # ops that may draw random numbers (dropout, even at p=0): random if two seeds differ,
             # in the model or in the program (a model that seeds its own generator inside forward is
             # the same under both seeds; the program, which does not keep that call, is not)

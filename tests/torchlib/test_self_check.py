@@ -270,3 +270,25 @@ def test_sort_indices_of_ties_are_inconclusive_and_the_values_checked():
         result = torchlib.export(_SortTies(), (x,))
     assert result.self_check.startswith(("passed", "inconclusive: output [1]"))
     torch.testing.assert_close(result(x)[0], torch.sort(x, descending=True).values)
+
+
+def test_the_session_the_check_builds_serves_the_result(monkeypatch):
+    """The check runs the ONNX model in the result's own onnxruntime session: the user's first
+    call builds no second one (session creation is the largest part of the check's cost)."""
+    import onnxruntime as ort
+
+    made = []
+
+    class Counted(ort.InferenceSession):
+        def __init__(self, *args, **kwargs):
+            made.append(args)
+            super().__init__(*args, **kwargs)
+
+    monkeypatch.setattr(ort, "InferenceSession", Counted)
+    model, x = nn.Sequential(nn.Linear(4, 3), nn.ReLU()).eval(), torch.randn(2, 4)
+    result = torchlib.export(model, (x,))
+    assert result.self_check.startswith("passed") and len(made) == 1
+    torch.testing.assert_close(result(x), model(x))
+    torch.testing.assert_close(result(torch.ones(2, 4)), model(torch.ones(2, 4)))
+    assert len(made) == 1
+    assert torchlib.export(model, (x,), check=False)(x) is not None and len(made) == 2  # unchecked: built on the first call

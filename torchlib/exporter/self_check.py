@@ -21,7 +21,8 @@ When it runs (`export(..., check=...)`):
 Cheap means at most MAX_PARAMETERS parameter and buffer elements and at most MAX_WORK units of
 work at the sample's sizes, estimated from the captured graph without running it: for every node
 that reads a weight, the weight's elements times the elements produced per row of its first dim
-(a Linear's or a convolution's multiply-adds), plus the elements every node produces. For such a
+(a Linear's or a convolution's multiply-adds; not for a weight that broadcasts to the output,
+read element by element), plus the elements every node produces. For such a
 model one eager run and one onnxruntime run take a fraction of capture and translation.
 
 A program that draws random numbers cannot be compared run to run: when the program has an op
@@ -106,13 +107,25 @@ def estimated_work(ep: torch.export.ExportedProgram) -> int:
     for node in all_nodes(ep.graph_module):
         if node.op != "call_function":
             continue
-        produced = sum(_numel(v) for v in pytree.tree_leaves(node.meta.get("val")) if isinstance(v, torch.Tensor))
+        outputs = [v for v in pytree.tree_leaves(node.meta.get("val")) if isinstance(v, torch.Tensor)]
+        produced = sum(_numel(v) for v in outputs)
         work += produced
         for arg in node.all_input_nodes:
             weight = state.get(weights.get(arg.name, ""))
-            if isinstance(weight, torch.Tensor) and weight.dim() >= 2 and weight.shape[0]:
+            if (isinstance(weight, torch.Tensor) and weight.dim() >= 2 and weight.shape[0]
+                    and not any(_broadcasts(weight.shape, v.shape) for v in outputs)):
                 work += weight.numel() * produced // weight.shape[0]
     return work
+
+
+def _broadcasts(weight: torch.Size, output: Any) -> bool:
+    """Whether a weight of this shape broadcasts to the output's (at the sample's sizes): read
+    element by element (LeViT's attention biases added to the scores), its work is the elements
+    produced, not a multiply-add per weight element and row. A Linear's [out, in] weight
+    broadcasts to its [..., rows, out] output only when in == out == rows: then it counts as
+    elementwise."""
+    sizes = [optimization_hint(d, fallback=1) for d in output]
+    return len(weight) <= len(sizes) and all(w in (1, o) for w, o in zip(reversed(weight), reversed(sizes)))
 
 
 def _numel(t: torch.Tensor) -> int:

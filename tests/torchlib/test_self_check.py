@@ -125,6 +125,25 @@ def test_work_estimate_counts_a_weight_read_element_by_element_once():
     assert result.self_check.startswith("passed")
 
 
+class StandardizedConv(nn.Conv1d):
+    """NFNet's weight standardization: the weight is reshaped and normalized, then convolved."""
+
+    def forward(self, x):
+        w = self.weight.reshape(self.out_channels, -1)
+        w = ((w - w.mean(1, keepdim=True)) / (w.std(1, keepdim=True) + 1e-5)).reshape_as(self.weight)
+        return nn.functional.conv1d(x, w, self.bias)
+
+
+def test_work_estimate_counts_a_weight_computed_from_weights_as_a_weight():
+    """A node computed from weights alone is a weight: its elements are counted, and the
+    convolution that reads it counts its multiply-adds (eca_nfnet_l0's reshapes of its weights
+    counted 21.5G as products, for a 0.7G model)."""
+    ep = torch.export.export(StandardizedConv(8, 16, 3), (torch.randn(2, 8, 12),))
+    weight_nodes = [n for n in ep.graph.nodes if n.op == "call_function" and n.target is not torch.ops.aten.conv1d.default]
+    weight_work = sum(n.meta["val"].numel() for n in weight_nodes)
+    assert self_check.estimated_work(ep) == weight_work + (16 * 8 * 3) * 2 * 10 + 2 * 16 * 10
+
+
 def test_random_programs_are_not_checked_but_dropout_at_zero_is():
     model = nn.Sequential(nn.Linear(4, 4), nn.Dropout(0.0)).train()
     result = torchlib.export(model, (torch.randn(3, 4),))

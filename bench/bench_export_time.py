@@ -130,12 +130,14 @@ def main() -> None:
           "| same, CPU s | check=False / torch.export | ours / reference | self-check | self-check s |")
     print("|---|---|---|---|---|---|---|---|---|---|---|")
     ratios: list[float] = []
+    failed = []
     for name in names:
         try:
             model, args, dyn = vision_model(name, ns.image) if ns.vision else small_model(name)
             r = bench(model, args, dyn, ns.repeat, not ns.no_reference)
         except Exception as e:  # one model's failure is a row, not the end of the table
             print(f"| {name} | failed: {type(e).__name__}: {str(e).splitlines()[0][:200] if str(e) else ''} |", flush=True)
+            failed.append(name)
             continue
         ratios.append(r["ours"] / r["torch.export"])
         print(f"| {name} | {r['torch.export']:.3f} | {r['ours']:.3f} | {r['ours, check=False']:.3f} | {r['reference']:.3f} "
@@ -143,6 +145,8 @@ def main() -> None:
               f"| {r['ours'] / r['reference']:.2f} | {r['self-check']} | {r['self-check s']:.3f} |", flush=True)
     if ratios:
         print(f"\nmedian ours / torch.export: {statistics.median(ratios):.2f}, worst {max(ratios):.2f}")
+    if failed:
+        sys.exit(f"failed: {', '.join(failed)}")
 
 
 if __name__ == "__main__":

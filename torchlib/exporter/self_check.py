@@ -23,8 +23,8 @@ work at the sample's sizes, estimated from the captured graph without running it
 that reads a weight, the weight's elements times the elements produced per row of its first dim
 (a Linear's or a convolution's multiply-adds; not for a weight that broadcasts to the output,
 read element by element; a node computed from weights alone is a weight), plus the elements
-every node produces. For such a
-model one eager run and one onnxruntime run take a fraction of capture and translation.
+every node produces. For such a model one eager run and one onnxruntime run take a fraction of
+capture and translation.
 
 A program that draws random numbers cannot be compared run to run: when the program has an op
 tagged `nondeterministic_seeded` (dropout, rand, bernoulli), torch eager runs a second time with

@@ -27,6 +27,7 @@ QUICK = {
     "python bench/bench_graph_builder.py": ["--nodes", "300", "--repeat", "50"],
     "python bench/bench_latency.py": ["--models", "cnn", "--runs", "10"],
     "python bench/bench_capture.py": ["--repeat", "1", "--models", "mlp"],
+    "python bench/bench_export_time.py": ["--repeat", "1", "--models", "resnet"],
     "python bench/bench_attention_past.py": ["--runs", "3", "--past", "16"],
 }
 # Commands not run here: installing (CI does it first), the test suite itself, the

@@ -104,6 +104,46 @@ def test_work_estimate_counts_weight_multiply_adds():
     assert self_check.estimated_work(ep) == (16 * 8 * 3) * 2 * 10 + 2 * 16 * 10
 
 
+class AttentionBias(nn.Module):
+    """LeViT's attention biases: a [heads, n, n] table added to the scores, element by element."""
+
+    def __init__(self, heads: int = 4, n: int = 196):
+        super().__init__()
+        self.register_buffer("bias", torch.randn(heads, n, n))
+
+    def forward(self, scores):
+        return scores + self.bias
+
+
+def test_work_estimate_counts_a_weight_read_element_by_element_once():
+    """A weight that broadcasts to the output is read element by element: it adds the elements
+    produced, not a multiply-add per weight element and row (LeViT-128's biases counted 11.8G
+    each, 49.9G in all for a 0.8G-multiply-add model, whose check was skipped as too costly)."""
+    ep = torch.export.export(AttentionBias(), (torch.randn(2, 4, 196, 196),))
+    assert self_check.estimated_work(ep) == 2 * 4 * 196 * 196
+    result = torchlib.export(AttentionBias(), (torch.randn(2, 4, 196, 196),))
+    assert result.self_check.startswith("passed")
+
+
+class StandardizedConv(nn.Conv1d):
+    """NFNet's weight standardization: the weight is reshaped and normalized, then convolved."""
+
+    def forward(self, x):
+        w = self.weight.reshape(self.out_channels, -1)
+        w = ((w - w.mean(1, keepdim=True)) / (w.std(1, keepdim=True) + 1e-5)).reshape_as(self.weight)
+        return nn.functional.conv1d(x, w, self.bias)
+
+
+def test_work_estimate_counts_a_weight_computed_from_weights_as_a_weight():
+    """A node computed from weights alone is a weight: its elements are counted, and the
+    convolution that reads it counts its multiply-adds (eca_nfnet_l0's reshapes of its weights
+    counted 21.5G as products, for a 0.7G model)."""
+    ep = torch.export.export(StandardizedConv(8, 16, 3), (torch.randn(2, 8, 12),))
+    weight_nodes = [n for n in ep.graph.nodes if n.op == "call_function" and n.target is not torch.ops.aten.conv1d.default]
+    weight_work = sum(n.meta["val"].numel() for n in weight_nodes)
+    assert self_check.estimated_work(ep) == weight_work + (16 * 8 * 3) * 2 * 10 + 2 * 16 * 10
+
+
 def test_random_programs_are_not_checked_but_dropout_at_zero_is():
     model = nn.Sequential(nn.Linear(4, 4), nn.Dropout(0.0)).train()
     result = torchlib.export(model, (torch.randn(3, 4),))
@@ -270,3 +310,25 @@ def test_sort_indices_of_ties_are_inconclusive_and_the_values_checked():
         result = torchlib.export(_SortTies(), (x,))
     assert result.self_check.startswith(("passed", "inconclusive: output [1]"))
     torch.testing.assert_close(result(x)[0], torch.sort(x, descending=True).values)
+
+
+def test_the_session_the_check_builds_serves_the_result(monkeypatch):
+    """The check runs the ONNX model in the result's own onnxruntime session: the user's first
+    call builds no second one (session creation is the largest part of the check's cost)."""
+    import onnxruntime as ort
+
+    made = []
+
+    class Counted(ort.InferenceSession):
+        def __init__(self, *args, **kwargs):
+            made.append(args)
+            super().__init__(*args, **kwargs)
+
+    monkeypatch.setattr(ort, "InferenceSession", Counted)
+    model, x = nn.Sequential(nn.Linear(4, 3), nn.ReLU()).eval(), torch.randn(2, 4)
+    result = torchlib.export(model, (x,))
+    assert result.self_check.startswith("passed") and len(made) == 1
+    torch.testing.assert_close(result(x), model(x))
+    torch.testing.assert_close(result(torch.ones(2, 4)), model(torch.ones(2, 4)))
+    assert len(made) == 1
+    assert torchlib.export(model, (x,), check=False)(x) is not None and len(made) == 2  # unchecked: built on the first call

@@ -21,8 +21,10 @@ When it runs (`export(..., check=...)`):
 Cheap means at most MAX_PARAMETERS parameter and buffer elements and at most MAX_WORK units of
 work at the sample's sizes, estimated from the captured graph without running it: for every node
 that reads a weight, the weight's elements times the elements produced per row of its first dim
-(a Linear's or a convolution's multiply-adds), plus the elements every node produces. For such a
-model one eager run and one onnxruntime run take a fraction of capture and translation.
+(a Linear's or a convolution's multiply-adds; not for a weight that broadcasts to the output,
+read element by element; a node computed from weights alone is a weight), plus the elements
+every node produces. For such a model one eager run and one onnxruntime run take a fraction of
+capture and translation.
 
 A program that draws random numbers cannot be compared run to run: when the program has an op
 tagged `nondeterministic_seeded` (dropout, rand, bernoulli), torch eager runs a second time with
@@ -98,21 +100,40 @@ def plan(check: bool | None, strategy: str, ep: torch.export.ExportedProgram) ->
 
 def estimated_work(ep: torch.export.ExportedProgram) -> int:
     """Multiply-adds against the weights plus elements produced, at the sample's sizes (see the
-    module docstring); symbolic sizes count at their sample value."""
-    weights = {s.arg.name: s.target for s in ep.graph_signature.input_specs
+    module docstring); symbolic sizes count at their sample value. A node computed from weights
+    alone (a reshape of a weight, NFNet's weight standardization) is a weight too: its elements
+    are counted once, and the node that reads it with the data is the product."""
+    weights = {s.arg.name for s in ep.graph_signature.input_specs
                if s.kind.name in ("PARAMETER", "BUFFER", "CONSTANT_TENSOR") and hasattr(s.arg, "name")}
-    state = {**ep.constants, **ep.state_dict}
     work = 0
     for node in all_nodes(ep.graph_module):
         if node.op != "call_function":
             continue
-        produced = sum(_numel(v) for v in pytree.tree_leaves(node.meta.get("val")) if isinstance(v, torch.Tensor))
+        outputs = [v for v in pytree.tree_leaves(node.meta.get("val")) if isinstance(v, torch.Tensor)]
+        produced = sum(_numel(v) for v in outputs)
         work += produced
-        for arg in node.all_input_nodes:
-            weight = state.get(weights.get(arg.name, ""))
-            if isinstance(weight, torch.Tensor) and weight.dim() >= 2 and weight.shape[0]:
-                work += weight.numel() * produced // weight.shape[0]
+        inputs = node.all_input_nodes
+        if inputs and all(arg.name in weights for arg in inputs):
+            weights.add(node.name)
+            continue
+        for arg in inputs:
+            weight = arg.meta.get("val")
+            if arg.name not in weights or not isinstance(weight, torch.Tensor) or weight.dim() < 2:
+                continue
+            shape = [optimization_hint(d, fallback=1) for d in weight.shape]
+            if shape[0] and not any(_broadcasts(shape, v.shape) for v in outputs):
+                work += math.prod(shape) * produced // shape[0]
     return work
+
+
+def _broadcasts(weight: list[int], output: Any) -> bool:
+    """Whether a weight of this shape broadcasts to the output's (at the sample's sizes): read
+    element by element (LeViT's attention biases added to the scores), its work is the elements
+    produced, not a multiply-add per weight element and row. A Linear's [out, in] weight
+    broadcasts to its [..., rows, out] output only when in == out == rows: then it counts as
+    elementwise."""
+    sizes = [optimization_hint(d, fallback=1) for d in output]
+    return len(weight) <= len(sizes) and all(w in (1, o) for w, o in zip(reversed(weight), reversed(sizes)))
 
 
 def _numel(t: torch.Tensor) -> int:
@@ -203,7 +224,10 @@ class Sample:
         args, kwargs = pytree.tree_map_only(torch.Tensor, lambda t: t.clone(), (self.args, self.kwargs))
         try:
             with torch.no_grad(), torch.random.fork_rng(devices=[]):  # the user's random state is kept
-                torch.manual_seed(seed)
+                # the CPU generator only, the one fork_rng(devices=[]) restores: torch.manual_seed
+                # also queues a seeding of each accelerator module not yet initialised (cuda, xpu,
+                # mtia), formatting the stack for each: 0.4-1.5 ms a call, by the stack's depth
+                torch.default_generator.manual_seed(seed)
                 out = function(*args, **kwargs)
         finally:
             put_back(saved)

@@ -1,0 +1,153 @@
+"""Export time of the default export (self-check included) against `torch.export` alone and
+against the reference exporter, `torch.onnx.export(..., dynamo=True)`.
+
+    OMP_NUM_THREADS=1 python bench/bench_export_time.py [--repeat 3] [--models bert,llama,...]
+    OMP_NUM_THREADS=1 python bench/bench_export_time.py --vision [--models resnet18,...] [--image 64]
+
+Per model, `repeat` rounds; each round times, one after the other so that machine noise hits
+all alike: `torch.export.export(model, args)`; `torchlib.export(model, args)` with its defaults
+(`check=None`: the self-check runs when cheap, see torchlib/exporter/self_check.py);
+`torchlib.export(..., check=False)`; and the reference (skipped with `--no-reference`). Columns
+are the medians over the rounds, the ratios of ours (default) to torch.export and to the
+reference (and to torch.export in CPU seconds of this process, `process_time`, which a loaded
+machine disturbs less than wall time), the ratio with check=False, what the self-check did (`result.self_check`)
+and its seconds inside the default export (`result.timings["self_check"]`). Targets (issue 30):
+ours / torch.export at most 1.15, ours / reference at most 0.3.
+
+The six small models are bench_latency's (bert, llama, vit, resnet, lstm, and nn.TransformerEncoder
+as "transformer"). `--vision` takes bench_vision's models (torchvision and timm from their
+configs, random weights, no download) with its sample (batch 2, `--image` pixels, the model's
+own minimum) and its dynamic batch, given to all three exporters alike.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import gc
+import io
+import statistics
+import sys
+import time
+import warnings
+from pathlib import Path
+from typing import Any
+
+import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench_export import MODELS as EXPORT_MODELS  # noqa: E402
+from bench_latency import MODELS as LATENCY_MODELS  # noqa: E402
+
+import torchlib  # noqa: E402
+
+SMALL = ["bert", "llama", "vit", "resnet", "lstm", "transformer"]
+
+
+def small_model(name: str) -> tuple[torch.nn.Module, tuple, Any]:
+    model, args = LATENCY_MODELS[name]()
+    return model, args, None
+
+
+def vision_model(name: str, image: int) -> tuple[torch.nn.Module, tuple, Any]:
+    import bench_vision
+
+    factory, least, *channels = bench_vision.MODELS[name]
+    torch.manual_seed(0)
+    model = factory().eval()
+    size = max(image, least)
+    args = (torch.randn(2, channels[0] if channels else 3, size, size),)
+    with torch.no_grad():  # as bench_vision: timm's levit caches its attention biases on its first eval call
+        model(*args)
+    return model, args, ({0: torch.export.Dim("batch", min=1, max=64)},)
+
+
+def reference(model: torch.nn.Module, args: tuple, dyn: Any) -> Any:
+    with contextlib.redirect_stdout(io.StringIO()), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return torch.onnx.export(model, args, dynamic_shapes=dyn, dynamo=True, verbose=False)
+
+
+def timed(fn: Any, cpu: list[float]) -> tuple[Any, float]:
+    """fn()'s result and wall seconds; its CPU seconds in this process are appended to `cpu`."""
+    gc.collect()  # the previous run's garbage is not charged to this one
+    start, start_cpu = time.perf_counter(), time.process_time()
+    out = fn()
+    cpu.append(time.process_time() - start_cpu)
+    return out, time.perf_counter() - start
+
+
+def bench(model: torch.nn.Module, args: tuple, dyn: Any, repeat: int, with_reference: bool) -> dict[str, Any]:
+    runs: dict[str, list[float]] = {"torch.export": [], "ours": [], "ours, check=False": [], "reference": []}
+    cpu: dict[str, list[float]] = {k: [] for k in runs}
+    check_s: list[float] = []
+    checked = ""
+    for _ in range(repeat):
+        _, s = timed(lambda: torch.export.export(model, args, dynamic_shapes=dyn), cpu["torch.export"])
+        runs["torch.export"].append(s)
+        result, s = timed(lambda: torchlib.export(model, args, dynamic_shapes=dyn), cpu["ours"])
+        runs["ours"].append(s)
+        check_s.append(result.timings.get("self_check", 0.0))
+        checked = result.self_check.split(":")[0]
+        result = None
+        _, s = timed(lambda: torchlib.export(model, args, dynamic_shapes=dyn, check=False), cpu["ours, check=False"])
+        runs["ours, check=False"].append(s)
+        if with_reference:
+            _, s = timed(lambda: reference(model, args, dyn), cpu["reference"])
+            runs["reference"].append(s)
+    row: dict[str, Any] = {k: statistics.median(v) if v else float("nan") for k, v in runs.items()}
+    row["CPU ratio"] = statistics.median(cpu["ours"]) / statistics.median(cpu["torch.export"])
+    row["self-check s"] = statistics.median(check_s)
+    row["self-check"] = checked
+    return row
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--models", default=None, help="comma-separated; default: the six small models, or with "
+                        "--vision bench_vision's models")
+    parser.add_argument("--vision", action="store_true", help="bench_vision's models (needs torchvision and timm)")
+    parser.add_argument("--image", type=int, default=64, help="with --vision: image size (at least the model's minimum)")
+    parser.add_argument("--no-reference", action="store_true", help="skip torch.onnx.export")
+    ns = parser.parse_args()
+    warnings.simplefilter("ignore")
+    if ns.vision:
+        import bench_vision
+
+        bench_vision.torchvision_reference.register()
+        names = ns.models.split(",") if ns.models else list(bench_vision.MODELS)
+    else:
+        names = ns.models.split(",") if ns.models else SMALL
+    warm, warm_args = EXPORT_MODELS["mlp"]()
+    torchlib.export(warm, warm_args)  # import costs are not charged to the first model
+    torch.export.export(warm, warm_args)
+    if not ns.no_reference:
+        reference(warm, warm_args, None)
+    print("| model | torch.export s | ours s (default) | ours s (check=False) | reference s | ours / torch.export "
+          "| same, CPU s | check=False / torch.export | ours / reference | self-check | self-check s |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    ratios: list[float] = []
+    failed = []
+    for name in names:
+        try:
+            model, args, dyn = vision_model(name, ns.image) if ns.vision else small_model(name)
+            r = bench(model, args, dyn, ns.repeat, not ns.no_reference)
+        except Exception as e:  # one model's failure is a row, not the end of the table
+            print(f"| {name} | failed: {type(e).__name__}: {str(e).splitlines()[0][:200] if str(e) else ''} |", flush=True)
+            failed.append(name)
+            continue
+        ratios.append(r["ours"] / r["torch.export"])
+        print(f"| {name} | {r['torch.export']:.3f} | {r['ours']:.3f} | {r['ours, check=False']:.3f} | {r['reference']:.3f} "
+              f"| {r['ours'] / r['torch.export']:.2f} | {r['CPU ratio']:.2f} | {r['ours, check=False'] / r['torch.export']:.2f} "
+              f"| {r['ours'] / r['reference']:.2f} | {r['self-check']} | {r['self-check s']:.3f} |", flush=True)
+    if ratios:
+        print(f"\nmedian ours / torch.export: {statistics.median(ratios):.2f}, worst {max(ratios):.2f}")
+    if failed:
+        sys.exit(f"failed: {', '.join(failed)}")
+
+
+if __name__ == "__main__":
+    main()

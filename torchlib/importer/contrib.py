@@ -1,0 +1,3 @@
+"""contrib ops."""
+
+from __future__ import annotations

@@ -1,0 +1,3 @@
+"""control_flow ops."""
+
+from __future__ import annotations

@@ -1,0 +1,3 @@
+"""conv_pool ops."""
+
+from __future__ import annotations

@@ -1,0 +1,374 @@
+"""Walks an ONNX graph and builds a torch.fx GraphModule, one converter call per ONNX node.
+
+Values are FX nodes. Initializers become `nn.Parameter`s (floating point) or buffers (integer,
+bool) of the module, under names derived from their ONNX names; Constant nodes become buffers.
+Subgraphs (If, Loop, Scan bodies) become GraphModules of their own, registered as submodules,
+taking the outer-scope values they read as extra inputs.
+"""
+
+from __future__ import annotations
+
+import keyword
+import os
+import re
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import onnx
+import torch
+from onnx import numpy_helper
+
+from torchlib.importer.registry import lookup
+
+ONNX_TO_TORCH: dict[int, torch.dtype] = {
+    onnx.TensorProto.FLOAT: torch.float32, onnx.TensorProto.UINT8: torch.uint8, onnx.TensorProto.INT8: torch.int8,
+    onnx.TensorProto.UINT16: torch.uint16, onnx.TensorProto.INT16: torch.int16, onnx.TensorProto.INT32: torch.int32,
+    onnx.TensorProto.INT64: torch.int64, onnx.TensorProto.BOOL: torch.bool, onnx.TensorProto.FLOAT16: torch.float16,
+    onnx.TensorProto.DOUBLE: torch.float64, onnx.TensorProto.UINT32: torch.uint32,
+    onnx.TensorProto.UINT64: torch.uint64, onnx.TensorProto.COMPLEX64: torch.complex64,
+    onnx.TensorProto.COMPLEX128: torch.complex128, onnx.TensorProto.BFLOAT16: torch.bfloat16,
+    onnx.TensorProto.FLOAT8E4M3FN: torch.float8_e4m3fn, onnx.TensorProto.FLOAT8E4M3FNUZ: torch.float8_e4m3fnuz,
+    onnx.TensorProto.FLOAT8E5M2: torch.float8_e5m2, onnx.TensorProto.FLOAT8E5M2FNUZ: torch.float8_e5m2fnuz,
+}  # fmt: skip
+
+
+class OnnxImportError(ValueError):
+    """The model holds something the importer cannot turn into torch (named in the message)."""
+
+
+def torch_dtype(onnx_type: int, where: str) -> torch.dtype:
+    if onnx_type not in ONNX_TO_TORCH:
+        name = onnx.TensorProto.DataType.Name(onnx_type)
+        raise OnnxImportError(f"{where}: ONNX element type {name} has no torch tensor type; it cannot be imported")
+    return ONNX_TO_TORCH[onnx_type]
+
+
+def to_tensor(proto: onnx.TensorProto, base_dir: str | None, where: str) -> torch.Tensor:
+    """An initializer or Constant value as a torch tensor (external data read from `base_dir`)."""
+    torch_dtype(proto.data_type, where)
+    if proto.data_location == onnx.TensorProto.EXTERNAL:
+        return _external(proto, base_dir, where)
+    array = numpy_helper.to_array(proto)
+    if proto.data_type == onnx.TensorProto.BFLOAT16 or array.dtype.kind == "V" or str(array.dtype).startswith("float8"):
+        raw = numpy_helper.to_array(proto).view(np.uint8) if array.dtype.itemsize else array
+        return torch.from_numpy(np.ascontiguousarray(raw)).view(ONNX_TO_TORCH[proto.data_type]).reshape(array.shape)
+    return torch.from_numpy(np.array(array))
+
+
+def _external(proto: onnx.TensorProto, base_dir: str | None, where: str) -> torch.Tensor:
+    from graph_builder.weight_sources import map_file
+
+    info = {e.key: e.value for e in proto.external_data}
+    if base_dir is None:
+        raise OnnxImportError(f"{where}: tensor {proto.name!r} is stored as external data; import the model from its "
+                              "file path (not a ModelProto) so that the data file can be found")  # fmt: skip
+    path = os.path.join(base_dir, info["location"])
+    data = map_file(path)
+    offset = int(info.get("offset", 0))
+    dtype = ONNX_TO_TORCH[proto.data_type]
+    count = int(np.prod(proto.dims, dtype=np.int64))
+    length = int(info.get("length", count * dtype.itemsize))
+    view = data[offset:offset + length]
+    # a mapped, read-only view: torch shares it (no copy); writing to it needs a clone
+    tensor = torch.frombuffer(memoryview(view), dtype=torch.uint8) if length else torch.zeros(0, dtype=torch.uint8)
+    return tensor.view(dtype).reshape(tuple(proto.dims))
+
+
+def attribute_value(attr: onnx.AttributeProto) -> Any:
+    value = onnx.helper.get_attribute_value(attr)
+    if isinstance(value, bytes):
+        return value.decode()
+    if isinstance(value, list) and value and isinstance(value[0], bytes):
+        return [v.decode() for v in value]
+    return value
+
+
+def _sanitize(name: str) -> str:
+    name = re.sub(r"\W", "_", name) or "_"
+    if name[0].isdigit() or keyword.iskeyword(name):
+        name = "_" + name
+    return name
+
+
+class Ctx:
+    """What a converter sees of its node: attributes, constant inputs, and the graph to add to."""
+
+    def __init__(self, builder: GraphBuilder, node: onnx.NodeProto, opset: int) -> None:
+        self.builder = builder
+        self.node = node
+        self.opset = opset
+        self.attrs = {a.name: a for a in node.attribute}
+        self.created: list[torch.fx.Node] = []
+
+    @property
+    def where(self) -> str:
+        return f"node {self.node.name!r} ({self.node.domain or 'ai.onnx'}:{self.node.op_type}, opset {self.opset})"
+
+    def attr(self, name: str, default: Any = None) -> Any:
+        if name not in self.attrs:
+            return default
+        return attribute_value(self.attrs[name])
+
+    def has_attr(self, name: str) -> bool:
+        return name in self.attrs
+
+    def const(self, index: int) -> np.ndarray | None:
+        """The value of input `index` when it is known at import time (initializer, Constant)."""
+        if index >= len(self.node.input) or not self.node.input[index]:
+            return None
+        return self.builder.consts.get(self.node.input[index])
+
+    def error(self, message: str) -> OnnxImportError:
+        return OnnxImportError(f"{self.where}: {message}")
+
+    def call(self, target: Any, *args: Any, **kwargs: Any) -> torch.fx.Node:
+        node = self.builder.graph.call_function(target, args, kwargs)
+        self.created.append(node)
+        return node
+
+    def call_multi(self, target: Any, count: int, *args: Any, **kwargs: Any) -> tuple[torch.fx.Node, ...]:
+        """A call returning a tuple of `count` tensors: the call and one getitem per output."""
+        whole = self.call(target, *args, **kwargs)
+        return tuple(self.call(_getitem, whole, i) for i in range(count))
+
+    def subgraph(self, name: str, extra_inputs: Sequence[str] = ()) -> tuple[torch.fx.Node, list[torch.fx.Node]]:
+        """Attribute `name`'s graph as a submodule: (its get_attr node, the outer values it reads,
+        passed after its own inputs)."""
+        graph = self.attrs[name].g
+        module, free = self.builder.importer.import_subgraph(graph, self.builder, f"{self.node.name or self.node.op_type}_{name}")
+        qualname = self.builder.add_submodule(f"{self.node.name or self.node.op_type}_{name}", module)
+        get = self.builder.graph.get_attr(qualname)
+        self.created.append(get)
+        return get, [self.builder.value(n, self.where) for n in free]
+
+
+def _getitem(values: Sequence[torch.Tensor], index: int) -> torch.Tensor:
+    return values[index]
+
+
+class GraphBuilder:
+    """One FX graph under construction (the main graph or a subgraph) and the module holding its
+    parameters and buffers."""
+
+    def __init__(self, importer: Importer, parent: GraphBuilder | None) -> None:
+        self.importer = importer
+        self.parent = parent
+        self.graph = torch.fx.Graph()
+        self.module = torch.nn.Module()
+        self.values: dict[str, torch.fx.Node] = {}
+        self.consts: dict[str, np.ndarray] = {}
+        self.used: set[str] = set()
+
+    def value(self, name: str, where: str) -> torch.fx.Node:
+        if name not in self.values:
+            raise OnnxImportError(f"{where}: reads {name!r}, which no node, input or initializer of its graph defines")
+        return self.values[name]
+
+    def _unique(self, name: str) -> str:
+        base, i = name, 1
+        while name in self.used:
+            name, i = f"{base}_{i}", i + 1
+        self.used.add(name)
+        return name
+
+    def add_tensor(self, onnx_name: str, tensor: torch.Tensor, trainable: bool) -> torch.fx.Node:
+        """A parameter (trainable floating point) or buffer named after `onnx_name`."""
+        parts = [_sanitize(p) for p in onnx_name.split(".") if p]
+        owner: torch.nn.Module = self.module
+        qual = ".".join(parts)
+        if len(parts) > 1 and qual not in self.used and all(not hasattr(torch.nn.Module, p) for p in parts):
+            try:
+                for p in parts[:-1]:
+                    child = owner._modules.get(p)
+                    if child is None:
+                        if hasattr(owner, p):
+                            raise KeyError(p)
+                        child = torch.nn.Module()
+                        owner.add_module(p, child)
+                    owner = child
+                leaf = parts[-1]
+                if hasattr(owner, leaf):
+                    raise KeyError(leaf)
+            except KeyError:
+                owner, qual, leaf = self.module, self._unique("_".join(parts)), "_".join(parts)
+                leaf = qual
+            else:
+                self.used.add(qual)
+        else:
+            qual = leaf = self._unique(_sanitize(onnx_name))
+            if hasattr(torch.nn.Module, leaf) or leaf in self.module._modules:
+                qual = leaf = self._unique("_" + leaf)
+        if trainable and (tensor.is_floating_point() or tensor.is_complex()):
+            owner.register_parameter(leaf, torch.nn.Parameter(tensor, requires_grad=True))
+        else:
+            owner.register_buffer(leaf, tensor)
+        node = self.graph.get_attr(qual)
+        node.meta["onnx_name"] = onnx_name
+        return node
+
+    def add_submodule(self, name: str, module: torch.nn.Module) -> str:
+        qual = self._unique(_sanitize(name))
+        self.module.add_module(qual, module)
+        return qual
+
+
+class Importer:
+    """Converts one ModelProto; `import_model` gives the GraphModule."""
+
+    def __init__(self, model: onnx.ModelProto, base_dir: str | None) -> None:
+        self.model = model
+        self.base_dir = base_dir
+        self.opsets = {("" if o.domain == "ai.onnx" else o.domain): o.version for o in model.opset_import}
+        self.functions = {(f.domain, f.name): f for f in model.functions}
+
+    def import_model(self) -> torch.fx.GraphModule:
+        graph = self.model.graph
+        builder = GraphBuilder(self, None)
+        initialized = {t.name for t in graph.initializer}
+        for value_info in graph.input:
+            if value_info.name in initialized:
+                continue
+            _check_type(value_info, f"graph input {value_info.name!r}")
+            builder.values[value_info.name] = builder.graph.placeholder(_sanitize(value_info.name) or "input")
+            builder.values[value_info.name].meta["onnx_name"] = value_info.name
+        self._fill(builder, graph, trainable=True)
+        for value_info in graph.output:
+            _check_type(value_info, f"graph output {value_info.name!r}")
+        outputs = [builder.value(o.name, f"graph output {o.name!r}") for o in graph.output]
+        builder.graph.output(outputs[0] if len(outputs) == 1 else tuple(outputs))
+        gm = torch.fx.GraphModule(builder.module, builder.graph, class_name="ImportedOnnx")
+        gm.meta["onnx_input_names"] = [i.name for i in graph.input if i.name not in initialized]
+        gm.meta["onnx_output_names"] = [o.name for o in graph.output]
+        return gm
+
+    def import_subgraph(self, graph: onnx.GraphProto, parent: GraphBuilder, name: str) -> tuple[torch.fx.GraphModule, list[str]]:
+        """A subgraph as a GraphModule taking its own inputs, then the outer values it reads."""
+        builder = GraphBuilder(self, parent)
+        for value_info in graph.input:
+            builder.values[value_info.name] = builder.graph.placeholder(_sanitize(value_info.name))
+        free = [n for n in free_names(graph) if n not in {i.name for i in graph.input}]
+        for n in free:
+            builder.values[n] = builder.graph.placeholder(self._unique_placeholder(builder, n))
+            if n in parent.consts:
+                builder.consts[n] = parent.consts[n]
+        self._fill(builder, graph, trainable=True)
+        outputs = [builder.value(o.name, f"subgraph {graph.name!r} output {o.name!r}") for o in graph.output]
+        builder.graph.output(tuple(outputs))
+        return torch.fx.GraphModule(builder.module, builder.graph, class_name=_sanitize(name)), free
+
+    @staticmethod
+    def _unique_placeholder(builder: GraphBuilder, name: str) -> str:
+        return "outer_" + _sanitize(name)
+
+    def _fill(self, builder: GraphBuilder, graph: onnx.GraphProto, trainable: bool) -> None:
+        for init in graph.initializer:
+            where = f"initializer {init.name!r}"
+            tensor = to_tensor(init, self.base_dir, where)
+            builder.values[init.name] = builder.add_tensor(init.name, tensor, trainable)
+            if tensor.numel() <= 1024 and tensor.dtype in (torch.int64, torch.int32, torch.bool):
+                builder.consts[init.name] = tensor.numpy()
+        for node in graph.node:
+            self.convert_node(builder, node)
+
+    def convert_node(self, builder: GraphBuilder, node: onnx.NodeProto, opset: int | None = None) -> None:
+        domain = "" if node.domain == "ai.onnx" else node.domain
+        opset = opset if opset is not None else self.opsets.get(domain, 1)
+        ctx = Ctx(builder, node, opset)
+        converter = lookup(domain, node.op_type, opset)
+        if converter is None:
+            if (domain, node.op_type) in self.functions:
+                expand_function(self, builder, node, self.functions[(domain, node.op_type)], None)
+                return
+            schema = _schema(node.op_type, opset, domain)
+            if schema is not None and schema.has_function:
+                expand_function(self, builder, node, schema.function_body, schema)
+                return
+            raise ctx.error("no converter for this op (and no ONNX function body to expand)")
+        inputs = [builder.value(n, ctx.where) if n else None for n in node.input]
+        result = converter(ctx, *inputs)
+        outputs = result if isinstance(result, (tuple, list)) else (result,)
+        for n in ctx.created:
+            n.meta.setdefault("onnx_name", node.name)
+            n.meta.setdefault("onnx_op_type", node.op_type)
+        for name, out in zip(node.output, outputs):
+            if name:
+                builder.values[name] = out
+        if len(outputs) < len([o for o in node.output if o]):
+            raise ctx.error(f"the converter gave {len(outputs)} outputs for {len(node.output)}")
+
+
+def _schema(op_type: str, opset: int, domain: str) -> Any:
+    try:
+        return onnx.defs.get_schema(op_type, opset, domain)
+    except onnx.defs.SchemaError:
+        return None
+
+
+def expand_function(importer: Importer, builder: GraphBuilder, node: onnx.NodeProto, function: onnx.FunctionProto,
+                    schema: Any) -> None:
+    """Converts `node` by converting the nodes of its ONNX function body (values renamed)."""
+    prefix = (node.name or node.op_type) + "/"
+    rename = dict(zip(function.input, node.input))
+    rename.update(zip(function.output, node.output))
+    given = {a.name: a for a in node.attribute}
+    defaults: dict[str, onnx.AttributeProto] = {a.name: a for a in function.attribute_proto}
+    if schema is not None:
+        for name, attr in schema.attributes.items():
+            if attr.default_value.name:
+                defaults[name] = attr.default_value
+    opsets = {("" if o.domain == "ai.onnx" else o.domain): o.version for o in function.opset_import}
+    for inner in function.node:
+        copy = onnx.NodeProto()
+        copy.CopyFrom(inner)
+        copy.name = prefix + (inner.name or inner.op_type)
+        del copy.input[:]
+        copy.input.extend(rename.get(n, prefix + n) if n else "" for n in inner.input)
+        del copy.output[:]
+        copy.output.extend(rename.get(n, prefix + n) if n else "" for n in inner.output)
+        del copy.attribute[:]
+        for attr in inner.attribute:
+            if attr.ref_attr_name:
+                source = given.get(attr.ref_attr_name) or defaults.get(attr.ref_attr_name)
+                if source is None:
+                    continue
+                resolved = onnx.AttributeProto()
+                resolved.CopyFrom(source)
+                resolved.name = attr.name
+                copy.attribute.append(resolved)
+            else:
+                copy.attribute.append(attr)
+        domain = "" if copy.domain == "ai.onnx" else copy.domain
+        importer.convert_node(builder, copy, opsets.get(domain, importer.opsets.get(domain, 1)))
+        for n in copy.output:
+            if n in builder.values:
+                for fx_node in [builder.values[n]]:
+                    fx_node.meta.setdefault("onnx_function", node.name)
+
+
+def free_names(graph: onnx.GraphProto) -> list[str]:
+    """Names a (sub)graph reads that it does not define itself (outer-scope values), in order."""
+    defined = {i.name for i in graph.input} | {t.name for t in graph.initializer}
+    free: list[str] = []
+    for node in graph.node:
+        reads = list(node.input)
+        for attr in node.attribute:
+            for g in ([attr.g] if attr.type == onnx.AttributeProto.GRAPH else list(attr.graphs)):
+                reads.extend(free_names(g))
+        for n in reads:
+            if n and n not in defined and n not in free:
+                free.append(n)
+        defined.update(node.output)
+    for o in graph.output:
+        if o.name not in defined and o.name not in free:
+            free.append(o.name)
+    return free
+
+
+def _check_type(value_info: onnx.ValueInfoProto, where: str) -> None:
+    kind = value_info.type.WhichOneof("value")
+    if kind is None:
+        return
+    if kind != "tensor_type":
+        raise OnnxImportError(f"{where} has type {kind.replace('_type', '')}: only tensors can be imported into torch")
+    torch_dtype(value_info.type.tensor_type.elem_type, where)

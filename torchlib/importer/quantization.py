@@ -1,0 +1,3 @@
+"""quantization ops."""
+
+from __future__ import annotations

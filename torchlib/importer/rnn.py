@@ -1,0 +1,3 @@
+"""rnn ops."""
+
+from __future__ import annotations

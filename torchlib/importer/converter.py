@@ -221,6 +221,37 @@ class Importer:
         self.base_dir = base_dir
         self.opsets = {("" if o.domain == "ai.onnx" else o.domain): o.version for o in model.opset_import}
         self.functions = {(f.domain, f.name): f for f in model.functions}
+        self._types: dict[str, onnx.TypeProto] | None = None
+        self.loop_scan_nodes: list[str] = []
+
+    def types(self) -> dict[str, onnx.TypeProto]:
+        """Every value's type as onnx's shape inference gives it (computed on first need)."""
+        if self._types is None:
+            try:
+                inferred = onnx.shape_inference.infer_shapes(self.model)
+            except Exception:  # inference is a help here, not a requirement
+                inferred = self.model
+            self._types = {}
+            _collect_types(inferred.graph, self._types)
+        return self._types
+
+    def note_loop_scans(self, ctx: Ctx, count: int) -> None:
+        """A Loop with scan outputs that may run zero times cannot give those outputs' shapes."""
+        self.loop_scan_nodes.append(ctx.node.name)
+
+    def _context_function(self, ctx: Ctx, schema: Any) -> onnx.FunctionProto:
+        """The ONNX function body of an op whose body depends on its input types."""
+        types = self.types()
+        inputs = []
+        for n in ctx.node.input:
+            if n and n not in types:
+                raise ctx.error(f"no converter, and its ONNX function body needs the type of input {n!r}, which "
+                                "shape inference did not give")
+            inputs.append(types[n] if n else onnx.TypeProto())
+        body = onnx.FunctionProto()
+        body.ParseFromString(schema.get_context_dependent_function(
+            ctx.node.SerializeToString(), [t.SerializeToString() for t in inputs]))
+        return body
 
     def import_model(self) -> torch.fx.GraphModule:
         graph = self.model.graph
@@ -284,6 +315,9 @@ class Importer:
             if schema is not None and schema.has_function:
                 expand_function(self, builder, node, schema.function_body, schema)
                 return
+            if schema is not None and schema.has_context_dependent_function:
+                expand_function(self, builder, node, self._context_function(ctx, schema), schema)
+                return
             raise ctx.error("no converter for this op (and no ONNX function body to expand)")
         inputs = [builder.value(n, ctx.where) if n else None for n in node.input]
         result = converter(ctx, *inputs)
@@ -318,6 +352,7 @@ def expand_function(importer: Importer, builder: GraphBuilder, node: onnx.NodePr
             if attr.default_value.name:
                 defaults[name] = attr.default_value
     opsets = {("" if o.domain == "ai.onnx" else o.domain): o.version for o in function.opset_import}
+    local = set(function.input) | {o for n in function.node for o in n.output}
     for inner in function.node:
         copy = onnx.NodeProto()
         copy.CopyFrom(inner)
@@ -336,6 +371,12 @@ def expand_function(importer: Importer, builder: GraphBuilder, node: onnx.NodePr
                 resolved.CopyFrom(source)
                 resolved.name = attr.name
                 copy.attribute.append(resolved)
+            elif attr.type in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS):
+                renamed = onnx.AttributeProto()
+                renamed.CopyFrom(attr)
+                for g in [renamed.g] if attr.type == onnx.AttributeProto.GRAPH else list(renamed.graphs):
+                    _rename_outer(g, lambda n: rename.get(n, prefix + n) if n in local else n)
+                copy.attribute.append(renamed)
             else:
                 copy.attribute.append(attr)
         domain = "" if copy.domain == "ai.onnx" else copy.domain
@@ -344,6 +385,22 @@ def expand_function(importer: Importer, builder: GraphBuilder, node: onnx.NodePr
             if n in builder.values:
                 for fx_node in [builder.values[n]]:
                     fx_node.meta.setdefault("onnx_function", node.name)
+
+
+def _rename_outer(graph: onnx.GraphProto, rename: Any) -> None:
+    """Renames, in a subgraph, the names it reads from the enclosing scope (those it does not
+    define itself)."""
+    free = set(free_names(graph))
+    for node in graph.node:
+        for i, n in enumerate(node.input):
+            if n in free:
+                node.input[i] = rename(n)
+        for attr in node.attribute:
+            for g in ([attr.g] if attr.type == onnx.AttributeProto.GRAPH else list(attr.graphs)):
+                _rename_outer(g, lambda n, free=free: rename(n) if n in free else n)
+    for o in graph.output:
+        if o.name in free:
+            o.name = rename(o.name)
 
 
 def free_names(graph: onnx.GraphProto) -> list[str]:
@@ -363,6 +420,19 @@ def free_names(graph: onnx.GraphProto) -> list[str]:
         if o.name not in defined and o.name not in free:
             free.append(o.name)
     return free
+
+
+def _collect_types(graph: onnx.GraphProto, types: dict[str, onnx.TypeProto]) -> None:
+    for v in list(graph.input) + list(graph.output) + list(graph.value_info):
+        if v.type.WhichOneof("value"):
+            types.setdefault(v.name, v.type)
+    for init in graph.initializer:
+        t = onnx.helper.make_tensor_type_proto(init.data_type, list(init.dims))
+        types.setdefault(init.name, t)
+    for node in graph.node:
+        for attr in node.attribute:
+            for g in ([attr.g] if attr.type == onnx.AttributeProto.GRAPH else list(attr.graphs)):
+                _collect_types(g, types)
 
 
 def _check_type(value_info: onnx.ValueInfoProto, where: str) -> None:

@@ -11,15 +11,46 @@ from torchlib.importer.converter import ONNX_TO_TORCH, Ctx, OnnxImportError
 from torchlib.importer.registry import onnx_op
 
 
+WIDE_UNSIGNED = (torch.uint16, torch.uint32, torch.uint64)
+COMPARISONS = (torch.eq, torch.lt, torch.gt, torch.le, torch.ge)
+
+
+def on_wide_unsigned(op_type: str, *xs: torch.Tensor) -> torch.Tensor:
+    """torch has few kernels for uint16/32/64: compute in int64 (the same bits modulo 2**64; for
+    uint64 comparisons, the sign bit flipped keeps the order) and give back the input type."""
+    target = DIRECT[op_type]
+    dtype = xs[0].dtype
+    if dtype not in WIDE_UNSIGNED:
+        return target(*xs)
+    if dtype == torch.uint64:
+        wide = [x.view(torch.int64) for x in xs]
+        if target in COMPARISONS:
+            wide = [w ^ torch.iinfo(torch.int64).min for w in wide]
+    else:
+        wide = [x.to(torch.int64) for x in xs]
+    out = target(*wide)
+    if out.dtype == torch.bool:
+        return out
+    return out.view(torch.uint64) if dtype == torch.uint64 else out.to(dtype)
+
+
 def _direct(op_type: str, target: Any, since: int = 1) -> None:
     def convert(ctx: Ctx, *inputs: Any) -> Any:
+        if op_type in UNSIGNED_SAFE:
+            types = ctx.builder.importer.types()
+            name = ctx.node.input[0]
+            elem = types[name].tensor_type.elem_type if name in types else None
+            if elem is None or elem in (4, 12, 13):  # UINT16, UINT32, UINT64 (or unknown)
+                return ctx.call(on_wide_unsigned, op_type, *inputs)
         return ctx.call(target, *inputs)
 
     convert.__qualname__ = f"convert_{op_type}"
     onnx_op("", op_type, since)(convert)
 
 
-for _op, _target in {
+UNSIGNED_SAFE = {"Add", "Sub", "Mul", "Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual", "BitwiseAnd",
+                 "BitwiseOr", "BitwiseXor", "BitwiseNot", "Neg", "Abs"}
+DIRECT: dict[str, Any] = {
     "Add": torch.add, "Sub": torch.sub, "Mul": torch.mul, "Neg": torch.neg, "Abs": torch.abs,
     "Exp": torch.exp, "Log": torch.log, "Sqrt": torch.sqrt, "Reciprocal": torch.reciprocal,
     "Floor": torch.floor, "Ceil": torch.ceil, "Round": torch.round, "Sign": torch.sign,
@@ -31,7 +62,8 @@ for _op, _target in {
     "Xor": torch.logical_xor, "Not": torch.logical_not, "BitwiseAnd": torch.bitwise_and,
     "BitwiseOr": torch.bitwise_or, "BitwiseXor": torch.bitwise_xor, "BitwiseNot": torch.bitwise_not,
     "Where": torch.where, "MatMul": torch.matmul, "Det": torch.linalg.det,
-}.items():  # fmt: skip
+}  # fmt: skip
+for _op, _target in DIRECT.items():
     _direct(_op, _target)
 
 

@@ -92,7 +92,9 @@ _BITS = {"bfloat16": (torch.bfloat16, np.uint16), "float8_e4m3fn": (torch.float8
          "float8_e5m2fnuz": (torch.float8_e5m2fnuz, np.uint8)}  # fmt: skip
 
 
-def to_torch(array: np.ndarray) -> torch.Tensor:
+def to_torch(array: np.ndarray | onnx.TensorProto) -> torch.Tensor:
+    if isinstance(array, onnx.TensorProto):
+        array = onnx.numpy_helper.to_array(array)
     array = np.asarray(array)
     if str(array.dtype) in _BITS:
         dtype, bits = _BITS[str(array.dtype)]
@@ -100,7 +102,7 @@ def to_torch(array: np.ndarray) -> torch.Tensor:
     return torch.from_numpy(np.array(array))
 
 
-def _compare(name: str, got: Any, want: np.ndarray, rtol: float, atol: float) -> None:
+def _compare(name: str, got: Any, want: np.ndarray | onnx.TensorProto, rtol: float, atol: float) -> None:
     assert isinstance(got, torch.Tensor), f"output {name}: got {type(got).__name__}, not a tensor"
     expected = to_torch(want)
     assert got.dtype == expected.dtype, f"output {name}: dtype {got.dtype}, expected {expected.dtype}"

@@ -145,12 +145,17 @@ def range_(start: torch.Tensor, limit: torch.Tensor, delta: torch.Tensor) -> tor
     return (start + torch.arange(count, dtype=start.dtype) * delta).to(start.dtype)
 
 
-@impl("ConstantOfShape", value=None)
-def constant_of_shape(target: torch.Tensor, *, value: Any) -> torch.Tensor:
+def _constant_of_shape(target: torch.Tensor, fill: float | int | bool, dtype: torch.dtype) -> torch.Tensor:
+    return torch.full(ints(target), fill, dtype=dtype)
+
+
+@onnx_op("", "ConstantOfShape")
+def constant_of_shape(ctx: Ctx, target: Any) -> Any:
+    value = ctx.attr("value")
     if value is None:
-        return torch.zeros(ints(target), dtype=torch.float32)
-    fill = torch.from_numpy(np.array(__import__("onnx").numpy_helper.to_array(value))).reshape(())
-    return torch.full(ints(target), fill.item(), dtype=fill.dtype)
+        return ctx.call(_constant_of_shape, target, 0.0, torch.float32)
+    fill = to_tensor(value, None, ctx.where).reshape(())
+    return ctx.call(_constant_of_shape, target, fill.item(), fill.dtype)
 
 
 def _slice(x: torch.Tensor, starts: list[int], ends: list[int], axes: list[int] | None,

@@ -23,6 +23,7 @@ from torchlib.importer import (  # noqa: F401  (each module registers its conver
     normalization,
     quantization,
     reductions,
+    resize,
     rnn,
     shape,
 )

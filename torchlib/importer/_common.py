@@ -16,17 +16,17 @@ from torchlib.importer.converter import Ctx
 from torchlib.importer.registry import onnx_op
 
 
-def impl(op_type: str, since: int = 1, until: int | None = None, domain: str = "",
+def impl(op_type: str, since: int = 1, until: int | None = None, domain: str = "", multi: bool = False,
          **attr_defaults: Any) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Register the decorated torch function as op_type's converter; it gets the node's inputs
     positionally and the attributes named in `attr_defaults` as keywords. A function returning a
-    tuple gives one output per element (pass `outputs=n` through `impl_multi` for that)."""
+    tuple (declared with multi=True) gives one output per element."""
 
     def register(fn: Callable[..., Any]) -> Callable[..., Any]:
         def convert(ctx: Ctx, *inputs: Any) -> Any:
             kwargs = {k: _attr(ctx, k, d) for k, d in attr_defaults.items()}
             count = len(ctx.node.output)
-            if count > 1:
+            if count > 1 or multi:
                 return ctx.call_multi(fn, count, *inputs, **kwargs)
             return ctx.call(fn, *inputs, **kwargs)
 

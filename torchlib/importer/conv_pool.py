@@ -155,7 +155,7 @@ def lp_pool(x: torch.Tensor, *, auto_pad: str, ceil_mode: int, dilations: tuple[
     return _window_sum(xp, k, s, d) ** (1.0 / p)
 
 
-@impl("MaxPool", auto_pad="NOTSET", ceil_mode=0, dilations=None, kernel_shape=(), pads=None, storage_order=0,
+@impl("MaxPool", multi=True, auto_pad="NOTSET", ceil_mode=0, dilations=None, kernel_shape=(), pads=None, storage_order=0,
       strides=None)
 def max_pool(x: torch.Tensor, *, auto_pad: str, ceil_mode: int, dilations: tuple[int, ...] | None,
              kernel_shape: tuple[int, ...], pads: tuple[int, ...] | None, storage_order: int,

@@ -12,7 +12,7 @@ from torchlib.importer.registry import onnx_op
 
 
 WIDE_UNSIGNED = (torch.uint16, torch.uint32, torch.uint64)
-COMPARISONS = (torch.eq, torch.lt, torch.gt, torch.le, torch.ge)
+COMPARISONS = (torch.eq, torch.lt, torch.gt, torch.le, torch.ge, torch.maximum, torch.minimum)
 
 
 def on_wide_unsigned(op_type: str, *xs: torch.Tensor) -> torch.Tensor:
@@ -31,6 +31,8 @@ def on_wide_unsigned(op_type: str, *xs: torch.Tensor) -> torch.Tensor:
     out = target(*wide)
     if out.dtype == torch.bool:
         return out
+    if dtype == torch.uint64 and target in COMPARISONS:
+        out = out ^ torch.iinfo(torch.int64).min
     return out.view(torch.uint64) if dtype == torch.uint64 else out.to(dtype)
 
 
@@ -61,10 +63,19 @@ DIRECT: dict[str, Any] = {
     "GreaterOrEqual": torch.ge, "And": torch.logical_and, "Or": torch.logical_or,
     "Xor": torch.logical_xor, "Not": torch.logical_not, "BitwiseAnd": torch.bitwise_and,
     "BitwiseOr": torch.bitwise_or, "BitwiseXor": torch.bitwise_xor, "BitwiseNot": torch.bitwise_not,
-    "Where": torch.where, "MatMul": torch.matmul, "Det": torch.linalg.det,
+    "Where": torch.where, "MatMul": torch.matmul, "Det": torch.linalg.det, "Max": torch.maximum,
+    "Min": torch.minimum,
 }  # fmt: skip
 for _op, _target in DIRECT.items():
-    _direct(_op, _target)
+    if _op not in ("Max", "Min"):  # variadic: below
+        _direct(_op, _target)
+
+
+def _narrow_unsigned(fn: Any, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """uint16/uint32 through int64 (exact); torch has no kernel for them."""
+    if a.dtype in (torch.uint16, torch.uint32):
+        return fn(a.to(torch.int64), b.to(torch.int64)).to(a.dtype)
+    return fn(a, b)
 
 
 @impl("Div")
@@ -72,7 +83,7 @@ def div(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     """ONNX integer Div truncates toward zero (C++ style)."""
     if a.is_floating_point() or a.is_complex():
         return torch.div(a, b)
-    return torch.div(a, b, rounding_mode="trunc")
+    return _narrow_unsigned(lambda x, y: torch.div(x, y, rounding_mode="trunc"), a, b)
 
 
 @impl("Pow")
@@ -86,7 +97,7 @@ def pow_(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
 @impl("Mod", fmod=0)
 def mod(a: torch.Tensor, b: torch.Tensor, *, fmod: int) -> torch.Tensor:
     """fmod=1: the sign of the dividend (C fmod); fmod=0: the sign of the divisor (Python %)."""
-    return torch.fmod(a, b) if fmod else torch.remainder(a, b)
+    return _narrow_unsigned(torch.fmod if fmod else torch.remainder, a, b)
 
 
 @impl("BitShift", direction="")
@@ -119,9 +130,9 @@ def _variadic(op_type: str, fn: Any) -> None:
     globals()[run.__name__] = run
 
 
-_variadic("Max", torch.maximum)
-_variadic("Min", torch.minimum)
-_variadic("Sum", torch.add)
+_variadic("Max", lambda a, b: on_wide_unsigned("Max", a, b))
+_variadic("Min", lambda a, b: on_wide_unsigned("Min", a, b))
+_variadic("Sum", lambda a, b: on_wide_unsigned("Add", a, b))
 
 
 @impl("Mean")

@@ -103,7 +103,7 @@ def non_zero(x: torch.Tensor) -> torch.Tensor:
     return torch.nonzero(x).T.contiguous() if x.dim() else torch.nonzero(x.reshape(1)).T[:0].contiguous()
 
 
-@impl("TopK", since=10, axis=-1, largest=1, sorted=1)
+@impl("TopK", multi=True, since=10, axis=-1, largest=1, sorted=1)
 def top_k(x: torch.Tensor, k: torch.Tensor, *, axis: int, largest: int, sorted: int) -> tuple[torch.Tensor, torch.Tensor]:
     n = int(k.reshape(-1)[0].item())
     axis = norm_axis(axis, x.dim())
@@ -160,7 +160,7 @@ def einsum(*xs: torch.Tensor, equation: str) -> torch.Tensor:
     return torch.einsum(equation, *xs)
 
 
-@impl("Unique", axis=None, sorted=1)
+@impl("Unique", multi=True, axis=None, sorted=1)
 def unique(x: torch.Tensor, *, axis: int | None, sorted: int) -> tuple[torch.Tensor, ...]:
     if axis is None:
         flat = x.reshape(-1)

@@ -14,9 +14,9 @@ def _channel(t: torch.Tensor, rank: int) -> torch.Tensor:
     return t.reshape((1, -1) + (1,) * (rank - 2))
 
 
-@impl("BatchNormalization", since=9, epsilon=1e-5, momentum=0.9, training_mode=0)
+@impl("BatchNormalization", multi=True, since=9, epsilon=1e-5, momentum=0.9, training_mode=0)
 def batch_norm(x: torch.Tensor, scale: torch.Tensor, bias: torch.Tensor, mean: torch.Tensor, var: torch.Tensor, *,
-               epsilon: float, momentum: float, training_mode: int) -> torch.Tensor | tuple[torch.Tensor, ...]:
+               epsilon: float, momentum: float, training_mode: int) -> tuple[torch.Tensor, ...]:
     r = x.dim()
     if training_mode:
         dims = tuple(d for d in range(r) if d != 1)
@@ -25,7 +25,7 @@ def batch_norm(x: torch.Tensor, scale: torch.Tensor, bias: torch.Tensor, mean: t
         y = (x - _channel(batch_mean, r)) / torch.sqrt(_channel(batch_var, r) + epsilon) * _channel(scale, r) \
             + _channel(bias, r)
         return y, mean * momentum + batch_mean * (1 - momentum), var * momentum + batch_var * (1 - momentum)
-    return (x - _channel(mean, r)) / torch.sqrt(_channel(var, r) + epsilon) * _channel(scale, r) + _channel(bias, r)
+    return ((x - _channel(mean, r)) / torch.sqrt(_channel(var, r) + epsilon) * _channel(scale, r) + _channel(bias, r),)
 
 
 @impl("InstanceNormalization", epsilon=1e-5)
@@ -33,7 +33,7 @@ def instance_norm(x: torch.Tensor, scale: torch.Tensor, bias: torch.Tensor, *, e
     return F.instance_norm(x, weight=scale, bias=bias, eps=epsilon)
 
 
-@impl("LayerNormalization", axis=-1, epsilon=1e-5, stash_type=1)
+@impl("LayerNormalization", multi=True, axis=-1, epsilon=1e-5, stash_type=1)
 def layer_norm(x: torch.Tensor, scale: torch.Tensor, bias: torch.Tensor | None = None, *, axis: int, epsilon: float,
                stash_type: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     a = norm_axis(axis, x.dim())
@@ -44,7 +44,7 @@ def layer_norm(x: torch.Tensor, scale: torch.Tensor, bias: torch.Tensor | None =
     y = ((work - mean) * inv).to(x.dtype) * scale
     if bias is not None:
         y = y + bias
-    return y, mean.to(x.dtype) if False else mean, inv
+    return y, mean, inv
 
 
 @impl("RMSNormalization", axis=-1, epsilon=1e-5, stash_type=1)

@@ -200,3 +200,28 @@ def onnx_type_name(t: int) -> str:
         return str(__import__("onnx").TensorProto.DataType.Name(t))
     except ValueError as e:
         raise OnnxImportError(f"unknown ONNX element type {t}") from e
+
+
+@onnx_op("", "BitCast")
+def bit_cast(ctx: Ctx, x: Any) -> Any:
+    to = ctx.attr("to")
+    if to not in ONNX_TO_TORCH:
+        raise ctx.error(f"bit-casts to {onnx_type_name(to)}, which torch has no tensor type for")
+    return ctx.call(_bit_cast, x, ONNX_TO_TORCH[to])
+
+
+def _bit_cast(x: torch.Tensor, to: torch.dtype) -> torch.Tensor:
+    if x.dtype == torch.bool or to == torch.bool:
+        return x.view(torch.uint8).view(to) if x.dtype == torch.bool else (x.view(torch.uint8) != 0)
+    if x.element_size() == to.itemsize:
+        return x.view(to)
+    return x.contiguous().view(to)
+
+
+@impl("Dropout", multi=True, seed=0)
+def dropout(x: torch.Tensor, ratio: torch.Tensor | None = None, training_mode: torch.Tensor | None = None, *,
+            seed: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """Inference Dropout (training_mode absent or false, or ratio 0): the identity, mask all true."""
+    if training_mode is not None and bool(training_mode.item()) and (ratio is None or float(ratio.item()) > 0):
+        raise ValueError("Dropout in training mode is random: the importer does not reproduce it")
+    return x.clone(), torch.ones_like(x, dtype=torch.bool)

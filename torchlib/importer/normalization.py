@@ -86,3 +86,20 @@ def lrn(x: torch.Tensor, *, alpha: float, beta: float, bias: float, size: int) -
     padded = F.pad(sq, (0, 0) * (x.dim() - 2) + (lo, hi))
     window = sum(padded.narrow(2, i, x.shape[1]) for i in range(size))
     return x / (bias + alpha / size * window.squeeze(1)) ** beta
+
+
+@impl("NegativeLogLikelihoodLoss", reduction="mean", ignore_index=None)
+def nll_loss(x: torch.Tensor, target: torch.Tensor, weight: torch.Tensor | None = None, *, reduction: str,
+             ignore_index: int | None) -> torch.Tensor:
+    t = target.to(torch.int64)
+    valid = t != ignore_index if ignore_index is not None else torch.ones_like(t, dtype=torch.bool)
+    safe = torch.where(valid, t, torch.zeros_like(t))
+    loss = -torch.gather(x, 1, safe.unsqueeze(1)).squeeze(1)
+    w = weight[safe] if weight is not None else torch.ones_like(loss)
+    w = torch.where(valid, w, torch.zeros_like(w))
+    loss = loss * w
+    if reduction == "none":
+        return loss
+    if reduction == "sum":
+        return loss.sum()
+    return loss.sum() / w.sum()

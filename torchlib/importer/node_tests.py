@@ -98,7 +98,7 @@ def to_torch(array: np.ndarray | onnx.TensorProto) -> torch.Tensor:
     array = np.asarray(array)
     if str(array.dtype) in _BITS:
         dtype, bits = _BITS[str(array.dtype)]
-        return torch.from_numpy(np.ascontiguousarray(array).view(bits)).view(dtype)
+        return torch.from_numpy(np.array(array).view(bits)).view(dtype)
     return torch.from_numpy(np.array(array))
 
 

@@ -17,13 +17,17 @@ from torchlib.importer.registry import onnx_op
 
 
 def impl(op_type: str, since: int = 1, until: int | None = None, domain: str = "", multi: bool = False,
-         **attr_defaults: Any) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+         static: tuple[int, ...] = (), **attr_defaults: Any) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Register the decorated torch function as op_type's converter; it gets the node's inputs
     positionally and the attributes named in `attr_defaults` as keywords. A function returning a
-    tuple (declared with multi=True) gives one output per element."""
+    tuple (declared with multi=True) gives one output per element. The inputs at positions
+    `static` (shapes, axes, sizes: integer lists) are passed as Python ints when they are
+    constants at import time (initializers, Constant nodes), so that torch.export never reads
+    a tensor's data for them."""
 
     def register(fn: Callable[..., Any]) -> Callable[..., Any]:
         def convert(ctx: Ctx, *inputs: Any) -> Any:
+            inputs = tuple(static_input(ctx, i, x) if i in static else x for i, x in enumerate(inputs))
             kwargs = {k: _attr(ctx, k, d) for k, d in attr_defaults.items()}
             count = len(ctx.node.output)
             if count > 1 or multi:
@@ -37,6 +41,14 @@ def impl(op_type: str, since: int = 1, until: int | None = None, domain: str = "
     return register
 
 
+def static_input(ctx: Ctx, index: int, node: Any) -> Any:
+    """Input `index` as a tuple of Python ints when it is an integer constant, else its FX node."""
+    value = ctx.const(index)
+    if value is None or value.dtype.kind not in "iub" or value.ndim > 1:
+        return node
+    return tuple(int(v) for v in value.reshape(-1))
+
+
 def _attr(ctx: Ctx, name: str, default: Any) -> Any:
     value = ctx.attr(name, default)
     if isinstance(value, Sequence) and not isinstance(value, str):
@@ -44,10 +56,12 @@ def _attr(ctx: Ctx, name: str, default: Any) -> Any:
     return value
 
 
-def ints(value: torch.Tensor | Sequence[int] | None) -> list[int]:
+def ints(value: torch.Tensor | Sequence[int] | int | None) -> list[int]:
     """A shape-like input (1-D int64 tensor at run time) as Python ints."""
     if value is None:
         return []
+    if isinstance(value, int):
+        return [value]
     if isinstance(value, torch.Tensor):
         return [int(v) for v in value.reshape(-1).tolist()]
     return [int(v) for v in value]

@@ -103,9 +103,9 @@ def non_zero(x: torch.Tensor) -> torch.Tensor:
     return torch.nonzero(x).T.contiguous() if x.dim() else torch.nonzero(x.reshape(1)).T[:0].contiguous()
 
 
-@impl("TopK", multi=True, since=10, axis=-1, largest=1, sorted=1)
+@impl("TopK", multi=True, since=10, static=(1,), axis=-1, largest=1, sorted=1)
 def top_k(x: torch.Tensor, k: torch.Tensor, *, axis: int, largest: int, sorted: int) -> tuple[torch.Tensor, torch.Tensor]:
-    n = int(k.reshape(-1)[0].item())
+    n = ints(k)[0]
     axis = norm_axis(axis, x.dim())
     # ONNX: among equal values the lower index comes first
     order = torch.argsort(x, dim=axis, descending=bool(largest), stable=True)
@@ -113,9 +113,9 @@ def top_k(x: torch.Tensor, k: torch.Tensor, *, axis: int, largest: int, sorted: 
     return torch.gather(x, axis, idx), idx
 
 
-@impl("CumSum", exclusive=0, reverse=0)
+@impl("CumSum", static=(1,), exclusive=0, reverse=0)
 def cum_sum(x: torch.Tensor, axis_t: torch.Tensor, *, exclusive: int, reverse: int) -> torch.Tensor:
-    a = norm_axis(int(axis_t.item()), x.dim())
+    a = norm_axis(ints(axis_t)[0], x.dim())
     y = torch.flip(x, [a]) if reverse else x
     out = torch.cumsum(y, dim=a).to(x.dtype)
     if exclusive:
@@ -123,9 +123,9 @@ def cum_sum(x: torch.Tensor, axis_t: torch.Tensor, *, exclusive: int, reverse: i
     return torch.flip(out, [a]) if reverse else out
 
 
-@impl("CumProd", exclusive=0, reverse=0)
+@impl("CumProd", static=(1,), exclusive=0, reverse=0)
 def cum_prod(x: torch.Tensor, axis_t: torch.Tensor, *, exclusive: int, reverse: int) -> torch.Tensor:
-    a = norm_axis(int(axis_t.item()), x.dim())
+    a = norm_axis(ints(axis_t)[0], x.dim())
     y = torch.flip(x, [a]) if reverse else x
     if exclusive:
         ones = torch.ones_like(y.narrow(a, 0, 1))

@@ -7,7 +7,7 @@ from typing import Any
 
 import torch
 
-from torchlib.importer._common import ints
+from torchlib.importer._common import ints, static_input
 from torchlib.importer.converter import Ctx
 from torchlib.importer.registry import onnx_op
 
@@ -98,7 +98,7 @@ def reduce(x: torch.Tensor, axes: torch.Tensor | tuple[int, ...] | None, *, op: 
 
 def _register(op: str, switch: int) -> None:
     def with_input(ctx: Ctx, x: Any, axes: Any = None) -> Any:
-        return ctx.call(reduce, x, axes, op=op, keepdims=ctx.attr("keepdims", 1),
+        return ctx.call(reduce, x, static_input(ctx, 1, axes), op=op, keepdims=ctx.attr("keepdims", 1),
                         noop_with_empty_axes=ctx.attr("noop_with_empty_axes", 0))
 
     def with_attr(ctx: Ctx, x: Any) -> Any:

@@ -11,7 +11,7 @@ import torch
 import torch.nn.functional as F
 
 from torchlib.importer._common import axis as norm_axis
-from torchlib.importer._common import impl, ints
+from torchlib.importer._common import impl, ints, static_input
 from torchlib.importer.converter import Ctx, to_tensor
 from torchlib.importer.registry import onnx_op
 
@@ -45,7 +45,7 @@ def size(x: torch.Tensor) -> torch.Tensor:
     return torch.tensor(x.numel(), dtype=torch.int64)
 
 
-@impl("Reshape", since=5, allowzero=0)
+@impl("Reshape", since=5, static=(1,), allowzero=0)
 def reshape(x: torch.Tensor, target: torch.Tensor, *, allowzero: int) -> torch.Tensor:
     dims = ints(target)
     if not allowzero:
@@ -64,8 +64,8 @@ def _squeeze(x: torch.Tensor, axes: list[int] | None) -> torch.Tensor:
     return torch.squeeze(x, tuple(norm_axis(a, x.dim()) for a in axes)) if axes else x
 
 
-@impl("Squeeze", since=13)
-def squeeze(x: torch.Tensor, axes: torch.Tensor | None = None) -> torch.Tensor:
+@impl("Squeeze", since=13, static=(1,))
+def squeeze(x: torch.Tensor, axes: torch.Tensor | tuple[int, ...] | None = None) -> torch.Tensor:
     return _squeeze(x, None if axes is None else ints(axes))
 
 
@@ -81,8 +81,8 @@ def _unsqueeze(x: torch.Tensor, axes: list[int]) -> torch.Tensor:
     return x
 
 
-@impl("Unsqueeze", since=13)
-def unsqueeze(x: torch.Tensor, axes: torch.Tensor) -> torch.Tensor:
+@impl("Unsqueeze", since=13, static=(1,))
+def unsqueeze(x: torch.Tensor, axes: torch.Tensor | tuple[int, ...]) -> torch.Tensor:
     return _unsqueeze(x, ints(axes))
 
 
@@ -113,10 +113,10 @@ def _split(x: torch.Tensor, sizes: list[int] | None, axis: int, count: int) -> t
 @onnx_op("", "Split", since=13)
 def split(ctx: Ctx, x: Any, sizes: Any = None) -> Any:
     count = len(ctx.node.output)
-    return ctx.call_multi(_split_input, count, x, sizes, ctx.attr("axis", 0), count)
+    return ctx.call_multi(_split_input, count, x, static_input(ctx, 1, sizes), ctx.attr("axis", 0), count)
 
 
-def _split_input(x: torch.Tensor, sizes: torch.Tensor | None, axis: int, count: int) -> tuple[torch.Tensor, ...]:
+def _split_input(x: torch.Tensor, sizes: torch.Tensor | tuple[int, ...] | None, axis: int, count: int) -> tuple[torch.Tensor, ...]:
     return _split(x, ints(sizes) if sizes is not None else None, axis, count)
 
 
@@ -128,13 +128,13 @@ def split_attr(ctx: Ctx, x: Any, sizes: Any = None) -> Any:
     return ctx.call_multi(_split, count, x, list(ctx.attr("split", [])) or None, ctx.attr("axis", 0), count)
 
 
-@impl("Expand", since=8)
+@impl("Expand", since=8, static=(1,))
 def expand(x: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
     out = torch.broadcast_shapes(tuple(x.shape), tuple(ints(target)))
     return x.expand(out).clone()
 
 
-@impl("Tile")
+@impl("Tile", static=(1,))
 def tile(x: torch.Tensor, repeats: torch.Tensor) -> torch.Tensor:
     return x.repeat(*ints(repeats)) if x.dim() else x.clone()
 
@@ -145,7 +145,7 @@ def range_(start: torch.Tensor, limit: torch.Tensor, delta: torch.Tensor) -> tor
     return (start + torch.arange(count, dtype=start.dtype) * delta).to(start.dtype)
 
 
-def _constant_of_shape(target: torch.Tensor, fill: float | int | bool, dtype: torch.dtype) -> torch.Tensor:
+def _constant_of_shape(target: torch.Tensor | tuple[int, ...], fill: float | int | bool, dtype: torch.dtype) -> torch.Tensor:
     return torch.full(ints(target), fill, dtype=dtype)
 
 
@@ -153,9 +153,9 @@ def _constant_of_shape(target: torch.Tensor, fill: float | int | bool, dtype: to
 def constant_of_shape(ctx: Ctx, target: Any) -> Any:
     value = ctx.attr("value")
     if value is None:
-        return ctx.call(_constant_of_shape, target, 0.0, torch.float32)
+        return ctx.call(_constant_of_shape, static_input(ctx, 0, target), 0.0, torch.float32)
     fill = to_tensor(value, None, ctx.where).reshape(())
-    return ctx.call(_constant_of_shape, target, fill.item(), fill.dtype)
+    return ctx.call(_constant_of_shape, static_input(ctx, 0, target), fill.item(), fill.dtype)
 
 
 def _slice(x: torch.Tensor, starts: list[int], ends: list[int], axes: list[int] | None,
@@ -183,7 +183,7 @@ def _slice(x: torch.Tensor, starts: list[int], ends: list[int], axes: list[int] 
     return x[tuple(index)].clone()
 
 
-@impl("Slice", since=10)
+@impl("Slice", since=10, static=(1, 2, 3, 4))
 def slice_(x: torch.Tensor, starts: torch.Tensor, ends: torch.Tensor, axes: torch.Tensor | None = None,
            steps: torch.Tensor | None = None) -> torch.Tensor:
     return _slice(x, ints(starts), ints(ends), ints(axes) if axes is not None else None,
@@ -236,7 +236,7 @@ def _pad(x: torch.Tensor, pads: list[int], mode: str, value: Any, axes: list[int
     return x
 
 
-@impl("Pad", since=11, mode="constant")
+@impl("Pad", since=11, static=(1, 3), mode="constant")
 def pad(x: torch.Tensor, pads: torch.Tensor, value: torch.Tensor | None = None, axes: torch.Tensor | None = None,
         *, mode: str) -> torch.Tensor:
     return _pad(x, ints(pads), mode, value, ints(axes) if axes is not None else None)

@@ -174,7 +174,7 @@ class GraphBuilder:
 
     def add_tensor(self, onnx_name: str, tensor: torch.Tensor, trainable: bool) -> torch.fx.Node:
         """A parameter (trainable floating point) or buffer named after `onnx_name`."""
-        parts = [_sanitize(p) for p in onnx_name.split(".") if p]
+        parts = [re.sub(r"\W", "_", p) for p in onnx_name.split(".") if p]
         owner: torch.nn.Module = self.module
         qual = ".".join(parts)
         if len(parts) > 1 and qual not in self.used and all(not hasattr(torch.nn.Module, p) for p in parts):

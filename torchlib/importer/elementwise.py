@@ -10,7 +10,6 @@ from torchlib.importer._common import impl
 from torchlib.importer.converter import ONNX_TO_TORCH, Ctx, OnnxImportError
 from torchlib.importer.registry import onnx_op
 
-
 WIDE_UNSIGNED = (torch.uint16, torch.uint32, torch.uint64)
 COMPARISONS = (torch.eq, torch.lt, torch.gt, torch.le, torch.ge, torch.maximum, torch.minimum)
 

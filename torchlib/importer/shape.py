@@ -6,7 +6,6 @@ from __future__ import annotations
 import math
 from typing import Any
 
-import numpy as np
 import torch
 import torch.nn.functional as F
 

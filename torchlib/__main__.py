@@ -37,9 +37,9 @@ def main(argv: list[str]) -> int:
 
         return import_main(rest)
     if command == "import-conformance":
-        from torchlib.importer.cli import conformance_main
+        from torchlib.importer.cli import conformance_main as import_conformance_main
 
-        return conformance_main(rest)
+        return import_conformance_main(rest)
     print(f"unknown command {command!r}\n\n{USAGE}", file=sys.stderr)
     return 2
 

@@ -71,7 +71,7 @@ def _external(proto: onnx.TensorProto, base_dir: str | None, where: str) -> torc
     length = int(info.get("length", count * dtype.itemsize))
     view = data[offset:offset + length]
     # a mapped, read-only view: torch shares it (no copy); writing to it needs a clone
-    tensor = torch.frombuffer(memoryview(view), dtype=torch.uint8) if length else torch.zeros(0, dtype=torch.uint8)
+    tensor = torch.frombuffer(view.data, dtype=torch.uint8) if length else torch.zeros(0, dtype=torch.uint8)
     return tensor.view(dtype).reshape(tuple(proto.dims))
 
 

@@ -84,7 +84,9 @@ def lrn(x: torch.Tensor, *, alpha: float, beta: float, bias: float, size: int) -
     sq = (x * x).unsqueeze(1)
     lo, hi = (size - 1) // 2, size - 1 - (size - 1) // 2
     padded = F.pad(sq, (0, 0) * (x.dim() - 2) + (lo, hi))
-    window = sum(padded.narrow(2, i, x.shape[1]) for i in range(size))
+    window = padded.narrow(2, 0, x.shape[1])
+    for i in range(1, size):
+        window = window + padded.narrow(2, i, x.shape[1])
     return x / (bias + alpha / size * window.squeeze(1)) ** beta
 
 

@@ -29,8 +29,8 @@ def _saturate(y: torch.Tensor, dtype: torch.dtype, saturate: int) -> torch.Tenso
             info = torch.finfo(dtype)
             y = torch.where(torch.isinf(y) | torch.isnan(y), y, y.clamp(info.min, info.max))
         return y.to(dtype)
-    info = torch.iinfo(dtype)
-    return torch.round(y).clamp(info.min, info.max).to(torch.int64).to(dtype)
+    bounds = torch.iinfo(dtype)
+    return torch.round(y).clamp(bounds.min, bounds.max).to(torch.int64).to(dtype)
 
 
 def quantize(x: torch.Tensor, scale: torch.Tensor, zero_point: torch.Tensor | None, axis: int, block_size: int,

@@ -42,7 +42,10 @@ def impl(op_type: str, since: int = 1, until: int | None = None, domain: str = "
 
 
 def static_input(ctx: Ctx, index: int, node: Any) -> Any:
-    """Input `index` as a tuple of Python ints when it is an integer constant, else its FX node."""
+    """Input `index` as Python ints when it is an integer constant (a tuple) or a shape value (the
+    node computing the ints at run time: SymInts under torch.export), else its FX node."""
+    if index < len(ctx.node.input) and ctx.node.input[index] in ctx.builder.shape_values:
+        return ctx.builder.shape_values[ctx.node.input[index]][0]
     value = ctx.const(index)
     if value is None or value.dtype.kind not in "iub" or value.ndim > 1:
         return node
@@ -60,11 +63,11 @@ def ints(value: torch.Tensor | Sequence[int] | int | None) -> list[int]:
     """A shape-like input (1-D int64 tensor at run time) as Python ints."""
     if value is None:
         return []
-    if isinstance(value, int):
-        return [value]
+    if isinstance(value, (int, torch.SymInt)):
+        return [value]  # type: ignore[list-item]
     if isinstance(value, torch.Tensor):
         return [int(v) for v in value.reshape(-1).tolist()]
-    return [int(v) for v in value]
+    return [v if isinstance(v, torch.SymInt) else int(v) for v in value]  # type: ignore[misc]
 
 
 def axis(a: int, rank: int) -> int:

@@ -19,6 +19,7 @@ import onnx
 import torch
 from onnx import numpy_helper
 
+from torchlib.importer import shape_values
 from torchlib.importer.registry import lookup
 
 ONNX_TO_TORCH: dict[int, torch.dtype] = {
@@ -159,8 +160,15 @@ class GraphBuilder:
         self.values: dict[str, torch.fx.Node] = {}
         self.consts: dict[str, np.ndarray] = {}
         self.used: set[str] = set()
+        # ONNX values carried as Python ints / lists at run time (shape_values.py): (node, rank)
+        self.shape_values: dict[str, tuple[torch.fx.Node, int]] = {}
 
     def value(self, name: str, where: str) -> torch.fx.Node:
+        if name not in self.values and name in self.shape_values:
+            node = self.graph.call_function(shape_values.as_tensor, (self.shape_values[name][0],))
+            node.meta["onnx_name"] = name
+            node.meta["onnx_op_type"] = "(shape value as tensor)"
+            self.values[name] = node
         if name not in self.values:
             raise OnnxImportError(f"{where}: reads {name!r}, which no node, input or initializer of its graph defines")
         return self.values[name]
@@ -268,6 +276,7 @@ class Importer:
             _check_type(value_info, f"graph output {value_info.name!r}")
         outputs = [builder.value(o.name, f"graph output {o.name!r}") for o in graph.output]
         builder.graph.output(outputs[0] if len(outputs) == 1 else tuple(outputs))
+        builder.graph.eliminate_dead_code()
         gm = torch.fx.GraphModule(builder.module, builder.graph, class_name="ImportedOnnx")
         gm.meta["onnx_input_names"] = [i.name for i in graph.input if i.name not in initialized]
         gm.meta["onnx_output_names"] = [o.name for o in graph.output]
@@ -286,6 +295,7 @@ class Importer:
         self._fill(builder, graph, trainable=True)
         outputs = [builder.value(o.name, f"subgraph {graph.name!r} output {o.name!r}") for o in graph.output]
         builder.graph.output(tuple(outputs))
+        builder.graph.eliminate_dead_code()
         return torch.fx.GraphModule(builder.module, builder.graph, class_name=_sanitize(name)), free
 
     @staticmethod
@@ -306,6 +316,8 @@ class Importer:
         domain = "" if node.domain == "ai.onnx" else node.domain
         opset = opset if opset is not None else self.opsets.get(domain, 1)
         ctx = Ctx(builder, node, opset)
+        if domain == "" and shape_value_rule(ctx):
+            return
         converter = lookup(domain, node.op_type, opset)
         if converter is None:
             if (domain, node.op_type) in self.functions:
@@ -330,6 +342,69 @@ class Importer:
                 builder.values[name] = out
         if len(outputs) < len([o for o in node.output if o]):
             raise ctx.error(f"the converter gave {len(outputs)} outputs for {len(node.output)}")
+
+
+SHAPE_OPS = {"Gather", "Concat", "Unsqueeze", "Squeeze", "Slice", "Cast", "Identity"} | set(shape_values.ARITH)
+
+
+def shape_value_rule(ctx: Ctx) -> bool:
+    """Converts the node on shape values (Python ints) when it is Shape, or a shape op whose inputs
+    are all shape values or integer constants (at least one a shape value); False otherwise."""
+    builder, node, op = ctx.builder, ctx.node, ctx.node.op_type
+    if op == "Shape":
+        x = builder.value(node.input[0], ctx.where)
+        sv = ctx.call(shape_values.shape_of, x, ctx.attr("start", 0), ctx.attr("end"))
+        builder.shape_values[node.output[0]] = (sv, 1)
+        return True
+    if op not in SHAPE_OPS or not any(n in builder.shape_values for n in node.input):
+        return False
+    args: list[Any] = []
+    ranks: list[int] = []
+    for n in node.input:
+        if n in builder.shape_values:
+            args.append(builder.shape_values[n][0])
+            ranks.append(builder.shape_values[n][1])
+        elif n and n in builder.consts and builder.consts[n].dtype.kind in "iub" and builder.consts[n].ndim <= 1:
+            args.append(shape_values.const_value(builder.consts[n]))
+            ranks.append(builder.consts[n].ndim)
+        else:
+            return False
+    first_is_shape = node.input[0] in builder.shape_values
+    out: tuple[torch.fx.Node, int] | None = None
+    if op in ("Identity",) or op == "Cast" and ctx.attr("to") in (onnx.TensorProto.INT64, onnx.TensorProto.INT32,
+                                                                 onnx.TensorProto.BOOL):
+        out = (args[0], ranks[0])
+    elif op in shape_values.ARITH:
+        out = (ctx.call(shape_values.arith, op, *args), max(ranks))
+    elif op == "Concat" and all(r == 1 for r in ranks):
+        out = (ctx.call(shape_values.concat, *args), 1)
+    elif op == "Gather" and first_is_shape and ranks[0] == 1 and ctx.attr("axis", 0) in (0, -1) \
+            and node.input[1] not in builder.shape_values:
+        index = args[1] if isinstance(args[1], int) else tuple(args[1])
+        out = (ctx.call(shape_values.gather, args[0], index, ranks[1] == 0), ranks[1])
+    elif op == "Unsqueeze" and ranks[0] == 0:
+        axes = args[1] if len(args) > 1 else list(ctx.attr("axes", []))
+        if axes in ([0], [-1], 0, -1):
+            out = (ctx.call(shape_values.unsqueeze, args[0]), 1)
+    elif op == "Squeeze" and ranks[0] == 1:
+        axes = args[1] if len(args) > 1 else list(ctx.attr("axes", []))
+        if axes in ([0], [-1], 0, -1):
+            out = (ctx.call(shape_values.squeeze, args[0]), 0)
+    elif op == "Slice" and first_is_shape and ranks[0] == 1:
+        if ctx.opset < 10:
+            parts = [list(ctx.attr("starts", [])), list(ctx.attr("ends", [])), list(ctx.attr("axes", [0])), [1]]
+        else:
+            parts = [list(a) if isinstance(a, list) else [a] for a in args[1:]] + [[0], [1]][len(args) - 3:]
+        starts, ends, axes_, steps = parts[:4]
+        if len(starts) == 1 and axes_ in ([0], [-1]) and steps[0] != 0 and all(isinstance(v, int) for v in starts + ends + steps):
+            out = (ctx.call(shape_values.slice_, args[0], starts[0], ends[0], steps[0]), 1)
+    if out is None:
+        return False
+    for n in ctx.created:
+        n.meta.setdefault("onnx_name", node.name)
+        n.meta.setdefault("onnx_op_type", node.op_type)
+    builder.shape_values[node.output[0]] = out
+    return True
 
 
 def _schema(op_type: str, opset: int, domain: str) -> Any:

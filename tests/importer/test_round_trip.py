@@ -80,7 +80,10 @@ def test_names_meta_and_buffers():
              h.make_node("Add", ["r", "layer.0.weight"], ["y"], name="add0")]
     gm = import_onnx(_model(nodes, [x], [y], [w, shape]))
     assert [n for n, _ in gm.named_parameters()] == ["layer.0.weight"]
-    assert [n for n, _ in gm.named_buffers()] == ["shape"]
+    # an integer constant read as a shape is passed as Python ints: no buffer is left for it
+    assert [n for n, _ in gm.named_buffers()] == []
+    reshape = next(n for n in gm.graph.nodes if n.meta.get("onnx_op_type") == "Reshape")
+    assert reshape.args[1] == (3, 2)
     metas = {n.meta.get("onnx_name"): n.meta.get("onnx_op_type") for n in gm.graph.nodes if n.op == "call_function"}
     assert metas == {"reshape0": "Reshape", "add0": "Add"}
     out = gm(torch.arange(6.0).reshape(2, 3))
@@ -122,3 +125,19 @@ def test_if_becomes_taken_branch_in_eager_mode():
     v = torch.tensor([-1.0, 2.0])
     torch.testing.assert_close(gm(torch.tensor(True), v), -v)
     torch.testing.assert_close(gm(torch.tensor(False), v), v.abs())
+
+
+@pytest.mark.parametrize("name", ["encoder", "gpt"])
+def test_imported_transformer_exports_with_dynamic_batch_and_sequence(name):
+    """Shape subgraphs stay symbolic: torch.export captures the imported module with dynamic
+    batch and sequence, and the program runs at other sizes."""
+    torch.manual_seed(0)
+    model, args = MODELS[name]()
+    model.eval()
+    dims = tuple({0: "batch", 1: "seq"} for _ in args)
+    gm = import_onnx(torchlib.export(model, args, dynamic_shapes=dims).model_proto)
+    auto = torch.export.Dim.AUTO
+    program = torch.export.export(gm, args, dynamic_shapes=tuple({0: auto, 1: auto} for _ in args))
+    other = torch.randn(3, 7, 16) if name == "encoder" else torch.randint(0, 200, (3, 9))
+    with torch.no_grad():
+        torch.testing.assert_close(program.module()(other), model(other), rtol=1e-4, atol=1e-5)

@@ -344,7 +344,7 @@ class Importer:
             raise ctx.error(f"the converter gave {len(outputs)} outputs for {len(node.output)}")
 
 
-SHAPE_OPS = {"Gather", "Concat", "Unsqueeze", "Squeeze", "Slice", "Cast", "Identity"} | set(shape_values.ARITH)
+SHAPE_OPS = {"Gather", "Concat", "Unsqueeze", "Squeeze", "Slice", "Cast", "Identity", "Reshape"} | set(shape_values.ARITH)
 
 
 def shape_value_rule(ctx: Ctx) -> bool:
@@ -374,7 +374,7 @@ def shape_value_rule(ctx: Ctx) -> bool:
     if op in ("Identity",) or op == "Cast" and ctx.attr("to") in (onnx.TensorProto.INT64, onnx.TensorProto.INT32,
                                                                  onnx.TensorProto.BOOL):
         out = (args[0], ranks[0])
-    elif op in shape_values.ARITH:
+    elif op in shape_values.ARITH and not (op == "Mod" and ctx.attr("fmod", 0)):
         out = (ctx.call(shape_values.arith, op, *args), max(ranks))
     elif op == "Concat" and all(r == 1 for r in ranks):
         out = (ctx.call(shape_values.concat, *args), 1)
@@ -382,6 +382,8 @@ def shape_value_rule(ctx: Ctx) -> bool:
             and node.input[1] not in builder.shape_values:
         index = args[1] if isinstance(args[1], int) else tuple(args[1])
         out = (ctx.call(shape_values.gather, args[0], index, ranks[1] == 0), ranks[1])
+    elif op == "Reshape" and first_is_shape and len(args) > 1 and args[1] in ([1], [-1]):
+        out = (ctx.call(shape_values.unsqueeze, args[0]) if ranks[0] == 0 else args[0], 1)
     elif op == "Unsqueeze" and ranks[0] == 0:
         axes = args[1] if len(args) > 1 else list(ctx.attr("axes", []))
         if axes in ([0], [-1], 0, -1):

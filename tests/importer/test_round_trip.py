@@ -26,7 +26,8 @@ def _flat(x: object) -> list[torch.Tensor]:
     return list(x) if isinstance(x, (tuple, list)) else [x]  # type: ignore[list-item]
 
 
-MODELS = {"resnet": demo_models.resnet, "encoder": _encoder, "gpt": demo_models.rms_rope_decoder}
+MODELS = {"resnet": demo_models.resnet, "lstm": demo_models.lstm_model, "encoder": _encoder,
+          "gpt": demo_models.rms_rope_decoder}
 
 
 @pytest.mark.parametrize("name", sorted(MODELS))

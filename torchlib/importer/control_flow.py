@@ -20,13 +20,18 @@ def _tracing() -> bool:
     return bool(torch.compiler.is_compiling() or torch.compiler.is_exporting())
 
 
+def _unaliased(outputs: tuple[torch.Tensor, ...], inputs: tuple[torch.Tensor, ...]) -> tuple[torch.Tensor, ...]:
+    """torch.cond's branches may not return their inputs (an Identity branch): copies of them."""
+    return tuple(o.clone() if any(o is i for i in inputs) else o for o in outputs)
+
+
 def run_if(cond: torch.Tensor, then_gm: torch.nn.Module, then_outer: tuple[torch.Tensor, ...],
            else_gm: torch.nn.Module, else_outer: tuple[torch.Tensor, ...]) -> tuple[torch.Tensor, ...]:
     if _tracing():
         operands = tuple(then_outer) + tuple(else_outer)
         n = len(then_outer)
-        return tuple(torch.cond(cond.reshape(()), lambda *a: tuple(then_gm(*a[:n])), lambda *a: tuple(else_gm(*a[n:])),
-                                operands))
+        return tuple(torch.cond(cond.reshape(()), lambda *a: _unaliased(then_gm(*a[:n]), a),
+                                lambda *a: _unaliased(else_gm(*a[n:]), a), operands))
     return tuple(then_gm(*then_outer) if bool(cond.reshape(()).item()) else else_gm(*else_outer))
 
 

@@ -142,3 +142,21 @@ def test_imported_transformer_exports_with_dynamic_batch_and_sequence(name):
     other = torch.randn(3, 7, 16) if name == "encoder" else torch.randint(0, 200, (3, 9))
     with torch.no_grad():
         torch.testing.assert_close(program.module()(other), model(other), rtol=1e-4, atol=1e-5)
+
+
+def test_external_data_is_mapped_and_trainable(tmp_path):
+    x = h.make_tensor_value_info("x", TensorProto.FLOAT, [4, 8])
+    y = h.make_tensor_value_info("y", TensorProto.FLOAT, [4, 16])
+    weight = np.random.default_rng(0).standard_normal((8, 16)).astype(np.float32)
+    w = onnx.numpy_helper.from_array(weight, "fc.weight")
+    model = _model([h.make_node("MatMul", ["x", "fc.weight"], ["y"])], [x], [y], [w])
+    path = tmp_path / "m.onnx"
+    onnx.save_model(model, path, save_as_external_data=True, location="m.data", size_threshold=0)
+    gm = import_onnx(path)
+    v = torch.randn(4, 8)
+    torch.testing.assert_close(gm(v), v @ torch.from_numpy(weight))
+    opt = torch.optim.SGD(gm.parameters(), lr=0.1)
+    gm(v).sum().backward()
+    opt.step()  # in place on the mapping: private pages
+    assert not torch.equal(gm.get_parameter("fc.weight").detach(), torch.from_numpy(weight))
+    assert np.array_equal(np.fromfile(tmp_path / "m.data", np.float32).reshape(8, 16), weight)

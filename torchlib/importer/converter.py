@@ -9,6 +9,7 @@ taking the outer-scope values they read as extra inputs.
 from __future__ import annotations
 
 import keyword
+import mmap
 import os
 import re
 from collections.abc import Sequence
@@ -57,22 +58,37 @@ def to_tensor(proto: onnx.TensorProto, base_dir: str | None, where: str) -> torc
     return torch.from_numpy(np.array(array))
 
 
-def _external(proto: onnx.TensorProto, base_dir: str | None, where: str) -> torch.Tensor:
-    from graph_builder.weight_sources import map_file
+_MAPPED: dict[str, mmap.mmap] = {}
 
+
+def _map_private(path: str) -> mmap.mmap:
+    """The file mapped copy-on-write (one mapping per file): nothing is read until used, and a
+    parameter updated in place (training) changes private pages, never the file."""
+    if path not in _MAPPED:
+        with open(path, "rb") as f:
+            _MAPPED[path] = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_COPY)
+    return _MAPPED[path]
+
+
+def _external(proto: onnx.TensorProto, base_dir: str | None, where: str) -> torch.Tensor:
     info = {e.key: e.value for e in proto.external_data}
     if base_dir is None:
         raise OnnxImportError(f"{where}: tensor {proto.name!r} is stored as external data; import the model from its "
                               "file path (not a ModelProto) so that the data file can be found")  # fmt: skip
     path = os.path.join(base_dir, info["location"])
-    data = map_file(path)
-    offset = int(info.get("offset", 0))
+    if not os.path.exists(path):
+        raise OnnxImportError(f"{where}: its external data file {path!r} does not exist")
     dtype = ONNX_TO_TORCH[proto.data_type]
     count = int(np.prod(proto.dims, dtype=np.int64))
+    offset = int(info.get("offset", 0))
     length = int(info.get("length", count * dtype.itemsize))
-    view = data[offset:offset + length]
-    # a mapped, read-only view: torch shares it (no copy); writing to it needs a clone
-    tensor = torch.frombuffer(view.data, dtype=torch.uint8) if length else torch.zeros(0, dtype=torch.uint8)
+    if count == 0:
+        return torch.zeros(tuple(proto.dims), dtype=dtype)
+    mapping = _map_private(path)
+    if offset + length > len(mapping) or length != count * dtype.itemsize:
+        raise OnnxImportError(f"{where}: external data [{offset}, {offset + length}) of {path!r} does not hold "
+                              f"{count} elements of {dtype}")  # fmt: skip
+    tensor = torch.frombuffer(mapping, dtype=torch.uint8, count=length, offset=offset)
     return tensor.view(dtype).reshape(tuple(proto.dims))
 
 

@@ -26,21 +26,26 @@ ACTIVATIONS: dict[str, Callable[[torch.Tensor, float | None, float | None], torc
 }
 
 
+def _bind(fn: Callable[[torch.Tensor, float | None, float | None], torch.Tensor], a: float | None,
+          b: float | None) -> Callable[[torch.Tensor], torch.Tensor]:
+    return lambda x: fn(x, a, b)
+
+
 def _acts(names: tuple[str, ...] | None, defaults: list[str], alphas: tuple[float, ...] | None,
           betas: tuple[float, ...] | None, directions: int) -> list[list[Callable[[torch.Tensor], torch.Tensor]]]:
     per = len(defaults)
     names_l = list(names) if names else defaults * directions
     if len(names_l) == per:
         names_l = names_l * directions
-    out = []
+    out: list[list[Callable[[torch.Tensor], torch.Tensor]]] = []
     for d in range(directions):
-        row = []
+        row: list[Callable[[torch.Tensor], torch.Tensor]] = []
         for k in range(per):
             i = d * per + k
             fn = ACTIVATIONS[names_l[i].lower()]
             a = alphas[i] if alphas and i < len(alphas) else None
             b = betas[i] if betas and i < len(betas) else None
-            row.append(lambda x, fn=fn, a=a, b=b: fn(x, a, b))
+            row.append(_bind(fn, a, b))
         out.append(row)
     return out
 
@@ -134,8 +139,8 @@ def _run(kind: str, x: torch.Tensor, w: torch.Tensor, r: torch.Tensor, b: torch.
     return (y_all, h_all, c_all) if kind == "LSTM" else (y_all, h_all)
 
 
-_COMMON = dict(activation_alpha=None, activation_beta=None, activations=None, clip=None, direction="forward",
-               hidden_size=None, layout=0)
+_COMMON: dict[str, Any] = dict(activation_alpha=None, activation_beta=None, activations=None, clip=None,
+                               direction="forward", hidden_size=None, layout=0)
 
 
 @impl("LSTM", since=7, multi=True, input_forget=0, **_COMMON)

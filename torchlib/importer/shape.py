@@ -257,11 +257,12 @@ def depth_to_space(x: torch.Tensor, *, blocksize: int, mode: str) -> torch.Tenso
     return y.reshape(b, c // (k * k), h * k, w * k)
 
 
-@impl("SpaceToDepth", blocksize=1)
-def space_to_depth(x: torch.Tensor, *, blocksize: int) -> torch.Tensor:
+@impl("SpaceToDepth", blocksize=1, mode="DCR")
+def space_to_depth(x: torch.Tensor, *, blocksize: int, mode: str) -> torch.Tensor:
     b, c, h, w = x.shape
     k = blocksize
-    y = x.reshape(b, c, h // k, k, w // k, k).permute(0, 3, 5, 1, 2, 4)
+    order = (0, 3, 5, 1, 2, 4) if mode == "DCR" else (0, 1, 3, 5, 2, 4)
+    y = x.reshape(b, c, h // k, k, w // k, k).permute(order)
     return y.reshape(b, c * k * k, h // k, w // k)
 
 

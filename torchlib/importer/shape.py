@@ -140,7 +140,11 @@ def tile(x: torch.Tensor, repeats: torch.Tensor) -> torch.Tensor:
 
 @impl("Range")
 def range_(start: torch.Tensor, limit: torch.Tensor, delta: torch.Tensor) -> torch.Tensor:
-    count = max(math.ceil((limit.item() - start.item()) / delta.item()), 0)
+    if start.is_floating_point():
+        count = max(math.ceil((limit.item() - start.item()) / delta.item()), 0)
+    else:  # integer ceil division (no float round trip, and traceable on SymInts)
+        span, step = limit.item() - start.item(), delta.item()
+        count = max(-(-span // step), 0)
     return (start + torch.arange(count, dtype=start.dtype) * delta).to(start.dtype)
 
 

@@ -43,7 +43,7 @@ def if_(ctx: Ctx, cond: Any) -> Any:
 
 
 def run_loop(trip: torch.Tensor | None, cond: torch.Tensor | None, body: torch.nn.Module, outer: tuple[torch.Tensor, ...],
-             count_carried: int, *carried: torch.Tensor) -> tuple[torch.Tensor, ...]:
+             count_carried: int, count_scans: int, *carried: torch.Tensor) -> tuple[torch.Tensor, ...]:
     state = list(carried)
     scans: list[list[torch.Tensor]] = []
     max_trip = int(trip.reshape(()).item()) if trip is not None else None
@@ -59,20 +59,17 @@ def run_loop(trip: torch.Tensor | None, cond: torch.Tensor | None, body: torch.n
         for acc, value in zip(scans, per_iter):
             acc.append(value)
         i += 1
-    stacked = [torch.stack(acc) for acc in scans]
-    if not stacked and i == 0:
-        # no iteration ran: the scan outputs are empty (their element shapes are unknown here)
-        stacked = []
-    return tuple(state) + tuple(stacked)
+    if i == 0 and count_scans:
+        raise ValueError("Loop ran zero times: its scan outputs' element shapes are unknown (torchlib.importer)")
+    return tuple(state) + tuple(torch.stack(acc) for acc in scans)
 
 
 @onnx_op("", "Loop")
 def loop(ctx: Ctx, trip: Any, cond: Any, *carried: Any) -> Any:
     body, outer = ctx.subgraph("body")
     count_scans = len(ctx.node.output) - len(carried)
-    if count_scans:
-        ctx.builder.importer.note_loop_scans(ctx, count_scans)
-    return ctx.call_multi(run_loop, len(ctx.node.output), trip, cond, body, tuple(outer), len(carried), *carried)
+    return ctx.call_multi(run_loop, len(ctx.node.output), trip, cond, body, tuple(outer), len(carried), count_scans,
+                          *carried)
 
 
 def run_scan(body: torch.nn.Module, outer: tuple[torch.Tensor, ...], count_scan_in: int, in_axes: tuple[int, ...],

@@ -246,7 +246,6 @@ class Importer:
         self.opsets = {("" if o.domain == "ai.onnx" else o.domain): o.version for o in model.opset_import}
         self.functions = {(f.domain, f.name): f for f in model.functions}
         self._types: dict[str, onnx.TypeProto] | None = None
-        self.loop_scan_nodes: list[str] = []
 
     def types(self) -> dict[str, onnx.TypeProto]:
         """Every value's type as onnx's shape inference gives it (computed on first need)."""
@@ -258,10 +257,6 @@ class Importer:
             self._types = {}
             _collect_types(inferred.graph, self._types)
         return self._types
-
-    def note_loop_scans(self, ctx: Ctx, count: int) -> None:
-        """A Loop with scan outputs that may run zero times cannot give those outputs' shapes."""
-        self.loop_scan_nodes.append(ctx.node.name)
 
     def _context_function(self, ctx: Ctx, schema: Any) -> onnx.FunctionProto:
         """The ONNX function body of an op whose body depends on its input types."""

@@ -143,8 +143,8 @@ def range_(start: torch.Tensor, limit: torch.Tensor, delta: torch.Tensor) -> tor
     if start.is_floating_point():
         count = max(math.ceil((limit.item() - start.item()) / delta.item()), 0)
     else:  # integer ceil division (no float round trip, and traceable on SymInts)
-        span, step = limit.item() - start.item(), delta.item()
-        count = max(-(-span // step), 0)
+        span: Any = limit.item() - start.item()
+        count = max(-(-span // delta.item()), 0)
     return (start + torch.arange(count, dtype=start.dtype) * delta).to(start.dtype)
 
 

@@ -105,3 +105,16 @@ def test_no_import_circles_in_torchlib():
     included)."""
     cycle = _cycle(_graph("torchlib"))
     assert cycle is None, " -> ".join(cycle or [])
+
+
+def test_importer_layering():
+    """The importer (ONNX -> torch) sits beside the exporter: it may use graph_builder and torch,
+    never the exporter; the library and the exporter never import it."""
+    importer = ROOT / "torchlib" / "importer"
+    offenders = [str(p.relative_to(ROOT)) for p in importer.rglob("*.py")
+                 if any(m.startswith("torchlib.exporter") for m in _imports(p, "torchlib"))]
+    assert offenders == []
+    users = [str(p.relative_to(ROOT)) for p in (ROOT / "torchlib").rglob("*.py")
+             if importer not in p.parents and p.parent != ROOT / "torchlib"
+             and any(m.startswith("torchlib.importer") for m in _imports(p, "torchlib"))]
+    assert users == [], f"the library / exporter import the importer: {users}"

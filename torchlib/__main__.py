@@ -1,4 +1,4 @@
-"""python -m torchlib {demo, export, conformance} ..."""
+"""python -m torchlib {demo, export, conformance, import, import-conformance} ..."""
 
 from __future__ import annotations
 
@@ -10,6 +10,8 @@ commands:
   demo          export the built-in CNN and GPT-style decoder, verify them in onnxruntime
   export        export MODULE:FACTORY to an ONNX file (--verify to compare with torch)
   conformance   run the OpInfo conformance harness and write its report
+  import        import an ONNX file as a torch.export program (.pt2); lists what cannot be imported
+  import-conformance  run onnx's node tests through the importer and print the pass rate
 """
 
 
@@ -30,6 +32,14 @@ def main(argv: list[str]) -> int:
         from torchlib.conformance import main as conformance_main
 
         return conformance_main(rest)
+    if command == "import":
+        from torchlib.importer.cli import import_main
+
+        return import_main(rest)
+    if command == "import-conformance":
+        from torchlib.importer.cli import conformance_main as import_conformance_main
+
+        return import_conformance_main(rest)
     print(f"unknown command {command!r}\n\n{USAGE}", file=sys.stderr)
     return 2
 

@@ -1,0 +1,112 @@
+"""If, Loop and Scan: their bodies are GraphModules (imported recursively), called with their
+own inputs followed by the outer-scope values they read.
+
+If runs the taken branch in eager mode and becomes `torch.cond` under torch.export / compile
+(where both branches must then give the same types and shapes). Loop and Scan run as Python
+loops (unrolled by torch.export when the trip count is known when tracing).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+from torchlib.importer.converter import Ctx
+from torchlib.importer.registry import onnx_op
+
+
+def _tracing() -> bool:
+    return bool(torch.compiler.is_compiling() or torch.compiler.is_exporting())
+
+
+def _unaliased(outputs: tuple[torch.Tensor, ...], inputs: tuple[torch.Tensor, ...]) -> tuple[torch.Tensor, ...]:
+    """torch.cond's branches may not return their inputs (an Identity branch): copies of them."""
+    return tuple(o.clone() if any(o is i for i in inputs) else o for o in outputs)
+
+
+def run_if(cond: torch.Tensor, then_gm: torch.nn.Module, then_outer: tuple[torch.Tensor, ...],
+           else_gm: torch.nn.Module, else_outer: tuple[torch.Tensor, ...]) -> tuple[torch.Tensor, ...]:
+    if _tracing():
+        operands = tuple(then_outer) + tuple(else_outer)
+        n = len(then_outer)
+        return tuple(torch.cond(cond.reshape(()), lambda *a: _unaliased(then_gm(*a[:n]), a),
+                                lambda *a: _unaliased(else_gm(*a[n:]), a), operands))
+    return tuple(then_gm(*then_outer) if bool(cond.reshape(()).item()) else else_gm(*else_outer))
+
+
+@onnx_op("", "If")
+def if_(ctx: Ctx, cond: Any) -> Any:
+    then_gm, then_outer = ctx.subgraph("then_branch")
+    else_gm, else_outer = ctx.subgraph("else_branch")
+    return ctx.call_multi(run_if, len(ctx.node.output), cond, then_gm, tuple(then_outer), else_gm, tuple(else_outer))
+
+
+def run_loop(trip: torch.Tensor | None, cond: torch.Tensor | None, body: torch.nn.Module, outer: tuple[torch.Tensor, ...],
+             count_carried: int, count_scans: int, *carried: torch.Tensor) -> tuple[torch.Tensor, ...]:
+    state = list(carried)
+    scans: list[list[torch.Tensor]] = []
+    max_trip = int(trip.reshape(()).item()) if trip is not None else None
+    keep_going = bool(cond.reshape(()).item()) if cond is not None else True
+    i = 0
+    while keep_going and (max_trip is None or i < max_trip):
+        out = body(torch.tensor(i, dtype=torch.int64), torch.tensor(keep_going), *state, *outer)
+        keep_going = bool(out[0].reshape(()).item())
+        state = list(out[1:1 + count_carried])
+        per_iter = out[1 + count_carried:]
+        if not scans:
+            scans = [[] for _ in per_iter]
+        for acc, value in zip(scans, per_iter):
+            acc.append(value)
+        i += 1
+    if i == 0 and count_scans:
+        raise ValueError("Loop ran zero times: its scan outputs' element shapes are unknown (torchlib.importer)")
+    return tuple(state) + tuple(torch.stack(acc) for acc in scans)
+
+
+@onnx_op("", "Loop")
+def loop(ctx: Ctx, trip: Any, cond: Any, *carried: Any) -> Any:
+    body, outer = ctx.subgraph("body")
+    count_scans = len(ctx.node.output) - len(carried)
+    return ctx.call_multi(run_loop, len(ctx.node.output), trip, cond, body, tuple(outer), len(carried), count_scans,
+                          *carried)
+
+
+def run_scan(body: torch.nn.Module, outer: tuple[torch.Tensor, ...], count_scan_in: int, in_axes: tuple[int, ...],
+             in_dirs: tuple[int, ...], out_axes: tuple[int, ...], out_dirs: tuple[int, ...],
+             *inputs: torch.Tensor) -> tuple[torch.Tensor, ...]:
+    count_state = len(inputs) - count_scan_in
+    state = list(inputs[:count_state])
+    scan_in = [x.movedim(a if a >= 0 else a + x.dim(), 0) for x, a in zip(inputs[count_state:], in_axes)]
+    scan_in = [torch.flip(x, [0]) if d else x for x, d in zip(scan_in, in_dirs)]
+    length = scan_in[0].shape[0] if scan_in else 0
+    outs: list[list[torch.Tensor]] = []
+    for t in range(length):
+        result = body(*state, *[x[t] for x in scan_in], *outer)
+        state = list(result[:count_state])
+        per_iter = result[count_state:]
+        if not outs:
+            outs = [[] for _ in per_iter]
+        for acc, value in zip(outs, per_iter):
+            acc.append(value)
+    stacked = []
+    for k, acc in enumerate(outs):
+        y = torch.stack(acc)
+        if k < len(out_dirs) and out_dirs[k]:
+            y = torch.flip(y, [0])
+        a = out_axes[k] if k < len(out_axes) else 0
+        stacked.append(y.movedim(0, a if a >= 0 else a + y.dim()))
+    return tuple(state) + tuple(stacked)
+
+
+@onnx_op("", "Scan", since=9)
+def scan(ctx: Ctx, *inputs: Any) -> Any:
+    body, outer = ctx.subgraph("body")
+    count_scan_in = ctx.attr("num_scan_inputs")
+    count_scan_out = len(ctx.node.output) - (len(inputs) - count_scan_in)
+    in_axes = tuple(ctx.attr("scan_input_axes", [0] * count_scan_in))
+    in_dirs = tuple(ctx.attr("scan_input_directions", [0] * count_scan_in))
+    out_axes = tuple(ctx.attr("scan_output_axes", [0] * count_scan_out))
+    out_dirs = tuple(ctx.attr("scan_output_directions", [0] * count_scan_out))
+    return ctx.call_multi(run_scan, len(ctx.node.output), body, tuple(outer), count_scan_in, in_axes, in_dirs,
+                          out_axes, out_dirs, *inputs)

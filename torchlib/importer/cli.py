@@ -19,12 +19,13 @@ import onnx
 import torch
 
 
-def _nodes(graph: onnx.GraphProto) -> Iterator[onnx.NodeProto]:
+def all_nodes(graph: onnx.GraphProto) -> Iterator[onnx.NodeProto]:
+    """Every node of the graph and of its subgraphs (If / Loop / Scan bodies), depth first."""
     for node in graph.node:
         yield node
         for attr in node.attribute:
             for g in ([attr.g] if attr.type == onnx.AttributeProto.GRAPH else list(attr.graphs)):
-                yield from _nodes(g)
+                yield from all_nodes(g)
 
 
 def unsupported_ops(model: onnx.ModelProto) -> dict[tuple[str, str, int], list[str]]:
@@ -38,7 +39,7 @@ def unsupported_ops(model: onnx.ModelProto) -> dict[tuple[str, str, int], list[s
     missing: dict[tuple[str, str, int], list[str]] = defaultdict(list)
     graphs = [model.graph] + [onnx.helper.make_graph(list(f.node), f.name, [], []) for f in model.functions]
     for graph in graphs:
-        for node in _nodes(graph):
+        for node in all_nodes(graph):
             domain = "" if node.domain == "ai.onnx" else node.domain
             opset = opsets.get(domain, 1)
             if registry.lookup(domain, node.op_type, opset) or (domain, node.op_type) in local:

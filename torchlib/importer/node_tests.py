@@ -21,6 +21,8 @@ import numpy as np
 import onnx
 import torch
 
+from torchlib.importer.cli import all_nodes
+
 RANDOM_OPS = {"RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUniformLike", "Multinomial", "Bernoulli"}
 STRING_OPS = {"StringConcat", "StringSplit", "StringNormalizer", "RegexFullMatch"}
 NO_TORCH_DTYPE = {onnx.TensorProto.STRING, onnx.TensorProto.INT4, onnx.TensorProto.UINT4,
@@ -40,14 +42,6 @@ def load_cases() -> dict[str, Any]:
         return {case.name: case for case in load_model_tests(kind="node")}
 
 
-def _nodes(graph: onnx.GraphProto) -> Iterator[onnx.NodeProto]:
-    for node in graph.node:
-        yield node
-        for attr in node.attribute:
-            for g in ([attr.g] if attr.type == onnx.AttributeProto.GRAPH else list(attr.graphs)):
-                yield from _nodes(g)
-
-
 def _types(model: onnx.ModelProto) -> Iterator[onnx.TypeProto]:
     for v in list(model.graph.input) + list(model.graph.output) + list(model.graph.value_info):
         yield v.type
@@ -56,7 +50,7 @@ def _types(model: onnx.ModelProto) -> Iterator[onnx.TypeProto]:
 def not_applicable(case: Any) -> str | None:
     """The rule that puts `case` outside what a torch program computes, or None."""
     model: onnx.ModelProto = case.model
-    nodes = list(_nodes(model.graph))
+    nodes = list(all_nodes(model.graph))
     for node in nodes:
         if node.domain == "ai.onnx.preview.training":
             return "training op (ai.onnx.preview.training)"

@@ -27,14 +27,15 @@ def main(argv: list[str] | None = None) -> None:
     new_tokens = 8 if args.quick else 32
 
     torch.manual_seed(0)
-    config = transformers.LlamaConfig(vocab_size=128, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
-                                      num_attention_heads=4, num_key_value_heads=2, eos_token_id=127)
+    layers, heads, kv_heads, head_dim = 2, 4, 2, 8
+    config = transformers.LlamaConfig(vocab_size=128, hidden_size=heads * head_dim, intermediate_size=64,
+                                      num_hidden_layers=layers, num_attention_heads=heads, num_key_value_heads=kv_heads,
+                                      eos_token_id=127)
     model = transformers.LlamaForCausalLM(config).eval()
 
-    # The decode step: new tokens, the attention mask over past + new, and the cache of the past.
-    # One ONNX model runs both the prompt (a past of length 0) and every next token.
-    layers, kv_heads = config.num_hidden_layers, config.num_key_value_heads
-    head_dim = config.hidden_size // config.num_attention_heads
+    # The decode step: new tokens, the attention mask over past + new, and the cache of the past
+    # (batch, kv heads, past length, head dim). One ONNX model runs the prompt (a past of length 0)
+    # and every next token.
     cache = transformers.DynamicCache([(torch.randn(2, kv_heads, 5, head_dim), torch.randn(2, kv_heads, 5, head_dim))
                                        for _ in range(layers)])
     past = {0: "batch", 2: "past_sequence"}

@@ -1,7 +1,9 @@
-"""The README is the front door: its Python snippet and every command it quotes must run.
+"""The README is the front door: its Python snippets and every command it quotes must run.
 
-The default run executes each quoted command in a quick form (fewer repeats, one op for the
-conformance run, the same entry point and options); `-m slow` runs each exactly as written.
+Each snippet runs as a user would run it: in a fresh interpreter from an empty folder, with
+nothing from this suite's conftest.py. The default run executes each quoted command in a quick
+form (fewer repeats, one op for the conformance run, the same entry point and options); `-m slow`
+runs each exactly as written.
 """
 
 from __future__ import annotations
@@ -31,9 +33,12 @@ QUICK = {
     "python bench/bench_attention_past.py": ["--runs", "3", "--past", "16"],
 }
 # Commands not run here: installing (CI does it first), the test suite itself, the
-# compatibility runner (it builds a venv from the registry and runs the suite in it), and the
-# runner of torch's exporter tests (it needs a pytorch checkout, which this repo does not carry).
-NOT_RUN = ("pip install", "python -m pytest", "python tools/compat.py", "python tools/run_torch_exporter_tests.py")
+# compatibility runner (it builds a venv from the registry and runs the suite in it), the
+# runner of torch's exporter tests (it needs a pytorch checkout, which this repo does not carry),
+# the documentation build (the docs extra; CI runs it as a step of its own in .ci/run), and the
+# importer's command, which reads a user's file (tests/importer/test_import_cli.py runs it).
+NOT_RUN = ("pip install", "python -m pytest", "python tools/compat.py", "python tools/run_torch_exporter_tests.py",
+           "python -m mkdocs", "python -m torchlib import ")
 
 
 def _commands() -> list[str]:
@@ -73,11 +78,25 @@ def test_readme_quotes_commands():
 PYTHON_BLOCKS = re.findall(r"```python\n(.*?)```", README, re.S)
 
 
+# torchvision's wheels on the package registry are CUDA builds whose compiled ops do not load
+# beside the pinned CPU torch; transformers' model classes import torchvision and then fail with
+# this message. Issue 33 fixes the environment; until then a snippet that needs torchvision fails
+# with exactly this error, and only with it (tests/test_examples.py does the same).
+TORCHVISION_OPS_MISSING = "operator torchvision::nms does not exist"
+
+
 @pytest.mark.parametrize("index", range(len(PYTHON_BLOCKS)))
-def test_snippet_runs(index, tmp_path, monkeypatch):
-    """Every Python block runs as copied, in a fresh namespace."""
-    monkeypatch.chdir(tmp_path)
-    exec(compile(PYTHON_BLOCKS[index], f"README.md python block {index}", "exec"), {})
+def test_snippet_runs(index, tmp_path):
+    """Every Python block runs as copied, alone, in a fresh interpreter (no conftest help)."""
+    script = tmp_path / f"readme_block_{index}.py"
+    script.write_text(PYTHON_BLOCKS[index])
+    env = dict(os.environ, PYTHONPATH=str(ROOT), OMP_NUM_THREADS="1")
+    proc = subprocess.run([sys.executable, str(script)], cwd=tmp_path, env=env, capture_output=True, text=True,
+                          timeout=600)
+    if proc.returncode != 0 and TORCHVISION_OPS_MISSING in proc.stderr:
+        pytest.xfail(f"README python block {index}: torchvision's compiled ops do not load beside the CPU torch "
+                     f"({TORCHVISION_OPS_MISSING}); the environment fix of issue 33 makes this pass")
+    assert proc.returncode == 0, f"README python block {index}:\n{proc.stdout[-2000:]}\n{proc.stderr[-4000:]}"
     if index == 0:
         assert (tmp_path / "model.onnx").exists()
 

@@ -16,7 +16,7 @@ installed editable from this checkout, so a cached venv always tests the code in
 
 Venvs are kept under --cache (default $TORCHLIB_COMPAT_CACHE or ~/.cache/torchlib-compat), one per
 combination; a second run reuses it. Delete them there when done (a CUDA build of torch is
-several GB). The last line printed is the summary for the README's support table.
+several GB). The last line printed is the summary for the support table (docs/supported_versions.md).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Greedy generation with an exported decoder in onnxruntime.
 
-The model is one exported decode step (see "Language models" in the README): it takes
+The model is one exported decode step (docs/language_models.md): it takes
 `input_ids`, `attention_mask` (if the model has it), `position_ids` (if it has it) and
 `past_key_values.{i}.key` / `.value`, and returns `logits` and `present.{i}.key` / `.value`.
 The same model runs the prefill (the prompt, with a past of length 0) and every decode step

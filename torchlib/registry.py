@@ -218,7 +218,7 @@ def aten_op(*names: str, complex: bool = False, not_unique: str = "", free_outpu
     right. free_outputs: the positions of the outputs that are free (eigh's eigenvectors, not
     its eigenvalues, which are unique and sorted); None: every output.
     if_torch_has: register only the names the installed torch has an op for, for ops torch added
-    or removed within the support window (README, "Supported versions"): no graph can contain an
+    or removed within the support window (docs/supported_versions.md): no graph can contain an
     op torch lacks, and `codegen check` would report its name as unknown."""
 
     def decorator(fn: F) -> F:

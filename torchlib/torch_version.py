@@ -1,5 +1,5 @@
 """The installed torch's version, for the few places where torch changed an op's semantics or
-added an op between the versions in the support window (README, "Supported versions").
+added an op between the versions in the support window (docs/supported_versions.md).
 
 Prefer a probe of torch's behaviour next to the function that depends on it; use these where a
 probe is not practical. A condition is written as a version specifier: ">=2.14", "<2.13",

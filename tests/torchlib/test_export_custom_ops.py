@@ -121,5 +121,5 @@ def test_custom_op_without_function_is_named():
     assert "torchlib_test::fast_gelu" in message
     # a custom op is pointed at `functions=` / `@aten_op`, not at native_functions.yaml's coverage
     assert "functions={torch.ops.torchlib_test.fast_gelu.default: my_function}" in message
-    assert '@torchlib.aten_op("torchlib_test::fast_gelu")' in message
+    assert '@torchlib.registry.aten_op("torchlib_test::fast_gelu")' in message
     assert "codegen coverage" not in message

@@ -309,7 +309,7 @@ def check_supported(ep: torch.export.ExportedProgram, registry: Registry) -> Non
             lines.append(f"{', '.join(custom)} {'is not an ATen op' if len(custom) == 1 else 'are not ATen ops'} "
                          "(your own or a library's): write a function with graph_builder's `op` and pass it as "
                          f"`torchlib.export(..., functions={{{target}: my_function}})`, or register it for every export "
-                         f"with `@torchlib.aten_op(\"{custom[0]}\")` (README, \"Your own ops\").")
+                         f"with `@torchlib.registry.aten_op(\"{custom[0]}\")` (docs/custom_ops.md).")
         raise UnsupportedOpsError("\n".join(lines))
 
 

@@ -13,19 +13,11 @@ import argparse
 import os
 import sys
 from collections import defaultdict
-from collections.abc import Iterator
 
 import onnx
 import torch
 
-
-def all_nodes(graph: onnx.GraphProto) -> Iterator[onnx.NodeProto]:
-    """Every node of the graph and of its subgraphs (If / Loop / Scan bodies), depth first."""
-    for node in graph.node:
-        yield node
-        for attr in node.attribute:
-            for g in ([attr.g] if attr.type == onnx.AttributeProto.GRAPH else list(attr.graphs)):
-                yield from all_nodes(g)
+from torchlib.importer.registry import all_nodes
 
 
 def unsupported_ops(model: onnx.ModelProto) -> dict[tuple[str, str, int], list[str]]:

@@ -21,7 +21,7 @@ import numpy as np
 import onnx
 import torch
 
-from torchlib.importer.cli import all_nodes
+from torchlib.importer.registry import all_nodes
 
 RANDOM_OPS = {"RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUniformLike", "Multinomial", "Bernoulli"}
 STRING_OPS = {"StringConcat", "StringSplit", "StringNormalizer", "RegexFullMatch"}

@@ -12,8 +12,10 @@ node, or a tuple of them).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
+
+import onnx
 
 Converter = Callable[..., Any]
 
@@ -50,3 +52,12 @@ def lookup(domain: str, op_type: str, opset: int) -> Converter | None:
 def registered() -> list[tuple[str, str, int, int | None]]:
     """Every (domain, op type, since, until) registered, sorted."""
     return sorted((d, o, lo, hi) for (d, o), entries in _TABLE.items() for lo, hi, _ in entries)
+
+
+def all_nodes(graph: onnx.GraphProto) -> Iterator[onnx.NodeProto]:
+    """Every node of the graph and of its subgraphs (If / Loop / Scan bodies), depth first."""
+    for node in graph.node:
+        yield node
+        for attr in node.attribute:
+            for g in ([attr.g] if attr.type == onnx.AttributeProto.GRAPH else list(attr.graphs)):
+                yield from all_nodes(g)

@@ -35,8 +35,8 @@ import torch
 from torchlib.genai import model_folder
 from torchlib.genai.genai_config import genai_config
 from torchlib.genai.step import (
-    DecodeStep,
     DecoderSpec,
+    DecodeStep,
     grouped_like,
     is_transformers_model,
     present_names,
@@ -69,7 +69,7 @@ class GenaiBuild:
 
 def _module_config(model: torch.nn.Module, config: Any) -> Mapping[str, Any]:
     if config is None:
-        config = getattr(model, "config", None)
+        config = vars(model).get("config")  # a transformers model's config (a plain attribute)
         if config is None:
             raise ValueError("build(nn.Module, ...) needs the model's config: give config=model.config, or a dict "
                              "with num_hidden_layers, num_attention_heads, num_key_value_heads, head_dim, hidden_size, "
@@ -88,8 +88,9 @@ def _module_config(model: torch.nn.Module, config: Any) -> Mapping[str, Any]:
 
 def _generation(model: torch.nn.Module | None, folder: Path | None) -> dict[str, Any]:
     found = model_folder.generation_config(folder)
-    if not found and model is not None and getattr(model, "generation_config", None) is not None:
-        found = model.generation_config.to_dict()
+    generation: Any = vars(model).get("generation_config") if model is not None else None  # a transformers model's
+    if not found and generation is not None:
+        found = generation.to_dict()
     return found
 
 
@@ -147,8 +148,8 @@ def build(
         folder = Path(model)
         if not folder.is_dir():
             raise model_folder.ModelFolderError(f"{folder}: not a folder: give the folder save_pretrained wrote")
-        fields = {**model_folder.config_dict(folder), **(dict(config) if isinstance(config, Mapping) else {})}
         module = model_folder.meta_model(folder)
+        fields = {**_module_config(module, None), **(dict(config) if isinstance(config, Mapping) else {})}
         weights, weight_notes = model_folder.checkpoint_weights(folder, module)
         notes += weight_notes
     spec = DecoderSpec.of(fields)

@@ -49,7 +49,9 @@ class DecoderSpec:
         """From a transformers config (or a dict of its fields): num_hidden_layers,
         num_attention_heads, num_key_value_heads (default: the heads), head_dim (default:
         hidden_size // heads), hidden_size, vocab_size, max_position_embeddings."""
-        get = config.get if isinstance(config, Mapping) else lambda k, d=None: getattr(config, k, d)
+        def get(key: str) -> Any:
+            return config.get(key) if isinstance(config, Mapping) else getattr(config, key, None)
+
         missing = [k for k in ("num_hidden_layers", "num_attention_heads", "hidden_size", "vocab_size") if get(k) is None]
         context = get("context_length") or get("max_position_embeddings")
         if context is None:

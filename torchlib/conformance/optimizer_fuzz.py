@@ -158,8 +158,10 @@ def _rotate_half(x: torch.Tensor) -> torch.Tensor:
 
 
 def rotary(rng: random.Random, round_: int) -> Case:
-    """q * cos + rotate_half(q) * sin, cos / sin of cat(f, f) with f = outer(positions, inv_freq)."""
-    forms = ["dynamic_seq", "static_seq", "long_static_seq"]
+    """q * cos + rotate_half(q) * sin, cos / sin of cat(f, f) with f = outer(positions, inv_freq);
+    or, as transformers' rotary embedding makes them, one table per batch row (positions
+    [batch, seq] from an offset per row), times a scale or not, laid out [batch, 1, seq, size]."""
+    forms = ["dynamic_seq", "static_seq", "long_static_seq", "per_batch", "per_batch_scaled"]
     form = forms[round_ % len(forms)]
     near = _near(rng, round_, len(forms), ["bshd_layout", "one_row", "halves_differ", "dtype", "opset", "odd_slice"])
     dim = rng.choice([8, 16])
@@ -167,14 +169,23 @@ def rotary(rng: random.Random, round_: int) -> Case:
     inv = 1.0 / (10000 ** (torch.arange(0, dim, 2, dtype=dtype) / dim))
     seq_axis = 1 if near == "bshd_layout" else 2
     seq = 40 if form == "long_static_seq" else rng.randint(3, 7)  # 40 x 16 > FOLD_LIMIT: a generator
+    per_batch = form.startswith("per_batch")
+    offsets = torch.tensor([[3], [0]])  # each batch row's first position
 
     def fn(m: Model, x: torch.Tensor) -> torch.Tensor:
         n = 1 if near == "one_row" else x.shape[seq_axis]
         t = torch.arange(n, dtype=dtype) + (2 if near == "one_row" else 0)
-        f = torch.outer(t, m.inv)
+        if per_batch:  # [batch, n, size/2], as inv_freq @ position_ids
+            f = (m.offsets + t.to(torch.int64)).to(dtype)[..., None] * m.inv
+        else:
+            f = torch.outer(t, m.inv)
         emb = torch.cat((f, f * 1.5 if near == "halves_differ" else f), dim=-1)
         cos, sin = emb.cos(), emb.sin()
-        if near == "bshd_layout":
+        if form == "per_batch_scaled":
+            cos, sin = cos * 0.75, sin * 0.75
+        if per_batch:
+            cos, sin = (cos[:, :, None], sin[:, :, None]) if near == "bshd_layout" else (cos[:, None], sin[:, None])
+        elif near == "bshd_layout":
             cos, sin = cos[None, :, None, :], sin[None, :, None, :]
         else:
             cos, sin = cos[None, None], sin[None, None]
@@ -188,11 +199,11 @@ def rotary(rng: random.Random, round_: int) -> Case:
     shape = [2, 3, 3, dim]
     shape[seq_axis] = seq
     x = torch.randn(shape, dtype=dtype)
-    dynamic = {seq_axis: "seq"} if form == "dynamic_seq" else {}
-    if dynamic and rng.random() < 0.5:
+    dynamic = {seq_axis: "seq"} if form in ("dynamic_seq", "per_batch", "per_batch_scaled") else {}
+    if dynamic and rng.random() < 0.5 and not per_batch:  # per batch: a table per row of the 2 offsets
         dynamic[0] = "batch"
     opset = rng.randint(18, 22) if near == "opset" else 23
-    return Case(f"rotary/{form}/{near}", Model(fn, buffers={"inv": inv}), (x,), [dynamic], opset)
+    return Case(f"rotary/{form}/{near}", Model(fn, buffers={"inv": inv, "offsets": offsets}), (x,), [dynamic], opset)
 
 
 def gemm(rng: random.Random, round_: int) -> Case:
@@ -421,7 +432,7 @@ def reshapes(rng: random.Random, round_: int) -> Case:
 FAMILIES: list[Callable[[random.Random, int], Case]] = [gelu, rms_norm, rotary, gemm, unsqueeze_pair, packed_qkv,
                                                         attention, batch_norm, folding, cleanup,
                                                         kv_cache, reshapes]
-FORMS = {gelu: 5, rms_norm: 4, rotary: 3, batch_norm: 4, folding: 3, kv_cache: 2}  # rounds until every exact form was built
+FORMS = {gelu: 5, rms_norm: 4, rotary: 5, batch_norm: 4, folding: 3, kv_cache: 2}  # rounds until every exact form was built
 
 
 def make_case(index: int, seed: int = 0) -> Case:

@@ -21,7 +21,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
-from graph_builder.optimizer import attention, cleanup, folding, fusions, pattern
+from graph_builder.optimizer import attention, cleanup, folding, fusions, onnxruntime, pattern
 from graph_builder.optimizer.editing import Uses
 from graph_builder.optimizer.pattern import Rule, Var
 
@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from graph_builder.builder import GraphBuilder
     from graph_builder.ir import Node
 
-__all__ = ["Rule", "Var", "optimize", "record"]
+__all__ = ["Rule", "Var", "optimize", "optimize_for_onnxruntime", "record"]
 
 _RECORDERS: list[Counter[str]] = []
 _NOT_COUNTS = ("nodes before", "nodes after", "seconds")
@@ -98,3 +98,12 @@ def _unused_initializers(uses: Uses) -> int:
     for name in unused:
         del graph.initializers[name]
     return len(unused)
+
+
+def optimize_for_onnxruntime(builder: GraphBuilder, target: onnxruntime.OnnxRuntime) -> dict[str, int]:
+    """target="onnxruntime": the contrib-op rewrites (onnxruntime.py), after `optimize` and
+    weight quantization; returns (and `record()` counts) what each did."""
+    counts = onnxruntime.rewrite(builder, target)
+    for hits in _RECORDERS:
+        hits.update(counts)
+    return counts

@@ -94,6 +94,27 @@ def _generation(model: torch.nn.Module | None, folder: Path | None) -> dict[str,
     return found
 
 
+def _check_target(result: Any, spec: DecoderSpec, position_ids: bool, quantized: bool) -> str:
+    """The onnxruntime-target model against torch on a decode step (batch 2, one token after 5)
+    and a prompt after a past (batch 1, 4 tokens after 3), as export's self-check does (and
+    skipped when that one would be: quantized weights, or a model too large for a cheap run)."""
+    from torchlib.exporter import self_check
+
+    if quantized:
+        return "target check skipped: weight quantization changes the numbers by design"
+    parameters = sum(t.numel() for t in result.exported_program.state_dict.values())
+    if parameters > self_check.MAX_PARAMETERS:
+        return (f"target check skipped: {parameters / 1e6:.0f}M parameters (result.verify(...) on a decode step "
+                f"checks it)")  # fmt: skip
+    failed = []
+    for batch, new, past in ((2, 1, 5), (1, 4, 3)):
+        _, args, _ = sample_inputs(spec, position_ids, batch=batch, new=new, past=past)
+        failed += [f"{d} (batch {batch}, {new} new after {past})" for d in result.verify(*args) if not d.ok()]
+    if failed:
+        raise ValueError("the onnxruntime-target model differs from torch: " + "; ".join(map(str, failed)))
+    return "target check passed: the model reproduces torch on a decode step and on a prompt after a past"
+
+
 def build(
     model: str | os.PathLike[str] | torch.nn.Module,
     output_dir: str | os.PathLike[str],
@@ -105,6 +126,7 @@ def build(
     tokenizer: str | os.PathLike[str] | None = None,
     position_ids: bool = True,
     opset: int = 23,
+    target: str = "onnxruntime",
 ) -> GenaiBuild:
     """Write onnxruntime-genai's folder for a causal language model.
 
@@ -129,6 +151,8 @@ def build(
         computed from the attention mask as `generate` computes them: left-padded batches
         are exact); False lets the model number the new tokens from the past's length.
     opset: the ONNX opset (21 and up for int4).
+    target: "onnxruntime" (default): the export's onnxruntime target, contrib operators where
+        onnxruntime's kernels are faster (docs/genai.md); "onnx": standard ONNX only.
     """
     import torchlib
 
@@ -163,8 +187,19 @@ def build(
         from graph_builder.optimizer.quantization import WeightQuantization
 
         quantization = WeightQuantization("int4", block_size=block_size, symmetric=True)
-    result = torchlib.export(step.eval(), args, dynamic_shapes=grouped_like(step.forward, shapes), input_names=names, output_names=outputs,
-                             weights=weights, weight_quantization=quantization, opset=opset)  # fmt: skip
+    from graph_builder.optimizer.onnxruntime import OnnxRuntime
+
+    if target not in ("onnx", "onnxruntime"):
+        raise ValueError(f"target {target!r}: 'onnxruntime' (the default) or 'onnx'")
+    runtime = OnnxRuntime(accuracy_level) if target == "onnxruntime" else None
+    # the onnxruntime target's GroupQueryAttention refuses the sample's shape (batch 2, 3 new
+    # tokens after 5: onnxruntime's kernel takes several new tokens after a past only for batch
+    # 1), so that export is checked here on the shapes the runtime feeds
+    result = torchlib.export(step.eval(), args, dynamic_shapes=grouped_like(step.forward, shapes), input_names=names,
+                             output_names=outputs, weights=weights, weight_quantization=quantization, opset=opset,
+                             target=runtime or "onnx", check=False if runtime is not None else None)  # fmt: skip
+    if runtime is not None:
+        notes.append(_check_target(result, spec, with_positions, quantization is not None))
     out.mkdir(parents=True, exist_ok=True)
     filename = "model.onnx"
     result.save(out / filename, external_data=True)

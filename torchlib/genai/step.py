@@ -111,9 +111,10 @@ class DecodeStep(torch.nn.Module):
         return (out.logits, *present)
 
 
-def sample_inputs(spec: DecoderSpec, position_ids: bool, dtype: torch.dtype = torch.float32) -> tuple[list[str], tuple, tuple]:
-    """(input names, sample inputs, dynamic shapes) of the step: batch 2, 3 new tokens after 5."""
-    batch, new, past = 2, 3, 5
+def sample_inputs(spec: DecoderSpec, position_ids: bool, dtype: torch.dtype = torch.float32, batch: int = 2,
+                  new: int = 3, past: int = 5) -> tuple[list[str], tuple, tuple]:
+    """(input names, sample inputs, dynamic shapes) of the step: by default batch 2, 3 new tokens
+    after 5 (no dim of size 0 or 1: torch.export would make it static)."""
     g = torch.Generator().manual_seed(0)
     names = ["input_ids", "attention_mask"]
     args: list[torch.Tensor] = [torch.randint(0, spec.vocab_size, (batch, new), generator=g),

@@ -21,10 +21,9 @@ from graph_builder import GraphBuilder, op, types
 from graph_builder.ir import Value, real_view
 from graph_builder.opset import OpError, torch_to_numpy
 from graph_builder.optimizer import optimize as optimize_graph
-from graph_builder.optimizer import optimize_for_onnxruntime
-from graph_builder.optimizer.onnxruntime import OnnxRuntime
-from graph_builder.optimizer import runtime_guards
+from graph_builder.optimizer import optimize_for_onnxruntime, runtime_guards
 from graph_builder.optimizer.folding import BATCH_NORMS_LEFT
+from graph_builder.optimizer.onnxruntime import OnnxRuntime
 from graph_builder.optimizer.quantization import WeightQuantization, check_opset, quantize_weights
 from torchlib.exporter import dataclass_trees, self_check
 from torchlib.exporter.capture import EXPORT_LOCK, caller_level, capture

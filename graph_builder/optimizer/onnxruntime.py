@@ -503,12 +503,22 @@ def _is_length_of(term: Value, past: Value) -> bool:
 
 def causal_within(mask: Value, past: Value, queries: object, keys: object) -> bool:
     """Whether the boolean `mask` (broadcast as [..., queries, keys]) keeps no key after its
-    query's own position: one of its conjuncts (through And, Expand and Unsqueezes of leading
+    query's own position: a constant that holds it (static sizes), or one of its conjuncts (through And, Expand and Unsqueezes of leading
     axes) is `key <= query` (LessOrEqual(k, q) or GreaterOrEqual(q, k)), k being the key index
     (0, 1, ... along the last axis, `keys` of them) and q the query's position (past length + 0,
     1, ... along the axis before, `queries` of them)."""
+    if mask.dtype is not types.BOOL:
+        return False
+    if mask.const_value is not None:  # a constant mask of static sizes, past length static too
+        c, past_len = mask.const_value, past.shape[2] if past.shape is not None else None
+        if c.ndim < 2 or not isinstance(queries, int) or not isinstance(keys, int) or not isinstance(past_len, int):
+            return False
+        if c.shape[-2:] != (queries, keys) or keys != past_len + queries:
+            return False
+        allowed = np.arange(keys)[None, :] <= np.arange(queries)[:, None] + past_len
+        return bool(np.all(~c | allowed))
     node = mask.producer
-    if node is None or node.domain not in ("", "ai.onnx") or mask.dtype is not types.BOOL:
+    if node is None or node.domain not in ("", "ai.onnx"):
         return False
     if node.op_type == "And":
         return any(x is not None and causal_within(x, past, queries, keys) for x in node.inputs)

@@ -32,6 +32,7 @@ from torch.utils import _pytree as pytree
 
 import torchlib
 from graph_builder.optimizer import record
+from graph_builder.optimizer.onnxruntime import OnnxRuntime
 
 
 class Model(torch.nn.Module):
@@ -61,6 +62,10 @@ class Case:
     dynamic: list[dict[int, str]]  # per input: axis -> dim name
     opset: int = 23
     sizes: dict[str, list[int]] = dataclasses.field(default_factory=dict)  # dim name -> sizes run
+    # the onnxruntime target's cases: export options of both exports, and the target of the
+    # second (compared with target="onnx", both optimized) instead of optimize=True vs False
+    options: dict[str, Any] = dataclasses.field(default_factory=dict)
+    target: Any = None
 
 
 @dataclasses.dataclass
@@ -429,10 +434,88 @@ def reshapes(rng: random.Random, round_: int) -> Case:
     return Case(f"reshapes/{len(shape)}d/{miss}", Model(fn), (x,), [dynamic])
 
 
+def onnxruntime_target(rng: random.Random, round_: int) -> Case:
+    """target="onnxruntime" against target="onnx" (graph_builder/optimizer/onnxruntime.py): a
+    residual Add read by an RMSNorm (SkipSimplifiedLayerNormalization), Linears of one input
+    (packed), weight-quantized Linears (MatMulNBits, accuracy level 0: float32 activations), and
+    a decode step's attention over a past with grouped KV heads and a causal mask made of
+    positions, or no mask (GroupQueryAttention)."""
+    forms = ["skip_norm", "packed", "nbits", "gqa_masked", "gqa_unmasked", "gqa_constant_mask"]
+    form = forms[round_ % len(forms)]
+    misses = {"skip_norm": ["broadcast_residual", "dtype", "norm_axis"], "packed": ["weight_input"],
+              "nbits": ["int8_asymmetric", "odd_k"], "gqa_masked": ["mask_offset", "mask_strict", "output_read"],
+              "gqa_unmasked": ["output_read"], "gqa_constant_mask": ["mask_offset"]}[form]  # fmt: skip
+    near = _near(rng, round_, len(forms), misses)
+    target = OnnxRuntime(accuracy_level=0)
+    if form == "skip_norm":
+        e = rng.choice([8, 16])
+        dtype = torch.float64 if near == "dtype" else torch.float32
+        params = {"w": torch.rand(e, dtype=dtype) + 0.5, "lin": torch.randn(e, e, dtype=dtype) * 0.3}
+        axis = -2 if near == "norm_axis" else -1
+
+        def fn_s(m: Model, x: torch.Tensor) -> Any:
+            r = (x[:1] if near == "broadcast_residual" else x) + x @ m.lin
+            y = r * torch.rsqrt(r.pow(2).mean(axis, keepdim=True) + 1e-6)
+            return m.w * y, r * 2  # the sum is read again (the next residual)
+
+        x = torch.randn(rng.randint(2, 3), rng.randint(2, 5), e, dtype=dtype)
+        return Case(f"onnxruntime/skip_norm/{near}", Model(fn_s, params), (x,), [{1: "s"}], target=target)
+    if form in ("packed", "nbits"):
+        k = 40 if near == "odd_k" else rng.choice([32, 64])
+        sizes = [rng.choice([16, 32, 48]) for _ in range(rng.randint(2, 3))]
+        params = {f"w{i}": torch.randn(k, n) * 0.2 for i, n in enumerate(sizes)}
+
+        def fn_p(m: Model, x: torch.Tensor, y: torch.Tensor | None = None) -> Any:
+            ws = [getattr(m, f"w{i}") for i in range(len(sizes))]
+            if y is not None:  # a weight given as an input: not a constant
+                ws[0] = y
+            return tuple(torch.relu(x @ w) for w in ws)
+
+        args = (torch.randn(2, rng.randint(2, 4), k),)
+        dynamic = [{1: "s"}]
+        if near == "weight_input":
+            args, dynamic = (*args, torch.randn(k, sizes[0])), [*dynamic, {}]
+        options: dict[str, Any] = {}
+        if form == "nbits":
+            from graph_builder.optimizer.quantization import WeightQuantization
+
+            asym = near == "int8_asymmetric" or rng.random() < 0.5
+            options["weight_quantization"] = WeightQuantization("int8" if near == "int8_asymmetric" else "int4",
+                                                                rng.choice([16, 32]), symmetric=not asym)  # fmt: skip
+        return Case(f"onnxruntime/{form}/{near}", Model(fn_p, params), args, dynamic, options=options, target=target)
+    heads, kv, size = 4, rng.choice([1, 2, 4]), 16
+    e = heads * size
+    params = {n: torch.randn(e, d) * 0.2 for n, d in (("q", e), ("k", kv * size), ("v", kv * size), ("o", e))}
+    masked = form == "gqa_masked"
+    constant = form == "gqa_constant_mask"  # static sizes: the mask folds to a constant
+
+    def fn_a(m: Model, x: torch.Tensor, pk: torch.Tensor, pv: torch.Tensor) -> Any:
+        b, s, _ = x.shape
+        p = pk.shape[2]
+        q = (x @ m.q).view(b, s, heads, size).transpose(1, 2)
+        k = torch.cat([pk, (x @ m.k).view(b, s, kv, size).transpose(1, 2)], 2)
+        v = torch.cat([pv, (x @ m.v).view(b, s, kv, size).transpose(1, 2)], 2)
+        mask = None
+        if masked:
+            key, query = torch.arange(p + s), torch.arange(s) + p + (1 if near == "mask_offset" else 0)
+            keep = key[None, :] < query[:, None] if near == "mask_strict" else key[None, :] <= query[:, None]
+            mask = keep[None, None].expand(b, 1, s, p + s)
+        elif constant:
+            mask = torch.ones(s, p + s, dtype=torch.bool).tril(p + (1 if near == "mask_offset" else 0))[None, None]
+        y = F.scaled_dot_product_attention(q, _repeat_kv(k, heads // kv), _repeat_kv(v, heads // kv), attn_mask=mask)
+        out = y.transpose(1, 2).reshape(b, s, e) @ m.o
+        return (out, k, v, y) if near == "output_read" else (out, k, v)
+
+    args = (torch.randn(1, 3, e), torch.randn(1, kv, 4, size), torch.randn(1, kv, 4, size))  # batch 1: onnxruntime's
+    dynamic = [{}, {}, {}] if constant else [{1: "s"}, {2: "p"}, {2: "p"}]  # kernel takes a prompt after a past only then
+    return Case(f"onnxruntime/{form}/{near}", Model(fn_a, params), args, dynamic, target=target)
+
+
 FAMILIES: list[Callable[[random.Random, int], Case]] = [gelu, rms_norm, rotary, gemm, unsqueeze_pair, packed_qkv,
                                                         attention, batch_norm, folding, cleanup,
-                                                        kv_cache, reshapes]
-FORMS = {gelu: 5, rms_norm: 4, rotary: 5, batch_norm: 4, folding: 3, kv_cache: 2}  # rounds until every exact form was built
+                                                        kv_cache, reshapes, onnxruntime_target]
+FORMS = {gelu: 5, rms_norm: 4, rotary: 5, batch_norm: 4, folding: 3, kv_cache: 2,
+         onnxruntime_target: 6}  # rounds until every exact form was built
 
 
 def make_case(index: int, seed: int = 0) -> Case:
@@ -498,15 +581,29 @@ def run_case(case: Case) -> Outcome:
     """Export with and without the optimizer and compare at every size (see the module's doc)."""
     diffs: list[str] = []
     shapes = _dynamic_shapes(case)
+    plain_options = {"optimize": False} if case.target is None else {"check": False}
+    second = {} if case.target is None else {"target": case.target, "check": False}
+    what = "optimize=True" if case.target is None else "the onnxruntime target"
     try:
-        plain = torchlib.export(case.model, case.args, dynamic_shapes=shapes, opset=case.opset, optimize=False)
+        plain = torchlib.export(case.model, case.args, dynamic_shapes=shapes, opset=case.opset, **plain_options,
+                                **case.options)  # fmt: skip
     except Exception as e:  # noqa: BLE001  # not the optimizer's doing: counted apart, listed by the bench script
         return Outcome(case.name, Counter(), [], f"{case.name}: the plain export fails: {type(e).__name__}: {str(e)[:200]}")
+    if case.target is not None and "weight_quantization" in case.options:
+        # onnxruntime fuses the plain DequantizeLinear -> MatMul itself, at its session's accuracy
+        # level (4 by default): compare at the level the target writes
+        import onnxruntime as ort
+
+        from graph_builder.weights import ort_session
+
+        options = ort.SessionOptions()
+        options.add_session_config_entry("session.qdq_matmulnbits_accuracy_level", str(case.target.accuracy_level))
+        plain._session = ort_session(plain.graph, options)
     with record() as hits:
         try:
-            opt = torchlib.export(case.model, case.args, dynamic_shapes=shapes, opset=case.opset)
+            opt = torchlib.export(case.model, case.args, dynamic_shapes=shapes, opset=case.opset, **second, **case.options)
         except Exception as e:  # noqa: BLE001  # a finding, reported
-            return Outcome(case.name, hits, [f"{case.name}: optimize=True fails to export: {type(e).__name__}: {str(e)[:200]}"])
+            return Outcome(case.name, hits, [f"{case.name}: {what} fails to export: {type(e).__name__}: {str(e)[:200]}"])
     runs = len(_SIZES) if shapes else 1
     for k in range(runs):
         inputs = _inputs(case, k) if shapes else case.args
@@ -519,7 +616,7 @@ def run_case(case: Case) -> Outcome:
         try:
             b = opt.run(*inputs)
         except Exception as e:  # noqa: BLE001  # a finding, reported
-            diffs.append(f"{case.name} at {[tuple(x.shape) for x in inputs]}: optimize=True fails to run: {str(e)[:200]}")
+            diffs.append(f"{case.name} at {[tuple(x.shape) for x in inputs]}: {what} fails to run: {str(e)[:200]}")
             continue
         for i, (e, x, y) in enumerate(zip(expected, a, b)):
             atol, rtol = _tolerance(e.dtype)
@@ -546,8 +643,10 @@ def rewrite_names() -> list[str]:
     """Every rewrite a fuzz run must hit: each rule of the optimizer and the BatchNorm fold."""
     from graph_builder.optimizer import attention as attention_rules
     from graph_builder.optimizer import fusions
+    from graph_builder.optimizer import onnxruntime as onnxruntime_rules
 
     names = dict.fromkeys(r.name for r in [*fusions.RULES, *attention_rules.UNFUSE, *attention_rules.GQA, *attention_rules.PAST])
+    names.update(dict.fromkeys(onnxruntime_rules.NAMES.values()))
     return [*names, "batch norms folded", "constants folded", "identities removed", "reshapes merged",
             "common subexpressions merged"]
 

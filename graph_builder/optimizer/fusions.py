@@ -225,7 +225,8 @@ def _batch_half_of(cache: Value, x: Value) -> tuple[Node, Value, Value | None] |
     sequence, size] `t = Cos/Sin(Concat(f, f, axis=-1))`, times a one-element constant `scale`
     or not (transformers' rotary embedding: `emb = cat(freqs, freqs)`, `emb.cos() *
     attention_scaling`, one table per batch row from position_ids), with f of shape [batch,
-    sequence, size/2] and batch and sequence the same dims as x's (equal sizes or names)."""
+    sequence, size/2] (or [1, sequence, size/2]: one table for every row) and batch and sequence
+    the same dims as x's (equal sizes or names)."""
     size = x.shape[-1]  # type: ignore[index]
     node = cache.producer
     if node is None or node.op_type != "Unsqueeze" or ints(node.inputs[1] if len(node.inputs) > 1 else None) != [1]:
@@ -248,7 +249,7 @@ def _batch_half_of(cache: Value, x: Value) -> tuple[Node, Value, Value | None] |
     f = cat.inputs[0]
     if f.rank != 3 or f.shape is None or cat.attributes.get("axis") not in (-1, 2) or f.shape[-1] != size // 2:
         return None
-    if not (_same_dim(f.shape[0], x.shape[0]) and _same_dim(f.shape[1], x.shape[2])):  # type: ignore[index]
+    if not ((f.shape[0] == 1 or _same_dim(f.shape[0], x.shape[0])) and _same_dim(f.shape[1], x.shape[2])):  # type: ignore[index]
         return None
     return producer, f, scale
 
@@ -264,7 +265,10 @@ def _cache(op, cache: Value, size: int, seq: object, rank: int):
 def _batch_cache(op, cache: Value, x: Value):
     node, f, scale = _batch_half_of(cache, x)  # type: ignore[misc]
     half = op.Cos(f) if node.op_type == "Cos" else op.Sin(f)
-    return half if scale is None else op.Mul(half, scale)
+    half = half if scale is None else op.Mul(half, scale)
+    if f.shape[0] == 1 and x.shape[0] != 1:  # one table for every row: RotaryEmbedding takes one per row
+        half = op.Expand(half, op.Concat(op.Shape(x, start=0, end=1), op.Shape(f, start=1), axis=0))
+    return half
 
 
 def _rope_batch_fused(op, x, cos, sin, **_):

@@ -50,9 +50,18 @@ ACCURACY_LEVELS = (0, 1, 2, 3, 4)
 class OnnxRuntime:
     """The onnxruntime target. accuracy_level: MatMulNBits' activation type (0 unset, which is
     float32 on the CPU; 1 float32; 2 float16; 3 bfloat16; 4 int8, onnxruntime's and
-    onnxruntime-genai's default for the CPU)."""
+    onnxruntime-genai's default for the CPU). max_sequence_length: the longest past + new
+    tokens the model will run (a language model's context length): GroupQueryAttention's rotary
+    tables are then constants of that many rows (it refuses a longer sequence, with an error);
+    None: the tables are computed in the graph at each run, for the sequence's length.
+    past_length_from: see `past_length_from_inputs` (what lets onnxruntime-genai share one
+    buffer between the past and the present)."""
 
     accuracy_level: int = 4
+    max_sequence_length: int | None = None
+    # (input whose dim 1 is past + new, input whose dim 1 is new): a decode step's contract
+    # (onnxruntime-genai's `attention_mask` and `input_ids`); see `past_length_from_inputs`
+    past_length_from: tuple[str, str] | None = None
 
     def __post_init__(self) -> None:
         if self.accuracy_level not in ACCURACY_LEVELS:
@@ -77,6 +86,7 @@ NAMES = {
     "packed": "packed projections (MatMuls of one input, weights side by side)",
     "skip": "SkipSimplifiedLayerNormalization (residual Add + RMSNormalization)",
     "gqa": "GroupQueryAttention (decode-step Attention with the past)",
+    "past": "past length from the inputs (past and present may share one buffer)",
 }
 
 
@@ -93,7 +103,9 @@ def rewrite(builder: GraphBuilder, target: OnnxRuntime) -> dict[str, int]:
     run("nbits", matmul_nbits(builder, uses, target.accuracy_level))
     run("packed", packed_projections(builder, uses))
     run("skip", skip_rms_norms(builder, uses))
-    run("gqa", group_query_attention(builder, uses))
+    run("gqa", group_query_attention(builder, uses, target.max_sequence_length))
+    if target.past_length_from is not None:
+        run("past", past_length_from_inputs(builder, uses, *target.past_length_from))
     cleanup.common_subexpressions(uses)
     uses.commit()
     cleanup.dead_code(uses)
@@ -589,6 +601,106 @@ def gqa_exact(node: Node, uses: Uses) -> tuple[_Heads, _Heads, _Heads, Value, bo
     return q, k, v, merged, True
 
 
+@dataclasses.dataclass
+class _FusedRotary:
+    """Rotary tables GroupQueryAttention computes itself: row p = cos / sin(p * inv_freq) * scale."""
+
+    inv_freq: np.ndarray  # [size / 2] float32
+    scale: float | None
+    interleaved: int
+
+
+def _table_of(cache: Value, function: str) -> tuple[Value, float | None] | None:
+    """(f, scale) when `cache` = [Expand of] [Mul(·, one-element float32 scale) of]
+    `function`(f) (what the per-batch rotary rule writes)."""
+    node = cache.producer
+    if _std(node, "Expand"):
+        cache = node.inputs[0]  # type: ignore[union-attr,assignment]
+        node = cache.producer
+    scale = None
+    if _std(node, "Mul"):
+        numbers = [v for v in node.inputs if v is not None and scalar(v) is not None]  # type: ignore[union-attr]
+        others = [v for v in node.inputs if v is not None and scalar(v) is None]  # type: ignore[union-attr]
+        if len(numbers) != 1 or len(others) != 1 or numbers[0].dtype is not types.FLOAT:
+            return None
+        scale, node = scalar(numbers[0]), others[0].producer
+    if not _std(node, function) or node.inputs[0] is None:  # type: ignore[union-attr]
+        return None
+    return node.inputs[0], scale  # type: ignore[union-attr]
+
+
+def fused_rotary(q: _Heads, k: _Heads, past: Value) -> _FusedRotary | None:
+    """The rotation GroupQueryAttention applies itself (do_rotary) when it is q's and k's: both
+    rotated by one RotaryEmbedding each, of the same tables and attributes, no position_ids,
+    the whole head (rotary_embedding_dim 0 or the size), a head size that is a multiple of 16
+    (the kernel's requirement); cos / sin = Cos / Sin(f) (times the same scale, or not) with
+    f = Cast(positions) * inv_freq, inv_freq a float32 constant [size / 2], positions = past
+    length + 0, 1, ... along the sequence axis (`_index`): GroupQueryAttention numbers each new
+    token from the past's length the same way (seqlens_k)."""
+    if q.rotary is None or k.rotary is None or q.size % 16:
+        return None
+    qa, ka = q.rotary.attributes, k.rotary.attributes
+    if qa != ka or int(qa.get("rotary_embedding_dim", 0)) not in (0, q.size) or len(q.rotary.inputs) != 3:
+        return None
+    if len(k.rotary.inputs) != 3:
+        return None
+    tables = [_table_of(x.rotary.inputs[i], fn) for x in (q, k) for i, fn in ((1, "Cos"), (2, "Sin"))]  # type: ignore[union-attr,arg-type]
+    if any(t is None for t in tables) or any(t[0] is not tables[0][0] or t[1] != tables[0][1] for t in tables):  # type: ignore[index]
+        return None
+    cos = tables[0]
+    f = cos[0]  # type: ignore[index]
+    mul = f.producer
+    if not _std(mul, "Mul") or f.rank != 3 or f.dtype is not types.FLOAT:
+        return None
+    constants = [v for v in mul.inputs if v is not None and v.const_value is not None]  # type: ignore[union-attr]
+    others = [v for v in mul.inputs if v is not None and v.const_value is None]  # type: ignore[union-attr]
+    if len(constants) != 1 or len(others) != 1 or constants[0].const_value.shape != (q.size // 2,):
+        return None
+    inv, cast = constants[0].const_value, others[0].producer
+    if inv.dtype != np.float32 or not _std(cast, "Cast") or cast.inputs[0] is None:  # type: ignore[union-attr]
+        return None
+    positions = cast.inputs[0]  # type: ignore[union-attr]
+    if positions.dtype not in (types.INT64, types.INT32) or positions.rank != 3:
+        return None
+    index = _index(positions)
+    if index is None or (index.axis, index.constant, len(index.terms)) != (-2, 0, 1):
+        return None
+    if not _is_length_of(index.terms[0], past):
+        return None
+    return _FusedRotary(inv, cos[1], int(qa.get("interleaved", 0)))  # type: ignore[index]
+
+
+def _rotary_tables(op: Any, rotary: _FusedRotary, rows: int | None, total: Value) -> tuple[Any, Any]:
+    """cos and sin tables [rows, size / 2] for positions 0 .. rows - 1: constants (computed in
+    float64, rounded once), or computed in the graph for the `total` positions of this run."""
+    if rows is not None:
+        # the angle as the graph computes it (a float32 product), its cos / sin rounded once
+        angles = (np.arange(rows, dtype=np.float32)[:, None] * rotary.inv_freq[None, :]).astype(np.float64)
+        tables = [np.cos(angles), np.sin(angles)]
+        if rotary.scale is not None:
+            tables = [t * rotary.scale for t in tables]
+        return tuple(t.astype(np.float32) for t in tables)  # type: ignore[return-value]
+    positions = op.Cast(op.Range(np.array(0, np.int64), op.Squeeze(total, np.array([0], np.int64)),
+                                 np.array(1, np.int64)), to=types.FLOAT.onnx)  # fmt: skip
+    angles = op.Mul(op.Unsqueeze(positions, np.array([1], np.int64)), rotary.inv_freq)
+    cos, sin = op.Cos(angles), op.Sin(angles)
+    if rotary.scale is not None:
+        cos, sin = op.Mul(cos, np.float32(rotary.scale)), op.Mul(sin, np.float32(rotary.scale))
+    return cos, sin
+
+
+def _packed_source(q: Value, k: Value, v: Value) -> Value | None:
+    """The [batch, seq, (q + k + v) sizes] value when q, k and v are the three outputs of one
+    Split of it on the last axis, in that order, each read only as GroupQueryAttention will."""
+    node = q.producer
+    if not _std(node, "Split") or node is not k.producer or node is not v.producer or len(node.outputs) != 3:  # type: ignore[union-attr]
+        return None
+    if [q.index, k.index, v.index] != [0, 1, 2] or node.attributes.get("axis", 0) not in (-1, 2):  # type: ignore[union-attr]
+        return None
+    source = node.inputs[0]  # type: ignore[union-attr]
+    return source if source is not None and source.rank == 3 else None
+
+
 def _rotated(op: Any, x: _Heads) -> Value:
     """x's projection rotated as its RotaryEmbedding rotates x4: the same op on the 3-D layout."""
     if x.rotary is None:
@@ -598,7 +710,11 @@ def _rotated(op: Any, x: _Heads) -> Value:
     return op.RotaryEmbedding(x.x3, *ins[1:], num_heads=x.heads, **attrs)
 
 
-def group_query_attention(builder: GraphBuilder, uses: Uses) -> int:
+def group_query_attention(builder: GraphBuilder, uses: Uses, max_sequence_length: int | None = None) -> int:
+    """Attention over a past -> GroupQueryAttention (gqa_exact), rotating q and k itself where
+    `fused_rotary` proves it the same rotation (tables of max_sequence_length rows, or computed
+    in the graph), and reading Q, K and V packed where they are one Split's outputs and nothing
+    rotates them outside."""
     done = 0
     for node in list(uses.graph.nodes):
         if not uses.alive(node) or not _std(node, "Attention"):
@@ -608,7 +724,11 @@ def group_query_attention(builder: GraphBuilder, uses: Uses) -> int:
             continue
         q, k, v, merged, causal = found
         _, _, _, mask, pk, pv = node.inputs
+        rotary = fused_rotary(q, k, pk)  # type: ignore[arg-type]
+        packed = _packed_source(q.x3, k.x3, v.x3) if rotary is not None or (q.rotary is None and k.rotary is None) else None
         attrs: dict[str, Any] = {"num_heads": q.heads, "kv_num_heads": k.heads, "causal": int(causal)}
+        if rotary is not None:
+            attrs.update(do_rotary=1, rotary_interleaved=rotary.interleaved)
         for key in ("scale", "softcap"):
             if node.attributes.get(key) is not None:
                 attrs[key] = float(node.attributes[key])
@@ -618,14 +738,21 @@ def group_query_attention(builder: GraphBuilder, uses: Uses) -> int:
             # past + new: the mask's last dim (one value for every layer), else the past's and q's
             total = op.Shape(mask, start=3, end=4) if mask is not None else op.Add(
                 op.Shape(pk, start=2, end=3), op.Shape(q.x3, start=1, end=2))  # fmt: skip
+            query = packed if packed is not None else q.x3
             seqlens = op.Expand(op.Cast(op.Sub(total, np.array([1], np.int64)), to=types.INT32.onnx),
-                                op.Shape(q.x3, start=0, end=1))  # fmt: skip
+                                op.Shape(query, start=0, end=1))  # fmt: skip
             total32 = op.Squeeze(op.Cast(total, to=types.INT32.onnx), np.array([0], np.int64))
             bias = None
             if mask is not None:
                 bias = op.Where(mask, np.array(0.0, np.float32), np.array(-np.inf, np.float32))
-            return call("GroupQueryAttention",
-                        [_rotated(op, q), _rotated(op, k), v.x3, pk, pv, seqlens, total32, None, None, None, bias],
+            cos = sin = None
+            if rotary is not None and max_sequence_length is not None:  # constants, one pair for every layer
+                cos, sin = (builder.constant(t) for t in _rotary_tables(op, rotary, max_sequence_length, total))
+            elif rotary is not None:
+                cos, sin = _rotary_tables(op, rotary, None, total)
+            qkv = [packed, None, None] if packed is not None else [
+                q.x3 if rotary is not None else _rotated(op, q), k.x3 if rotary is not None else _rotated(op, k), v.x3]
+            return call("GroupQueryAttention", [*qkv, pk, pv, seqlens, total32, cos, sin, None, bias],
                         [(types.FLOAT, merged.shape), (types.FLOAT, present_k.shape), (types.FLOAT, present_v.shape)],
                         **attrs)  # fmt: skip
 
@@ -638,10 +765,70 @@ def group_query_attention(builder: GraphBuilder, uses: Uses) -> int:
         _replace_outputs(uses, [(merged, results[0]), (present_k, results[1]), (present_v, results[2])])
         uses.remove(node)
         old = tail + [n for x in (q, k, v) for n in ([x.rotary] if x.rotary else []) + x.nodes]
+        if packed is not None:
+            old.append(q.x3.producer)  # the Split
         _remove_if_unread(uses, old)  # type: ignore[arg-type]
         done += 1
     return done
 
 
-__all__ = ["ACCURACY_LEVELS", "NAMES", "OnnxRuntime", "causal_within", "gqa_exact", "matmul_nbits", "nbits_weights",
+# -- 5. the past's length from the inputs ----------------------------------------------------------
+
+
+def _reads_past_length(node: Node) -> bool | None:
+    """For a reader of a past tensor [batch, heads, past, size]: True when it reads the past's
+    length (Shape over axis 2), False when it reads only other dims (Shape of axis 0, 1 or 3),
+    None for any other reader."""
+    if not _std(node, "Shape"):
+        return None
+    rank = 4
+    start = int(node.attributes.get("start", 0)) % rank
+    end = node.attributes.get("end")
+    stop = rank if end is None else int(end) % rank if int(end) < 0 else min(int(end), rank)
+    return start <= 2 < stop
+
+
+def past_readers_share(graph: Any, past: Value) -> bool:
+    """Whether a past tensor may be a buffer longer than the past (its past in the first rows):
+    it is read only as GroupQueryAttention's past_key / past_value, or by Shapes of its other
+    dims."""
+    for node in graph.nodes:
+        for i, v in enumerate(node.inputs):
+            if v is not past:
+                continue
+            if node.op_type == "GroupQueryAttention" and node.domain == DOMAIN and i in (3, 4):
+                continue
+            if _reads_past_length(node) is not False:
+                return False
+    return True
+
+
+def past_length_from_inputs(builder: GraphBuilder, uses: Uses, total: str, new: str) -> int:
+    """Under the decode step's contract that input `total`'s dim 1 is the past's length plus
+    input `new`'s dim 1 (attention_mask and input_ids: onnxruntime-genai, optimum and
+    `generate` feed them so), every `Shape(past, start=2, end=3)` of a past tensor read by
+    GroupQueryAttention becomes `Shape(total)[1] - Shape(new)[1]`. Then, where nothing else reads
+    a past tensor's length (`past_readers_share`), the runtime may give a buffer longer than the
+    past (the past in its first rows, onnxruntime-genai's past_present_share_buffer):
+    GroupQueryAttention reads the past's length from seqlens_k, which comes from the mask.
+    Returns how many Shapes were replaced."""
+    inputs = {v.name: v for v in uses.graph.inputs}
+    if total not in inputs or new not in inputs or inputs[total].rank != 2 or inputs[new].rank != 2:
+        return 0, False
+    pasts = {id(n.inputs[i]): n.inputs[i] for n in uses.graph.nodes if uses.alive(n) and n.op_type == "GroupQueryAttention"
+             and n.domain == DOMAIN for i in (3, 4) if len(n.inputs) > i and n.inputs[i] is not None}  # fmt: skip
+    pasts = {k: v for k, v in pasts.items() if v.producer is None and v.rank == 4 and v.name in inputs}
+    replaced = 0
+    for past in pasts.values():
+        for reader in list(uses.of(past)):
+            if _reads_past_length(reader) and (reader.attributes.get("start"), reader.attributes.get("end")) in ((2, 3), (-2, -1)):
+                length = build_before(builder, uses, reader, lambda op: op.Sub(
+                    op.Shape(inputs[total], start=1, end=2), op.Shape(inputs[new], start=1, end=2)))  # fmt: skip
+                _replace_outputs(uses, [(reader.outputs[0], length)])
+                uses.remove(reader)
+                replaced += 1
+    return replaced
+
+
+__all__ = ["ACCURACY_LEVELS", "NAMES", "OnnxRuntime", "past_readers_share", "causal_within", "past_length_from_inputs", "gqa_exact", "matmul_nbits", "nbits_weights",
            "packed_projections", "rewrite", "skip_norm_exact", "skip_rms_norms"]

@@ -166,7 +166,7 @@ def rotary(rng: random.Random, round_: int) -> Case:
     """q * cos + rotate_half(q) * sin, cos / sin of cat(f, f) with f = outer(positions, inv_freq);
     or, as transformers' rotary embedding makes them, one table per batch row (positions
     [batch, seq] from an offset per row), times a scale or not, laid out [batch, 1, seq, size]."""
-    forms = ["dynamic_seq", "static_seq", "long_static_seq", "per_batch", "per_batch_scaled"]
+    forms = ["dynamic_seq", "static_seq", "long_static_seq", "per_batch", "per_batch_scaled", "per_batch_shared"]
     form = forms[round_ % len(forms)]
     near = _near(rng, round_, len(forms), ["bshd_layout", "one_row", "halves_differ", "dtype", "opset", "odd_slice"])
     dim = rng.choice([8, 16])
@@ -175,7 +175,7 @@ def rotary(rng: random.Random, round_: int) -> Case:
     seq_axis = 1 if near == "bshd_layout" else 2
     seq = 40 if form == "long_static_seq" else rng.randint(3, 7)  # 40 x 16 > FOLD_LIMIT: a generator
     per_batch = form.startswith("per_batch")
-    offsets = torch.tensor([[3], [0]])  # each batch row's first position
+    offsets = torch.tensor([[2]] if form == "per_batch_shared" else [[3], [0]])  # each row's first position (or all's)
 
     def fn(m: Model, x: torch.Tensor) -> torch.Tensor:
         n = 1 if near == "one_row" else x.shape[seq_axis]
@@ -205,7 +205,7 @@ def rotary(rng: random.Random, round_: int) -> Case:
     shape[seq_axis] = seq
     x = torch.randn(shape, dtype=dtype)
     dynamic = {seq_axis: "seq"} if form in ("dynamic_seq", "per_batch", "per_batch_scaled") else {}
-    if dynamic and rng.random() < 0.5 and not per_batch:  # per batch: a table per row of the 2 offsets
+    if dynamic and rng.random() < 0.5 and form in ("dynamic_seq", "per_batch_shared"):  # per batch: 2 offsets
         dynamic[0] = "batch"
     opset = rng.randint(18, 22) if near == "opset" else 23
     return Case(f"rotary/{form}/{near}", Model(fn, buffers={"inv": inv, "offsets": offsets}), (x,), [dynamic], opset)
@@ -514,7 +514,7 @@ def onnxruntime_target(rng: random.Random, round_: int) -> Case:
 FAMILIES: list[Callable[[random.Random, int], Case]] = [gelu, rms_norm, rotary, gemm, unsqueeze_pair, packed_qkv,
                                                         attention, batch_norm, folding, cleanup,
                                                         kv_cache, reshapes, onnxruntime_target]
-FORMS = {gelu: 5, rms_norm: 4, rotary: 5, batch_norm: 4, folding: 3, kv_cache: 2,
+FORMS = {gelu: 5, rms_norm: 4, rotary: 6, batch_norm: 4, folding: 3, kv_cache: 2,
          onnxruntime_target: 6}  # rounds until every exact form was built
 
 

@@ -124,7 +124,7 @@ def build(
     block_size: int = 32,
     accuracy_level: int = DEFAULT_ACCURACY_LEVEL,
     tokenizer: str | os.PathLike[str] | None = None,
-    position_ids: bool = True,
+    position_ids: bool | None = None,
     opset: int = 23,
     target: str = "onnxruntime",
 ) -> GenaiBuild:
@@ -148,8 +148,10 @@ def build(
         genai_config.json's session options (`session.qdq_matmulnbits_accuracy_level`).
     tokenizer: the folder to copy the tokenizer's files from (default: the model folder).
     position_ids: whether the graph takes position_ids (onnxruntime-genai then feeds them,
-        computed from the attention mask as `generate` computes them: left-padded batches
-        are exact); False lets the model number the new tokens from the past's length.
+        computed from the attention mask as `generate` computes them); False: the model numbers
+        the new tokens from the past's length. Default: False for target "onnxruntime" (as the
+        builder's graph: GroupQueryAttention can then rotate q and k itself, proven the same
+        rotation), True for "onnx".
     opset: the ONNX opset (21 and up for int4).
     target: "onnxruntime" (default): the export's onnxruntime target, contrib operators where
         onnxruntime's kernels are faster (docs/genai.md); "onnx": standard ONNX only.
@@ -177,9 +179,11 @@ def build(
         weights, weight_notes = model_folder.checkpoint_weights(folder, module)
         notes += weight_notes
     spec = DecoderSpec.of(fields)
+    if target not in ("onnx", "onnxruntime"):
+        raise ValueError(f"target {target!r}: 'onnxruntime' (the default) or 'onnx'")
     transformers_model = is_transformers_model(module)
-    step = DecodeStep(module, spec.layers, position_ids) if transformers_model else module
-    with_positions = position_ids and transformers_model
+    with_positions = (target == "onnx" if position_ids is None else position_ids) and transformers_model
+    step = DecodeStep(module, spec.layers, with_positions) if transformers_model else module
     names, args, shapes = sample_inputs(spec, with_positions)
     outputs = ["logits", *present_names(spec.layers)]
     quantization = None
@@ -187,11 +191,12 @@ def build(
         from graph_builder.optimizer.quantization import WeightQuantization
 
         quantization = WeightQuantization("int4", block_size=block_size, symmetric=True)
-    from graph_builder.optimizer.onnxruntime import OnnxRuntime
+    from graph_builder.optimizer.onnxruntime import OnnxRuntime, past_readers_share
 
-    if target not in ("onnx", "onnxruntime"):
-        raise ValueError(f"target {target!r}: 'onnxruntime' (the default) or 'onnx'")
-    runtime = OnnxRuntime(accuracy_level) if target == "onnxruntime" else None
+    runtime = None
+    if target == "onnxruntime":
+        runtime = OnnxRuntime(accuracy_level, max_sequence_length=spec.context_length,
+                              past_length_from=("attention_mask", "input_ids"))  # fmt: skip
     # the onnxruntime target's GroupQueryAttention refuses the sample's shape (batch 2, 3 new
     # tokens after 5: onnxruntime's kernel takes several new tokens after a past only for batch
     # 1), so that export is checked here on the shapes the runtime feeds
@@ -206,9 +211,13 @@ def build(
     session_options = {"session.qdq_matmulnbits_accuracy_level": str(accuracy_level)} if precision == "int4" else {}
     generation = _generation(module, folder)
     token_folder = Path(tokenizer) if tokenizer is not None else folder
+    # one buffer for the past and the present (onnxruntime-genai writes the new keys and values
+    # in place) when every past tensor is read only by GroupQueryAttention
+    pasts = [v for v in result.graph.inputs if v.name.startswith("past_key_values.")]
+    share = runtime is not None and all(past_readers_share(result.graph, v) for v in pasts)
     document = genai_config(spec, filename=filename, inputs=[v.name for v in result.graph.inputs],
                             outputs=[v.name for v in result.graph.outputs], config=fields, generation=generation,
-                            tokenizer_eos=model_folder.tokenizer_eos(token_folder), share_buffer=False,
+                            tokenizer_eos=model_folder.tokenizer_eos(token_folder), share_buffer=share,
                             session_options=session_options)  # fmt: skip
     model_folder.write_json(out / "genai_config.json", document)
     copied = model_folder.copy_tokenizer(token_folder, out)

@@ -24,7 +24,8 @@ def _main(ns: argparse.Namespace) -> int:
         start = time.perf_counter()
         built = genai.build(ns.model or ns.input, ns.output, precision=ns.precision, block_size=ns.block_size,
                             accuracy_level=ns.accuracy_level, tokenizer=ns.tokenizer,
-                            position_ids=not ns.no_position_ids, opset=ns.opset)  # fmt: skip
+                            position_ids=None if ns.position_ids is None else ns.position_ids == "yes",
+                            opset=ns.opset, target=ns.target)  # fmt: skip
     except (ModelFolderError, FileNotFoundError) as e:
         raise UsageError(str(e)) from e
     seconds = time.perf_counter() - start
@@ -48,7 +49,11 @@ def genai_main(argv: list[str]) -> int:
                              "3 bfloat16, 4 int8 (default, the builder's choice for the CPU: fastest, least exact; "
                              "docs/genai.md gives each level's drift)")  # fmt: skip
     parser.add_argument("--tokenizer", metavar="DIR", help="copy the tokenizer's files from DIR (default: the model folder)")
-    parser.add_argument("--no-position-ids", action="store_true",
-                        help="the graph numbers new tokens from the past's length instead of taking position_ids")
+    parser.add_argument("--target", choices=("onnxruntime", "onnx"), default="onnxruntime",
+                        help="onnxruntime (default): contrib operators where its kernels are faster; onnx: standard "
+                             "ONNX only")  # fmt: skip
+    parser.add_argument("--position-ids", choices=("yes", "no"),
+                        help="whether the graph takes position_ids (default: no for the onnxruntime target, as the "
+                             "builder's graph; yes for onnx)")  # fmt: skip
     parser.add_argument("--opset", type=int, default=23, help="ONNX opset (default 23; 21 and up for int4)")
     return run_cli(_main, parser, argv)

@@ -15,7 +15,7 @@ from typing import Any
 import torch
 
 FAMILIES = ("llama", "mistral", "qwen2", "gemma2", "phi3", "gpt2")
-TINY: dict[str, Any] = dict(vocab_size=512, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+TINY: dict[str, Any] = dict(vocab_size=512, hidden_size=64, intermediate_size=96, num_hidden_layers=2,
                             num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=256)  # fmt: skip
 # the Llama of bench/bench_decode.py and bench/bench_genai.py
 BENCH_LLAMA: dict[str, Any] = dict(vocab_size=32000, hidden_size=512, intermediate_size=1376, num_hidden_layers=4,

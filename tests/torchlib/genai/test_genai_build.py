@@ -68,20 +68,34 @@ def test_llama_folder_gives_generate_tokens(llama_folder, tmp_path):
     config = json.loads((tmp_path / "out" / "genai_config.json").read_text())
     decoder = config["model"]["decoder"]
     assert (decoder["num_hidden_layers"], decoder["num_attention_heads"], decoder["num_key_value_heads"],
-            decoder["head_size"], decoder["hidden_size"]) == (2, 4, 2, 8, 32)  # fmt: skip
+            decoder["head_size"], decoder["hidden_size"]) == (2, 4, 2, 16, 64)  # fmt: skip
     assert decoder["inputs"] == {"input_ids": "input_ids", "attention_mask": "attention_mask",
-                                 "position_ids": "position_ids", "past_key_names": "past_key_values.%d.key",
+                                 "past_key_names": "past_key_values.%d.key",
                                  "past_value_names": "past_key_values.%d.value"}  # fmt: skip
     assert (config["model"]["eos_token_id"], config["model"]["bos_token_id"], config["model"]["pad_token_id"]) == (2, 1, 0)
     assert config["model"]["context_length"] == config["search"]["max_length"] == 256
-    assert config["search"]["past_present_share_buffer"] is False
+    # the onnxruntime target: GroupQueryAttention reads and writes the cache in one buffer
+    assert config["search"]["past_present_share_buffer"] is True
+    ops = {n.op_type for n in built.result.graph.nodes}
+    assert {"GroupQueryAttention", "SkipSimplifiedLayerNormalization"} <= ops and "Attention" not in ops
+    assert any(note.startswith("target check passed") for note in built.diagnostics)
     # the initializers are the checkpoint's tensors under their own names, streamed to external data
     import onnx
 
     proto = onnx.load(tmp_path / "out" / "model.onnx", load_external_data=False)
     assert "model.embed_tokens.weight" in {t.name for t in proto.graph.initializer}
-    assert [i.name for i in proto.graph.input][3:7] == ["past_key_values.0.key", "past_key_values.0.value",
+    assert [i.name for i in proto.graph.input][2:6] == ["past_key_values.0.key", "past_key_values.0.value",
                                                         "past_key_values.1.key", "past_key_values.1.value"]
+
+
+def test_standard_target_gives_generate_tokens(llama_folder, tmp_path):
+    """target="onnx": standard ONNX only (no contrib op), position_ids taken, the cache returned
+    grown (no shared buffer)."""
+    built = _check_family(llama_folder, tmp_path / "out", target="onnx")
+    config = json.loads((tmp_path / "out" / "genai_config.json").read_text())
+    assert config["model"]["decoder"]["inputs"]["position_ids"] == "position_ids"
+    assert config["search"]["past_present_share_buffer"] is False
+    assert all(n.domain in ("", "ai.onnx") for n in built.result.graph.nodes)
 
 
 def test_tokenizer_runs_from_the_folder(llama_folder, tmp_path):

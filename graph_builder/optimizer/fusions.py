@@ -227,29 +227,35 @@ def _batch_half_of(cache: Value, x: Value) -> tuple[Node, Value, Value | None] |
     attention_scaling`, one table per batch row from position_ids), with f of shape [batch,
     sequence, size/2] (or [1, sequence, size/2]: one table for every row) and batch and sequence
     the same dims as x's (equal sizes or names)."""
-    size = x.shape[-1]  # type: ignore[index]
+    xs = x.shape
+    if xs is None or len(xs) != 4 or not isinstance(xs[-1], int):
+        return None
     node = cache.producer
     if node is None or node.op_type != "Unsqueeze" or ints(node.inputs[1] if len(node.inputs) > 1 else None) != [1]:
         return None
     table = node.inputs[0]
+    if table is None:
+        return None
     scale = None
     producer = table.producer
     if producer is not None and producer.op_type == "Mul":
-        numbers = [v for v in producer.inputs if v is not None and scalar(v) is not None]
-        others = [v for v in producer.inputs if v is not None and scalar(v) is None]
-        if len(numbers) != 1 or len(others) != 1 or numbers[0].const_value.ndim > 3 or numbers[0].dtype is not types.FLOAT:
+        numbers = [v for v in producer.inputs if v is not None and v.const_value is not None and v.const_value.size == 1]
+        others = [v for v in producer.inputs if v is not None and v not in numbers]
+        if len(numbers) != 1 or len(others) != 1 or numbers[0].const_value.ndim > 3 or numbers[0].dtype is not types.FLOAT:  # type: ignore[union-attr]
             return None
         table, scale = others[0], numbers[0]
         producer = table.producer
     if producer is None or producer.op_type not in ("Cos", "Sin") or table.dtype is not types.FLOAT:
         return None
-    cat = producer.inputs[0].producer
+    angle = producer.inputs[0]
+    cat = angle.producer if angle is not None else None
     if cat is None or cat.op_type != "Concat" or len(cat.inputs) != 2 or cat.inputs[0] is not cat.inputs[1]:
         return None
     f = cat.inputs[0]
-    if f.rank != 3 or f.shape is None or cat.attributes.get("axis") not in (-1, 2) or f.shape[-1] != size // 2:
+    fs = f.shape if f is not None else None
+    if f is None or fs is None or len(fs) != 3 or cat.attributes.get("axis") not in (-1, 2) or fs[-1] != xs[-1] // 2:
         return None
-    if not ((f.shape[0] == 1 or _same_dim(f.shape[0], x.shape[0])) and _same_dim(f.shape[1], x.shape[2])):  # type: ignore[index]
+    if not ((fs[0] == 1 or _same_dim(fs[0], xs[0])) and _same_dim(fs[1], xs[2])):
         return None
     return producer, f, scale
 
@@ -263,10 +269,14 @@ def _cache(op, cache: Value, size: int, seq: object, rank: int):
 
 
 def _batch_cache(op, cache: Value, x: Value):
-    node, f, scale = _batch_half_of(cache, x)  # type: ignore[misc]
+    found = _batch_half_of(cache, x)
+    if found is None:
+        raise AssertionError("the rule's check found the per-batch table")
+    node, f, scale = found
     half = op.Cos(f) if node.op_type == "Cos" else op.Sin(f)
     half = half if scale is None else op.Mul(half, scale)
-    if f.shape[0] == 1 and x.shape[0] != 1:  # one table for every row: RotaryEmbedding takes one per row
+    if f.shape is not None and f.shape[0] == 1 and x.shape is not None and x.shape[0] != 1:  # one table for every
+        # row: RotaryEmbedding takes one per row
         half = op.Expand(half, op.Concat(op.Shape(x, start=0, end=1), op.Shape(f, start=1), axis=0))
     return half
 

@@ -30,6 +30,7 @@ graph in onnxruntime).
 from __future__ import annotations
 
 import dataclasses
+import functools
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -270,10 +271,37 @@ def _nbits_key(node: Node) -> tuple | None:
     return (a["K"], a.get("bits", 4), a["block_size"], a.get("accuracy_level", 0), ins[3] is not None)
 
 
-def packed_projections(builder: GraphBuilder, uses: Uses) -> int:
+PACK_BUDGET = 256 << 20  # bytes of float weights copied side by side at most (as the folding budget)
+
+
+def _packed_float(builder: GraphBuilder, a: Value, nodes: list[Node], op: Any) -> list[Value]:
+    weights = [n.inputs[1].const_value for n in nodes]  # type: ignore[union-attr]
+    sizes = [w.shape[1] for w in weights]  # type: ignore[union-attr]
+    name = nodes[0].inputs[1].name.removesuffix("_folded") + "_packed"  # type: ignore[union-attr]
+    packed = builder.initializer(name, np.concatenate(weights, axis=1))  # type: ignore[arg-type]
+    return list(op.Split(op.MatMul(a, packed), np.array(sizes, np.int64), axis=-1, _outputs=len(sizes)))
+
+
+def _packed_nbits(builder: GraphBuilder, a: Value, nodes: list[Node], op: Any) -> list[Value]:
+    sizes = [int(n.attributes["N"]) for n in nodes]
+    ins = [list(n.inputs) + [None] * (4 - len(n.inputs)) for n in nodes]
+    base = ins[0][1].name  # type: ignore[union-attr]
+    parts = [builder.initializer(f"{base}_packed{suffix}", np.concatenate([i[j].const_value for i in ins], axis=0))  # type: ignore[union-attr,misc]
+             for j, suffix in ((1, ""), (2, "_scale"), (3, "_zero_point")) if ins[0][j] is not None]  # fmt: skip
+    attrs = {**nodes[0].attributes, "N": sum(sizes)}
+    out_shape = nodes[0].outputs[0].shape
+    shape = None if out_shape is None else (*out_shape[:-1], sum(sizes))
+    (y,) = call("MatMulNBits", [a, *parts], [(types.FLOAT, shape)], **attrs)
+    return list(op.Split(y, np.array(sizes, np.int64), axis=-1, _outputs=len(sizes)))
+
+
+def packed_projections(builder: GraphBuilder, uses: Uses, budget: int = PACK_BUDGET) -> int:
     """Readers of one float32 input by MatMul with a constant 2-D weight (or MatMulNBits of the
     same K, bits, block size, accuracy level and zero points) -> one node and a Split. The
-    input's rank must be known (MatMul reads B as [K, N] for any rank of A)."""
+    input's rank must be known (MatMul reads B as [K, N] for any rank of A). The packed weights
+    are new arrays: float ones only within `budget` bytes in all (past it, the MatMuls stay
+    apart: a model larger than memory keeps its weights streamed from the checkpoint), 4- and
+    8-bit ones always (an eighth or a quarter of float32)."""
     done = 0
     groups: dict[tuple, list[Node]] = {}
     for node in uses.graph.nodes:
@@ -292,36 +320,19 @@ def packed_projections(builder: GraphBuilder, uses: Uses) -> int:
     for key, nodes in groups.items():
         if len(nodes) < 2:
             continue
+        if key[1] == "f":
+            size = 0
+            for n in nodes:
+                size += n.inputs[1].const_value.nbytes  # type: ignore[union-attr]
+            if size > budget:
+                continue
+            budget -= size
         first = min(nodes, key=uses.graph.nodes.index)
         a = first.inputs[0]
-        if key[1] == "f":
-            weights = [n.inputs[1].const_value for n in nodes]  # type: ignore[union-attr]
-            sizes = [w.shape[1] for w in weights]  # type: ignore[union-attr]
-
-            def build(op: Any, nodes: list[Node] = nodes, weights: list = weights, sizes: list[int] = sizes) -> list[Value]:
-                name = "_".join(n.inputs[1].name.removesuffix("_folded") for n in nodes[:1]) + "_packed"  # type: ignore[union-attr]
-                packed = builder.initializer(name, np.concatenate(weights, axis=1))
-                y = op.MatMul(a, packed)
-                return list(op.Split(y, np.array(sizes, np.int64), axis=-1, _outputs=len(sizes)))
-        else:
-            sizes = [int(n.attributes["N"]) for n in nodes]
-
-            def build(op: Any, nodes: list[Node] = nodes, sizes: list[int] = sizes) -> list[Value]:
-                ins = [list(n.inputs) + [None] * (4 - len(n.inputs)) for n in nodes]
-                base = nodes[0].inputs[1].name  # type: ignore[union-attr]
-                b = builder.initializer(f"{base}_packed", np.concatenate([i[1].const_value for i in ins], axis=0))  # type: ignore[union-attr]
-                s = builder.initializer(f"{base}_packed_scale", np.concatenate([i[2].const_value for i in ins], axis=0))  # type: ignore[union-attr]
-                z = None
-                if ins[0][3] is not None:
-                    z = builder.initializer(f"{base}_packed_zero_point", np.concatenate([i[3].const_value for i in ins], axis=0))  # type: ignore[union-attr]
-                attrs = dict(nodes[0].attributes)
-                attrs["N"] = sum(sizes)
-                out_shape = nodes[0].outputs[0].shape
-                shape = None if out_shape is None else (*out_shape[:-1], sum(sizes))
-                (y,) = call("MatMulNBits", [a, b, s, z], [(types.FLOAT, shape)], **attrs)
-                return list(op.Split(y, np.array(sizes, np.int64), axis=-1, _outputs=len(sizes)))
-
-        outputs = build_before(builder, uses, first, build)
+        if a is None:
+            continue
+        pack = functools.partial(_packed_float if key[1] == "f" else _packed_nbits, builder, a, nodes)
+        outputs = build_before(builder, uses, first, pack)
         _replace_outputs(uses, [(n.outputs[0], o) for n, o in zip(nodes, outputs)])
         for n in nodes:
             uses.remove(n)
@@ -550,7 +561,7 @@ def causal_within(mask: Value, past: Value, queries: object, keys: object) -> bo
         return False
     if (ki.axis, ki.constant, ki.terms) != (-1, 0, ()) or (qi.axis, qi.constant) != (-2, 0) or len(qi.terms) != 1:
         return False
-    return _same(k.shape[-1], keys) and _same(q.shape[-2], queries) and _is_length_of(qi.terms[0], past)  # type: ignore[index]
+    return _same(k.shape[-1], keys) and _same(q.shape[-2], queries) and _is_length_of(qi.terms[0], past)  # type: ignore[index,union-attr]
 
 
 _ATTENTION_DEFAULTS = {"is_causal": 0, "qk_matmul_output_mode": 0, "softmax_precision": None, "q_num_heads": None,
@@ -654,9 +665,10 @@ def fused_rotary(q: _Heads, k: _Heads, past: Value) -> _FusedRotary | None:
         return None
     constants = [v for v in mul.inputs if v is not None and v.const_value is not None]  # type: ignore[union-attr]
     others = [v for v in mul.inputs if v is not None and v.const_value is None]  # type: ignore[union-attr]
-    if len(constants) != 1 or len(others) != 1 or constants[0].const_value.shape != (q.size // 2,):
+    inv = constants[0].const_value if len(constants) == 1 else None
+    if inv is None or len(others) != 1 or inv.shape != (q.size // 2,):
         return None
-    inv, cast = constants[0].const_value, others[0].producer
+    cast = others[0].producer
     if inv.dtype != np.float32 or not _std(cast, "Cast") or cast.inputs[0] is None:  # type: ignore[union-attr]
         return None
     positions = cast.inputs[0]  # type: ignore[union-attr]
@@ -814,10 +826,13 @@ def past_length_from_inputs(builder: GraphBuilder, uses: Uses, total: str, new: 
     Returns how many Shapes were replaced."""
     inputs = {v.name: v for v in uses.graph.inputs}
     if total not in inputs or new not in inputs or inputs[total].rank != 2 or inputs[new].rank != 2:
-        return 0, False
-    pasts = {id(n.inputs[i]): n.inputs[i] for n in uses.graph.nodes if uses.alive(n) and n.op_type == "GroupQueryAttention"
-             and n.domain == DOMAIN for i in (3, 4) if len(n.inputs) > i and n.inputs[i] is not None}  # fmt: skip
-    pasts = {k: v for k, v in pasts.items() if v.producer is None and v.rank == 4 and v.name in inputs}
+        return 0
+    pasts: dict[int, Value] = {}
+    for n in uses.graph.nodes:
+        if uses.alive(n) and n.op_type == "GroupQueryAttention" and n.domain == DOMAIN:
+            for v in n.inputs[3:5]:
+                if isinstance(v, Value) and v.producer is None and v.rank == 4 and inputs.get(v.name) is v:
+                    pasts[id(v)] = v
     replaced = 0
     for past in pasts.values():
         for reader in list(uses.of(past)):

@@ -181,7 +181,8 @@ def rotary(rng: random.Random, round_: int) -> Case:
         n = 1 if near == "one_row" else x.shape[seq_axis]
         t = torch.arange(n, dtype=dtype) + (2 if near == "one_row" else 0)
         if per_batch:  # [batch, n, size/2], as inv_freq @ position_ids
-            f = (m.offsets + t.to(torch.int64)).to(dtype)[..., None] * m.inv
+            offsets: torch.Tensor = m.get_buffer("offsets")
+            f = (offsets + t.to(torch.int64)).to(dtype)[..., None] * m.get_buffer("inv")
         else:
             f = torch.outer(t, m.inv)
         emb = torch.cat((f, f * 1.5 if near == "halves_differ" else f), dim=-1)
@@ -453,7 +454,7 @@ def onnxruntime_target(rng: random.Random, round_: int) -> Case:
         params = {"w": torch.rand(e, dtype=dtype) + 0.5, "lin": torch.randn(e, e, dtype=dtype) * 0.3}
         axis = -2 if near == "norm_axis" else -1
 
-        def fn_s(m: Model, x: torch.Tensor) -> Any:
+        def fn_s(m: Any, x: torch.Tensor) -> Any:
             r = (x[:1] if near == "broadcast_residual" else x) + x @ m.lin
             y = r * torch.rsqrt(r.pow(2).mean(axis, keepdim=True) + 1e-6)
             return m.w * y, r * 2  # the sum is read again (the next residual)
@@ -465,13 +466,13 @@ def onnxruntime_target(rng: random.Random, round_: int) -> Case:
         sizes = [rng.choice([16, 32, 48]) for _ in range(rng.randint(2, 3))]
         params = {f"w{i}": torch.randn(k, n) * 0.2 for i, n in enumerate(sizes)}
 
-        def fn_p(m: Model, x: torch.Tensor, y: torch.Tensor | None = None) -> Any:
+        def fn_p(m: Any, x: torch.Tensor, y: torch.Tensor | None = None) -> Any:
             ws = [getattr(m, f"w{i}") for i in range(len(sizes))]
             if y is not None:  # a weight given as an input: not a constant
                 ws[0] = y
             return tuple(torch.relu(x @ w) for w in ws)
 
-        args = (torch.randn(2, rng.randint(2, 4), k),)
+        args: tuple[torch.Tensor, ...] = (torch.randn(2, rng.randint(2, 4), k),)
         dynamic = [{1: "s"}]
         if near == "weight_input":
             args, dynamic = (*args, torch.randn(k, sizes[0])), [*dynamic, {}]
@@ -489,7 +490,7 @@ def onnxruntime_target(rng: random.Random, round_: int) -> Case:
     masked = form == "gqa_masked"
     constant = form == "gqa_constant_mask"  # static sizes: the mask folds to a constant
 
-    def fn_a(m: Model, x: torch.Tensor, pk: torch.Tensor, pv: torch.Tensor) -> Any:
+    def fn_a(m: Any, x: torch.Tensor, pk: torch.Tensor, pv: torch.Tensor) -> Any:
         b, s, _ = x.shape
         p = pk.shape[2]
         q = (x @ m.q).view(b, s, heads, size).transpose(1, 2)
@@ -514,8 +515,9 @@ def onnxruntime_target(rng: random.Random, round_: int) -> Case:
 FAMILIES: list[Callable[[random.Random, int], Case]] = [gelu, rms_norm, rotary, gemm, unsqueeze_pair, packed_qkv,
                                                         attention, batch_norm, folding, cleanup,
                                                         kv_cache, reshapes, onnxruntime_target]
-FORMS = {gelu: 5, rms_norm: 4, rotary: 6, batch_norm: 4, folding: 3, kv_cache: 2,
-         onnxruntime_target: 6}  # rounds until every exact form was built
+# rounds until every exact form was built
+FORMS: dict[Callable[[random.Random, int], Case], int] = {gelu: 5, rms_norm: 4, rotary: 6, batch_norm: 4, folding: 3,
+                                                          kv_cache: 2, onnxruntime_target: 6}
 
 
 def make_case(index: int, seed: int = 0) -> Case:

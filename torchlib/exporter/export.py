@@ -224,8 +224,8 @@ def _export(model: torch.nn.Module | torch.export.ExportedProgram, args: Any, kw
                         sample.check_program(ep, strategy)
             timings["self_check"] = time.perf_counter() - t
         t = time.perf_counter()
-        names = {"input_names": input_names, "output_names": output_names, "exact_nan": exact_nan,
-                 "written_outputs": written_outputs, "target": target}
+        names: dict[str, Any] = {"input_names": input_names, "output_names": output_names, "exact_nan": exact_nan,
+                                 "written_outputs": written_outputs, "target": target}
         reason = ""
         fx_to_onnx: dict[str, list[str]] = {}
         try:

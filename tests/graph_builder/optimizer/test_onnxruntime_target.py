@@ -121,3 +121,37 @@ def test_llama_decode_step_uses_group_query_attention():
         for a, b in zip(standard.run(*inputs), runtime.run(*inputs)):
             torch.testing.assert_close(a, b, atol=1e-5, rtol=1e-5)
     assert transformers is not None
+
+
+def test_past_length_from_the_inputs_lets_the_past_be_a_longer_buffer():
+    """With the decode step's contract (attention_mask covers past + new tokens), the graph reads
+    the past's length from the inputs, so the past may be given in a buffer of the maximum
+    length, its past in the first rows (onnxruntime-genai's past_present_share_buffer): the
+    logits equal the standard model's on the exact past."""
+    pytest.importorskip("transformers")
+    from graph_builder.optimizer.onnxruntime import past_readers_share
+    from torchlib.genai import demo_folders, step
+
+    model = demo_folders.model("llama")
+    spec = step.DecoderSpec.of(model.config)
+    wrapped = step.DecodeStep(model, spec.layers, position_ids=False)
+    names, args, shapes = step.sample_inputs(spec, False)
+    kwargs = dict(dynamic_shapes=step.grouped_like(wrapped.forward, shapes), input_names=names,
+                  output_names=["logits", *step.present_names(spec.layers)])  # fmt: skip
+    standard = torchlib.export(wrapped, args, **kwargs)
+    target = OnnxRuntime(max_sequence_length=64, past_length_from=("attention_mask", "input_ids"))
+    runtime = torchlib.export(wrapped, args, target=target, check=False, **kwargs)
+    pasts = [v for v in runtime.graph.inputs if v.name.startswith("past_key_values.")]
+    assert all(past_readers_share(runtime.graph, v) for v in pasts)
+    assert any(NAMES["past"] in d for d in runtime.diagnostics)
+    session = runtime.session()
+    for batch, new, past in ((2, 1, 5), (1, 4, 3)):
+        _, inputs, _ = step.sample_inputs(spec, False, batch=batch, new=new, past=past)
+        expected = standard.run(*inputs)[0]
+        feeds = dict(zip(names, [t.numpy() for t in inputs]))
+        for name in names[2:]:  # buffers of 20 rows: the past, then rows that must not be read
+            buffer = np.full((batch, spec.kv_heads, 20, spec.head_size), 1e4, np.float32)
+            buffer[:, :, :past] = feeds[name]
+            feeds[name] = buffer
+        logits = session.run(["logits"], feeds)[0]
+        np.testing.assert_allclose(logits, expected.numpy(), atol=1e-5, rtol=1e-5)

@@ -74,9 +74,12 @@ def optimize(builder: GraphBuilder, rules: list[Rule] | None = None, fold_budget
     run("identities removed", cleanup.identities(uses))
     run("reshapes merged", cleanup.reshape_chains(builder, uses))
     run("batch norms folded", folding.batch_norms(builder, uses, fold_budget_bytes))
+    if rules is None:  # before the grouped-heads rule, which reads the Attention it makes
+        run("fused", pattern.rewrite(builder, uses, attention.SOFTCAP))
     chosen = [*fusions.RULES, *attention.UNFUSE, *attention.GQA] if rules is None else rules
     run("fused", pattern.rewrite(builder, uses, chosen))  # each rule from its operators' opset on
-    if rules is None:  # on the Attention nodes the GQA rule made
+    if rules is None:  # on the Attention nodes the GQA rule made, once what read the repeats is gone
+        run("dead nodes removed", cleanup.dead_code(uses))
         run("fused", pattern.rewrite(builder, uses, attention.PAST))
     run("identities removed", cleanup.identities(uses))  # e.g. the key's Transpose pair after unfusing
     run("constants folded", folding.constants(builder, uses, fold_budget_bytes))

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 from onnx import defs
@@ -66,6 +67,13 @@ def common_subexpressions(uses: Uses, merged: Callable[[Node, Node], None] | Non
 
 def _static(shape: tuple | None) -> bool:
     return shape is not None and all(type(d) is int for d in shape)
+
+
+def _empty_along(v: Value | None, axis: Any) -> bool:
+    """Whether v has a static size 0 along `axis` (its rank known)."""
+    if v is None or v.shape is None or not isinstance(axis, int) or not -len(v.shape) <= axis < len(v.shape):
+        return False
+    return v.shape[axis] == 0 and type(v.shape[axis]) is int
 
 
 def _is_identity(node: Node) -> bool:
@@ -147,12 +155,17 @@ def reshape_chains(builder: GraphBuilder, uses: Uses) -> int:
 def identities(uses: Uses) -> int:
     """Drop nodes that return their input unchanged (Identity, Cast to the same type, identity
     Transpose, Reshape/Expand to the same static shape, Unsqueeze by no axes, Squeeze by no axes
-    of a static shape without 1s, Concat of one input, Relu of a Relu), and
-    fold Transpose pairs into one."""
+    of a static shape without 1s, Concat of one input, Relu of a Relu), drop Concat inputs with a
+    static size 0 along the axis, and fold Transpose pairs into one."""
     removed = 0
     for node in list(uses.graph.nodes):
         if not uses.alive(node):
             continue
+        if node.op_type == "Concat" and node.domain in ("", "ai.onnx") and len(node.inputs) > 1:
+            kept = [v for v in node.inputs if not _empty_along(v, node.attributes.get("axis"))]
+            if kept and len(kept) < len(node.inputs):  # an input with nothing along the axis adds nothing
+                uses.set_inputs(node, kept)
+                removed += 1
         if _is_identity(node):
             out, x = node.outputs[0], node.inputs[0]
             if id(out) in uses.outputs and (x.producer is None or id(x) in uses.outputs):

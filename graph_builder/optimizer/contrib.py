@@ -30,6 +30,10 @@ SCHEMAS: dict[str, tuple[list[str], list[str], dict[str, list[str]], dict[str, t
     "SkipSimplifiedLayerNormalization": (
         ["input:T", "skip:T", "gamma:T", "bias:T?"], ["output:T", "mean:U?", "inv_std_var:U?", "input_skip_bias_sum:T?"],
         {"T": _FLOATS, "U": ["tensor(float)"]}, {"epsilon": float}),
+    "SkipLayerNormalization": (
+        ["input:T", "skip:T", "gamma:T", "beta:T?", "bias:T?"], ["output:T", "mean:U?", "inv_std_var:U?",
+                                                                 "input_skip_bias_sum:T?"],
+        {"T": _FLOATS, "U": ["tensor(float)"]}, {"epsilon": float}),
     "MatMulNBits": (
         ["A:T1", "B:T2", "scales:T1", "zero_points:T3?", "g_idx:T4?", "bias:T1?"], ["Y:T1"],
         {"T1": _FLOATS, "T2": ["tensor(uint8)"], "T3": ["tensor(uint8)", *_FLOATS], "T4": ["tensor(int32)"]},

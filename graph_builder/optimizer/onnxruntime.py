@@ -13,8 +13,9 @@ Passes, in order (each counted under its name, as the optimizer's rules are):
 2. **Packed projections**: MatMuls (or MatMulNBits) of one input by constant weights of the same
    reduction size become one MatMul over the weights side by side and a Split: Q, K and V; a
    gated MLP's gate and up. Exact: each output column is the same dot product.
-3. **SkipSimplifiedLayerNormalization**: a residual `Add(a, b)` read by an RMSNormalization: the
-   norm of the sum and the sum itself (its fourth output) in one node.
+3. **SkipSimplifiedLayerNormalization / SkipLayerNormalization**: a residual `Add(a, b)` read by
+   an RMSNormalization / a LayerNormalization: the norm of the sum and the sum itself (its fourth
+   output) in one node.
 4. **GroupQueryAttention** over the decode step's `Attention(q, k, v, mask, past_key,
    past_value)` (the optimizer's grouped-heads and past rewrites made it): Q, K and V as the
    [batch, sequence, heads * size] projections (their head split and transposes go, a rotary
@@ -85,7 +86,7 @@ class OnnxRuntime:
 NAMES = {
     "nbits": "MatMulNBits (DequantizeLinear -> MatMul)",
     "packed": "packed projections (MatMuls of one input, weights side by side)",
-    "skip": "SkipSimplifiedLayerNormalization (residual Add + RMSNormalization)",
+    "skip": "SkipSimplifiedLayerNormalization / SkipLayerNormalization (residual Add + the norm)",
     "gqa": "GroupQueryAttention (decode-step Attention with the past)",
     "past": "past length from the inputs (past and present may share one buffer)",
 }
@@ -103,7 +104,7 @@ def rewrite(builder: GraphBuilder, target: OnnxRuntime) -> dict[str, int]:
 
     run("nbits", matmul_nbits(builder, uses, target.accuracy_level))
     run("packed", packed_projections(builder, uses))
-    run("skip", skip_rms_norms(builder, uses))
+    run("skip", skip_norms(builder, uses))
     run("gqa", group_query_attention(builder, uses, target.max_sequence_length))
     if target.past_length_from is not None:
         run("past", past_length_from_inputs(builder, uses, *target.past_length_from))
@@ -343,37 +344,55 @@ def packed_projections(builder: GraphBuilder, uses: Uses, budget: int = PACK_BUD
 # -- 3. SkipSimplifiedLayerNormalization ------------------------------------------------------------
 
 
-def skip_norm_exact(a: Value, b: Value, w: Value, axis: int, stash_type: int) -> bool:
-    """float32 a, b and w; a and b of the same known shape (no broadcast), rank 2 or 3 (the
-    kernel's [tokens, hidden] or [batch, sequence, hidden]) with a static last dim; w 1-D of
-    that size; the norm over the last axis only, computed in float32 (stash_type 1)."""
+def skip_norm_exact(a: Value, b: Value, w: Value, axis: int, stash_type: int, beta: Value | None = None) -> bool:
+    """float32 a, b and w (and beta); a and b of the same known shape (no broadcast), rank 2 or 3
+    (the kernel's [tokens, hidden] or [batch, sequence, hidden]) with a static last dim; w (and
+    beta) 1-D of that size; the norm over the last axis only, computed in float32 (stash_type 1)."""
     if any(v.dtype is not types.FLOAT for v in (a, b, w)) or a.shape is None or b.shape is None:
         return False
     if a.rank not in (2, 3) or tuple(a.shape) != tuple(b.shape) or not _known(a.shape):
         return False
     last = a.shape[-1]
+    if beta is not None and (beta.dtype is not types.FLOAT or beta.shape != (last,)):
+        return False
     return isinstance(last, int) and w.shape == (last,) and axis in (-1, a.rank - 1) and stash_type == 1  # type: ignore[operator]
 
 
-def skip_rms_norms(builder: GraphBuilder, uses: Uses) -> int:
+def _skip_call(op_type: str, inputs: list[Value], outs: list[tuple[Any, Any]], eps: float, op: Any) -> list[Value]:
+    return call(op_type, inputs, outs, epsilon=eps)
+
+
+def skip_norms(builder: GraphBuilder, uses: Uses) -> int:
+    """RMSNormalization(Add(a, b), w) -> SkipSimplifiedLayerNormalization(a, b, w), and
+    LayerNormalization(Add(a, b), w, beta) -> SkipLayerNormalization(a, b, w, beta), the sum
+    from their fourth output where something else reads it (`skip_norm_exact`; a
+    LayerNormalization whose mean or inverse standard deviation is read stays)."""
     done = 0
     for node in list(uses.graph.nodes):
-        if not uses.alive(node) or not _std(node, "RMSNormalization") or len(node.inputs) != 2:
+        if not uses.alive(node) or node.domain not in ("", "ai.onnx"):
             continue
-        x, w = node.inputs
+        if node.op_type == "RMSNormalization" and len(node.inputs) == 2:
+            fused, beta = "SkipSimplifiedLayerNormalization", None
+        elif node.op_type == "LayerNormalization" and len(node.inputs) in (2, 3):
+            fused, beta = "SkipLayerNormalization", node.inputs[2] if len(node.inputs) == 3 else None
+            if any(uses.count(o) for o in node.outputs[1:]):
+                continue
+        else:
+            continue
+        x, w = node.inputs[:2]
         add = x.producer if x is not None else None
         if add is None or not _std(add, "Add") or len(add.inputs) != 2 or w is None or x is None:
             continue
         a, b = add.inputs
         axis, eps = int(node.attributes.get("axis", -1)), float(node.attributes.get("epsilon", 1e-5))
-        if a is None or b is None or not skip_norm_exact(a, b, w, axis, int(node.attributes.get("stash_type", 1))):
+        if a is None or b is None or not skip_norm_exact(a, b, w, axis, int(node.attributes.get("stash_type", 1)), beta):
             continue
         y = node.outputs[0]
         sum_read = uses.count(x) > 1
         shape = tuple(a.shape)  # type: ignore[arg-type]
         outs = [(types.FLOAT, y.shape)] + ([(types.FLOAT, None), (types.FLOAT, None), (types.FLOAT, shape)] if sum_read else [])
-        results = build_before(builder, uses, node, lambda op: call("SkipSimplifiedLayerNormalization", [a, b, w], outs,
-                                                                    epsilon=eps))  # fmt: skip
+        inputs = [a, b, w] + ([beta] if beta is not None else [])
+        results = build_before(builder, uses, node, functools.partial(_skip_call, fused, inputs, outs, eps))
         uses.remove(node)
         _replace_outputs(uses, [(y, results[0])] + ([(x, results[3])] if sum_read else []))
         _remove_if_unread(uses, [add])
@@ -427,9 +446,13 @@ def _same(a: object, b: object) -> bool:
     return a is not None and a == b
 
 
-def _merged_heads(y: Value, uses: Uses, heads: int, size: int) -> Value | None:
-    """The [batch, seq, heads * size] value made of y [batch, heads, seq, size] by Transpose
-    [0, 2, 1, 3] and Reshape (after Reshapes to y's own shape, or not), each read only there."""
+def _merged_heads(y: Value, uses: Uses, heads: int, size: int) -> tuple[Value, Value | None] | None:
+    """(out, shape) when `out` is made of y [batch, heads, seq, size] by Transpose [0, 2, 1, 3]
+    and a Reshape whose last dim is heads * size (after Reshapes to y's own shape, or not), each
+    read only there: out holds GroupQueryAttention's [batch, seq, heads * size] output in the
+    same row-major order. `shape` is None when out is exactly that [batch, seq, heads * size],
+    else the Reshape's shape input, to reshape GroupQueryAttention's output to (allowzero=1, or
+    a constant without 0s: its 0s would copy other dims of another input)."""
     t = uses.only_reader(y)
     while _std(t, "Reshape") and _known(y.shape) and t.outputs[0].shape == y.shape:  # type: ignore[union-attr]
         t = uses.only_reader(t.outputs[0])  # type: ignore[union-attr]
@@ -440,9 +463,15 @@ def _merged_heads(y: Value, uses: Uses, heads: int, size: int) -> Value | None:
         return None
     out = r.outputs[0]  # type: ignore[union-attr]
     shape = out.shape
-    if shape is None or len(shape) != 3 or shape[2] != heads * size or y.shape is None:
+    if shape is None or y.shape is None or not shape or shape[-1] != heads * size:
         return None
-    return out if _same(shape[0], y.shape[0]) and _same(shape[1], y.shape[2]) else None
+    if len(shape) == 3 and _same(shape[0], y.shape[0]) and _same(shape[1], y.shape[2]):
+        return out, None
+    target = r.inputs[1]  # type: ignore[union-attr]
+    fixed = ints(target)
+    if target is None or not (r.attributes.get("allowzero", 0) == 1 or (fixed is not None and 0 not in fixed)):  # type: ignore[union-attr]
+        return None
+    return out, target
 
 
 # the index a value holds along one axis: value[..., i (at `axis`, from the end), ...] = i + offset
@@ -568,7 +597,7 @@ _ATTENTION_DEFAULTS = {"is_causal": 0, "qk_matmul_output_mode": 0, "softmax_prec
                        "kv_num_heads": None}  # fmt: skip
 
 
-def gqa_exact(node: Node, uses: Uses) -> tuple[_Heads, _Heads, _Heads, Value, bool] | None:
+def gqa_exact(node: Node, uses: Uses) -> tuple[_Heads, _Heads, _Heads, tuple[Value, Value | None], bool] | None:
     """(q, k, v, the merged output, causal) when GroupQueryAttention computes what `node` does:
 
     - `node` is Attention(q, k, v, mask, past_key, past_value) with its three outputs (the
@@ -579,12 +608,17 @@ def gqa_exact(node: Node, uses: Uses) -> tuple[_Heads, _Heads, _Heads, Value, bo
       the default layout), the same seq, k and v with the same heads and size, q's heads a
       multiple of theirs; past_key / past_value 4-D [batch, kv heads, past, size];
     - the output is read only by Transpose [0, 2, 1, 3] then Reshape to [batch, seq, heads *
-      size] (GroupQueryAttention's own output layout);
-    - no mask (then causal=0: every key, as Attention without a mask), or a boolean mask of
+      size] (GroupQueryAttention's own output layout), or to another shape ending in heads *
+      size (`_merged_heads`);
+    - no mask (then causal=0: every key, as Attention without a mask); or a boolean mask of
       rank 4 [batch or 1, 1, seq, past + seq] proven to keep no key after its query
       (`causal_within`), given as an additive bias (0 / -inf) with causal=1: the kernel's
       causal limit then removes nothing the mask keeps, and a row the mask empties gives zeros
-      as Attention's does (a bias without the causal limit would give NaN there, measured).
+      as Attention's does (a bias without the causal limit would give NaN there, measured);
+      or a float32 mask of that rank and layout whose values are finite (`finite_mask`:
+      transformers' eager masks, 0 / finfo.min), added as it is with causal=0: every row,
+      one the mask empties included, is the same softmax over every key as Attention's.
+    Returns the mask kind in `causal`: True for the boolean mask (causal=1), False otherwise.
     """
     if len(node.outputs) != 3 or len(node.inputs) != 6 or node.inputs[4] is None or node.inputs[5] is None:
         return None
@@ -605,11 +639,30 @@ def gqa_exact(node: Node, uses: Uses) -> tuple[_Heads, _Heads, _Heads, Value, bo
     if mask is None:
         return q, k, v, merged, False
     present = node.outputs[1]
-    if mask.rank != 4 or mask.shape is None or present.shape is None or mask.dtype is not types.BOOL or mask.shape[1] != 1:
+    if mask.rank != 4 or mask.shape is None or present.shape is None or mask.shape[1] != 1:
         return None
-    if not causal_within(mask, pk, q.x3.shape[1], present.shape[2]):  # type: ignore[index,arg-type]
+    if not (_same(mask.shape[2], q.x3.shape[1]) and _same(mask.shape[3], present.shape[2])):  # type: ignore[index]
+        return None
+    if mask.dtype is types.FLOAT:
+        return (q, k, v, merged, False) if finite_mask(mask) else None
+    if mask.dtype is not types.BOOL or not causal_within(mask, pk, q.x3.shape[1], present.shape[2]):  # type: ignore[index,arg-type]
         return None
     return q, k, v, merged, True
+
+
+def finite_mask(mask: Value) -> bool:
+    """Whether a float mask holds only finite values: a constant that does, or (through Expand,
+    Unsqueeze, Reshape: the same values) Where(c, a, b) of finite one-element constants a, b."""
+    if mask.const_value is not None:
+        return bool(np.isfinite(mask.const_value).all())
+    node = mask.producer
+    while node is not None and node.op_type in ("Expand", "Unsqueeze", "Reshape") and _std(node, node.op_type) \
+            and node.inputs[0] is not None:
+        node = node.inputs[0].producer
+    if not _std(node, "Where") or len(node.inputs) != 3:  # type: ignore[union-attr]
+        return False
+    numbers = [scalar(v) for v in node.inputs[1:]]  # type: ignore[union-attr]
+    return all(n is not None and np.isfinite(n) for n in numbers)
 
 
 @dataclasses.dataclass
@@ -701,9 +754,38 @@ def _rotary_tables(op: Any, rotary: _FusedRotary, rows: int | None, total: Value
     return cos, sin
 
 
+def _slice_range(x: Value) -> tuple[Value, int, int] | None:
+    """(source, start, stop) when x = Slice(source, [start], [stop], [last axis]) with step 1,
+    of a 3-D source with a static last dim (stop clamped to it)."""
+    node = x.producer
+    if not _std(node, "Slice") or node is None or len(node.inputs) < 4:
+        return None
+    source = node.inputs[0]
+    if source is None or source.rank != 3 or source.shape is None or not isinstance(source.shape[2], int):
+        return None
+    starts, ends, axes = (ints(v) for v in node.inputs[1:4])
+    steps = ints(node.inputs[4]) if len(node.inputs) > 4 and node.inputs[4] is not None else [1]
+    if starts is None or ends is None or axes not in ([-1], [2]) or steps != [1] or len(starts) != 1 or len(ends) != 1:
+        return None
+    size = source.shape[2]
+    start, stop = starts[0], min(ends[0], size)
+    return (source, start, stop) if 0 <= start < stop else None
+
+
 def _packed_source(q: Value, k: Value, v: Value) -> Value | None:
-    """The [batch, seq, (q + k + v) sizes] value when q, k and v are the three outputs of one
-    Split of it on the last axis, in that order, each read only as GroupQueryAttention will."""
+    """The [batch, seq, (q + k + v) sizes] value when q, k and v are, in that order, the three
+    outputs of one Split of it on the last axis, or three Slices of it on the last axis that
+    cover it end to end (a model's own packed projection, Phi-3's qkv_proj)."""
+    ranges = [_slice_range(x) for x in (q, k, v)]
+    if all(r is not None for r in ranges):
+        sources = {id(r[0]) for r in ranges}  # type: ignore[index]
+        bounds = [(r[1], r[2]) for r in ranges]  # type: ignore[index]
+        source = ranges[0][0]  # type: ignore[index]
+        total = source.shape[2]  # type: ignore[index]
+        if len(sources) == 1 and bounds[0][0] == 0 and bounds[0][1] == bounds[1][0] and bounds[1][1] == bounds[2][0] \
+                and bounds[2][1] == total:
+            return source
+        return None
     node = q.producer
     if not _std(node, "Split") or node is not k.producer or node is not v.producer or len(node.outputs) != 3:  # type: ignore[union-attr]
         return None
@@ -754,8 +836,8 @@ def group_query_attention(builder: GraphBuilder, uses: Uses, max_sequence_length
             seqlens = op.Expand(op.Cast(op.Sub(total, np.array([1], np.int64)), to=types.INT32.onnx),
                                 op.Shape(query, start=0, end=1))  # fmt: skip
             total32 = op.Squeeze(op.Cast(total, to=types.INT32.onnx), np.array([0], np.int64))
-            bias = None
-            if mask is not None:
+            bias = mask  # a float mask as it is
+            if mask is not None and mask.dtype is types.BOOL:
                 bias = op.Where(mask, np.array(0.0, np.float32), np.array(-np.inf, np.float32))
             cos = sin = None
             if rotary is not None and max_sequence_length is not None:  # constants, one pair for every layer
@@ -764,21 +846,26 @@ def group_query_attention(builder: GraphBuilder, uses: Uses, max_sequence_length
                 cos, sin = _rotary_tables(op, rotary, None, total)
             qkv = [packed, None, None] if packed is not None else [
                 q.x3 if rotary is not None else _rotated(op, q), k.x3 if rotary is not None else _rotated(op, k), v.x3]
-            return call("GroupQueryAttention", [*qkv, pk, pv, seqlens, total32, cos, sin, None, bias],
-                        [(types.FLOAT, merged.shape), (types.FLOAT, present_k.shape), (types.FLOAT, present_v.shape)],
-                        **attrs)  # fmt: skip
+            heads_out = (q.x3.shape[0], q.x3.shape[1], q.heads * q.size)  # type: ignore[index]
+            y, pk_out, pv_out = call("GroupQueryAttention", [*qkv, pk, pv, seqlens, total32, cos, sin, None, bias],
+                                     [(types.FLOAT, heads_out), (types.FLOAT, present_k.shape),
+                                      (types.FLOAT, present_v.shape)], **attrs)  # fmt: skip
+            if shape is not None:  # the model's own flattening of the heads, e.g. [batch * seq, hidden]
+                y = op.Reshape(y, shape, allowzero=1)
+            return [y, pk_out, pv_out]
 
+        out, shape = merged
         tail = []  # the output's Reshape, Transpose (and Reshapes to its own shape), reader first
-        value = merged
+        value = out
         while value is not node.outputs[0]:
             tail.append(value.producer)
             value = value.producer.inputs[0]  # type: ignore[union-attr,assignment]
         results = build_before(builder, uses, node, build)
-        _replace_outputs(uses, [(merged, results[0]), (present_k, results[1]), (present_v, results[2])])
+        _replace_outputs(uses, [(out, results[0]), (present_k, results[1]), (present_v, results[2])])
         uses.remove(node)
         old = tail + [n for x in (q, k, v) for n in ([x.rotary] if x.rotary else []) + x.nodes]
         if packed is not None:
-            old.append(q.x3.producer)  # the Split
+            old += [x.x3.producer for x in (q, k, v)]  # the Split, or the Slices
         _remove_if_unread(uses, old)  # type: ignore[arg-type]
         done += 1
     return done
@@ -846,4 +933,4 @@ def past_length_from_inputs(builder: GraphBuilder, uses: Uses, total: str, new: 
 
 
 __all__ = ["ACCURACY_LEVELS", "NAMES", "OnnxRuntime", "past_readers_share", "causal_within", "past_length_from_inputs", "gqa_exact", "matmul_nbits", "nbits_weights",
-           "packed_projections", "rewrite", "skip_norm_exact", "skip_rms_norms"]
+           "packed_projections", "rewrite", "skip_norm_exact", "skip_norms"]

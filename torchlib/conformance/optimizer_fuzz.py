@@ -283,6 +283,31 @@ def attention(rng: random.Random, round_: int) -> Case:
     return Case(f"attention/sdpa{'_causal' if causal else ''}/{near}", Model(fn, buffers=buffers), (q, k, v), dynamic)
 
 
+def softcap_attention(rng: random.Random, round_: int) -> Case:
+    """Attention written out with a soft cap on the scores (Gemma 2's eager attention):
+    softmax(tanh(q k^T * scale / cap) * cap [+ mask]) v, the mask additive (0 / finfo.min) or
+    boolean-selected."""
+    forms = ["plain", "float_mask"]
+    form = forms[round_ % len(forms)]
+    near = _near(rng, round_, len(forms), ["cap_mismatch", "softmax_axis", "dtype", "opset"])
+    dtype = torch.float64 if near == "dtype" else torch.float32
+    b, h, s, t, d = rng.randint(1, 2), rng.choice([1, 2]), rng.randint(2, 5), rng.randint(2, 6), rng.choice([8, 16])
+    cap, scale = rng.choice([5.0, 30.0, 50.0]), d ** -0.5
+    keep = torch.rand(s, t) < 0.7
+    mask = torch.where(keep, torch.tensor(0.0, dtype=dtype), torch.tensor(torch.finfo(dtype).min, dtype=dtype))[None, None]
+
+    def fn(m: Any, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+        scores = q @ k.transpose(-1, -2) * scale
+        scores = torch.tanh(scores / cap) * (cap * 1.5 if near == "cap_mismatch" else cap)
+        if form == "float_mask":
+            scores = scores + m.mask
+        return torch.softmax(scores, dim=-2 if near == "softmax_axis" else -1) @ v
+
+    q, k, v = (torch.randn(b, h, n, d, dtype=dtype) * 3 for n in (s, t, t))
+    opset = rng.randint(18, 22) if near == "opset" else 23
+    return Case(f"softcap_attention/{form}/{near}", Model(fn, buffers={"mask": mask}), (q, k, v), [{}, {}, {}], opset)
+
+
 def _repeat_kv(x: torch.Tensor, n: int, tiled: bool = False) -> torch.Tensor:
     """transformers' repeat_kv (each KV head n times in place), or the heads tiled (a near miss)."""
     b, h, t, d = x.shape
@@ -441,26 +466,33 @@ def onnxruntime_target(rng: random.Random, round_: int) -> Case:
     (packed), weight-quantized Linears (MatMulNBits, accuracy level 0: float32 activations), and
     a decode step's attention over a past with grouped KV heads and a causal mask made of
     positions, or no mask (GroupQueryAttention)."""
-    forms = ["skip_norm", "packed", "nbits", "gqa_masked", "gqa_unmasked", "gqa_constant_mask"]
+    forms = ["skip_norm", "packed", "nbits", "gqa_masked", "gqa_unmasked", "gqa_constant_mask", "gqa_float_mask",
+             "skip_layer_norm"]
     form = forms[round_ % len(forms)]
     misses = {"skip_norm": ["broadcast_residual", "dtype", "norm_axis"], "packed": ["weight_input"],
+              "skip_layer_norm": ["broadcast_residual", "dtype", "norm_axis"],
               "nbits": ["int8_asymmetric", "odd_k"], "gqa_masked": ["mask_offset", "mask_strict", "output_read"],
-              "gqa_unmasked": ["output_read"], "gqa_constant_mask": ["mask_offset"]}[form]  # fmt: skip
+              "gqa_unmasked": ["output_read", "flat_output"], "gqa_constant_mask": ["mask_offset"],
+              "gqa_float_mask": ["infinite_mask", "flat_output"]}[form]  # fmt: skip
     near = _near(rng, round_, len(forms), misses)
     target = OnnxRuntime(accuracy_level=0)
-    if form == "skip_norm":
+    if form in ("skip_norm", "skip_layer_norm"):
         e = rng.choice([8, 16])
         dtype = torch.float64 if near == "dtype" else torch.float32
-        params = {"w": torch.rand(e, dtype=dtype) + 0.5, "lin": torch.randn(e, e, dtype=dtype) * 0.3}
+        params = {"w": torch.rand(e, dtype=dtype) + 0.5, "b": torch.randn(e, dtype=dtype), "lin": torch.randn(e, e, dtype=dtype) * 0.3}
         axis = -2 if near == "norm_axis" else -1
 
         def fn_s(m: Any, x: torch.Tensor) -> Any:
             r = (x[:1] if near == "broadcast_residual" else x) + x @ m.lin
+            if form == "skip_layer_norm":
+                if axis == -2:
+                    return F.layer_norm(r.transpose(-1, -2), (r.shape[-2],)).transpose(-1, -2), r * 2
+                return F.layer_norm(r, (e,), m.w, m.b, 1e-5), r * 2
             y = r * torch.rsqrt(r.pow(2).mean(axis, keepdim=True) + 1e-6)
             return m.w * y, r * 2  # the sum is read again (the next residual)
 
         x = torch.randn(rng.randint(2, 3), rng.randint(2, 5), e, dtype=dtype)
-        return Case(f"onnxruntime/skip_norm/{near}", Model(fn_s, params), (x,), [{1: "s"}], target=target)
+        return Case(f"onnxruntime/{form}/{near}", Model(fn_s, params), (x,), [{1: "s"}], target=target)
     if form in ("packed", "nbits"):
         k = 40 if near == "odd_k" else rng.choice([32, 64])
         sizes = [rng.choice([16, 32, 48]) for _ in range(rng.randint(2, 3))]
@@ -503,8 +535,16 @@ def onnxruntime_target(rng: random.Random, round_: int) -> Case:
             mask = keep[None, None].expand(b, 1, s, p + s)
         elif constant:
             mask = torch.ones(s, p + s, dtype=torch.bool).tril(p + (1 if near == "mask_offset" else 0))[None, None]
+        elif form == "gqa_float_mask":  # transformers' eager masks: 0 / finfo.min (or -inf: a near miss)
+            key = torch.arange(p + s)
+            allowed = (key[None, :] <= torch.arange(s)[:, None] + p) & (key[None, :] % 3 != 1)  # not causal-only
+            low = float("-inf") if near == "infinite_mask" else torch.finfo(torch.float32).min
+            mask = torch.where(allowed, 0.0, low)[None, None].expand(b, 1, s, p + s)
         y = F.scaled_dot_product_attention(q, _repeat_kv(k, heads // kv), _repeat_kv(v, heads // kv), attn_mask=mask)
-        out = y.transpose(1, 2).reshape(b, s, e) @ m.o
+        if near == "flat_output":  # [batch * seq, hidden], as GPT-2's Conv1D reads it
+            out = y.transpose(1, 2).reshape(-1, e) @ m.o
+        else:
+            out = y.transpose(1, 2).reshape(b, s, e) @ m.o
         return (out, k, v, y) if near == "output_read" else (out, k, v)
 
     args = (torch.randn(1, 3, e), torch.randn(1, kv, 4, size), torch.randn(1, kv, 4, size))  # batch 1: onnxruntime's
@@ -514,10 +554,10 @@ def onnxruntime_target(rng: random.Random, round_: int) -> Case:
 
 FAMILIES: list[Callable[[random.Random, int], Case]] = [gelu, rms_norm, rotary, gemm, unsqueeze_pair, packed_qkv,
                                                         attention, batch_norm, folding, cleanup,
-                                                        kv_cache, reshapes, onnxruntime_target]
+                                                        kv_cache, reshapes, onnxruntime_target, softcap_attention]
 # rounds until every exact form was built
 FORMS: dict[Callable[[random.Random, int], Case], int] = {gelu: 5, rms_norm: 4, rotary: 6, batch_norm: 4, folding: 3,
-                                                          kv_cache: 2, onnxruntime_target: 6}
+                                                          kv_cache: 2, onnxruntime_target: 8, softcap_attention: 2}
 
 
 def make_case(index: int, seed: int = 0) -> Case:
@@ -647,7 +687,8 @@ def rewrite_names() -> list[str]:
     from graph_builder.optimizer import fusions
     from graph_builder.optimizer import onnxruntime as onnxruntime_rules
 
-    names = dict.fromkeys(r.name for r in [*fusions.RULES, *attention_rules.UNFUSE, *attention_rules.GQA, *attention_rules.PAST])
+    names = dict.fromkeys(r.name for r in [*fusions.RULES, *attention_rules.UNFUSE, *attention_rules.GQA, *attention_rules.PAST,
+                                           *attention_rules.SOFTCAP])
     # every onnxruntime pass but "past": not an equivalence but the decode step's contract on its
     # inputs (tests/graph_builder/optimizer/test_onnxruntime_target.py runs it with longer buffers)
     names.update(dict.fromkeys(v for k, v in onnxruntime_rules.NAMES.items() if k != "past"))

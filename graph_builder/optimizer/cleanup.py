@@ -69,6 +69,23 @@ def _static(shape: tuple | None) -> bool:
     return shape is not None and all(type(d) is int for d in shape)
 
 
+def _known(shape: tuple | None) -> bool:
+    return shape is not None and all(d is not None for d in shape)
+
+
+def _and_true(node: Node) -> Value | None:
+    """x when node is And(x, True) or And(True, x) with a one-element constant True that does
+    not broadcast x (x's shape known and equal to the result's)."""
+    if node.op_type != "And" or node.domain not in ("", "ai.onnx") or len(node.inputs) != 2:
+        return None
+    for x, c in (node.inputs, node.inputs[::-1]):
+        if x is None or c is None or c.const_value is None or c.const_value.size != 1 or not bool(c.const_value.reshape(())):
+            continue
+        if _known(x.shape) and x.shape == node.outputs[0].shape and x.dtype is node.outputs[0].dtype:
+            return x
+    return None
+
+
 def _empty_along(v: Value | None, axis: Any) -> bool:
     """Whether v has a static size 0 along `axis` (its rank known)."""
     if v is None or v.shape is None or not isinstance(axis, int) or not -len(v.shape) <= axis < len(v.shape):
@@ -91,8 +108,8 @@ def _is_identity(node: Node) -> bool:
     if op == "Transpose":
         perm = node.attributes.get("perm")
         return perm is not None and list(perm) == list(range(len(perm)))
-    if op in ("Reshape", "Expand"):
-        return _static(x.shape) and x.shape == out.shape and x.dtype is out.dtype
+    if op in ("Reshape", "Expand"):  # the same shape, static or torch's symbolic dims (equal names, equal sizes)
+        return _known(x.shape) and x.shape == out.shape and x.dtype is out.dtype
     if op == "Unsqueeze" and len(node.inputs) > 1:
         return ints(node.inputs[1]) == []
     if op == "Squeeze" and len(node.inputs) > 1:  # empty axes squeeze every dim of size 1
@@ -154,9 +171,10 @@ def reshape_chains(builder: GraphBuilder, uses: Uses) -> int:
 
 def identities(uses: Uses) -> int:
     """Drop nodes that return their input unchanged (Identity, Cast to the same type, identity
-    Transpose, Reshape/Expand to the same static shape, Unsqueeze by no axes, Squeeze by no axes
-    of a static shape without 1s, Concat of one input, Relu of a Relu), drop Concat inputs with a
-    static size 0 along the axis, and fold Transpose pairs into one."""
+    Transpose, Reshape/Expand to the same shape (static, or torch's symbolic dims), Unsqueeze by
+    no axes, Squeeze by no axes of a static shape without 1s, Concat of one input, Relu of a
+    Relu, And with a one-element True that broadcasts nothing), drop Concat inputs with a static
+    size 0 along the axis, and fold Transpose pairs into one."""
     removed = 0
     for node in list(uses.graph.nodes):
         if not uses.alive(node):
@@ -166,6 +184,12 @@ def identities(uses: Uses) -> int:
             if kept and len(kept) < len(node.inputs):  # an input with nothing along the axis adds nothing
                 uses.set_inputs(node, kept)
                 removed += 1
+        kept = _and_true(node)
+        if kept is not None and not (id(node.outputs[0]) in uses.outputs and (kept.producer is None or id(kept) in uses.outputs)):
+            uses.replace(node.outputs[0], kept)
+            uses.remove(node)
+            removed += 1
+            continue
         if _is_identity(node):
             out, x = node.outputs[0], node.inputs[0]
             if id(out) in uses.outputs and (x.producer is None or id(x) in uses.outputs):

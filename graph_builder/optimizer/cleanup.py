@@ -184,9 +184,9 @@ def identities(uses: Uses) -> int:
             if kept and len(kept) < len(node.inputs):  # an input with nothing along the axis adds nothing
                 uses.set_inputs(node, kept)
                 removed += 1
-        kept = _and_true(node)
-        if kept is not None and not (id(node.outputs[0]) in uses.outputs and (kept.producer is None or id(kept) in uses.outputs)):
-            uses.replace(node.outputs[0], kept)
+        same = _and_true(node)
+        if same is not None and not (id(node.outputs[0]) in uses.outputs and (same.producer is None or id(same) in uses.outputs)):
+            uses.replace(node.outputs[0], same)
             uses.remove(node)
             removed += 1
             continue

@@ -73,6 +73,7 @@ def optimize(builder: GraphBuilder, rules: list[Rule] | None = None, fold_budget
     run("constants folded", folding.constants(builder, uses, fold_budget_bytes))
     run("identities removed", cleanup.identities(uses))
     run("reshapes merged", cleanup.reshape_chains(builder, uses))
+    run("identities removed", cleanup.identities(uses))  # a merged Reshape to its input's own shape
     run("batch norms folded", folding.batch_norms(builder, uses, fold_budget_bytes))
     if rules is None:  # before the grouped-heads rule, which reads the Attention it makes
         run("fused", pattern.rewrite(builder, uses, attention.SOFTCAP))

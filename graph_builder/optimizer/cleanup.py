@@ -131,7 +131,7 @@ def _merged_reshape(inner: Node, outer: Node) -> list[int] | None:
         return None
     if outer.attributes.get("allowzero", 0) or 0 not in shape:
         return shape
-    inner_shape = ints(inner.inputs[1])
+    inner_shape = ints(inner.inputs[1]) if inner.op_type == "Reshape" else None  # an Unsqueeze's are axes
     copies = inner_shape is not None and not inner.attributes.get("allowzero", 0)
     mid = inner.outputs[0].shape
     merged = []
@@ -148,16 +148,21 @@ def _merged_reshape(inner: Node, outer: Node) -> list[int] | None:
 
 
 def reshape_chains(builder: GraphBuilder, uses: Uses) -> int:
-    """Reshape(Reshape(x, a), b) reads x directly: Reshape(x, b') with b's 0s resolved
-    (`_merged_reshape`); the inner Reshape goes when nothing else reads it (levit's
-    `bn(x.flatten(0, 1)).reshape_as(x)` followed by a view into heads)."""
+    """Reshape(Reshape(x, a), b) and Reshape(Unsqueeze(x, axes), b) read x directly: Reshape(x,
+    b') with b's 0s resolved (`_merged_reshape`); the inner node goes when nothing else reads it
+    (levit's `bn(x.flatten(0, 1)).reshape_as(x)` followed by a view into heads; repeat_kv of one
+    copy per head, whose Expand `identities` removed). A Reshape that then gives x's own shape
+    is an identity, for the `identities` pass that follows."""
     merged = 0
     for node in list(uses.graph.nodes):
         if not uses.alive(node) or node.op_type != "Reshape" or node.domain not in ("", "ai.onnx") or len(node.inputs) != 2:
             continue
         x = node.inputs[0]
         inner = x.producer if x is not None else None
-        if inner is None or inner.op_type != "Reshape" or inner.domain not in ("", "ai.onnx") or not uses.alive(inner):
+        if inner is None or inner.domain not in ("", "ai.onnx") or not uses.alive(inner):
+            continue
+        if inner.op_type != "Reshape" and not (inner.op_type == "Unsqueeze" and len(inner.inputs) == 2
+                                               and ints(inner.inputs[1]) is not None):
             continue
         shape = _merged_reshape(inner, node)
         source = inner.inputs[0]

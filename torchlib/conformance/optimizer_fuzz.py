@@ -319,9 +319,12 @@ def _repeat_kv(x: torch.Tensor, n: int, tiled: bool = False) -> torch.Tensor:
 def kv_cache(rng: random.Random, round_: int) -> Case:
     """A decode step's attention: cat(past, new) returned as the present, repeat_kv, sdpa with the
     bottom-right causal mask of a step after a past (dynamic past and sequence lengths); the
-    second exact form: one KV head per query head, no mask."""
-    near = _near(rng, round_, 2, ["causal", "tiled", "read_twice", "dtype"])
-    n = 1 if round_ == 1 else 2
+    second exact form: no mask; the third: one KV head per query head (a repeat that copies
+    nothing), no mask."""
+    forms = 3
+    near = _near(rng, round_, forms, ["causal", "tiled", "read_twice", "dtype"])
+    n = 1 if round_ % forms == 2 else 2
+    unmasked = round_ % forms != 0
     dtype = torch.float64 if near == "dtype" else torch.float32
     b, hkv, d = rng.randint(1, 2), rng.choice([1, 2]), rng.choice([8, 16])
     q = torch.randn(b, hkv * n, 4, d, dtype=dtype)
@@ -330,7 +333,7 @@ def kv_cache(rng: random.Random, round_: int) -> Case:
     def fn(m: Model, q: torch.Tensor, new: torch.Tensor, past: torch.Tensor) -> Any:
         k, v = torch.cat([past[0], new[0]], dim=2), torch.cat([past[1], new[1]], dim=2)
         rk, rv = _repeat_kv(k, n, near == "tiled"), _repeat_kv(v, n, near == "tiled")
-        if near == "causal" or round_ == 1:
+        if near == "causal" or unmasked:
             y = F.scaled_dot_product_attention(q, rk, rv, is_causal=near == "causal")
         else:
             s, t = q.shape[2], k.shape[2]
@@ -557,7 +560,7 @@ FAMILIES: list[Callable[[random.Random, int], Case]] = [gelu, rms_norm, rotary, 
                                                         kv_cache, reshapes, onnxruntime_target, softcap_attention]
 # rounds until every exact form was built
 FORMS: dict[Callable[[random.Random, int], Case], int] = {gelu: 5, rms_norm: 4, rotary: 6, batch_norm: 4, folding: 3,
-                                                          kv_cache: 2, onnxruntime_target: 8, softcap_attention: 2}
+                                                          kv_cache: 3, onnxruntime_target: 8, softcap_attention: 2}
 
 
 def make_case(index: int, seed: int = 0) -> Case:

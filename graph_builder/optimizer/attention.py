@@ -90,6 +90,26 @@ def _unfused(op, q, k, v, is_causal, scale, **_):
 UNFUSE = [Rule("Attention -> MatMul/Softmax (mid-sized heads)", _attention, _unfused, unfuse_pays, opset=23)]
 
 
+# -- onnxruntime's Attention reads a float mask's lowest value as -inf ---------------------------
+#
+# transformers masks with torch.finfo(dtype).min, which torch adds as a number: a query row
+# masked everywhere gets equal scores, so uniform weights over its keys. onnxruntime's Attention
+# kernel takes the float32 mask value -3.4028235e38 (and only that one: measured, onnxruntime
+# 1.31) as -inf and gives that row zeros. The next float up behaves as torch's lowest does in
+# every row: a score s with |s| < 2**103 added to either rounds to it (the spacing there is
+# 2**104), so a row masked everywhere is uniform and a masked key in any other row weighs 0.
+
+
+def torch_lowest_mask(op, mask: Value) -> Value:
+    """A float32 mask whose lowest-float entries are raised to the next float up, so that
+    Attention adds them as torch does (a bool mask, or any other dtype, unchanged)."""
+    if mask.dtype is not types.FLOAT:
+        return mask
+    lowest = np.finfo(np.float32).min
+    raised = np.nextafter(lowest, np.float32(0))
+    return op.Where(op.Equal(mask, np.array(lowest, np.float32)), np.array(raised, np.float32), mask)
+
+
 # -- attention written out with a soft cap (Gemma 2's eager attention) -> Attention(softcap) ----
 #
 # softmax(tanh(q @ k^T * scale / cap) * cap [+ mask]) @ v is opset 23's Attention with `scale` and
@@ -135,7 +155,9 @@ def softcap_exact(q: Value, k: Value, v: Value, scale: Value, cap: Value, axis: 
 
 def _as_attention(op, q, k, v, scale, cap, mask=None, **_):
     attrs = {"scale": float(scale.const_value.reshape(())), "softcap": float(cap.const_value.reshape(()))}
-    return op.Attention(q, k, v, mask, **attrs) if mask is not None else op.Attention(q, k, v, **attrs)
+    if mask is None:
+        return op.Attention(q, k, v, **attrs)
+    return op.Attention(q, k, v, torch_lowest_mask(op, mask), **attrs)
 
 
 SOFTCAP = [Rule("Attention (softcapped scores written out)", _softcap_attention, _as_attention, softcap_exact, opset=23),
@@ -303,5 +325,5 @@ class _PastRule(Rule):
 
 PAST: list[Rule] = [_PastRule("Attention takes the past keys and values (Concat removed)", _past, _with_past, opset=23),
         _PastRule("Attention takes the past keys and values (Concat removed, masked)", _past_masked, _with_past, opset=23)]
-__all__ = ["GQA", "PAST", "SOFTCAP", "past_exact", "UNFUSE", "UNFUSE_MAX_WORK", "UNFUSE_MIN_WORK", "gqa_exact", "prefer_unfused", "unfuse_pays",
+__all__ = ["GQA", "PAST", "SOFTCAP", "torch_lowest_mask", "past_exact", "UNFUSE", "UNFUSE_MAX_WORK", "UNFUSE_MIN_WORK", "gqa_exact", "prefer_unfused", "unfuse_pays",
            "unfused_attention"]

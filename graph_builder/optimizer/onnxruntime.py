@@ -650,6 +650,15 @@ def gqa_exact(node: Node, uses: Uses) -> tuple[_Heads, _Heads, _Heads, tuple[Val
     return q, k, v, merged, True
 
 
+def _raised_lowest(node: Node) -> Value | None:
+    """x when node is attention.torch_lowest_mask's Where(Equal(x, lowest), next float up, x)."""
+    test, raised, x = node.inputs
+    if test is None or x is None or not _std(test.producer, "Equal") or test.producer.inputs[0] is not x:  # type: ignore[union-attr]
+        return None
+    lowest, up = scalar(test.producer.inputs[1]), scalar(raised)  # type: ignore[union-attr,arg-type]
+    return x if up is not None and lowest == np.finfo(np.float32).min and np.isfinite(up) else None
+
+
 def finite_mask(mask: Value) -> bool:
     """Whether a float mask holds only finite values: a constant that does, or (through Expand,
     Unsqueeze, Reshape: the same values) Where(c, a, b) of finite one-element constants a, b."""
@@ -661,6 +670,9 @@ def finite_mask(mask: Value) -> bool:
         node = node.inputs[0].producer
     if not _std(node, "Where") or len(node.inputs) != 3:  # type: ignore[union-attr]
         return False
+    raised = _raised_lowest(node)  # type: ignore[arg-type]
+    if raised is not None:
+        return finite_mask(raised)
     numbers = [scalar(v) for v in node.inputs[1:]]  # type: ignore[union-attr]
     return all(n is not None and np.isfinite(n) for n in numbers)
 

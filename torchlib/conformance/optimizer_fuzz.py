@@ -294,6 +294,8 @@ def softcap_attention(rng: random.Random, round_: int) -> Case:
     b, h, s, t, d = rng.randint(1, 2), rng.choice([1, 2]), rng.randint(2, 5), rng.randint(2, 6), rng.choice([8, 16])
     cap, scale = rng.choice([5.0, 30.0, 50.0]), d ** -0.5
     keep = torch.rand(s, t) < 0.7
+    if rng.random() < 0.5:  # a row masked everywhere (left padding): torch's weights are uniform there
+        keep[0] = False
     mask = torch.where(keep, torch.tensor(0.0, dtype=dtype), torch.tensor(torch.finfo(dtype).min, dtype=dtype))[None, None]
 
     def fn(m: Any, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
@@ -524,6 +526,7 @@ def onnxruntime_target(rng: random.Random, round_: int) -> Case:
     params = {n: torch.randn(e, d) * 0.2 for n, d in (("q", e), ("k", kv * size), ("v", kv * size), ("o", e))}
     masked = form == "gqa_masked"
     constant = form == "gqa_constant_mask"  # static sizes: the mask folds to a constant
+    padded = rng.random() < 0.5
 
     def fn_a(m: Any, x: torch.Tensor, pk: torch.Tensor, pv: torch.Tensor) -> Any:
         b, s, _ = x.shape
@@ -541,6 +544,8 @@ def onnxruntime_target(rng: random.Random, round_: int) -> Case:
         elif form == "gqa_float_mask":  # transformers' eager masks: 0 / finfo.min (or -inf: a near miss)
             key = torch.arange(p + s)
             allowed = (key[None, :] <= torch.arange(s)[:, None] + p) & (key[None, :] % 3 != 1)  # not causal-only
+            if padded:  # a left-padded row: every key masked (torch: uniform weights over finfo.min)
+                allowed = allowed & (torch.arange(s)[:, None] > 0)
             low = float("-inf") if near == "infinite_mask" else torch.finfo(torch.float32).min
             mask = torch.where(allowed, 0.0, low)[None, None].expand(b, 1, s, p + s)
         y = F.scaled_dot_product_attention(q, _repeat_kv(k, heads // kv), _repeat_kv(v, heads // kv), attn_mask=mask)

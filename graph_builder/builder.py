@@ -136,6 +136,8 @@ class GraphBuilder:
             while b is not None:
                 found = b._constants.get(key)
                 if found is not None:
+                    if found.graph is b.graph and found.name not in b.graph.initializers:
+                        b.graph.initializers[found.name] = found  # the optimizer dropped it unused: in use again
                     return found
                 b = b.parent
         if array.flags.writeable:  # a private, frozen copy: the caller's array or tensor may change

@@ -38,7 +38,7 @@ QUICK = {
 # the documentation build (the docs extra; CI runs it as a step of its own in .ci/run), and the
 # importer's command, which reads a user's file (tests/importer/test_import_cli.py runs it).
 NOT_RUN = ("pip install", "python -m pytest", "python tools/compat.py", "python tools/run_torch_exporter_tests.py",
-           "python -m mkdocs", "python -m torchlib import ")
+           "python -m mkdocs", "python -m torchlib import ", "python -m torchlib genai ")
 
 
 def _commands() -> list[str]:

@@ -1,4 +1,4 @@
-"""python -m torchlib {demo, export, conformance, import, import-conformance} ..."""
+"""python -m torchlib {demo, export, conformance, genai, import, import-conformance} ..."""
 
 from __future__ import annotations
 
@@ -10,6 +10,8 @@ commands:
   demo          export the built-in CNN and GPT-style decoder, verify them in onnxruntime
   export        export MODULE:FACTORY to an ONNX file (--verify to compare with torch)
   conformance   run the OpInfo conformance harness and write its report
+  genai         write onnxruntime-genai's folder (model.onnx, genai_config.json, tokenizer) for a
+                Hugging Face model folder
   import        import an ONNX file as a torch.export program (.pt2); lists what cannot be imported
   import-conformance  run onnx's node tests through the importer and print the pass rate
 """
@@ -28,6 +30,10 @@ def main(argv: list[str]) -> int:
         from torchlib.exporter.cli import export_main
 
         return export_main(rest)
+    if command == "genai":
+        from torchlib.genai.cli import genai_main
+
+        return genai_main(rest)
     if command == "conformance":
         from torchlib.conformance import main as conformance_main
 

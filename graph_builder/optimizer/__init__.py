@@ -21,7 +21,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
-from graph_builder.optimizer import attention, cleanup, folding, fusions, pattern
+from graph_builder.optimizer import attention, cleanup, folding, fusions, onnxruntime, pattern
 from graph_builder.optimizer.editing import Uses
 from graph_builder.optimizer.pattern import Rule, Var
 
@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from graph_builder.builder import GraphBuilder
     from graph_builder.ir import Node
 
-__all__ = ["Rule", "Var", "optimize", "record"]
+__all__ = ["Rule", "Var", "optimize", "optimize_for_onnxruntime", "record"]
 
 _RECORDERS: list[Counter[str]] = []
 _NOT_COUNTS = ("nodes before", "nodes after", "seconds")
@@ -73,10 +73,14 @@ def optimize(builder: GraphBuilder, rules: list[Rule] | None = None, fold_budget
     run("constants folded", folding.constants(builder, uses, fold_budget_bytes))
     run("identities removed", cleanup.identities(uses))
     run("reshapes merged", cleanup.reshape_chains(builder, uses))
+    run("identities removed", cleanup.identities(uses))  # a merged Reshape to its input's own shape
     run("batch norms folded", folding.batch_norms(builder, uses, fold_budget_bytes))
+    if rules is None:  # before the grouped-heads rule, which reads the Attention it makes
+        run("fused", pattern.rewrite(builder, uses, attention.SOFTCAP))
     chosen = [*fusions.RULES, *attention.UNFUSE, *attention.GQA] if rules is None else rules
     run("fused", pattern.rewrite(builder, uses, chosen))  # each rule from its operators' opset on
-    if rules is None:  # on the Attention nodes the GQA rule made
+    if rules is None:  # on the Attention nodes the GQA rule made, once what read the repeats is gone
+        run("dead nodes removed", cleanup.dead_code(uses))
         run("fused", pattern.rewrite(builder, uses, attention.PAST))
     run("identities removed", cleanup.identities(uses))  # e.g. the key's Transpose pair after unfusing
     run("constants folded", folding.constants(builder, uses, fold_budget_bytes))
@@ -98,3 +102,12 @@ def _unused_initializers(uses: Uses) -> int:
     for name in unused:
         del graph.initializers[name]
     return len(unused)
+
+
+def optimize_for_onnxruntime(builder: GraphBuilder, target: onnxruntime.OnnxRuntime) -> dict[str, int]:
+    """target="onnxruntime": the contrib-op rewrites (onnxruntime.py), after `optimize` and
+    weight quantization; returns (and `record()` counts) what each did."""
+    counts = onnxruntime.rewrite(builder, target)
+    for hits in _RECORDERS:
+        hits.update(counts)
+    return counts

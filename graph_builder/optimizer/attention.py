@@ -90,6 +90,81 @@ def _unfused(op, q, k, v, is_causal, scale, **_):
 UNFUSE = [Rule("Attention -> MatMul/Softmax (mid-sized heads)", _attention, _unfused, unfuse_pays, opset=23)]
 
 
+# -- onnxruntime's Attention reads a float mask's lowest value as -inf ---------------------------
+#
+# transformers masks with torch.finfo(dtype).min, which torch adds as a number: a query row
+# masked everywhere gets equal scores, so uniform weights over its keys. onnxruntime's Attention
+# kernel takes the float32 mask value -3.4028235e38 (and only that one: measured, onnxruntime
+# 1.31) as -inf and gives that row zeros. The next float up behaves as torch's lowest does in
+# every row: a score s with |s| < 2**103 added to either rounds to it (the spacing there is
+# 2**104), so a row masked everywhere is uniform and a masked key in any other row weighs 0.
+
+
+def torch_lowest_mask(op, mask: Value) -> Value:
+    """A float32 mask whose lowest-float entries are raised to the next float up, so that
+    Attention adds them as torch does (a bool mask, or any other dtype, unchanged)."""
+    if mask.dtype is not types.FLOAT:
+        return mask
+    lowest = np.finfo(np.float32).min
+    raised = np.nextafter(lowest, np.float32(0))
+    return op.Where(op.Equal(mask, np.array(lowest, np.float32)), np.array(raised, np.float32), mask)
+
+
+# -- attention written out with a soft cap (Gemma 2's eager attention) -> Attention(softcap) ----
+#
+# softmax(tanh(q @ k^T * scale / cap) * cap [+ mask]) @ v is opset 23's Attention with `scale` and
+# `softcap` (its spec: scores * scale, then softcap * tanh(scores / softcap), then the mask added,
+# then softmax over the keys): one node, which the grouped-heads and past rules below then see.
+
+
+def _softcapped_scores(op, q, k, scale, cap):
+    scores = op.Mul(op.MatMul(q, op.Transpose(k, perm=[0, 1, 3, 2])), scale)
+    return op.Mul(op.Tanh(op.Div(scores, cap)), cap)
+
+
+def _softcap_attention(op, q, k, v, scale, cap):
+    return op.MatMul(op.Softmax(_softcapped_scores(op, q, k, scale, cap), axis=Var("axis")), v)
+
+
+def _softcap_attention_masked(op, q, k, v, scale, cap, mask):
+    return op.MatMul(op.Softmax(op.Add(_softcapped_scores(op, q, k, scale, cap), mask), axis=Var("axis")), v)
+
+
+def softcap_exact(q: Value, k: Value, v: Value, scale: Value, cap: Value, axis: int, mask: Value | None = None) -> bool:
+    """float32 q [b, h, s, d], k [b, h, t, d], v [b, h, t, dv] (4-D, the same b, h and t, static
+    d), one-element float32 constants scale and cap > 0 that do not broadcast the scores to a
+    higher rank, softmax over the last axis, and a mask (if any) of float32 or bool whose rank
+    is at most 4 and whose last two dims are the scores' (s, t) or 1: what Attention reads."""
+    if any(x.rank != 4 or x.dtype is not types.FLOAT or x.shape is None for x in (q, k, v)):
+        return False
+    if any(c.const_value is None or c.const_value.size != 1 or c.const_value.ndim > 4 or c.dtype is not types.FLOAT
+           for c in (scale, cap)) or float(cap.const_value.reshape(())) <= 0:  # type: ignore[union-attr]
+        return False
+    if axis not in (-1, 3):
+        return False
+    b, h, s, d = q.shape  # type: ignore[misc]
+    if not isinstance(d, int) or k.shape != (b, h, k.shape[2], d) or v.shape[:3] != k.shape[:3]:  # type: ignore[index]
+        return False
+    if mask is None:
+        return True
+    if mask.dtype not in (types.FLOAT, types.BOOL) or mask.rank is None or mask.rank > 4 or mask.shape is None:
+        return False
+    tail = list(mask.shape[-2:])
+    return all(m == 1 or m == want for m, want in zip(tail[::-1], (k.shape[2], s)))  # type: ignore[index]
+
+
+def _as_attention(op, q, k, v, scale, cap, mask=None, **_):
+    attrs = {"scale": float(scale.const_value.reshape(())), "softcap": float(cap.const_value.reshape(()))}
+    if mask is None:
+        return op.Attention(q, k, v, **attrs)
+    return op.Attention(q, k, v, torch_lowest_mask(op, mask), **attrs)
+
+
+SOFTCAP = [Rule("Attention (softcapped scores written out)", _softcap_attention, _as_attention, softcap_exact, opset=23),
+           Rule("Attention (softcapped scores written out, masked)", _softcap_attention_masked, _as_attention,
+                softcap_exact, opset=23)]
+
+
 # -- grouped-query attention: the KV heads given to `Attention` as they are ----------------------
 #
 # transformers' `repeat_kv` (and torchlib's own `enable_gqa` decomposition) copies each KV head
@@ -250,5 +325,5 @@ class _PastRule(Rule):
 
 PAST: list[Rule] = [_PastRule("Attention takes the past keys and values (Concat removed)", _past, _with_past, opset=23),
         _PastRule("Attention takes the past keys and values (Concat removed, masked)", _past_masked, _with_past, opset=23)]
-__all__ = ["GQA", "PAST", "past_exact", "UNFUSE", "UNFUSE_MAX_WORK", "UNFUSE_MIN_WORK", "gqa_exact", "prefer_unfused", "unfuse_pays",
+__all__ = ["GQA", "PAST", "SOFTCAP", "torch_lowest_mask", "past_exact", "UNFUSE", "UNFUSE_MAX_WORK", "UNFUSE_MIN_WORK", "gqa_exact", "prefer_unfused", "unfuse_pays",
            "unfused_attention"]

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 from onnx import defs
@@ -68,6 +69,30 @@ def _static(shape: tuple | None) -> bool:
     return shape is not None and all(type(d) is int for d in shape)
 
 
+def _known(shape: tuple | None) -> bool:
+    return shape is not None and all(d is not None for d in shape)
+
+
+def _and_true(node: Node) -> Value | None:
+    """x when node is And(x, True) or And(True, x) with a one-element constant True that does
+    not broadcast x (x's shape known and equal to the result's)."""
+    if node.op_type != "And" or node.domain not in ("", "ai.onnx") or len(node.inputs) != 2:
+        return None
+    for x, c in (node.inputs, node.inputs[::-1]):
+        if x is None or c is None or c.const_value is None or c.const_value.size != 1 or not bool(c.const_value.reshape(())):
+            continue
+        if _known(x.shape) and x.shape == node.outputs[0].shape and x.dtype is node.outputs[0].dtype:
+            return x
+    return None
+
+
+def _empty_along(v: Value | None, axis: Any) -> bool:
+    """Whether v has a static size 0 along `axis` (its rank known)."""
+    if v is None or v.shape is None or not isinstance(axis, int) or not -len(v.shape) <= axis < len(v.shape):
+        return False
+    return v.shape[axis] == 0 and type(v.shape[axis]) is int
+
+
 def _is_identity(node: Node) -> bool:
     x = node.inputs[0] if node.inputs else None
     if x is None:
@@ -83,8 +108,8 @@ def _is_identity(node: Node) -> bool:
     if op == "Transpose":
         perm = node.attributes.get("perm")
         return perm is not None and list(perm) == list(range(len(perm)))
-    if op in ("Reshape", "Expand"):
-        return _static(x.shape) and x.shape == out.shape and x.dtype is out.dtype
+    if op in ("Reshape", "Expand"):  # the same shape, static or torch's symbolic dims (equal names, equal sizes)
+        return _known(x.shape) and x.shape == out.shape and x.dtype is out.dtype
     if op == "Unsqueeze" and len(node.inputs) > 1:
         return ints(node.inputs[1]) == []
     if op == "Squeeze" and len(node.inputs) > 1:  # empty axes squeeze every dim of size 1
@@ -106,7 +131,7 @@ def _merged_reshape(inner: Node, outer: Node) -> list[int] | None:
         return None
     if outer.attributes.get("allowzero", 0) or 0 not in shape:
         return shape
-    inner_shape = ints(inner.inputs[1])
+    inner_shape = ints(inner.inputs[1]) if inner.op_type == "Reshape" else None  # an Unsqueeze's are axes
     copies = inner_shape is not None and not inner.attributes.get("allowzero", 0)
     mid = inner.outputs[0].shape
     merged = []
@@ -123,16 +148,21 @@ def _merged_reshape(inner: Node, outer: Node) -> list[int] | None:
 
 
 def reshape_chains(builder: GraphBuilder, uses: Uses) -> int:
-    """Reshape(Reshape(x, a), b) reads x directly: Reshape(x, b') with b's 0s resolved
-    (`_merged_reshape`); the inner Reshape goes when nothing else reads it (levit's
-    `bn(x.flatten(0, 1)).reshape_as(x)` followed by a view into heads)."""
+    """Reshape(Reshape(x, a), b) and Reshape(Unsqueeze(x, axes), b) read x directly: Reshape(x,
+    b') with b's 0s resolved (`_merged_reshape`); the inner node goes when nothing else reads it
+    (levit's `bn(x.flatten(0, 1)).reshape_as(x)` followed by a view into heads; repeat_kv of one
+    copy per head, whose Expand `identities` removed). A Reshape that then gives x's own shape
+    is an identity, for the `identities` pass that follows."""
     merged = 0
     for node in list(uses.graph.nodes):
         if not uses.alive(node) or node.op_type != "Reshape" or node.domain not in ("", "ai.onnx") or len(node.inputs) != 2:
             continue
         x = node.inputs[0]
         inner = x.producer if x is not None else None
-        if inner is None or inner.op_type != "Reshape" or inner.domain not in ("", "ai.onnx") or not uses.alive(inner):
+        if inner is None or inner.domain not in ("", "ai.onnx") or not uses.alive(inner):
+            continue
+        if inner.op_type != "Reshape" and not (inner.op_type == "Unsqueeze" and len(inner.inputs) == 2
+                                               and ints(inner.inputs[1]) is not None):
             continue
         shape = _merged_reshape(inner, node)
         source = inner.inputs[0]
@@ -146,12 +176,24 @@ def reshape_chains(builder: GraphBuilder, uses: Uses) -> int:
 
 def identities(uses: Uses) -> int:
     """Drop nodes that return their input unchanged (Identity, Cast to the same type, identity
-    Transpose, Reshape/Expand to the same static shape, Unsqueeze by no axes, Squeeze by no axes
-    of a static shape without 1s, Concat of one input, Relu of a Relu), and
-    fold Transpose pairs into one."""
+    Transpose, Reshape/Expand to the same shape (static, or torch's symbolic dims), Unsqueeze by
+    no axes, Squeeze by no axes of a static shape without 1s, Concat of one input, Relu of a
+    Relu, And with a one-element True that broadcasts nothing), drop Concat inputs with a static
+    size 0 along the axis, and fold Transpose pairs into one."""
     removed = 0
     for node in list(uses.graph.nodes):
         if not uses.alive(node):
+            continue
+        if node.op_type == "Concat" and node.domain in ("", "ai.onnx") and len(node.inputs) > 1:
+            kept = [v for v in node.inputs if not _empty_along(v, node.attributes.get("axis"))]
+            if kept and len(kept) < len(node.inputs):  # an input with nothing along the axis adds nothing
+                uses.set_inputs(node, kept)
+                removed += 1
+        same = _and_true(node)
+        if same is not None and not (id(node.outputs[0]) in uses.outputs and (same.producer is None or id(same) in uses.outputs)):
+            uses.replace(node.outputs[0], same)
+            uses.remove(node)
+            removed += 1
             continue
         if _is_identity(node):
             out, x = node.outputs[0], node.inputs[0]

@@ -108,6 +108,18 @@ class Uses:
                 readers.remove(node)
         self.readers.setdefault(id(value), []).append(node)
 
+    def set_inputs(self, node: Node, inputs: list[Value | None]) -> None:
+        """Give `node` these inputs (readers kept current)."""
+        for old in node.inputs:
+            if old is not None and not any(old is v for v in inputs):
+                readers = self.readers.get(id(old))
+                if readers and node in readers:
+                    readers.remove(node)
+        for v in inputs:
+            if v is not None and not any(v is old for old in node.inputs):
+                self.readers.setdefault(id(v), []).append(node)
+        node.inputs = list(inputs)
+
     def remove(self, node: Node) -> None:
         self.removed.add(id(node))
         for v in self._read_by(node):

@@ -9,11 +9,12 @@ of one part of a packed QKV projection (nn.MultiheadAttention) becomes a Slice.
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 
 from graph_builder import types
-from graph_builder.ir import Value
+from graph_builder.ir import Node, Value
 from graph_builder.optimizer.editing import ints, scalar
 from graph_builder.optimizer.pattern import Rule, Var
 
@@ -191,7 +192,8 @@ def _half_of(cache: Value, size: int, seq: object, rank: int) -> np.ndarray | Va
 
 
 def _rope_check(x: Value, cos: Value, sin: Value, lo_start: Value, lo_end: Value, hi_start: Value, hi_end: Value,
-                axes1: Value, axes2: Value, concat_axis: int, steps1: Value | None = None, steps2: Value | None = None) -> bool:
+                axes1: Value, axes2: Value, concat_axis: int, steps1: Value | None = None, steps2: Value | None = None,
+                per_batch: bool = False) -> bool:
     """A float32 [batch, heads, sequence, size] x with an even static size, rotated along its last
     axis (halves sliced with step 1, concatenated on the last axis), and caches as _half_of
     requires (rows = x's sequence length, laid out [..., sequence, size])."""
@@ -207,7 +209,55 @@ def _rope_check(x: Value, cos: Value, sin: Value, lo_start: Value, lo_end: Value
         return False
     if (ints(hi_end) or [0])[0] < size:
         return False
-    return all(_half_of(c, size, x.shape[2], x.rank) is not None for c in (cos, sin))
+    return per_batch or all(_half_of(c, size, x.shape[2], x.rank) is not None for c in (cos, sin))
+
+
+def _rope_batch_check(x: Value, cos: Value, sin: Value, **slices: Any) -> bool:
+    """As _rope_check, with per-batch caches (_batch_half_of) instead of one table."""
+    if x.rank != 4 or x.shape is None or any(_batch_half_of(c, x) is None for c in (cos, sin)):
+        return False
+    return _rope_check(x, cos, sin, **slices, per_batch=True)
+
+
+def _batch_half_of(cache: Value, x: Value) -> tuple[Node, Value, Value | None] | None:
+    """(the Cos/Sin node, f, scale or None) when `cache` is a per-batch table laid out [batch, 1,
+    sequence, size] for a [batch, heads, sequence, size] x: `Unsqueeze(t, [1])` of a [batch,
+    sequence, size] `t = Cos/Sin(Concat(f, f, axis=-1))`, times a one-element constant `scale`
+    or not (transformers' rotary embedding: `emb = cat(freqs, freqs)`, `emb.cos() *
+    attention_scaling`, one table per batch row from position_ids), with f of shape [batch,
+    sequence, size/2] (or [1, sequence, size/2]: one table for every row) and batch and sequence
+    the same dims as x's (equal sizes or names)."""
+    xs = x.shape
+    if xs is None or len(xs) != 4 or not isinstance(xs[-1], int):
+        return None
+    node = cache.producer
+    if node is None or node.op_type != "Unsqueeze" or ints(node.inputs[1] if len(node.inputs) > 1 else None) != [1]:
+        return None
+    table = node.inputs[0]
+    if table is None:
+        return None
+    scale = None
+    producer = table.producer
+    if producer is not None and producer.op_type == "Mul":
+        numbers = [v for v in producer.inputs if v is not None and v.const_value is not None and v.const_value.size == 1]
+        others = [v for v in producer.inputs if v is not None and v not in numbers]
+        if len(numbers) != 1 or len(others) != 1 or numbers[0].const_value.ndim > 3 or numbers[0].dtype is not types.FLOAT:  # type: ignore[union-attr]
+            return None
+        table, scale = others[0], numbers[0]
+        producer = table.producer
+    if producer is None or producer.op_type not in ("Cos", "Sin") or table.dtype is not types.FLOAT:
+        return None
+    angle = producer.inputs[0]
+    cat = angle.producer if angle is not None else None
+    if cat is None or cat.op_type != "Concat" or len(cat.inputs) != 2 or cat.inputs[0] is not cat.inputs[1]:
+        return None
+    f = cat.inputs[0]
+    fs = f.shape if f is not None else None
+    if f is None or fs is None or len(fs) != 3 or cat.attributes.get("axis") not in (-1, 2) or fs[-1] != xs[-1] // 2:
+        return None
+    if not ((fs[0] == 1 or _same_dim(fs[0], xs[0])) and _same_dim(fs[1], xs[2])):
+        return None
+    return producer, f, scale
 
 
 def _cache(op, cache: Value, size: int, seq: object, rank: int):
@@ -216,6 +266,24 @@ def _cache(op, cache: Value, size: int, seq: object, rank: int):
         return half
     f = half.inputs[0].producer.inputs[0]  # Cos/Sin(Concat(f, f)) -> Cos/Sin(f)
     return op.Cos(f) if half.op_type == "Cos" else op.Sin(f)
+
+
+def _batch_cache(op, cache: Value, x: Value):
+    found = _batch_half_of(cache, x)
+    if found is None:
+        raise AssertionError("the rule's check found the per-batch table")
+    node, f, scale = found
+    half = op.Cos(f) if node.op_type == "Cos" else op.Sin(f)
+    half = half if scale is None else op.Mul(half, scale)
+    if f.shape is not None and f.shape[0] == 1 and x.shape is not None and x.shape[0] != 1:  # one table for every
+        # row: RotaryEmbedding takes one per row
+        half = op.Expand(half, op.Concat(op.Shape(x, start=0, end=1), op.Shape(f, start=1), axis=0))
+    return half
+
+
+def _rope_batch_fused(op, x, cos, sin, **_):
+    # caches of [batch, sequence, size/2] and no position_ids: row (b, i) rotates token i of row b
+    return op.RotaryEmbedding(x, _batch_cache(op, cos, x), _batch_cache(op, sin, x))
 
 
 def _rope_fused(op, x, cos, sin, **_):
@@ -227,6 +295,8 @@ def _rope_fused(op, x, cos, sin, **_):
 
 
 ROTARY = [Rule("RotaryEmbedding (rotate-half)", p, _rope_fused, _rope_check, opset=23) for p in (_rope, _rope_steps)]
+ROTARY += [Rule("RotaryEmbedding (rotate-half, per-batch tables)", p, _rope_batch_fused, _rope_batch_check, opset=23)
+           for p in (_rope, _rope_steps)]
 
 # -- Unsqueeze(Unsqueeze(x, a), b) -> Unsqueeze(x, a + b) ----------------------------------------
 

@@ -56,6 +56,11 @@ def fully_masked_row(mask):
     return mask
 
 
+def lowest_masked_row(keep: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
+    keep[0] = False
+    return torch.zeros(keep.shape, dtype=dtype).masked_fill(~keep, torch.finfo(dtype).min)
+
+
 MASKS = {
     "none": lambda dtype, L, S: None,
     "bool_2d": lambda dtype, L, S: torch.rand(L, S) > 0.3,
@@ -66,6 +71,9 @@ MASKS = {
     "float_2d": lambda dtype, L, S: torch.randn(L, S).to(dtype),
     "float_3d": lambda dtype, L, S: torch.randn(4, L, S).to(dtype),
     "float_fully_masked_row": lambda dtype, L, S: fully_masked_row(torch.randn(L, S).to(dtype)),
+    # transformers' masks: 0 / finfo.min, a left-padded row masked everywhere (torch: uniform
+    # weights there; onnxruntime reads float32's lowest as -inf and would give zeros)
+    "finfo_min_masked_row": lambda dtype, L, S: lowest_masked_row(torch.rand(L, S) > 0.3, dtype),
 }
 
 

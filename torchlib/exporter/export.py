@@ -21,8 +21,9 @@ from graph_builder import GraphBuilder, op, types
 from graph_builder.ir import Value, real_view
 from graph_builder.opset import OpError, torch_to_numpy
 from graph_builder.optimizer import optimize as optimize_graph
-from graph_builder.optimizer import runtime_guards
+from graph_builder.optimizer import optimize_for_onnxruntime, runtime_guards
 from graph_builder.optimizer.folding import BATCH_NORMS_LEFT
+from graph_builder.optimizer.onnxruntime import OnnxRuntime
 from graph_builder.optimizer.quantization import WeightQuantization, check_opset, quantize_weights
 from torchlib.exporter import dataclass_trees, self_check
 from torchlib.exporter.capture import EXPORT_LOCK, caller_level, capture
@@ -86,6 +87,7 @@ def export(
     check: bool | None = None,
     exact_nan: bool = False,
     written_outputs: bool = True,
+    target: str | OnnxRuntime = "onnx",
 ) -> ExportResult:
     """Export `model(*args, **kwargs)` to ONNX.
 
@@ -152,14 +154,16 @@ def export(
     # chunks at some caller depths (up to 2.5x slower capture; see stack_room.py)
     with EXPORT_LOCK, onnx_exporting():  # one export at a time (see capture.py)
         return with_stack_room(_export, model, args, kwargs, dynamic_shapes, opset, input_names, output_names,
-                               functions, optimize, weights, weight_quantization, check, exact_nan, written_outputs)
+                               functions, optimize, weights, weight_quantization, check, exact_nan, written_outputs,
+                               OnnxRuntime.of(target))
 
 
 def _export(model: torch.nn.Module | torch.export.ExportedProgram, args: Any, kwargs: Mapping[str, Any] | None,
             dynamic_shapes: Any, opset: int, input_names: Sequence[str] | None, output_names: Sequence[str] | None,
             functions: Functions | None, optimize: bool,
             weights: Weights | None = None, weight_quantization: str | WeightQuantization | None = None,
-            check: bool | None = None, exact_nan: bool = False, written_outputs: bool = True) -> ExportResult:
+            check: bool | None = None, exact_nan: bool = False, written_outputs: bool = True,
+            target: OnnxRuntime | None = None) -> ExportResult:
     with quiet_torch():
         registry = _load_ops()
         table, modules = split(functions)
@@ -220,8 +224,8 @@ def _export(model: torch.nn.Module | torch.export.ExportedProgram, args: Any, kw
                         sample.check_program(ep, strategy)
             timings["self_check"] = time.perf_counter() - t
         t = time.perf_counter()
-        names = {"input_names": input_names, "output_names": output_names, "exact_nan": exact_nan,
-                 "written_outputs": written_outputs}
+        names: dict[str, Any] = {"input_names": input_names, "output_names": output_names, "exact_nan": exact_nan,
+                                 "written_outputs": written_outputs, "target": target}
         reason = ""
         fx_to_onnx: dict[str, list[str]] = {}
         try:
@@ -366,6 +370,7 @@ def translate(
     modules: ModuleSelection | None = None,
     fx_to_onnx: dict[str, list[str]] | None = None,
     written_outputs: bool = True,
+    target: OnnxRuntime | None = None,
 ) -> tuple[Any, list[str]]:
     """Translate the ExportedProgram's graph. With decompose_nodes, an op without a function is
     decomposed on its own node (NeedsWholeProgramDecomposition when that is impossible);
@@ -449,6 +454,10 @@ def translate(
         q = weight_quantization
         diagnostics.append(f"weight_quantization: {count} MatMul/Gemm weight(s) quantized to {q.dtype}, blocks of "
                            f"{q.block_size}, {'symmetric' if q.symmetric else 'asymmetric'}")  # fmt: skip
+    if target is not None:
+        counts = optimize_for_onnxruntime(g, target)
+        g.graph.metadata["torchlib.target"] = f"onnxruntime (accuracy_level {target.accuracy_level})"
+        diagnostics.append("target onnxruntime: " + (", ".join(f"{n}: {c}" for n, c in counts.items()) or "no rewrite fired"))
     runtime_guards.guard(g)  # forms onnxruntime's own graph optimizations leave exact
     if modules is not None:  # after the optimizer, which then sees (and fuses across) the whole graph
         diagnostics.extend(outline_modules(g.graph, ep.graph, modules, merged))

@@ -33,6 +33,7 @@ from typing import Any
 
 from graph_builder import current_opset, op, types
 from graph_builder.ir import Value
+from graph_builder.optimizer.attention import torch_lowest_mask
 from graph_builder.types import TFloat
 from torchlib.ops._helpers import one_output
 from torchlib.ops._kernels import scale as scale_exact
@@ -87,6 +88,7 @@ def _fused(query: Value, key: Value, value: Value, attn_mask: Value | None, is_c
     if mask is not None:
         if not mask.known_dtype.is_bool and mask.dtype is not compute:
             mask = op.Cast(mask, to=compute.onnx)
+        mask = torch_lowest_mask(op, mask)  # onnxruntime reads float32's lowest as -inf; torch adds it
         if mask.known_rank < 2 or not _known_equal(_dim(mask, -2), _dim(query, -2)):
             q_len, kv_len = _dim(query, -2), _dim(key, -2)
             if isinstance(q_len, int) and isinstance(kv_len, int):

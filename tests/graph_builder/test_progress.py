@@ -98,3 +98,19 @@ def test_conformance_reports_its_cells(monkeypatch, flag, reported):
     # --ort-logs: stderr stays this process's sys.stderr (else it is a copy of file descriptor 2)
     assert main(["--ops", "neg", "--dtypes", "float32", "--max-samples", "1", "-j", "1", "-q", "--ort-logs", *flag]) == 0
     assert ("conformance" in terminal.getvalue()) == reported
+
+
+@pytest.mark.parametrize("show, reported", [(True, True), (False, False)])
+def test_compat_runner_follows_pytests_percentage(monkeypatch, show, reported):
+    import importlib.util
+    from pathlib import Path
+
+    spec = importlib.util.spec_from_file_location("compat_tool", Path(__file__).parents[2] / "tools" / "compat.py")
+    assert spec is not None and spec.loader is not None
+    compat = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(compat)
+    terminal = at_a_shell(monkeypatch)
+    fake_pytest = "print('....  [ 50%]'); print('....  [100%]'); print('8 passed in 0.1s')"
+    proc = compat._run_tests([sys.executable, "-c", fake_pytest], show)
+    assert proc.returncode == 0 and compat._counts(proc.stdout) == {"passed": 8}
+    assert ("tests:" in terminal.getvalue()) == reported

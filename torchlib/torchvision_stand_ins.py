@@ -26,6 +26,7 @@ from __future__ import annotations
 import importlib.abc
 import importlib.machinery
 import sys
+import warnings
 from collections.abc import Sequence
 from types import ModuleType
 from typing import Any
@@ -68,7 +69,12 @@ class Loader(importlib.abc.Loader):
 
         spec = module.__spec__
         folders = list(spec.submodule_search_locations or []) if spec else []
-        torchvision_reference.define(folders)
+        if torchvision_reference.define(folders):
+            warnings.warn("torchvision's compiled ops do not load beside this torch (a build for another torch or "
+                          "CUDA): torchlib defined torch ports of torchvision::nms, roi_align, roi_pool, ps_roi_align, "
+                          "ps_roi_pool and deform_conv2d instead (the results of its CPU kernels, slower). Install a "
+                          "torchvision built for this torch to use its own (torchlib's docs/detection.md).",
+                          UserWarning, stacklevel=2)  # fmt: skip
         self.loader.exec_module(module)
         torchvision_reference.attach()
         module.__loader__ = self.loader

@@ -6,16 +6,10 @@ import os
 # torch / onnxruntime threads on top of that would only compete for the same cores.
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
-# torchvision's PyPI wheels are CUDA builds whose compiled ops do not load beside torch's CPU
-# wheel (constraints.txt), and transformers imports torchvision whenever it is installed: the
-# stand-in ops make `import torchvision` work for the language-model tests and README snippet.
-from torchlib.conformance import torchvision_reference  # noqa: E402
-
-torchvision_reference.register()
-
 import pytest  # noqa: E402
 
 import graph_builder  # noqa: E402
+import torchlib  # noqa: E402, F401  (first: its torchvision stand-ins apply to any test module that imports torchvision)
 
 
 @pytest.fixture

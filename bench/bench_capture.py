@@ -42,6 +42,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench_export import MODELS as EXPORT_MODELS
 
 import torchlib
+from graph_builder.progress import progress, write
 from torchlib.exporter import demo_models
 from torchlib.exporter.stack_room import with_stack_room
 
@@ -58,6 +59,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--models", default=",".join(MODELS))
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar (it shows only on a terminal)")
     ns = parser.parse_args()
     warnings.simplefilter("ignore")
     model, args = EXPORT_MODELS["mlp"]()
@@ -65,7 +67,7 @@ def main() -> None:
     print("| model | torch.export s | torch.export, stack room s | torchlib export s | ratio | ratio to stack room "
           "| CPU ratio to stack room | same-run ratio | whole-program decomposition | self-check share |")
     print("|---|---|---|---|---|---|---|---|---|---|")
-    for name in ns.models.split(","):
+    for name in progress(ns.models.split(","), desc="models", unit="model", enabled=not ns.no_progress):
         model, args = MODELS[name]()
         capture, roomy, ours, roomy_cpu, ours_cpu, same_run, checks = [], [], [], [], [], [], []
         result = program = None
@@ -90,8 +92,8 @@ def main() -> None:
         t_capture, t_roomy, t_ours = statistics.median(capture), statistics.median(roomy), statistics.median(ours)
         cpu_ratio = statistics.median(ours_cpu) / statistics.median(roomy_cpu)
         decomposed = "yes" if result is not None and "decompositions" in result.timings else "no"
-        print(f"| {name} | {t_capture:.3f} | {t_roomy:.3f} | {t_ours:.3f} | {t_ours / t_capture:.2f} | {t_ours / t_roomy:.2f} | {cpu_ratio:.2f} | "
-              f"{statistics.median(same_run):.2f} | {decomposed} | {statistics.median(checks):.0%} |", flush=True)
+        write(f"| {name} | {t_capture:.3f} | {t_roomy:.3f} | {t_ours:.3f} | {t_ours / t_capture:.2f} | {t_ours / t_roomy:.2f} | {cpu_ratio:.2f} | "
+              f"{statistics.median(same_run):.2f} | {decomposed} | {statistics.median(checks):.0%} |")
 
 if __name__ == "__main__":
     main()

@@ -22,6 +22,7 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import torchlib  # noqa: E402
+from graph_builder.progress import progress, write  # noqa: E402
 from torchlib.conformance import torchvision_reference  # noqa: E402
 from torchlib.conformance.detection_models import MODELS, NEAR_TIE_SWAPS, build, image, match  # noqa: E402
 from torchlib.exporter import torchvision_capture  # noqa: E402
@@ -93,13 +94,14 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--models", default=",".join(MODELS))
     parser.add_argument("--no-reference", action="store_true")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar (it shows only on a terminal)")
     args = parser.parse_args()
     torchvision_reference.register()
     print("| model | exporter | export time | nodes | sample image | second image |")
     print("| --- | --- | --- | --- | --- | --- |")
-    for name in args.models.split(","):
+    for name in progress(args.models.split(","), desc="models", unit="model", enabled=not args.no_progress):
         for exporter in (_ours,) if args.no_reference else (_ours, _reference, _reference_with_stand_ins):
-            print(bench(name, exporter), flush=True)
+            write(bench(name, exporter))
 
 
 if __name__ == "__main__":

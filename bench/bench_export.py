@@ -27,6 +27,7 @@ import torch
 from torch import nn
 
 import torchlib
+from graph_builder.progress import progress, write
 from torchlib.exporter.demo import small_cnn, tiny_gpt
 
 
@@ -98,6 +99,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--models", default=",".join(MODELS))
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar (it shows only on a terminal)")
     ns = parser.parse_args()
     try:
         import onnxscript  # noqa: F401
@@ -112,7 +114,7 @@ def main() -> None:
     print("| model | export s (torchlib) | export s (reference) | nodes (torchlib) | nodes (reference) "
           "| ORT ms (torchlib) | ORT ms (reference) |")
     print("|---|---|---|---|---|---|---|")
-    for name in ns.models.split(","):
+    for name in progress(ns.models.split(","), desc="models", unit="model", enabled=not ns.no_progress):
         model, args = MODELS[name]()
         t_ours, p_ours = timed(ours, model, args, ns.repeat)
         lat_ours = latency(p_ours, args)
@@ -122,7 +124,7 @@ def main() -> None:
             ref = (f"{t_ref:.2f}", str(len(p_ref.graph.node)), f"{lat_ref:.3f}")
         else:
             ref = ("n/a", "n/a", "n/a")
-        print(f"| {name} | {t_ours:.2f} | {ref[0]} | {len(p_ours.graph.node)} | {ref[1]} | {lat_ours:.3f} | {ref[2]} |")
+        write(f"| {name} | {t_ours:.2f} | {ref[0]} | {len(p_ours.graph.node)} | {ref[1]} | {lat_ours:.3f} | {ref[2]} |")
 
 
 if __name__ == "__main__":

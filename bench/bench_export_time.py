@@ -42,6 +42,7 @@ from bench_export import MODELS as EXPORT_MODELS  # noqa: E402
 from bench_latency import MODELS as LATENCY_MODELS  # noqa: E402
 
 import torchlib  # noqa: E402
+from graph_builder.progress import progress, write  # noqa: E402
 
 SMALL = ["bert", "llama", "vit", "resnet", "lstm", "transformer"]
 
@@ -112,6 +113,7 @@ def main() -> None:
     parser.add_argument("--vision", action="store_true", help="bench_vision's models (needs torchvision and timm)")
     parser.add_argument("--image", type=int, default=64, help="with --vision: image size (at least the model's minimum)")
     parser.add_argument("--no-reference", action="store_true", help="skip torch.onnx.export")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar (it shows only on a terminal)")
     ns = parser.parse_args()
     warnings.simplefilter("ignore")
     if ns.vision:
@@ -131,18 +133,18 @@ def main() -> None:
     print("|---|---|---|---|---|---|---|---|---|---|---|")
     ratios: list[float] = []
     failed = []
-    for name in names:
+    for name in progress(names, desc="models", unit="model", enabled=not ns.no_progress):
         try:
             model, args, dyn = vision_model(name, ns.image) if ns.vision else small_model(name)
             r = bench(model, args, dyn, ns.repeat, not ns.no_reference)
         except Exception as e:  # one model's failure is a row, not the end of the table
-            print(f"| {name} | failed: {type(e).__name__}: {str(e).splitlines()[0][:200] if str(e) else ''} |", flush=True)
+            write(f"| {name} | failed: {type(e).__name__}: {str(e).splitlines()[0][:200] if str(e) else ''} |")
             failed.append(name)
             continue
         ratios.append(r["ours"] / r["torch.export"])
-        print(f"| {name} | {r['torch.export']:.3f} | {r['ours']:.3f} | {r['ours, check=False']:.3f} | {r['reference']:.3f} "
+        write(f"| {name} | {r['torch.export']:.3f} | {r['ours']:.3f} | {r['ours, check=False']:.3f} | {r['reference']:.3f} "
               f"| {r['ours'] / r['torch.export']:.2f} | {r['CPU ratio']:.2f} | {r['ours, check=False'] / r['torch.export']:.2f} "
-              f"| {r['ours'] / r['reference']:.2f} | {r['self-check']} | {r['self-check s']:.3f} |", flush=True)
+              f"| {r['ours'] / r['reference']:.2f} | {r['self-check']} | {r['self-check s']:.3f} |")
     if ratios:
         print(f"\nmedian ours / torch.export: {statistics.median(ratios):.2f}, worst {max(ratios):.2f}")
     if failed:

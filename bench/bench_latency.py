@@ -35,6 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench_export import MODELS as EXPORT_MODELS  # noqa: E402
 
 import torchlib  # noqa: E402
+from graph_builder.progress import progress, write  # noqa: E402
 
 export_module = importlib.import_module("torchlib.exporter.export")  # the module, not the function of that name
 
@@ -183,6 +184,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=100)
     parser.add_argument("--ort-level", choices=list(ORT_LEVELS), default="all",
                         help="onnxruntime graph optimization level, the same for both graphs")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar (it shows only on a terminal)")
     ns = parser.parse_args()
     global ORT_LEVEL
     ORT_LEVEL = ORT_LEVELS[ns.ort_level]
@@ -192,7 +194,7 @@ def main() -> None:
           "| ours / reference | export s (optimized / not) | optimizer s (share of export) |")
     print("|---|---|---|---|---|---|---|---|---|")
     ratios = []
-    for name in ns.models.split(","):
+    for name in progress(ns.models.split(","), desc="models", unit="model", enabled=not ns.no_progress):
         model, args = MODELS[name]()
         ours = torchlib.export(model, args).model_proto
         plain = torchlib.export(model, args, optimize=False).model_proto
@@ -200,9 +202,8 @@ def main() -> None:
         t_ours, t_ref = latencies([ours, ref], args, ns.runs)
         ratios.append(t_ours / t_ref)
         (t_opt, t_optimizer), (t_plain, _) = export_seconds(model, args, True), export_seconds(model, args, False)
-        print(f"| {name} | {len(ours.graph.node)} | {len(plain.graph.node)} | {len(ref.graph.node)} | {t_ours:.3f} | "
-              f"{t_ref:.3f} | {t_ours / t_ref:.2f} | {t_opt:.3f} / {t_plain:.3f} | {t_optimizer:.3f} ({t_optimizer / t_opt:.0%}) |",
-              flush=True)
+        write(f"| {name} | {len(ours.graph.node)} | {len(plain.graph.node)} | {len(ref.graph.node)} | {t_ours:.3f} | "
+              f"{t_ref:.3f} | {t_ours / t_ref:.2f} | {t_opt:.3f} / {t_plain:.3f} | {t_optimizer:.3f} ({t_optimizer / t_opt:.0%}) |")
     print(f"\ngeometric mean of ours / reference: {math.exp(sum(map(math.log, ratios)) / len(ratios)):.3f}")
 
 

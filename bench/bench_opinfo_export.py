@@ -45,6 +45,7 @@ from torch.utils import _pytree as pytree
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # this checkout's torchlib
 import torchlib  # noqa: E402
+from graph_builder.progress import progress, write  # noqa: E402
 
 DTYPES = {"float32": torch.float32, "int64": torch.int64, "bool": torch.bool, "float16": torch.float16,
           "float64": torch.float64, "int32": torch.int32}  # fmt: skip
@@ -216,6 +217,7 @@ def main() -> int:
     parser.add_argument("--budget", type=float, default=0, help="stop starting OpInfos after this many seconds")
     parser.add_argument("--json", default="", help="write every (opinfo, dtype) outcome to this file")
     parser.add_argument("--verbose", action="store_true", help="print every OpInfo's outcome")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar (it shows only on a terminal)")
     ns = parser.parse_args()
 
     from torch.testing._internal.common_methods_invocations import op_db
@@ -227,7 +229,7 @@ def main() -> int:
     start = time.perf_counter()
     rows: list[dict[str, Any]] = []
     stopped_at = None
-    for k, opinfo in enumerate(opinfos):
+    for k, opinfo in enumerate(progress(opinfos, desc="OpInfos", unit="opinfo", enabled=not ns.no_progress)):
         if ns.budget and time.perf_counter() - start > ns.budget:
             stopped_at = k
             break
@@ -252,7 +254,7 @@ def main() -> int:
                 detail = detail or d  # a pass of a torch-less-accurate sample says so
             rows.append(dict(op=_name(opinfo), dtype=str(dtype).replace("torch.", ""), outcome=outcome, detail=detail))
             if ns.verbose:
-                print(f"{_name(opinfo):40s} {rows[-1]['dtype']:8s} {outcome:15s} {detail[:100]}", flush=True)
+                write(f"{_name(opinfo):40s} {rows[-1]['dtype']:8s} {outcome:15s} {detail[:100]}")
     elapsed = time.perf_counter() - start
     _report(rows, dtypes, len(opinfos), stopped_at, elapsed)
     if ns.json:

@@ -40,6 +40,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench_latency import latencies  # noqa: E402
 
 import torchlib  # noqa: E402
+from graph_builder.progress import progress, write  # noqa: E402
 from torchlib.conformance import torchvision_reference  # noqa: E402
 
 
@@ -153,6 +154,7 @@ def main() -> None:
     parser.add_argument("--image", type=int, default=64, help="image size (at least the model's own minimum)")
     parser.add_argument("--runs", type=int, default=50)
     parser.add_argument("--reference-cache", type=Path, default=None, help="keep the reference's models here")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar (it shows only on a terminal)")
     ns = parser.parse_args()
     warnings.simplefilter("ignore")
     torch.set_num_threads(1)
@@ -162,17 +164,17 @@ def main() -> None:
     print("| model | image | " + " | ".join(cols) + " | nodes / ref (exact, loose) | ms / ref (exact, loose) |")
     print("|" + "---|" * (len(cols) + 4))
     ratios: list[tuple[float, float]] = []
-    for name in ns.models.split(","):
+    for name in progress(ns.models.split(","), desc="models", unit="model", enabled=not ns.no_progress):
         try:
             r = bench(name, ns.image, ns.runs, ns.reference_cache)
         except Exception as e:  # one model's failure is a row, not the end of the table
-            print(f"| {name} | failed: {type(e).__name__}: {str(e).splitlines()[0][:200]} |", flush=True)
+            write(f"| {name} | failed: {type(e).__name__}: {str(e).splitlines()[0][:200]} |")
             continue
         ratios.append((r["ms"] / r["reference ms"], r["ms (exact_nan=False)"] / r["reference ms"]))
         cells = [f"{r[c]:.3g}" if isinstance(r[c], float) else str(r[c]) for c in cols]
-        print(f"| {name} | {r['image']} | " + " | ".join(cells)
+        write(f"| {name} | {r['image']} | " + " | ".join(cells)
               + f" | {r['nodes'] / r['reference nodes']:.2f}, {r['nodes (exact_nan=False)'] / r['reference nodes']:.2f}"
-              + f" | {ratios[-1][0]:.2f}, {ratios[-1][1]:.2f} |", flush=True)
+              + f" | {ratios[-1][0]:.2f}, {ratios[-1][1]:.2f} |")
     if ratios:
         geo = [math.exp(statistics.fmean(math.log(r[i]) for r in ratios)) for i in (0, 1)]
         print(f"\ngeomean latency / reference: {geo[0]:.3f} (exact), {geo[1]:.3f} (exact_nan=False)")

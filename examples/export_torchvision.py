@@ -9,9 +9,11 @@ from __future__ import annotations
 import argparse
 
 import torch
-import torchvision
 
-import torchlib
+import torchlib  # before torchvision: where its compiled ops do not load, torchlib stands in for them
+
+# isort: split
+import torchvision
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -605,11 +605,13 @@ class GraphBuilder:
             onnx.checker.check_model(data, full_check=True)  # the bytes at hand, weights included
         return onnx.ModelProto.FromString(data)
 
-    def save(self, path: str, external_data: bool | None = None, check: bool = True, ir_version: int = 10) -> str | None:
+    def save(self, path: str, external_data: bool | None = None, check: bool = True, ir_version: int = 10,
+             progress: bool = True) -> str | None:
         """Write the model (see `to_graph`) to `path`; the weights go to `<path>.data` next to it
         when they are over `ir.EXTERNAL_DATA_THRESHOLD` bytes or external_data=True, streamed
-        from their arrays. Returns the data file's path, or None."""
-        return weights.save_model(self.to_graph(check, ir_version), path, external_data)
+        from their arrays (a bar on a terminal; progress=False: none). Returns the data file's
+        path, or None."""
+        return weights.save_model(self.to_graph(check, ir_version), path, external_data, progress=progress)
 
     def _complete_output_types(self, graph: Graph) -> None:
         """Graph inputs and outputs need a rank for onnx.checker: fill the shapes the tracing

@@ -28,6 +28,7 @@ import onnxruntime as ort
 from graph_builder import ir, types
 from graph_builder.evaluator import to_ort_value
 from graph_builder.ir import ExternalData, Graph, ModelTooLargeError
+from graph_builder.progress import progress as bar
 from graph_builder.weight_sources import release
 
 # Offsets in the data file: large tensors start on a 64 KiB boundary (the allocation
@@ -77,21 +78,25 @@ def external_layout(graph: Graph, location: str) -> ExternalData:
     return ExternalData(location, entries, offset)
 
 
-def write_external_data(graph: Graph, layout: ExternalData, path: str) -> None:
+def write_external_data(graph: Graph, layout: ExternalData, path: str, progress: bool = True) -> None:
     """Write the initializers of `layout` to `path`, one tensor at a time from its array (the
-    pages a tensor mapped from a file brought in are given back once it is written)."""
-    with open(path, "wb") as f:
-        for name, (offset, _) in layout.entries.items():
+    pages a tensor mapped from a file brought in are given back once it is written). A bar
+    counts the bytes on a terminal (`graph_builder.progress`; progress=False: never)."""
+    with open(path, "wb") as f, bar(total=layout.size, desc=f"writing {layout.location}", unit="B",
+                                    unit_scale=True, enabled=progress) as written:
+        for name, (offset, length) in layout.entries.items():
             position = f.tell()
             if position < offset:
                 f.write(b"\0" * (offset - position))
             array = graph.initializers[name].numpy()
             f.write(ir.raw_bytes(array))
             release(array)  # a tensor mapped from a checkpoint leaves memory once written
+            written.update(offset + length - position)
         _flush_to_disk(f)
 
 
-def save_model(graph: Graph, path: str | os.PathLike[str], external_data: bool | None = None, ir_version: int | None = None) -> str | None:
+def save_model(graph: Graph, path: str | os.PathLike[str], external_data: bool | None = None, ir_version: int | None = None,
+               progress: bool = True) -> str | None:
     """Write the model to `path` (its folder is created when missing). The large initializers
     go to `<path>.data` (in the same directory) when `external_data` is True, or when it is None
     and the weights are over `ir.EXTERNAL_DATA_THRESHOLD`. Returns the data file's path, or None.
@@ -100,7 +105,10 @@ def save_model(graph: Graph, path: str | os.PathLike[str], external_data: bool |
     Atomic: the files are written under temporary names in the same folder, then renamed over
     the old ones; when writing fails (a full disk), the model that was at `path` and its data
     file are untouched and no temporary file is left. Saving inline over a model whose weights
-    were in `<path>.data` removes that file (only that one: other files are never deleted)."""
+    were in `<path>.data` removes that file (only that one: other files are never deleted).
+
+    Writing the data file shows a bar on a terminal (`graph_builder.progress`); progress=False
+    never does."""
     path = os.fspath(path)
     too_large = is_too_large(graph)
     if external_data is None:
@@ -117,7 +125,7 @@ def save_model(graph: Graph, path: str | os.PathLike[str], external_data: bool |
     try:
         if layout is not None:
             temporaries.append(_temporary_beside(data_path))
-            write_external_data(graph, layout, temporaries[-1])
+            write_external_data(graph, layout, temporaries[-1], progress)
         temporaries.append(_temporary_beside(path))
         with open(temporaries[-1], "wb") as f:
             f.writelines(graph.model_parts(ir_version, external_data=layout))

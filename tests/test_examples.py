@@ -13,12 +13,6 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = sorted((ROOT / "examples").glob("*.py"))
 
-# torchvision's wheels on the package registry are CUDA builds whose compiled ops do not load
-# beside the pinned CPU torch; `import torchvision` (and transformers' model classes, which
-# import it) then fail with this message. Issue 33 fixes the environment; until then the
-# examples that import torchvision fail with exactly this error, and only with it.
-TORCHVISION_OPS_MISSING = "operator torchvision::nms does not exist"
-
 
 def run_script(path: Path, args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
     """The script in a fresh interpreter; the checkout on PYTHONPATH, one thread as in CI."""
@@ -28,9 +22,6 @@ def run_script(path: Path, args: list[str], cwd: Path) -> subprocess.CompletedPr
 
 
 def check_ran(proc: subprocess.CompletedProcess[str], what: str) -> None:
-    if proc.returncode != 0 and TORCHVISION_OPS_MISSING in proc.stderr:
-        pytest.xfail(f"{what}: torchvision's compiled ops do not load beside the CPU torch ({TORCHVISION_OPS_MISSING}); "
-                     "the environment fix of issue 33 makes this pass")
     assert proc.returncode == 0, f"{what} failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-5000:]}"
 
 

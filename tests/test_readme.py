@@ -78,13 +78,6 @@ def test_readme_quotes_commands():
 PYTHON_BLOCKS = re.findall(r"```python\n(.*?)```", README, re.S)
 
 
-# torchvision's wheels on the package registry are CUDA builds whose compiled ops do not load
-# beside the pinned CPU torch; transformers' model classes import torchvision and then fail with
-# this message. Issue 33 fixes the environment; until then a snippet that needs torchvision fails
-# with exactly this error, and only with it (tests/test_examples.py does the same).
-TORCHVISION_OPS_MISSING = "operator torchvision::nms does not exist"
-
-
 @pytest.mark.parametrize("index", range(len(PYTHON_BLOCKS)))
 def test_snippet_runs(index, tmp_path):
     """Every Python block runs as copied, alone, in a fresh interpreter (no conftest help)."""
@@ -93,9 +86,6 @@ def test_snippet_runs(index, tmp_path):
     env = dict(os.environ, PYTHONPATH=str(ROOT), OMP_NUM_THREADS="1")
     proc = subprocess.run([sys.executable, str(script)], cwd=tmp_path, env=env, capture_output=True, text=True,
                           timeout=600)
-    if proc.returncode != 0 and TORCHVISION_OPS_MISSING in proc.stderr:
-        pytest.xfail(f"README python block {index}: torchvision's compiled ops do not load beside the CPU torch "
-                     f"({TORCHVISION_OPS_MISSING}); the environment fix of issue 33 makes this pass")
     assert proc.returncode == 0, f"README python block {index}:\n{proc.stdout[-2000:]}\n{proc.stderr[-4000:]}"
     if index == 0:
         assert (tmp_path / "model.onnx").exists()

@@ -14,6 +14,8 @@ when given, else pip picks them for that torch (within pyproject.toml's bounds).
 follow constraints.txt; its torch/onnx/onnxruntime/numpy pins are left out. The project is
 installed editable from this checkout, so a cached venv always tests the code in front of you.
 
+On a terminal a bar follows the test run (pytest's own percentage); --no-progress hides it.
+
 Venvs are kept under --cache (default $TORCHLIB_COMPAT_CACHE or ~/.cache/torchlib-compat), one per
 combination; a second run reuses it. Delete them there when done (a CUDA build of torch is
 several GB). The last line printed is the summary for the support table (docs/supported_versions.md).
@@ -33,6 +35,10 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))  # this checkout's graph_builder.progress
+
+from graph_builder.progress import progress  # noqa: E402
+
 STACK = ("torch", "onnx", "onnxruntime", "numpy")
 # built for one torch release each: their constraints.txt pins (the pinned torch's) are left out too,
 # pip picks the one that matches the torch under test
@@ -70,6 +76,21 @@ def _constraints_without_stack(numpy_given: bool) -> str:
     return handle.name
 
 
+def _run_tests(cmd: list[str], show_progress: bool, **kwargs) -> subprocess.CompletedProcess:
+    """Run pytest, reading its output as it comes to move a bar to the percentage it prints at
+    the end of each line of dots ("[ 42%]"); stderr is merged into stdout."""
+    print("+", shlex.join(cmd), flush=True)
+    lines = []
+    with progress(total=100, desc="tests", unit="%", enabled=show_progress) as bar, \
+            subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, **kwargs) as proc:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            lines.append(line)
+            if done := re.search(r"\[\s*(\d+)%\]\s*$", line):
+                bar.update(int(done.group(1)) - bar.n)
+    return subprocess.CompletedProcess(cmd, proc.returncode, "".join(lines), "")
+
+
 def _counts(output: str) -> dict[str, int]:
     """pytest's closing line ("12 failed, 11790 passed, 40 skipped, 30 xfailed in 300.1s")."""
     closing = [line for line in output.splitlines() if re.search(r"\d+ (passed|failed)", line) and " in " in line]
@@ -89,6 +110,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--workers", default="2", help="pytest -n (default 2)")
     parser.add_argument("--junit", help="also write pytest's JUnit XML here (to list the failures)")
     parser.add_argument("--tests", help="pytest arguments for a part of the suite, as one string (default: the whole default suite)")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar for the test run (it shows only on a terminal)")
     args = parser.parse_args(argv)
 
     py_version = subprocess.run([args.python, "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
@@ -115,8 +137,8 @@ def main(argv: list[str]) -> int:
         pytest.append(f"--junitxml={args.junit}")
     if args.tests:
         pytest += shlex.split(args.tests)
-    tests = _run(pytest, cwd=ROOT, env=env, capture_output=True, text=True)
-    print(tests.stdout[-6000:], tests.stderr[-2000:], sep="\n")
+    tests = _run_tests(pytest, not args.no_progress, cwd=ROOT, env=env)
+    print(tests.stdout[-8000:])
     demo = _run([python, "-m", "torchlib", "demo"], cwd=ROOT, env=env, capture_output=True, text=True)
     print(demo.stdout[-2000:], demo.stderr[-2000:], sep="\n")
 

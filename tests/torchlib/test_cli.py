@@ -51,6 +51,12 @@ MODELS = textwrap.dedent("""
     def make_raises():
         raise ValueError("bad config")
 
+    def make_raises_wrapped():  # as transformers wraps a failed lazy import of a model class
+        try:
+            raise RuntimeError("operator torchvision::nms does not exist")
+        except RuntimeError as e:
+            raise ModuleNotFoundError("Could not import module 'LlamaConfig'") from e
+
     def make_wrong():
         return 3
 """)
@@ -79,6 +85,8 @@ def run(capsys, *argv: str) -> tuple[int, str, str]:
         (["usermodels", "-o", "m.onnx"], "error: expected MODULE:FACTORY"),
         (["missing.py:make", "-o", "m.onnx"], "error: no file 'missing.py'"),
         (["usermodels:make_raises", "-o", "m.onnx"], "error: usermodels:make_raises() raised ValueError: bad config"),
+        (["usermodels:make_raises_wrapped", "-o", "m.onnx"], "raised ModuleNotFoundError: Could not import module "
+         "'LlamaConfig'\n  caused by RuntimeError: operator torchvision::nms does not exist"),
         (["usermodels:make_wrong", "-o", "m.onnx"], "error: usermodels:make_wrong() must return (model, args)"),
         (["usermodels:make_seq", "-o", "m.onnx", "--dynamic", "x:0=batch"], "forward() has no input 'x'; its inputs are input"),
         (["usermodels:make_seq", "-o", "m.onnx", "--dynamic", "input:5=b"], "input 'input' has 2 dims, no axis 5"),

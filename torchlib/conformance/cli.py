@@ -12,41 +12,8 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
+from graph_builder.progress import progress
 from torchlib.conformance.spec import COMPLEX_DTYPES, DTYPE_NAMES, REAL_DTYPES, dtype_name
-
-
-class Progress:
-    """A one-line progress bar on stderr (a line per 10% when stderr is not a terminal)."""
-
-    def __init__(self, total: int, enabled: bool = True, stream: TextIO = sys.stderr, width: int = 30):
-        self.total, self.done, self.enabled, self.stream, self.width = total, 0, enabled and total > 0, stream, width
-        self.tty = stream.isatty()
-        self.start = time.perf_counter()
-        self._last_decile = -1
-
-    def step(self, label: str, failed: int) -> None:
-        self.done += 1
-        if not self.enabled:
-            return
-        elapsed = time.perf_counter() - self.start
-        eta = elapsed / self.done * (self.total - self.done)
-        fraction = self.done / self.total
-        text = f"{self.done}/{self.total} {elapsed:5.0f}s eta {eta:4.0f}s  failures {failed}  {label}"
-        if self.tty:
-            filled = int(fraction * self.width)
-            bar = "#" * filled + "." * (self.width - filled)
-            self.stream.write(f"\r\x1b[2K[{bar}] {text[:100]}")
-            self.stream.flush()
-        elif int(fraction * 10) != self._last_decile:
-            self._last_decile = int(fraction * 10)
-            self.stream.write(f"conformance: {text}\n")
-            self.stream.flush()
-
-    def close(self) -> None:
-        if self.enabled and self.tty:
-            self.stream.write("\n")
-            self.stream.flush()
-
 
 _HARNESS: Any = None  # the harness a forked worker inherits
 
@@ -57,25 +24,26 @@ def _run_one(job: tuple[int, str, Any, int | None]) -> tuple[int, Any]:
 
 
 def run_jobs(harness: Any, jobs: Sequence[tuple[str, Any]], max_samples: int | None, workers: int,
-             progress: Progress) -> Iterator[Any]:
+             bar: Any) -> Iterator[Any]:
     """Run (function, dtype) jobs, in this process or in forked workers; yields JobResults in
-    completion order."""
+    completion order, each counted on `bar` (a `graph_builder.progress.progress`)."""
     global _HARNESS
-    failed = 0
     if workers <= 1:
-        for key, dtype in jobs:
-            result = harness.run(key, dtype, max_samples)
-            failed += not result.ok
-            progress.step(f"{key} {dtype_name(dtype)}", failed)
-            yield result
+        yield from _counted((harness.run(key, dtype, max_samples) for key, dtype in jobs), bar)
         return
     _HARNESS = harness
     work = [(i, key, dtype, max_samples) for i, (key, dtype) in enumerate(jobs)]
     with multiprocessing.get_context("fork").Pool(workers, maxtasksperchild=200) as pool:
-        for _, result in pool.imap_unordered(_run_one, work, chunksize=1):
-            failed += not result.ok
-            progress.step(f"{result.function} {result.dtype}", failed)
-            yield result
+        yield from _counted((result for _, result in pool.imap_unordered(_run_one, work, chunksize=1)), bar)
+
+
+def _counted(results: Iterator[Any], bar: Any) -> Iterator[Any]:
+    failed = 0
+    for result in results:
+        failed += not result.ok
+        bar.set_postfix_str(f"failures {failed}, {result.function} {result.dtype}", refresh=False)
+        bar.update(1)
+        yield result
 
 
 @contextlib.contextmanager
@@ -131,7 +99,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--quiet", "-q", action="store_true", help="print only the summary and unexpected results, not the matrix "
                    "(the default when a report file is written)")
     p.add_argument("--matrix", action="store_true", help="print the whole matrix even when a report file is written")
-    p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr (it shows only on a terminal)")
     p.add_argument("--ort-logs", action="store_true", help="keep onnxruntime's own error logging on stderr")
     p.add_argument("--timings", action="store_true", help="print the slowest function x dtype cells")
     p.add_argument("--figures", action="store_true", help="print the table's figures (functions, cells, XFail rules) and exit without running")
@@ -172,9 +140,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"no sample reaches {line}: name other OpInfos or give samples of its own")
         return 1 if empty else 0
     with _quiet_stderr(enabled=not args.ort_logs) as stderr:  # onnxruntime logs the errors it raises
-        progress = Progress(len(jobs), enabled=not args.no_progress, stream=stderr)
-        results = list(run_jobs(harness, jobs, args.max_samples, args.jobs, progress))
-        progress.close()
+        with progress(total=len(jobs), desc="conformance", unit="cell", enabled=not args.no_progress, file=stderr) as bar:
+            results = list(run_jobs(harness, jobs, args.max_samples, args.jobs, bar))
     order = {job: i for i, job in enumerate((k, dtype_name(d)) for k, d in jobs)}
     results.sort(key=lambda r: order[(r.function, r.dtype)])
 

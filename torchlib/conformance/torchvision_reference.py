@@ -328,18 +328,35 @@ def _deform_tap(plane: torch.Tensor, y: torch.Tensor, x: torch.Tensor) -> torch.
 
 
 _LIBRARY: torch.library.Library | None = None
+_ATTACHED = False
 
 
 def register() -> bool:
     """Make `torch.ops.torchvision.*` (and, when the torchvision package is installed, its
     Python API: torchvision.ops, the detection models) usable with these kernels where
     torchvision's compiled ops do not load (its wheels on PyPI are CUDA builds, which fail
-    beside torch's CPU wheel). Defines the operators with torchvision's schemas and these CPU
-    kernels, imports torchvision (which then registers its own shape functions for nms),
-    adds shape functions for the rest, and tells torchvision its ops are there. Returns
-    whether it defined them (False when torchvision's own ops are loaded, or already done)."""
+    beside torch's CPU wheel): `define()`, then import torchvision and `attach()`. Returns
+    whether it defined them (False when torchvision's own ops are loaded, or already done).
+
+    `import torchlib` does the same by itself when torchvision is imported
+    (torchlib/torchvision_stand_ins.py); this is for a caller that wants it at once."""
+    defined = define()
+    if defined:
+        try:
+            import torchvision.extension  # noqa: F401  (its own registrations, then attach())
+        except ImportError:
+            pass
+        attach()
+    return defined
+
+
+def define(folders: list[str] | None = None) -> bool:
+    """Define the `torchvision::` operators with these kernels as their CPU implementations,
+    unless they exist or torchvision's own compiled ops load beside this torch (then those are
+    loaded). `folders`: torchvision's package folders (default: found by import machinery).
+    Returns whether it defined them."""
     global _LIBRARY
-    if _LIBRARY is not None or hasattr(torch.ops.torchvision, "nms") or _own_ops_load():
+    if _LIBRARY is not None or hasattr(torch.ops.torchvision, "nms") or _own_ops_load(folders):
         return False
     library = torch.library.Library("torchvision", "DEF")
     for name, schema in SCHEMAS.items():
@@ -348,31 +365,40 @@ def register() -> bool:
     # torchvision's Python registers a shape function for qnms too; defined, not implemented
     library.define("qnms(Tensor dets, Tensor scores, float iou_threshold) -> Tensor")
     _LIBRARY = library
-    try:
-        import torchvision.extension
-    except ImportError:
-        torchvision = None
-    else:
-        original = torchvision.extension._has_ops
-        torchvision.extension._has_ops = _has_ops  # its Python wrappers check this first
+    return True
+
+
+def attach() -> None:
+    """After `define()` and torchvision's import (if it is installed): tell torchvision its ops
+    are there, and add shape functions for those it registered none for. Once; nothing when
+    the stand-ins are not defined."""
+    global _ATTACHED
+    if _LIBRARY is None or _ATTACHED:
+        return
+    extension = sys.modules.get("torchvision.extension")
+    if extension is not None:
+        original = vars(extension)["_has_ops"]
+        vars(extension)["_has_ops"] = _has_ops  # its Python wrappers check this first
         for module in list(sys.modules.values()):  # and modules that imported it by name (ops.roi_align,
             if getattr(module, "_has_ops", None) is original and module.__name__.startswith("torchvision."):
                 vars(module)["_has_ops"] = _has_ops  # which would otherwise run a torch.compile'd Python version)
     _register_fakes()
-    return True
+    _ATTACHED = True
 
 
 def _has_ops() -> bool:
     return True
 
 
-def _own_ops_load() -> bool:
+def _own_ops_load(folders: list[str] | None = None) -> bool:
     """Whether torchvision's compiled ops load beside the installed torch, loading them if so:
     a torchvision built for it (the CUDA builds of both, as tools/compat.py installs for torch
     releases other than the pinned CPU one). Defining the stand-ins first would make torchvision's
     own registration abort the process."""
-    spec = importlib.util.find_spec("torchvision")
-    for folder in (spec.submodule_search_locations or []) if spec else []:
+    if folders is None:
+        spec = importlib.util.find_spec("torchvision")
+        folders = list(spec.submodule_search_locations or []) if spec else []
+    for folder in folders:
         for library in sorted(Path(folder).glob("_C*.so")):
             try:
                 torch.ops.load_library(str(library))

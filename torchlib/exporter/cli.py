@@ -79,9 +79,9 @@ def load_factory(spec: str) -> Callable[[], Any]:
             if e.name and module_name.startswith(e.name):
                 raise UsageError(f"no module named {module_name!r} (looked in {os.getcwd()} and sys.path; "
                                  f"run from the directory that contains it, or give a path: path/to/file.py:{attr})") from e
-            raise UsageError(f"importing {module_name!r} failed: {e}{_at(e)}") from e
+            raise UsageError(f"importing {module_name!r} failed: {e}{_causes(e)}{_at(e)}") from e
         except Exception as e:
-            raise UsageError(f"importing {module_name!r} failed: {type(e).__name__}: {e}{_at(e)}") from e
+            raise UsageError(f"importing {module_name!r} failed: {type(e).__name__}: {e}{_causes(e)}{_at(e)}") from e
     factory = getattr(module, attr, None)
     if factory is None:
         names = sorted(n for n, v in vars(module).items() if callable(v) and not n.startswith("_")
@@ -108,8 +108,20 @@ def _import_path(path: str) -> Any:
     try:
         spec.loader.exec_module(module)
     except Exception as e:
-        raise UsageError(f"importing {path!r} failed: {type(e).__name__}: {e}{_at(e)}") from e
+        raise UsageError(f"importing {path!r} failed: {type(e).__name__}: {e}{_causes(e)}{_at(e)}") from e
     return module
+
+
+def _causes(e: BaseException) -> str:
+    """The errors behind `e`, innermost last: a library that wraps an import error (transformers'
+    "Could not import module 'LlamaConfig'") says what went wrong only in its cause."""
+    lines, seen = [], {id(e)}
+    cause = e.__cause__ or (None if e.__suppress_context__ else e.__context__)
+    while cause is not None and id(cause) not in seen:
+        seen.add(id(cause))
+        lines.append(f"\n  caused by {type(cause).__name__}: {cause}")
+        cause = cause.__cause__ or (None if cause.__suppress_context__ else cause.__context__)
+    return "".join(lines)
 
 
 def _at(e: BaseException) -> str:
@@ -123,7 +135,7 @@ def make_model(factory: Callable[[], Any], spec: str) -> tuple[torch.nn.Module, 
     try:
         made = factory()
     except Exception as e:
-        raise UsageError(f"{spec}() raised {type(e).__name__}: {e}{_at(e)}") from e
+        raise UsageError(f"{spec}() raised {type(e).__name__}: {e}{_causes(e)}{_at(e)}") from e
     if not isinstance(made, (tuple, list)) or len(made) not in (2, 3):
         raise UsageError(f"{spec}() must return (model, args) or (model, args, kwargs), got {type(made).__name__}")
     model, args = made[0], made[1]
@@ -222,6 +234,8 @@ def export_main(argv: list[str]) -> int:
     parser.add_argument("--exact-nan", action="store_true",
                         help="torch's answer on NaN inputs and near the dtype's largest value too, at the cost of nodes "
                              "(default: the runtime's native ops there; docs/nan_latency.md)")
+    parser.add_argument("--no-progress", action="store_true",
+                        help="no progress bar while the weights are written (it shows only on a terminal)")
     return run_cli(_export, parser, argv)
 
 
@@ -254,7 +268,7 @@ def _export(ns: argparse.Namespace) -> int:
                         weight_quantization=quantization, exact_nan=ns.exact_nan)  # fmt: skip
     if ns.output_names:
         result.rename_outputs([n.strip() for n in ns.output_names.split(",")])
-    data = result.save(output, external_data=True if ns.external_data else None)
+    data = result.save(output, external_data=True if ns.external_data else None, progress=not ns.no_progress)
     size = sum(os.path.getsize(p) for p in (output, data) if p and os.path.exists(p))
     weights = f", weights in {data}" if data else ""
     print(f"wrote {output} ({size / 1e6:.1f} MB{weights}): {result.node_count} nodes, opset {ns.opset}, "

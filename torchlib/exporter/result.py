@@ -143,13 +143,14 @@ class ExportResult:
     def node_count(self) -> int:
         return len(self.graph.nodes)
 
-    def save(self, path: str | os.PathLike[str], external_data: bool | None = None) -> str | None:
+    def save(self, path: str | os.PathLike[str], external_data: bool | None = None, progress: bool = True) -> str | None:
         """Write the model; the weights stream to `<path>.data` next to it when they are over
-        2 GB (`graph_builder.ir.EXTERNAL_DATA_THRESHOLD`) or when external_data=True. Returns
-        the data file's path, or None. Atomic: when writing fails, what was at `path` stays.
-        Raises StaleWeightsError when the model's weights changed since export."""
+        2 GB (`graph_builder.ir.EXTERNAL_DATA_THRESHOLD`) or when external_data=True, with a
+        progress bar on a terminal (progress=False: none). Returns the data file's path, or
+        None. Atomic: when writing fails, what was at `path` stays. Raises StaleWeightsError
+        when the model's weights changed since export."""
         self._weights.check("save()")
-        return weights.save_model(self.graph, path, external_data)
+        return weights.save_model(self.graph, path, external_data, progress=progress)
 
     def session(self, threads: int = 0) -> ort.InferenceSession:
         """The onnxruntime session (made once), its weights OrtValues over the parameters' memory."""

@@ -325,7 +325,9 @@ class ExportResult:
         alone is written there as `repro.py` + `inputs.pt`, a script that exports it and fails."""
         if compare_intermediates:
             outputs = self.verify(*args, **kwargs)
-            return compare_nodes(self, args, kwargs, outputs, repro_dir)
+            bound_args, bound_kwargs = self._bind(args, kwargs)
+            return compare_nodes(self.exported_program, self.graph, self.fx_to_onnx, bound_args, bound_kwargs,
+                                 self._feeds(args, kwargs), outputs, repro_dir)
         if repro_dir is not None:
             raise TypeError("verify(repro_dir=...) writes the repro of the first differing node: "
                             "give compare_intermediates=True too")

@@ -16,7 +16,7 @@ from graph_builder import weights
 from graph_builder.evaluator import run_session
 from graph_builder.ir import COMPLEX_KEY, Graph, complex_from_real_view
 from graph_builder.opset import numpy_to_torch
-from torchlib.exporter.comparison import OutputDiff, compare
+from torchlib.exporter.comparison import Differences, OutputDiff, compare, table
 from torchlib.exporter.repro import write_repro
 from torchlib.exporter.source import module_path, source_line
 
@@ -51,15 +51,14 @@ class VerifyReport:
     plain call gives), the first differing node (None when every compared node agrees), each
     compared node's difference, the nodes not compared and why, and the repro's path."""
 
-    outputs: list[OutputDiff]
+    outputs: Differences
     first_divergence: IntermediateDiff | None
     compared: dict[str, OutputDiff]
     not_compared: dict[str, str]
     repro: str | None = None
 
     def __str__(self) -> str:
-        lines = [f"{d.name}: max abs {d.max_abs:.3g}, max rel {d.max_rel:.3g} {'ok' if d.ok() else 'DIFFERS'}"
-                 for d in self.outputs]
+        lines = [table(self.outputs)]
         lines.append(f"{len(self.compared)} FX nodes compared, {len(self.not_compared)} not compared")
         lines.append(str(self.first_divergence) if self.first_divergence else "no node differs beyond tolerance")
         if self.repro:
@@ -90,7 +89,7 @@ def torch_values(ep: Any, args: tuple, kwargs: dict) -> dict[str, Any]:
 
 
 def compare_intermediates(ep: Any, graph: Graph, fx_to_onnx: dict[str, list[str]], args: tuple, kwargs: dict,
-                          feeds: dict[str, np.ndarray], outputs: list[OutputDiff],
+                          feeds: dict[str, np.ndarray], outputs: Differences,
                           repro_dir: str | os.PathLike[str] | None = None) -> VerifyReport:
     """Each call_function node of the exported program `ep`, run in torch on (args, kwargs) (bound
     as the program was captured), against the ONNX values of `graph` it became (`fx_to_onnx`, as

@@ -44,7 +44,8 @@ class Route:
         if self.nodes is None:
             return f"exports through {self.how}" + (f" ({self.sample})" if self.sample else "")
         check = "" if self.verified is None else ", matches torch" if self.verified else ", DIFFERS from torch"
-        return f"exports through {self.how}: {self.nodes} ONNX nodes ({self.sample}{check})"
+        constant = ": the result is a constant on this sample" if self.nodes == 0 else ""
+        return f"exports through {self.how}: {self.nodes} ONNX nodes ({self.sample}{check}{constant})"
 
     def as_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)

@@ -39,14 +39,24 @@ def main(argv: list[str] | None = None) -> int:
               + (f" ({len(notes)} note(s) on the installed torch)" if notes else ""))
         return 0
     import torchlib
-    from codegen import coverage, native
+    from codegen import coverage, decomposed, native
+    from torchlib.exporter.export import decomposition_table
 
     registry = torchlib.get_registry()
+    overloads = native.load()
+    names = set(registry.names())
+    missing = [o.qualified_name for o in overloads if o.qualified_name not in names]
+    routes = decomposed.routes(missing, decomposition_table(registry))
     if args.op:
         where = {e.name: f"{e.function.__module__}.{e.function.__qualname__}" for e in registry.items() if not e.complex}
-        print("\n".join(coverage.describe_op(name, native.load(), where) for name in args.op))
+        wanted = {o.qualified_name for name in args.op for o in coverage.matching(name, overloads)}
+        measured = {n: decomposed.measure(n, r) for n, r in routes.items() if n in wanted}
+        print("\n".join(coverage.describe_op(name, overloads, where, measured) for name in args.op))
         return 0
-    report = coverage.coverage(native.load(), registry.names())
+    if args.nodes:
+        listed = set(coverage.coverage(overloads, names)[args.missing]["missing"]) if args.missing != "none" else set()
+        routes = {n: decomposed.measure(n, r) if n in listed else r for n, r in routes.items()}
+    report = coverage.coverage(overloads, names, routes)
     if args.json:
         print(json.dumps(report, indent=1))
     else:

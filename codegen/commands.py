@@ -22,6 +22,9 @@ def parser() -> argparse.ArgumentParser:
     coverage = sub.add_parser("coverage", help="which ATen overloads have functions")
     coverage.add_argument("--json", action="store_true", help="print the report as JSON")
     coverage.add_argument("--missing", choices=("core", "all", "none"), default="core", help="which missing overloads to list")
+    coverage.add_argument("--nodes", action="store_true",
+                          help="export each listed overload that has a torch decomposition on an OpInfo sample and "
+                               "show its ONNX node count (minutes for --missing all)")
     coverage.add_argument("--op", metavar="NAME", action="append", default=None,
                           help="only this ATen overload (aten::add.Tensor, or add for all its overloads): "
                                "whether it has a function, its schema and its stub; repeatable")

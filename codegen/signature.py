@@ -7,7 +7,7 @@ keywords only, `keyword.iskeyword`; soft keywords such as `match` and `type` are
 
 Types (annotation sources; `T?` is `T | None`, a list `T[]`/`T[N]` is `Sequence[T]`):
 
-    Tensor                    TTensor                 (graph_builder.types)
+    Tensor                    TTensor                 (graph_builder.type_constraints)
     Tensor?                   TTensor | None
     Tensor[]                  Sequence[TTensor]
     Tensor?[]                 Sequence[TTensor | None]
@@ -309,7 +309,7 @@ def format_bracketed(indent: str, head: str, items: list[str], tail: str) -> str
 _IMPORTS = {
     "Any": ("typing", "Any"),
     "Sequence": ("collections.abc", "Sequence"),
-    "TTensor": ("graph_builder.types", "TTensor"),
+    "TTensor": ("graph_builder.type_constraints", "TTensor"),
     "DType": ("graph_builder.types", "DType"),
     **{d.name: ("graph_builder.types", d.name) for d in _SCALAR_TYPES.values()},
 }

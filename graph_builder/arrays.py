@@ -56,7 +56,7 @@ def _views() -> dict[Any, tuple[Any, np.dtype]]:
         _FLOAT4_X2 = getattr(torch, "float4_e2m1fn_x2", None)
         for d in (types.BFLOAT16, types.FLOAT8E4M3FN, types.FLOAT8E4M3FNUZ, types.FLOAT8E5M2, types.FLOAT8E5M2FNUZ,
                   types.FLOAT8E8M0):
-            if hasattr(torch, d.torch_name):  # type: ignore[arg-type]
+            if d.numpy is not None and d.torch_name is not None and hasattr(torch, d.torch_name):
                 raw = (torch.int16, np.int16) if d.itemsize == 2 else (torch.uint8, np.uint8)
                 _TORCH_VIEWS[d.to_torch()] = (raw[0], d.numpy)
                 _NUMPY_VIEWS[d.numpy] = (raw[1], d.to_torch())

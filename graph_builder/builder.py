@@ -493,7 +493,8 @@ class GraphBuilder:
             output_axes = attrs.get("scan_output_axes") or [0] * (len(node.outputs) - n_state)
             length: ir.Dim = None
             for j, axis in enumerate(scan_axes):
-                shape = node.inputs[n_state + j].shape
+                scanned = node.inputs[n_state + j]
+                shape = scanned.shape if scanned is not None else None
                 if shape is not None and shape:
                     length = shape[axis % len(shape)]
                     break
@@ -550,7 +551,8 @@ class GraphBuilder:
                             builder = subgraphs.get(id(sub))
                             if builder is not None:
                                 builder.finalize_subgraph()
-                            live.update(_captured(sub))
+                            if isinstance(sub, Graph):
+                                live.update(_captured(sub))
         nodes.reverse()
         inits = [v for v in self.graph.initializers.values() if v.is_parameter or id(v) in live]
         return nodes, inits

@@ -11,6 +11,12 @@ their outputs have the same fingerprints in the same order, their inputs the sam
 they hold the same multiset of node fingerprints (so a node nobody reads still counts). Node
 order is immaterial as long as each graph is topologically sorted, which ONNX requires.
 
+When an output differs, `difference` names the first node where the computations part: the
+first node of the first graph (in its order) computing a value the second graph does not, and
+the node of the second graph that stands for it (computing a value the first does not, reading
+the most of the same inputs), each with its inputs, and what differs between them (an input,
+an attribute, or the op itself).
+
 Dim names of inputs and outputs are compared as written (`batch` is not `N`); value names,
 node names, doc strings and metadata are not. ModelProtos also compare their opset imports and
 their model-local functions (by domain and name, each compared the same way).
@@ -111,8 +117,8 @@ def _graph_difference(a: onnx.GraphProto, b: onnx.GraphProto, where: str) -> str
     (scope_a, prints_a), (scope_b, prints_b) = _walk(a, {}), _walk(b, {})
     for i, (x, y) in enumerate(zip(a.output, b.output, strict=True)):
         if scope_a.get(x.name) != scope_b.get(y.name):
-            return (f"{where}: output {i} ({x.name!r} / {y.name!r}) is computed differently: by "
-                    f"{_producer(a, x.name)} against {_producer(b, y.name)}")
+            return (f"{where}: output {i} ({x.name!r} / {y.name!r}) is computed differently; "
+                    f"{_first_difference(a, scope_a, b, scope_b)}")
         if _type_text(x.type) != _type_text(y.type):
             return f"{where}: output {i} ({x.name!r} / {y.name!r}) has type {_type_text(x.type)} against {_type_text(y.type)}"
     ca, cb = Counter(prints_a), Counter(prints_b)
@@ -124,11 +130,44 @@ def _graph_difference(a: onnx.GraphProto, b: onnx.GraphProto, where: str) -> str
     return None
 
 
-def _producer(g: onnx.GraphProto, name: str) -> str:
-    for node in g.node:
-        if name in node.output:
-            return f"{node.op_type}({', '.join(node.input)})"
-    return "an input or initializer"
+def _first_difference(a: onnx.GraphProto, scope_a: Mapping[str, str], b: onnx.GraphProto,
+                      scope_b: Mapping[str, str]) -> str:
+    """The first node of `a` (in its order) that computes a value `b` does not, and the node of `b`
+    it stands for: of b's nodes that compute a value `a` does not, the one that reads the most of
+    the same inputs (the earliest on a tie). What comes before the first such node is the same
+    computation in both graphs, so the difference starts there."""
+    in_a, in_b = set(scope_a.values()), set(scope_b.values())
+    novel_a = [n for n in a.node if any(name and scope_a[name] not in in_b for name in n.output)]
+    novel_b = [n for n in b.node if any(name and scope_b[name] not in in_a for name in n.output)]
+    if not (novel_a and novel_b):  # every value of one graph is one of the other's: the outputs read others
+        for which, novel in (("first", novel_a), ("second", novel_b)):
+            if novel:
+                return f"only the {which} graph computes {_describe(novel[0])}; every value of the other is one of its"
+        return "both graphs compute the same values, and the outputs read different ones of them"
+    first = novel_a[0]
+    reads = Counter(scope_a[name] for name in first.input if name)
+
+    def shared(n: onnx.NodeProto) -> int:
+        return sum((reads & Counter(scope_b[name] for name in n.input if name)).values())
+
+    other = max(novel_b, key=lambda n: (shared(n), -novel_b.index(n)))
+    found = f"the first node that differs: {_describe(first)} against {_describe(other)}"
+    differing = [name for name in first.input if name and scope_a[name] not in in_b]
+    if differing:
+        inputs = f"inputs {', '.join(differing)} have" if len(differing) > 1 else f"input {differing[0]} has"
+        return found + f"; its {inputs} no equal in the second graph"
+    if shared(other) == len([name for name in first.input if name]) == len([name for name in other.input if name]):
+        attributes = {x.name for x in first.attribute} ^ {x.name for x in other.attribute} | {
+            x.name for x in first.attribute for y in other.attribute
+            if x.name == y.name and _attribute(x, scope_a) != _attribute(y, scope_b)}
+        return found + (f", reading the same inputs; attributes {sorted(attributes)} differ" if attributes and
+                        (first.domain, first.op_type) == (other.domain, other.op_type) else ", reading the same inputs")
+    return found
+
+
+def _describe(node: onnx.NodeProto) -> str:
+    op = f"{node.domain}::{node.op_type}" if node.domain not in ("", "ai.onnx") else node.op_type
+    return f"{op}({', '.join(node.input)})" + (f" (node {node.name!r})" if node.name else "")
 
 
 def _function_as_graph(f: onnx.FunctionProto) -> onnx.GraphProto:

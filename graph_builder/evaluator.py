@@ -112,9 +112,10 @@ class EagerEvaluator:
             entry = self._sessions[key] = self._make_session(sig, arrays, attrs, n_outputs)
         session, names, outputs_numpy_lacks = entry
         try:
+            feeds = {name: a for name, i in names if (a := arrays[i]) is not None}  # names: the arrays given
             if outputs_numpy_lacks is None:
-                return session.run(None, {name: arrays[i] for name, i in names})
-            return _run_with_ort_values(session, {name: arrays[i] for name, i in names}, outputs_numpy_lacks)
+                return session.run(None, feeds)
+            return _run_with_ort_values(session, feeds, outputs_numpy_lacks)
         except Exception as e:  # onnxruntime raises its own exception types
             raise OpError(f"onnxruntime failed to run {_describe_call(sig, arrays, attrs)}: {e}") from None
 
@@ -185,7 +186,7 @@ def _from_ort_value(value: ort.OrtValue, dtype: types.DType | None) -> np.ndarra
     size = value.tensor_size_in_bytes() if dtype.bits == 4 else count * dtype.itemsize  # 4 bits: packed two a byte
     if size == 0:
         return np.empty(shape, dtype.numpy)
-    buffer = np.frombuffer((ctypes.c_char * size).from_address(value.data_ptr()), dtype=np.uint8).copy()
+    buffer = np.frombuffer(memoryview((ctypes.c_char * size).from_address(value.data_ptr())), dtype=np.uint8).copy()
     if dtype.bits == 4:
         return unpack_nibbles(buffer, dtype)[:count].reshape(shape)
     return buffer.view(dtype.numpy).reshape(shape)

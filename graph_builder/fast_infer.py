@@ -7,7 +7,7 @@ returns None when it cannot decide, and the builder falls back to ONNX's inferen
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -209,19 +209,29 @@ def _reshape_sym(ins: list[Value | None], attrs: dict[str, Any]) -> Result:
         if dims.count(-1) > 1:
             return None
         known = [d for d in dims if d != -1]
-        if x.is_static and all(type(d) is int for d in known):
-            total = int(np.prod(x.shape, dtype=np.int64))  # type: ignore[arg-type]
-            rest = int(np.prod(known, dtype=np.int64))  # type: ignore[arg-type]
+        total, rest = _static_size(x.shape), _static_size(known)
+        if total is not None and rest is not None:
             if rest == 0 or total % rest:
                 return None
             dims[dims.index(-1)] = total // rest
         else:
             dims[dims.index(-1)] = _inferred_dim(x.shape, known)
-    elif x.is_static and all(type(d) is int for d in dims):
-        size = int(np.prod(x.shape, dtype=np.int64))  # type: ignore[arg-type]
-        if size != int(np.prod(dims, dtype=np.int64)):
-            raise OpError(f"op.Reshape: cannot reshape {list(x.shape)} ({size} elements) to {dims}")  # type: ignore[arg-type]
+    elif (size := _static_size(x.shape)) is not None and (wanted := _static_size(dims)) is not None:
+        if size != wanted:
+            raise OpError(f"op.Reshape: cannot reshape {list(x.shape or ())} ({size} elements) to {dims}")
     return [(x.dtype, tuple(dims))]
+
+
+def _static_size(dims: Sequence[Dim] | None) -> int | None:
+    """The number of elements of a shape whose dims are all known integers, else None."""
+    if dims is None:
+        return None
+    size = 1
+    for d in dims:
+        if type(d) is not int:
+            return None
+        size *= d
+    return size
 
 
 def _inferred_dim(shape: Shape | None, known: list[Dim]) -> Dim:

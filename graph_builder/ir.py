@@ -55,7 +55,7 @@ class ExternalData:
     def tensor_proto(self, value: Value) -> onnx.TensorProto:
         """The TensorProto of an initializer that references its bytes in the file."""
         offset, length = self.entries[value.name]
-        proto = onnx.TensorProto(name=value.name, dims=value.numpy().shape, data_type=value.dtype.onnx,
+        proto = onnx.TensorProto(name=value.name, dims=value.numpy().shape, data_type=value.known_dtype.onnx,
                                  data_location=onnx.TensorProto.EXTERNAL)  # fmt: skip
         for key, text in (("location", self.location), ("offset", str(offset)), ("length", str(length))):
             proto.external_data.add(key=key, value=text)
@@ -544,10 +544,10 @@ def raw_bytes(array: np.ndarray) -> memoryview:
         nibbles = np.ascontiguousarray(array).reshape(-1).view(np.uint8) & 0x0F
         if nibbles.size % 2:
             nibbles = np.append(nibbles, np.uint8(0))
-        return memoryview(nibbles[0::2] | (nibbles[1::2] << 4))
+        return (nibbles[0::2] | (nibbles[1::2] << 4)).data
     if not _LITTLE_ENDIAN and array.dtype.itemsize > 1:
         array = array.astype(array.dtype.newbyteorder("<"))
-    return memoryview(np.ascontiguousarray(array).reshape(-1).view(np.uint8))
+    return np.ascontiguousarray(array).reshape(-1).view(np.uint8).data
 
 
 def _varint(n: int) -> bytes:
@@ -626,7 +626,7 @@ def _initializer_entry(v: Value) -> list[Any]:
     name = v.name.encode()
     head = b"".join([b"\x08" + _varint(d) for d in array.shape])
     head += b"\x10" + _varint(dtype.onnx) + b"\x42" + _varint(len(name)) + name
-    data = memoryview(np.ascontiguousarray(array).reshape(-1).view(np.uint8))
+    data = np.ascontiguousarray(array).reshape(-1).view(np.uint8).data
     size = len(head) + 1 + len(_varint(data.nbytes)) + data.nbytes
     return [b"\x2a", _varint(size), head, b"\x4a", _varint(data.nbytes), data]
 
@@ -667,7 +667,7 @@ def attribute_bytes(key: str, value: Any, attr_type: int | None) -> bytes:
 def make_attribute(key: str, value: Any, attr_type: int | None) -> onnx.AttributeProto:
     """The AttributeProto of a plain Python attribute value (cached: attributes repeat a lot)."""
     if attr_type != _A.GRAPH and attr_type != _A.GRAPHS and attr_type != _A.TENSOR:
-        cache_key = (key, attr_type, type(value), _freeze(value))
+        cache_key: tuple[Any, ...] | None = (key, attr_type, type(value), _freeze(value))
         try:
             cached = _ATTRIBUTE_CACHE.get(cache_key)
         except TypeError:  # an unhashable value
@@ -745,8 +745,10 @@ def graph_from_proto(proto: onnx.GraphProto, opset_imports: dict[str, int], oute
         scope[info.name] = v
     for init in proto.initializer:
         array = numpy_helper.to_array(init)
-        v = scope.get(init.name)
-        if v is None or v.graph is not graph:  # an initializer that is not also a graph input
+        found = scope.get(init.name)
+        if found is not None and found.graph is graph:  # an initializer that is also a graph input
+            v = found
+        else:
             v = Value(init.name, types.from_onnx(init.data_type), array.shape, graph=graph)
             if init.name in infos:
                 _apply_info(v, infos[init.name])
@@ -757,7 +759,7 @@ def graph_from_proto(proto: onnx.GraphProto, opset_imports: dict[str, int], oute
         v._tensor_proto.CopyFrom(init)  # written back as read
         graph.initializers[init.name] = v
     for node_proto in proto.node:
-        inputs = []
+        inputs: list[Value | None] = []
         for name in node_proto.input:
             if not name:
                 inputs.append(None)
@@ -786,8 +788,8 @@ def graph_from_proto(proto: onnx.GraphProto, opset_imports: dict[str, int], oute
             raise ValueError(f"graph output {info.name!r} is not computed in graph {proto.name!r}")
         graph.outputs.append(scope[info.name])
     for info in proto.value_info:  # an entry for a name the graph does not define is kept as is
-        v = scope.get(info.name)
-        graph.value_info.append(v if v is not None else _apply_info(Value(info.name, None, graph=graph), info))
+        known = scope.get(info.name)
+        graph.value_info.append(known if known is not None else _apply_info(Value(info.name, None, graph=graph), info))
     return graph
 
 

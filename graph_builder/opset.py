@@ -67,7 +67,7 @@ def _python_like(sig: Any, value: Any, like: Any) -> Any:
     that is a Python value too, is left to the cast's own conversion."""
     if like is None or type(like) in _PYTHON_TYPES:
         return value
-    target = like.dtype if isinstance(like, Value) else types.from_numpy(as_array(like).dtype)
+    target = like.known_dtype if isinstance(like, Value) else types.from_numpy(as_array(like).dtype)
     if target.numpy is None:
         return value
     try:

@@ -74,7 +74,8 @@ class OpSignature:
         self.outputs = [Param(p, self.allowed) for p in schema.outputs]
         self.input_names = {p.name: i for i, p in enumerate(self.inputs)}
         self.attributes = {name: a for name, a in schema.attributes.items()}
-        self.attr_types = {name: int(a.type) for name, a in schema.attributes.items()}
+        # onnx's stub of OpSchema.AttrType lacks the __int__ its pybind11 enum has
+        self.attr_types = {name: int(a.type) for name, a in schema.attributes.items()}  # type: ignore[call-overload]
         self.required_attrs = [name for name, a in schema.attributes.items() if a.required]
         self.variadic_input = any(p.option == _VARIADIC for p in self.inputs)
         self.variadic_output = any(p.option == _VARIADIC for p in self.outputs)

@@ -9,7 +9,7 @@ torch is imported lazily, only when a torch conversion is asked for.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, TypeVar
+from typing import TYPE_CHECKING, Any
 
 import ml_dtypes
 import numpy as np
@@ -220,51 +220,5 @@ def from_python(value: Any) -> DType:
     raise TypeError(f"cannot make an ONNX constant from {type(value).__name__}: {value!r}")
 
 
-class Tensor(Protocol):
-    """What a function may ask of any tensor it is given: `ir.Value` has these, so does every
-    eager value. (A protocol, so that this module needs nothing from the IR above it.)"""
-
-    @property
-    def dtype(self) -> DType | None: ...
-
-    @property
-    def shape(self) -> tuple[Any, ...] | None: ...
-
-
-# Type-constraint groups, usable as annotations on functions, with the set of element types
-# each admits in ALLOWED (for people and tools). A type checker reads every group as `ir.Value`:
-# functions are checked as they are traced. Eagerly the same functions get torch tensors, which
-# the evaluator converts at each op, so no separate eager typing is needed.
-if TYPE_CHECKING:
-    from graph_builder.ir import Value
-
-    TFloat: TypeAlias = Value
-    TFloatHighPrecision: TypeAlias = Value
-    TInt: TypeAlias = Value
-    TReal: TypeAlias = Value
-    TRealOrBool: TypeAlias = Value
-    TComplex: TypeAlias = Value
-    TTensor: TypeAlias = Value
-    TBool: TypeAlias = Value
-else:
-    TFloat = TypeVar("TFloat", bound=Tensor)
-    TFloatHighPrecision = TypeVar("TFloatHighPrecision", bound=Tensor)
-    TInt = TypeVar("TInt", bound=Tensor)
-    TReal = TypeVar("TReal", bound=Tensor)
-    TRealOrBool = TypeVar("TRealOrBool", bound=Tensor)
-    TComplex = TypeVar("TComplex", bound=Tensor)
-    TTensor = TypeVar("TTensor", bound=Tensor)
-    TBool = TypeVar("TBool", bound=Tensor)
-
 FLOAT_TYPES = frozenset({FLOAT16, BFLOAT16, FLOAT, DOUBLE})
 INT_TYPES = frozenset({INT8, INT16, INT32, INT64, UINT8, UINT16, UINT32, UINT64})
-ALLOWED: dict[str, frozenset[DType]] = {
-    "TFloat": FLOAT_TYPES,
-    "TFloatHighPrecision": frozenset({FLOAT, DOUBLE}),
-    "TInt": INT_TYPES,
-    "TReal": FLOAT_TYPES | INT_TYPES,
-    "TRealOrBool": FLOAT_TYPES | INT_TYPES | {BOOL},
-    "TComplex": frozenset({COMPLEX64, COMPLEX128}),
-    "TTensor": frozenset(ALL_DTYPES),
-    "TBool": frozenset({BOOL}),
-}

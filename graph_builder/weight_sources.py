@@ -188,12 +188,13 @@ def write_safetensors(path: str | os.PathLike[str], specs: Mapping[str, tuple[An
     with open(path, "wb") as f:
         f.write(struct.pack("<Q", len(text)) + text)
         for array in arrays:
-            name, (dtype, shape) = next(names, (None, (None, None)))
-            if name is None:
+            entry = next(names, None)
+            if entry is None:
                 raise ValueError(f"{path}: more arrays than the {len(specs)} tensors declared")
+            name, (dtype, shape) = entry
             if array.dtype != np.dtype(dtype) or tuple(array.shape) != tuple(shape):
                 raise ValueError(f"{path}: tensor {name!r} is declared {np.dtype(dtype)}{list(shape)}, "
                                  f"its array is {array.dtype}{list(array.shape)}")  # fmt: skip
-            f.write(memoryview(np.ascontiguousarray(array).astype(array.dtype.newbyteorder("<"), copy=False).reshape(-1).view(np.uint8)))
+            f.write(np.ascontiguousarray(array).astype(array.dtype.newbyteorder("<"), copy=False).reshape(-1).view(np.uint8).data)
         if next(names, None) is not None:
             raise ValueError(f"{path}: fewer arrays than the {len(specs)} tensors declared")

@@ -6,8 +6,9 @@ import sys
 
 import pytest
 
-from codegen import coverage, native
+from codegen import coverage, decomposed, native
 from codegen.__main__ import main
+from codegen.decomposed import COMPOSITE, DECOMPOSITION, Route
 
 OVERLOADS = native.parse_entries(
     [
@@ -56,3 +57,61 @@ def test_command_prints_the_report():
     result = subprocess.run([sys.executable, "-m", "codegen", "coverage", "--missing", "none"], capture_output=True, text=True, check=True)
     assert result.stdout.startswith("ATen coverage, native_functions.yaml of torch ")
     assert "core ATen IR (tag core)" in result.stdout and "by namespace (python_module):" in result.stdout
+
+
+# -- missing overloads that export through a torch decomposition (codegen/decomposed.py) ---------------------
+
+
+def test_report_separates_the_missing_that_need_a_function_from_the_decomposed():
+    routes = {"aten::elu": Route(DECOMPOSITION, nodes=5, verified=True, sample="OpInfo nn.functional.elu float32 sample 0"),
+              "aten::_softmax": Route(COMPOSITE)}
+    report = coverage.coverage(OVERLOADS, ["aten::relu", "aten::linalg_det"], routes)
+    assert report["decomposed"]["aten::elu"] == {"how": DECOMPOSITION, "nodes": 5, "verified": True,
+                                                 "sample": "OpInfo nn.functional.elu float32 sample 0", "error": ""}
+    text = coverage.format_report(report, "all")
+    assert "missing overloads (3): 1 need a function, 2 export through a torch decomposition" in text
+    assert "missing overloads that need a function (1):\n  aten::add.Tensor\n" in text
+    assert ("  aten::elu       exports through torch's decomposition: 5 ONNX nodes "
+            "(OpInfo nn.functional.elu float32 sample 0, matches torch)") in text
+    assert "  aten::_softmax  exports through its CompositeImplicitAutograd kernel\n" in text + "\n"
+    # a decomposition whose export fails (found by --nodes) leaves the overload in need of a function
+    routes["aten::elu"] = Route(DECOMPOSITION, sample="OpInfo elu float32 sample 0", error="UnsupportedOpsError: x")
+    text = coverage.format_report(coverage.coverage(OVERLOADS, ["aten::relu", "aten::linalg_det"], routes), "all")
+    assert "missing overloads (3): 2 need a function, 1 export through a torch decomposition" in text
+    assert ("  aten::elu  has torch's decomposition, but exporting it fails (OpInfo elu float32 sample 0): "
+            "UnsupportedOpsError: x") in text
+
+
+@pytest.fixture(scope="module")
+def exporter_table():
+    import torchlib
+    from torchlib.exporter.export import decomposition_table
+
+    return decomposition_table(torchlib.get_registry())
+
+
+def test_routes_of_a_few_real_overloads(exporter_table):
+    found = decomposed.routes(["aten::take", "aten::_aminmax", "aten::cartesian_prod", "aten::no_such_op"],
+                              exporter_table)
+    assert found["aten::take"].how == DECOMPOSITION  # in torch.export.default_decompositions()
+    assert found["aten::cartesian_prod"].how == COMPOSITE  # torch.export decomposes it before the exporter
+    assert "aten::_aminmax" not in found and "aten::no_such_op" not in found
+
+
+def test_measure_exports_the_overload_alone_on_an_opinfo_sample(exporter_table):
+    take = decomposed.measure("aten::take", decomposed.routes(["aten::take"], exporter_table)["aten::take"])
+    assert take.nodes is not None and 1 <= take.nodes <= 10 and take.verified is True
+    assert take.sample.startswith("OpInfo take float32 sample")
+    assert str(take).startswith(f"exports through torch's decomposition: {take.nodes} ONNX nodes (OpInfo take")
+    no_opinfo = decomposed.measure("aten::_cast_Byte", Route(DECOMPOSITION))
+    assert no_opinfo.nodes is None and no_opinfo.sample == "no OpInfo to count with"
+
+
+def test_op_says_whether_a_missing_overload_exports_today():
+    overloads = native.parse_entries([{"func": "take(Tensor self, Tensor index) -> Tensor"},
+                                      {"func": "_aminmax(Tensor self) -> (Tensor, Tensor)"}])
+    routes = {"aten::take": Route(DECOMPOSITION, nodes=2, verified=True, sample="OpInfo take float32 sample 0")}
+    text = coverage.describe_op("take", overloads, {}, routes)
+    assert "today it exports through torch's decomposition: 2 ONNX nodes" in text
+    text = coverage.describe_op("_aminmax", overloads, {}, routes)
+    assert "torch has no decomposition for it: it does not export today" in text

@@ -8,6 +8,7 @@ import pytest
 import torch
 
 import torchlib
+from graph_builder import op
 from graph_builder.compare import assert_same_graph, difference
 
 
@@ -83,7 +84,8 @@ def test_function_protos():
                                          [onnx.helper.make_opsetid("", 23)])
 
     assert difference(fn("Relu"), fn("Relu")) is None
-    assert "by Relu(a) against Neg(a)" in (difference(fn("Relu"), fn("Neg")) or "")
+    assert "the first node that differs: Relu(a) against Neg(a), reading the same inputs" in (
+        difference(fn("Relu"), fn("Neg")) or "")
     assert difference(fn("Relu"), fn("Relu", "g")) is not None
 
 
@@ -97,3 +99,65 @@ def test_exports_of_the_same_model_twice_are_equal_and_an_other_model_is_not():
     other = torch.nn.Sequential(torch.nn.Linear(4, 3), torch.nn.Sigmoid()).eval()
     other[0].load_state_dict(net[0].state_dict())
     assert difference(first, torchlib.export(other, (x,)).model_proto) is not None
+
+
+def test_names_the_first_node_that_differs_not_the_output_node():
+    """An Add made a Sub two nodes before the output: the output's node reads the same on both
+    sides, so the message names the Add and the Sub, each with its inputs."""
+    deep = "g (float[N, 4] x, float[N, 4] y) => (float[N, 4] out) {{ s = {} (x, y)\n r = Relu (s)\n out = Add (r, s) }}"
+    found = difference(model(deep.format("Add")), model(deep.format("Sub")))
+    assert found == ("graph: output 0 ('out' / 'out') is computed differently; "
+                     "the first node that differs: Add(x, y) against Sub(x, y), reading the same inputs")
+
+
+def test_names_the_attribute_or_the_input_that_differs():
+    a = "g (float[3, 2] x) => (float[2, 3] o) { t = Transpose <perm = [1, 0]> (x)\n o = Relu (t) }"
+    b = "g (float[3, 2] x) => (float[2, 3] o) { t = Transpose <perm = [0, 1]> (x)\n o = Relu (t) }"
+    assert (difference(model(a), model(b)) or "").endswith(
+        "the first node that differs: Transpose(x) against Transpose(x), reading the same inputs; "
+        "attributes ['perm'] differ")
+
+    def with_weight(value: float) -> onnx.ModelProto:
+        m = model("g (float[2] x) => (float[2] o) { a = Add (x, w)\n o = Relu (a) }")
+        m.graph.initializer.append(onnx.helper.make_tensor("w", onnx.TensorProto.FLOAT, [2], [value, value]))
+        return m
+
+    assert (difference(with_weight(1.0), with_weight(2.0)) or "").endswith(
+        "the first node that differs: Add(x, w) against Add(x, w); its input w has no equal in the second graph")
+
+
+def test_output_reading_a_value_the_other_graph_also_computes():
+    one = "g (float[3] x) => (float[3] o) { o = Relu (x) }"
+    two = "g (float[3] x) => (float[3] o) { r = Relu (x)\n o = Neg (r) }"
+    assert (difference(model(one), model(two)) or "").endswith(
+        "only the second graph computes Neg(r); every value of the other is one of its")
+
+
+def wrong_sigmoid(x):
+    """sigmoid(Tensor self) -> Tensor"""
+    return op.Tanh(x)  # deliberately wrong
+
+
+class Deep(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.first, self.second, self.head = torch.nn.Linear(4, 8), torch.nn.Linear(8, 8), torch.nn.Linear(8, 3)
+
+    def forward(self, x):
+        h = torch.relu(self.first(x))
+        g = torch.sigmoid(self.second(h))  # the wrong function's node, three layers before the output
+        return self.head(g * h) + h.sum(-1, keepdim=True)
+
+
+def test_an_export_with_a_wrong_function_deep_inside_is_named_at_that_function():
+    torch.manual_seed(0)
+    net, x = Deep().eval(), torch.randn(2, 4)
+    right = torchlib.export(net, (x,)).model_proto
+    wrong = torchlib.export(net, (x,), functions={torch.ops.aten.sigmoid.default: wrong_sigmoid}, check=False)
+    found = difference(right, wrong.model_proto) or ""
+    # the node each graph computes from the second Linear's output: Sigmoid against the wrong Tanh
+    sigmoid = next(n for n in right.graph.node if n.op_type == "Sigmoid")
+    tanh = next(n for n in wrong.graph.nodes if n.op_type == "Tanh")
+    assert f"the first node that differs: Sigmoid({sigmoid.input[0]})" in found, found
+    assert f"against Tanh({tanh.inputs[0].name})" in found, found
+    assert found.endswith("reading the same inputs"), found

@@ -13,9 +13,9 @@ import pytest
 import torch
 
 from graph_builder import types
+from graph_builder.type_constraints import ALLOWED, TFloat, TInt, TReal, TTensor
 from graph_builder.types import (
     ALL_DTYPES,
-    ALLOWED,
     BFLOAT16,
     BOOL,
     COMPLEX64,
@@ -29,11 +29,7 @@ from graph_builder.types import (
     INT64,
     STRING,
     UINT8,
-    TFloat,
-    TInt,
-    TReal,
-    TTensor,
-)  # fmt: skip
+)
 
 
 @pytest.mark.parametrize("dtype", ALL_DTYPES, ids=repr)

@@ -4,8 +4,8 @@ from torchlib.exporter.capture import CaptureError
 from torchlib.exporter.dynamic_shapes import DynamicShapesError
 from torchlib.exporter.export import ExportError, UnsupportedOpsError, export, translate
 from torchlib.exporter.onnx_compat import onnx_export
-from torchlib.exporter.result import ExportResult, OutputDiff, StaleWeightsError
+from torchlib.exporter.result import Differences, ExportResult, OutputDiff, StaleWeightsError
 from torchlib.exporter.self_check import SelfCheckError
 
-__all__ = ["CaptureError", "DynamicShapesError", "ExportError", "ExportResult", "OutputDiff", "SelfCheckError",
+__all__ = ["CaptureError", "Differences", "DynamicShapesError", "ExportError", "ExportResult", "OutputDiff", "SelfCheckError",
            "StaleWeightsError", "UnsupportedOpsError", "export", "onnx_export", "translate"]

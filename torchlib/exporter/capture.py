@@ -34,6 +34,7 @@ import sys
 import threading
 import warnings
 from collections.abc import Callable, Iterator
+from types import FrameType
 from typing import Any
 
 import torch
@@ -92,7 +93,8 @@ def _state_kept(model: Any) -> Iterator[None]:
     """Puts back each parameter and buffer of `model` (the very objects it had) that capture
     left replaced, whatever happened: the user's module never comes out changed."""
     modules = list(model.modules()) if isinstance(model, torch.nn.Module) else []
-    saved = [(slots, name, t) for m in modules for slots in (m._parameters, m._buffers) for name, t in slots.items()]
+    saved: list[tuple[dict[str, Any], str, torch.Tensor | None]] = [
+        (slots, name, t) for m in modules for slots in (m._parameters, m._buffers) for name, t in slots.items()]
     try:
         yield
     finally:
@@ -114,7 +116,8 @@ def _capture(model: torch.nn.Module, args: tuple, kwargs: dict, dynamic_shapes: 
                 if size_one:
                     import torch.fx.experimental._config as fx_config
 
-                    with fx_config.patch(backed_size_oblivious=True):
+                    # patch() is installed when the module loads (torch's install_config_module)
+                    with fx_config.patch(backed_size_oblivious=True):  # type: ignore[attr-defined]
                         program = function(model, args, kwargs, dynamic_shapes=dynamic_shapes, **options)
                 else:
                     program = function(model, args, kwargs, dynamic_shapes=dynamic_shapes, **options)
@@ -235,7 +238,8 @@ def _tracing_limit(error: BaseException) -> bool:
 def caller_level() -> int:
     """The `stacklevel` of the first frame outside torchlib: the user's call to export."""
     package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    frame, level = sys._getframe(1), 1
+    frame: FrameType | None = sys._getframe(1)
+    level = 1
     while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(package + os.sep):
         frame, level = frame.f_back, level + 1
     return level

@@ -100,8 +100,8 @@ def attached(model: torch.nn.Module, weights: Weights) -> Iterator[list[str]]:
                 if t is not None and id(t) in new:
                     saved.append((table, attr, t))
     try:
-        for table, attr, t in saved:
-            table[attr] = new[id(t)]
+        for slots, attr, t in saved:
+            slots[attr] = new[id(t)]
         left = meta_tensors(model)
         if left:
             raise WeightsError(f"{len(left)} of the model's tensors have no data after the checkpoint is applied: "

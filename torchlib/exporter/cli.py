@@ -319,14 +319,13 @@ def _demo(ns: argparse.Namespace) -> int:
         diffs = result.verify(*args)
         ok = all(d.ok() for d in diffs)
         failed += not ok
-        rows.append((name, max(d.max_abs for d in diffs), result.node_count, seconds, "ok" if ok else "MISMATCH"))
-        if ns.output_dir:
-            path = os.path.join(ns.output_dir, f"{name}.onnx")
+        path = os.path.join(ns.output_dir, f"{name}.onnx") if ns.output_dir else None
+        if path is not None:
             result.save(path)
-            rows[-1] += (path,)
+        rows.append((name, max(d.max_abs for d in diffs), result.node_count, seconds, "ok" if ok else "MISMATCH", path))
     print(f"{'model':<12} {'max abs err':>12} {'nodes':>6} {'export s':>9}  verified")
-    for name, err, nodes, seconds, status, *path in rows:
-        print(f"{name:<12} {err:>12.2e} {nodes:>6} {seconds:>9.2f}  {status}" + (f"  -> {path[0]}" if path else ""))
+    for name, err, nodes, seconds, status, path in rows:
+        print(f"{name:<12} {err:>12.2e} {nodes:>6} {seconds:>9.2f}  {status}" + (f"  -> {path}" if path else ""))
     print(f"(export s: one export after a warm-up export of the same model; the whole demo took "
           f"{time.perf_counter() - start:.1f} s including loading the function library and verifying)")
     return 1 if failed else 0

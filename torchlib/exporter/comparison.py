@@ -23,6 +23,8 @@ class OutputDiff:
     shape_ok: bool
     scale: float = 1.0  # max |expected|, at least 1
     tolerance: tuple[float, float] = DEFAULT_TOLERANCE  # (atol, rtol) of the output's dtype
+    shape: tuple[int, ...] = ()  # torch's
+    dtype: str = ""  # torch's, e.g. "float32"
 
     def ok(self, atol: float | None = None, rtol: float | None = None) -> bool:
         """Same dtype and shape, and max_abs <= atol * scale or max_rel <= rtol (the dtype's
@@ -53,4 +55,36 @@ def compare(name: str, expected: torch.Tensor, actual: torch.Tensor) -> OutputDi
         scale = max(1.0, float(magnitudes.max())) if magnitudes.numel() else 1.0
     else:
         max_abs = max_rel = 0.0 if shape_ok else float("inf")
-    return OutputDiff(name, max_abs, max_rel, dtype_ok, shape_ok, scale, TOLERANCES.get(e.dtype, DEFAULT_TOLERANCE))
+    return OutputDiff(name, max_abs, max_rel, dtype_ok, shape_ok, scale, TOLERANCES.get(e.dtype, DEFAULT_TOLERANCE),
+                      tuple(e.shape), str(e.dtype).removeprefix("torch."))
+
+
+class Differences(list[OutputDiff]):
+    """What `ExportResult.verify(*args)` returns: one OutputDiff per output of forward, in order.
+    A list; printed, a table:
+
+        output  shape   dtype    max abs  max rel  tolerance                   ok
+        logits  [5, 4]  float32  2.4e-07  1.9e-06  1.0e-04 abs or 1.0e-03 rel  ok
+
+    `tolerance` is what the dtype allows: the absolute difference (atol x the output's scale,
+    its largest magnitude, at least 1) or the relative one; either suffices (`OutputDiff.ok`)."""
+
+    def ok(self) -> bool:
+        """Whether every output is within its tolerance."""
+        return all(d.ok() for d in self)
+
+    def __str__(self) -> str:
+        return table(self)
+
+
+def table(diffs: list[OutputDiff]) -> str:
+    """The outputs' differences as a table, one row per output (see `Differences`)."""
+    rows = [("output", "shape", "dtype", "max abs", "max rel", "tolerance", "ok")]
+    for d in diffs:
+        atol, rtol = d.tolerance
+        status = ("shape differs" if not d.shape_ok else "dtype differs" if not d.dtype_ok
+                  else "ok" if d.ok() else "DIFFERS")
+        rows.append((d.name, str(list(d.shape)), d.dtype, f"{d.max_abs:.1e}", f"{d.max_rel:.1e}",
+                     f"{atol * d.scale:.1e} abs or {rtol:.1e} rel", status))
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    return "\n".join("  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in rows)

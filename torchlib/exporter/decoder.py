@@ -70,6 +70,9 @@ class _Block(nn.Module):
 
 
 class Decoder(nn.Module):
+    cos: torch.Tensor  # buffers: the rotary tables
+    sin: torch.Tensor
+
     def __init__(self, c: DecoderConfig):
         super().__init__()
         self.embed = nn.Embedding(c.vocab, c.hidden)

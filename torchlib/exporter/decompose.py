@@ -11,6 +11,7 @@ each written argument]).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import torch
@@ -34,6 +35,13 @@ class NodeDecomposition:
         self.written = written
 
 
+def _called(node: torch.fx.Node) -> Callable[..., Any]:
+    """The function a call_function node calls (its target; other nodes name theirs by a string)."""
+    if isinstance(node.target, str):
+        raise TypeError(f"FX node {node.name!r} ({node.op} {node.target!r}) calls no function to decompose")
+    return node.target
+
+
 def decompose_node(node: torch.fx.Node, table: dict[Any, Any], fake_mode: Any) -> NodeDecomposition:
     """Trace torch's decomposition of `node` alone. Raises NeedsWholeProgramDecomposition when
     tracing fails or torch has no decomposition for the op."""
@@ -48,7 +56,7 @@ def decompose_node(node: torch.fx.Node, table: dict[Any, Any], fake_mode: Any) -
         for position, tensor in zip(tensor_positions, tensors):
             full[position] = tensor.clone() if position in written_positions else tensor
         args, kwargs = pytree.tree_unflatten(full, spec)
-        result = node.target(*args, **kwargs)
+        result = _called(node)(*args, **kwargs)
         return result, [full[p] for p in written_positions]
 
     tensors = [values[p] for p in tensor_positions]
@@ -106,10 +114,10 @@ def decompose_view_write(node: torch.fx.Node, chain: list[torch.fx.Node], base: 
 
         for view in chain:
             args, kwargs = pytree.tree_map_only(torch.fx.Node, value, (view.args, view.kwargs))
-            target = functional_variant(view.target) if is_inplace_view(view.target) else view.target
+            target = functional_variant(view.target) if is_inplace_view(view.target) else _called(view)
             values[view] = target(*args, **kwargs)
         args, kwargs = pytree.tree_map_only(torch.fx.Node, value, (node.args, node.kwargs))
-        return node.target(*args, **kwargs), [values[base]]
+        return _called(node)(*args, **kwargs), [values[base]]
 
     tensors = [n.meta["val"] for n in inputs]
     views = " -> ".join(str(v.target) for v in chain)

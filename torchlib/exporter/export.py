@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import time
 import warnings
 from collections import Counter
@@ -224,14 +225,14 @@ def _export(model: torch.nn.Module | torch.export.ExportedProgram, args: Any, kw
                         sample.check_program(ep, strategy)
             timings["self_check"] = time.perf_counter() - t
         t = time.perf_counter()
-        names: dict[str, Any] = {"input_names": input_names, "output_names": output_names, "exact_nan": exact_nan,
-                                 "written_outputs": written_outputs, "target": target}
         reason = ""
         fx_to_onnx: dict[str, list[str]] = {}
+        translate_program = functools.partial(
+            translate, registry=registry, opset=opset, dim_names=dim_names, optimize=optimize,
+            weight_quantization=quantization, modules=modules, fx_to_onnx=fx_to_onnx, input_names=input_names,
+            output_names=output_names, exact_nan=exact_nan, written_outputs=written_outputs, target=target)
         try:
-            graph, diagnostics = translate(ep, registry, opset, dim_names, decompose_nodes=True, optimize=optimize,
-                                          weight_quantization=quantization, modules=modules, fx_to_onnx=fx_to_onnx,
-                                          **names)
+            graph, diagnostics = translate_program(ep, decompose_nodes=True)
         except NeedsWholeProgramDecomposition as e:
             reason = str(e)
         if reason:  # the rare program that only functionalization of the whole program can express
@@ -239,9 +240,7 @@ def _export(model: torch.nn.Module | torch.export.ExportedProgram, args: Any, kw
             ep = ep.run_decompositions(decomposition_table(registry))
             timings["decompositions"] = time.perf_counter() - decomposed_at
             fx_to_onnx.clear()
-            graph, diagnostics = translate(ep, registry, opset, dim_names, decompose_nodes=False, optimize=optimize,
-                                          weight_quantization=quantization, modules=modules, fx_to_onnx=fx_to_onnx,
-                                          **names)
+            graph, diagnostics = translate_program(ep, decompose_nodes=False)
             diagnostics.insert(0, f"the whole program was decomposed (run_decompositions) because {reason}")
         timings["translate"] = time.perf_counter() - t - timings.get("decompositions", 0.0)
         notes.extend(_static_dims(graph, requested, strategy, refinements, bool(reason)))

@@ -84,7 +84,7 @@ def _flatten_cache_with_keys(cache: Any) -> tuple[list[tuple[Any, Any]], tuple]:
     return [(pytree.MappingKey(n), c) for n, c in zip(context[2], children)], context
 
 
-def _unflatten_cache(children: Any, context: tuple, cls: type) -> Any:
+def _unflatten_cache(children: Any, context: tuple, cls: Any) -> Any:  # cls: a transformers Cache class
     layouts, attrs, names = context
     columns = {n: iter(c) for n, c in zip(names, children)}
     layers = []

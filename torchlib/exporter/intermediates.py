@@ -6,7 +6,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import os
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import torch
@@ -14,14 +14,11 @@ import torch.utils._pytree as pytree
 
 from graph_builder import weights
 from graph_builder.evaluator import run_session
-from graph_builder.ir import COMPLEX_KEY, complex_from_real_view
+from graph_builder.ir import COMPLEX_KEY, Graph, complex_from_real_view
 from graph_builder.opset import numpy_to_torch
-from torchlib.exporter.comparison import OutputDiff, compare
+from torchlib.exporter.comparison import Differences, OutputDiff, compare, table
+from torchlib.exporter.repro import write_repro
 from torchlib.exporter.source import module_path, source_line
-
-if TYPE_CHECKING:
-    from torchlib.exporter.result import ExportResult
-
 
 OPTIMIZED = "optimized away, or rewritten by the optimizer (or inside a local function)"
 
@@ -54,15 +51,14 @@ class VerifyReport:
     plain call gives), the first differing node (None when every compared node agrees), each
     compared node's difference, the nodes not compared and why, and the repro's path."""
 
-    outputs: list[OutputDiff]
+    outputs: Differences
     first_divergence: IntermediateDiff | None
     compared: dict[str, OutputDiff]
     not_compared: dict[str, str]
     repro: str | None = None
 
     def __str__(self) -> str:
-        lines = [f"{d.name}: max abs {d.max_abs:.3g}, max rel {d.max_rel:.3g} {'ok' if d.ok() else 'DIFFERS'}"
-                 for d in self.outputs]
+        lines = [table(self.outputs)]
         lines.append(f"{len(self.compared)} FX nodes compared, {len(self.not_compared)} not compared")
         lines.append(str(self.first_divergence) if self.first_divergence else "no node differs beyond tolerance")
         if self.repro:
@@ -92,22 +88,23 @@ def torch_values(ep: Any, args: tuple, kwargs: dict) -> dict[str, Any]:
     return recorder.values
 
 
-def compare_intermediates(result: ExportResult, args: tuple, kwargs: dict, outputs: list[OutputDiff],
+def compare_intermediates(ep: Any, graph: Graph, fx_to_onnx: dict[str, list[str]], args: tuple, kwargs: dict,
+                          feeds: dict[str, np.ndarray], outputs: Differences,
                           repro_dir: str | os.PathLike[str] | None = None) -> VerifyReport:
-
-    ep = result.exported_program
-    bound_args, bound_kwargs = result._bind(args, kwargs)
-    recorded = torch_values(ep, bound_args, bound_kwargs)
-    graph = result.graph
+    """Each call_function node of the exported program `ep`, run in torch on (args, kwargs) (bound
+    as the program was captured), against the ONNX values of `graph` it became (`fx_to_onnx`, as
+    `ExportResult.fx_to_onnx`), run in onnxruntime on `feeds`. `outputs` are the outputs'
+    differences, which the report carries."""
+    recorded = torch_values(ep, args, kwargs)
     produced = {v.name: v for node in graph.nodes for v in node.outputs if v is not None}
     inputs = {v.name for v in graph.inputs}
     pairs: list[tuple[torch.fx.Node, str, torch.Tensor]] = []
     not_compared: dict[str, str] = {}
     for node in ep.graph.nodes:
-        if node.op != "call_function" or node.name not in result.fx_to_onnx:
+        if node.op != "call_function" or node.name not in fx_to_onnx:
             continue
         expected = [x for x in pytree.tree_leaves(recorded.get(node.name)) if isinstance(x, torch.Tensor)]
-        names = result.fx_to_onnx[node.name]
+        names = fx_to_onnx[node.name]
         if isinstance(node.target, torch._ops.OpOverload) and torch.Tag.nondeterministic_seeded in node.target.tags:
             not_compared[node.name] = "random"
         elif not expected:
@@ -123,7 +120,7 @@ def compare_intermediates(result: ExportResult, args: tuple, kwargs: dict, outpu
                 not_compared.setdefault(node.name, "the graph's input itself")
             else:
                 not_compared.setdefault(node.name, OPTIMIZED)
-    actual = _onnx_values(result, args, kwargs, sorted({n for _, n, _ in pairs}))
+    actual = _onnx_values(graph, feeds, sorted({n for _, n, _ in pairs}))
     compared: dict[str, OutputDiff] = {}
     first = None
     for node, name, value in pairs:
@@ -135,18 +132,15 @@ def compare_intermediates(result: ExportResult, args: tuple, kwargs: dict, outpu
                                      _describe_inputs(node), diff)
     report = VerifyReport(outputs, first, compared, not_compared)
     if first is not None and repro_dir is not None:
-        from torchlib.exporter.repro import write_repro
-
         node = next(n for n in ep.graph.nodes if n.name == first.fx_node)
         if isinstance(node.target, torch._ops.OpOverload):  # not operator.getitem and the like
             report.repro = write_repro(node, recorded, repro_dir)
     return report
 
 
-def _onnx_values(result: ExportResult, args: tuple, kwargs: dict, names: list[str]) -> dict[str, torch.Tensor]:
-    """The graph's values of these names on (args, kwargs): initializers as they are, the others
-    run in onnxruntime as extra outputs of a copy of the graph."""
-    graph = result.graph
+def _onnx_values(graph: Graph, feeds: dict[str, np.ndarray], names: list[str]) -> dict[str, torch.Tensor]:
+    """The graph's values of these names on `feeds`: initializers as they are, the others run in
+    onnxruntime as extra outputs of a copy of the graph."""
     found = {n: graph.initializers[n].numpy() for n in names if n in graph.initializers}
     values = {v.name: v for node in graph.nodes for v in node.outputs if v is not None}
     run = copy.copy(graph)
@@ -154,7 +148,7 @@ def _onnx_values(result: ExportResult, args: tuple, kwargs: dict, names: list[st
     run.outputs = list(graph.outputs) + [values[n] for n in names if n not in outputs and n not in found]
     session = weights.ort_session(run)
     wanted = [v.name for v in run.outputs]
-    found.update(zip(wanted, run_session(session, result._feeds(args, kwargs), wanted)))
+    found.update(zip(wanted, run_session(session, feeds, wanted)))
     complex_names = {v.name for v in run.outputs if COMPLEX_KEY in v.metadata}
     return {n: numpy_to_torch(complex_from_real_view(a) if n in complex_names else np.asarray(a)) for n, a in found.items()}
 

@@ -54,7 +54,7 @@ def node_written_arguments(node: torch.fx.Node) -> list[tuple[int, str]]:
     found = written_arguments(node.target)
     schema = getattr(node.target, "_schema", None)
     flag = _UNMARKED_STATS_WRITES.get(schema.name) if schema is not None else None
-    if flag is not None:
+    if schema is not None and flag is not None:
         names = [a.name for a in schema.arguments]
 
         def arg(name: str) -> Any:
@@ -146,7 +146,7 @@ class Aliases:
             return None, True
         if node.target is operator.getitem:  # an element of a list of views (split, unbind)
             source = node.args[0]
-            return (source, False) if source in self._view_lists else (None, True)
+            return (source, False) if isinstance(source, torch.fx.Node) and source in self._view_lists else (None, True)
         schema = getattr(node.target, "_schema", None)
         if schema is None or not schema.returns or schema.returns[0].alias_info is None:
             return None, True

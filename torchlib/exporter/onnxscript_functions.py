@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import inspect
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import onnx
@@ -69,7 +69,7 @@ def _with_evaluator(function: Any, signature: inspect.Signature | None) -> Calla
         with evaluator.default_as(_GraphEvaluator()):
             return function(*args, **kwargs)
 
-    run.__name__ = getattr(function, "__name__", None) or getattr(function, "name", "onnxscript_function")
+    run.__name__ = str(getattr(function, "__name__", None) or getattr(function, "name", "onnxscript_function"))
     run.__doc__ = getattr(function, "__doc__", None)
     run.__wrapped__ = function  # type: ignore[attr-defined]  # what inspect.signature follows
     if signature is not None:
@@ -85,10 +85,10 @@ def _signature_of(function: Any) -> inspect.Signature | None:
 class _GraphEvaluator:
     """onnxscript's Evaluator protocol, answered by graph_builder's ops."""
 
-    def eval_op(self, op_: Any, args: Sequence[Any], kwargs: dict[str, Any]) -> Any:
-        return _op(op_.opset.domain, op_.name)(*args, **kwargs)
+    def eval_op(self, op: Any, args: Sequence[Any], kwargs: Mapping[str, Any]) -> Any:
+        return _op(op.opset.domain, op.name)(*args, **kwargs)
 
-    def eval_function(self, function: Any, args: Sequence[Any], kwargs: dict[str, Any]) -> Any:
+    def eval_function(self, function: Any, args: Sequence[Any], kwargs: Mapping[str, Any]) -> Any:
         return inline(function.to_function_proto(), args, kwargs)
 
 
@@ -102,7 +102,7 @@ def _op(domain: str, name: str) -> Callable[..., Any]:
         return custom_op(domain, name)
 
 
-def inline(proto: onnx.FunctionProto, args: Sequence[Any], kwargs: dict[str, Any]) -> Any:
+def inline(proto: onnx.FunctionProto, args: Sequence[Any], kwargs: Mapping[str, Any]) -> Any:
     """Replay the nodes of `proto` through graph_builder's ops on `args` (its inputs, in order)
     and `kwargs` (its attribute parameters); returns its output(s)."""
     if len(args) > len(proto.input):

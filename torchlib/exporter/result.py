@@ -17,7 +17,7 @@ from graph_builder.evaluator import run_session
 from graph_builder.ir import COMPLEX_KEY, Graph, ModelTooLargeError, complex_from_real_view, real_view
 from graph_builder.opset import numpy_to_torch, torch_to_numpy
 from torchlib.exporter import dataclass_trees
-from torchlib.exporter.comparison import DEFAULT_TOLERANCE, TOLERANCES, OutputDiff, compare
+from torchlib.exporter.comparison import DEFAULT_TOLERANCE, TOLERANCES, Differences, OutputDiff, compare
 from torchlib.exporter.hf_cache import contains_cache, registered
 from torchlib.exporter.intermediates import VerifyReport
 from torchlib.exporter.intermediates import compare_intermediates as compare_nodes
@@ -307,16 +307,18 @@ class ExportResult:
 
     @overload
     def verify(self, *args: Any, compare_intermediates: Literal[False] = False, repro_dir: None = None,
-               **kwargs: Any) -> list[OutputDiff]: ...
+               **kwargs: Any) -> Differences: ...
 
     @overload
     def verify(self, *args: Any, compare_intermediates: Literal[True], repro_dir: str | os.PathLike[str] | None = None,
                **kwargs: Any) -> VerifyReport: ...
 
     def verify(self, *args: Any, compare_intermediates: bool = False, repro_dir: str | os.PathLike[str] | None = None,
-               **kwargs: Any) -> list[OutputDiff] | VerifyReport:
+               **kwargs: Any) -> Differences | VerifyReport:
         """Max absolute and relative difference of each output of forward against torch eager,
-        with the tolerance of its dtype (`OutputDiff.ok()`): a list of OutputDiff.
+        with the tolerance of its dtype (`OutputDiff.ok()`): a `Differences`, the list of one
+        OutputDiff per output, which prints as a table (output, shape, dtype, max abs, max rel,
+        tolerance, ok).
 
         With compare_intermediates=True, also every FX node of the captured program against
         the ONNX value it became (`fx_to_onnx`), on the same inputs: a `VerifyReport` whose
@@ -325,7 +327,9 @@ class ExportResult:
         alone is written there as `repro.py` + `inputs.pt`, a script that exports it and fails."""
         if compare_intermediates:
             outputs = self.verify(*args, **kwargs)
-            return compare_nodes(self, args, kwargs, outputs, repro_dir)
+            bound_args, bound_kwargs = self._bind(args, kwargs)
+            return compare_nodes(self.exported_program, self.graph, self.fx_to_onnx, bound_args, bound_kwargs,
+                                 self._feeds(args, kwargs), outputs, repro_dir)
         if repro_dir is not None:
             raise TypeError("verify(repro_dir=...) writes the repro of the first differing node: "
                             "give compare_intermediates=True too")
@@ -343,7 +347,7 @@ class ExportResult:
             expected = self._graph_outputs(pytree.tree_leaves(self.model(*args, **kwargs)))
             put_back(saved)
         names = [v.name for v in self.graph.outputs][len(self.written_inputs):]
-        diffs = [compare(name, e, a) for name, e, a in zip(names, expected, actual)]
+        diffs = Differences(compare(name, e, a) for name, e, a in zip(names, expected, actual))
         if len(expected) != len(actual):
             raise AssertionError(f"torch gives {len(expected)} tensor outputs, the ONNX model {len(actual)}")
         return diffs
@@ -373,4 +377,4 @@ def _as_input_dtype(x: torch.Tensor, graph_input: Any) -> torch.Tensor:
                     "converted for you.")
 
 
-__all__ = ["DEFAULT_TOLERANCE", "TOLERANCES", "ExportResult", "OutputDiff", "StaleWeightsError", "compare"]
+__all__ = ["DEFAULT_TOLERANCE", "TOLERANCES", "Differences", "ExportResult", "OutputDiff", "StaleWeightsError", "compare"]

@@ -105,10 +105,11 @@ def attribute(builder: GraphBuilder, root: torch.nn.Module, node: torch.fx.Node,
     """The value of a `get_attr` node: a Body for a submodule (a higher-order op's branch or
     body), a constant for a tensor attribute."""
     obj: Any = root
-    for part in node.target.split("."):
+    target = str(node.target)  # a get_attr node's target: the attribute's dotted name
+    for part in target.split("."):
         obj = getattr(obj, part)
     if isinstance(obj, torch.fx.GraphModule):
-        return Body(obj, node.target, translator)
+        return Body(obj, target, translator)
     if isinstance(obj, torch.Tensor):
         if isinstance(obj, torch._subclasses.FakeTensor):
             raise TypeError(f"get_attr {node.target!r} holds a fake tensor without data; pass the tensor as an input of the higher-order op")
@@ -138,7 +139,7 @@ def _autocast_inputs(node: torch.fx.Node, env: dict) -> dict:
     casts = {}
     for inp in node.all_input_nodes:
         v = env.get(inp.name)
-        if isinstance(v, Value) and v.dtype.is_floating and v.dtype is not target:
+        if isinstance(v, Value) and v.known_dtype.is_floating and v.dtype is not target:
             casts[inp.name] = op.Cast(v, to=target.onnx)
     return {**env, **casts} if casts else env
 

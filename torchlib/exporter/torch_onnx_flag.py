@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import importlib
 from collections.abc import Iterator
+from typing import Any
 
 
 @contextlib.contextmanager
@@ -13,6 +14,7 @@ def onnx_exporting() -> Iterator[None]:
     """Inside, torch.onnx.is_in_onnx_export() returns True. It reads the flag torch.onnx's own
     exporter sets (`torch.onnx._internal.exporter._flags._is_onnx_exporting`); where a torch
     lacks that module, the function itself is replaced for the duration."""
+    flags: Any  # a private module of torch: its attributes vary by version
     try:
         flags = importlib.import_module("torch.onnx._internal.exporter._flags")
     except ImportError:

@@ -8,7 +8,8 @@ next `python -m codegen aten` drops the stub from here.
 
 from __future__ import annotations
 
-from graph_builder.types import DType, TTensor
+from graph_builder.type_constraints import TTensor
+from graph_builder.types import DType
 
 
 def aten__add_batch_dim(self: TTensor, batch_dim: int, level: int) -> TTensor:

@@ -8,7 +8,8 @@ next `python -m codegen aten` drops the stub from here.
 
 from __future__ import annotations
 
-from graph_builder.types import DType, TTensor
+from graph_builder.type_constraints import TTensor
+from graph_builder.types import DType
 
 
 def aten__gather_sparse_backward(self: TTensor, dim: int, index: TTensor, grad: TTensor) -> TTensor:

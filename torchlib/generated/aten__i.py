@@ -8,7 +8,7 @@ next `python -m codegen aten` drops the stub from here.
 
 from __future__ import annotations
 
-from graph_builder.types import TTensor
+from graph_builder.type_constraints import TTensor
 
 
 def aten__indices(self: TTensor) -> TTensor:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from graph_builder.types import TTensor
+from graph_builder.type_constraints import TTensor
 
 
 def aten_data(self: TTensor) -> TTensor:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from graph_builder.types import TTensor
+from graph_builder.type_constraints import TTensor
 
 
 def aten_index_select_backward(

@@ -17,7 +17,8 @@ import torch
 
 from graph_builder import current_exact_nan, current_opset, op
 from graph_builder.ir import Value
-from graph_builder.types import BFLOAT16, BOOL, DOUBLE, FLOAT, FLOAT16, DType, TFloat, TReal
+from graph_builder.type_constraints import TFloat, TReal
+from graph_builder.types import BFLOAT16, BOOL, DOUBLE, FLOAT, FLOAT16, DType
 from torchlib.ops import _cephes as cephes
 from torchlib.ops._helpers import normalize_dim
 from torchlib.ops._kernels import FLOAT32_16, FLOATS, MIN_MAX, OPMATH, like, round_scalar, run_supported

@@ -13,7 +13,8 @@ import ml_dtypes
 
 from graph_builder import op
 from graph_builder.ir import Value
-from graph_builder.types import BOOL, DType, TBool, TFloat, TReal, TRealOrBool
+from graph_builder.type_constraints import TBool, TFloat, TReal, TRealOrBool
+from graph_builder.types import BOOL, DType
 from torchlib.ops._kernels import full_of
 from torchlib.ops.activations import (
     aten_clamp,

@@ -34,7 +34,7 @@ from typing import Any
 from graph_builder import current_opset, op, types
 from graph_builder.ir import Value
 from graph_builder.optimizer.attention import torch_lowest_mask
-from graph_builder.types import TFloat
+from graph_builder.type_constraints import TFloat
 from torchlib.ops._helpers import one_output
 from torchlib.ops._kernels import scale as scale_exact
 from torchlib.ops.dropout import training_dropout

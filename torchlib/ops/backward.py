@@ -16,7 +16,7 @@ import numpy as np
 
 from graph_builder import op, types
 from graph_builder.ir import Value
-from graph_builder.types import TFloat, TInt
+from graph_builder.type_constraints import TFloat, TInt
 from torchlib.promotion import cast_to
 from torchlib.registry import aten_op
 

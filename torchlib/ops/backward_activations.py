@@ -15,7 +15,7 @@ from typing import Any
 
 from graph_builder import op, types
 from graph_builder.ir import Value
-from graph_builder.types import TFloat
+from graph_builder.type_constraints import TFloat
 from torchlib.ops import _cephes as cephes
 from torchlib.ops.elementwise import log1p
 from torchlib.promotion import cast_to

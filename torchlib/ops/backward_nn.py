@@ -27,7 +27,7 @@ import numpy as np
 
 from graph_builder import op, types
 from graph_builder.ir import Value
-from graph_builder.types import TFloat
+from graph_builder.type_constraints import TFloat
 from torchlib.ops._helpers import as_shape
 from torchlib.ops.backward import spread_windows
 from torchlib.ops.conv_pool import _conv, _conv_dtype, _conv_transpose, _ints, _pad_spatial, _patches, _spatial_sizes

@@ -9,7 +9,7 @@ import numpy as np
 
 from graph_builder import op, types
 from graph_builder.ir import Value
-from graph_builder.types import TInt, TReal, TRealOrBool
+from graph_builder.type_constraints import TInt, TReal, TRealOrBool
 from torchlib.ops._helpers import normalize_dim
 from torchlib.ops.elementwise import _div_floor_int, aten_sub
 from torchlib.ops.linalg.products import aten_addmm

@@ -15,7 +15,8 @@ import numpy as np
 from graph_builder import op
 from graph_builder.arrays import unpack_nibbles
 from graph_builder.ir import Value, raw_bytes
-from graph_builder.types import DType, TTensor
+from graph_builder.type_constraints import TTensor
+from graph_builder.types import DType
 from torchlib.ops.shape import aten_expand_as
 from torchlib.promotion import cast_to
 from torchlib.registry import aten_op

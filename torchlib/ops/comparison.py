@@ -13,7 +13,8 @@ import numpy as np
 
 from graph_builder import op
 from graph_builder.ir import Value
-from graph_builder.types import BOOL, UINT8, TBool, TReal, TRealOrBool, TTensor
+from graph_builder.type_constraints import TBool, TReal, TRealOrBool, TTensor
+from graph_builder.types import BOOL, UINT8
 from torchlib.ops._kernels import FLOATS, MIN_MAX, NUMERIC, full_of, like, round_scalar, run_supported
 from torchlib.promotion import ALWAYS_BOOL, elementwise, promote_all, result_type
 from torchlib.registry import aten_op

@@ -20,7 +20,8 @@ import numpy as np
 
 from graph_builder import op, types
 from graph_builder.ir import Value
-from graph_builder.types import COMPLEX64, COMPLEX128, DOUBLE, FLOAT, DType, TFloat, TTensor
+from graph_builder.type_constraints import TFloat, TTensor
+from graph_builder.types import COMPLEX64, COMPLEX128, DOUBLE, FLOAT, DType
 from torchlib.ops._helpers import as_shape
 from torchlib.ops._kernels import full_of, like, run_supported
 from torchlib.registry import aten_op

@@ -13,7 +13,8 @@ from typing import Any
 
 from graph_builder import op
 from graph_builder.ir import Value
-from graph_builder.types import COMPLEX64, COMPLEX128, DOUBLE, FLOAT, DType, TTensor
+from graph_builder.type_constraints import TTensor
+from graph_builder.types import COMPLEX64, COMPLEX128, DOUBLE, FLOAT, DType
 from torchlib.ops import indexing
 from torchlib.ops import shape as shape_ops
 from torchlib.ops._helpers import normalize_dim

@@ -31,7 +31,7 @@ import numpy as np
 
 from graph_builder import current_exact_nan, op, types
 from graph_builder.ir import Value
-from graph_builder.types import TFloat, TReal
+from graph_builder.type_constraints import TFloat, TReal
 from torchlib.ops._helpers import n_outputs, one_output
 from torchlib.ops.reductions import int64_sum
 from torchlib.promotion import cast_to

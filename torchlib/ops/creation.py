@@ -18,7 +18,8 @@ import torch
 
 from graph_builder import op, types
 from graph_builder.ir import Value
-from graph_builder.types import BOOL, DOUBLE, FLOAT, INT64, DType, TTensor
+from graph_builder.type_constraints import TTensor
+from graph_builder.types import BOOL, DOUBLE, FLOAT, INT64, DType
 from torchlib.ops._helpers import as_shape
 from torchlib.ops._kernels import full_of
 from torchlib.promotion import DEFAULT_FLOAT

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from graph_builder import op
 from graph_builder.ir import Value
-from graph_builder.types import TFloat
+from graph_builder.type_constraints import TFloat
 from torchlib.ops._kernels import OPMATH, run_supported
 from torchlib.ops.nn_extra import _norm, aten__cdist_forward
 from torchlib.promotion import elementwise

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from graph_builder import op
-from graph_builder.types import BFLOAT16, BOOL, FLOAT, TFloat
+from graph_builder.type_constraints import TFloat
+from graph_builder.types import BFLOAT16, BOOL, FLOAT
 from torchlib.ops._helpers import n_outputs
 from torchlib.ops._kernels import NUMERIC, full_of, run_supported
 from torchlib.registry import aten_op

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from graph_builder.types import TTensor
+from graph_builder.type_constraints import TTensor
 from torchlib.registry import REGISTRY, aten_op
 
 

@@ -16,21 +16,8 @@ import numpy as np
 from graph_builder import GraphBuilder, op
 from graph_builder.evaluator import current_evaluator
 from graph_builder.ir import Value
-from graph_builder.types import (
-    BFLOAT16,
-    BOOL,
-    DOUBLE,
-    FLOAT,
-    FLOAT16,
-    INT32,
-    INT64,
-    DType,
-    TFloat,
-    TInt,
-    TReal,
-    TRealOrBool,
-    TTensor,
-)
+from graph_builder.type_constraints import TFloat, TInt, TReal, TRealOrBool, TTensor
+from graph_builder.types import BFLOAT16, BOOL, DOUBLE, FLOAT, FLOAT16, INT32, INT64, DType
 from torchlib.ops import _cephes as cephes
 from torchlib.ops._helpers import n_outputs
 from torchlib.ops._kernels import (

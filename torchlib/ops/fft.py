@@ -92,7 +92,8 @@ import numpy as np
 from graph_builder import GraphBuilder, current_opset, op
 from graph_builder.evaluator import current_evaluator
 from graph_builder.ir import Value
-from graph_builder.types import DOUBLE, FLOAT, TFloat, TTensor
+from graph_builder.type_constraints import TFloat, TTensor
+from graph_builder.types import DOUBLE, FLOAT
 from torchlib.ops._helpers import normalize_dim, one_output
 from torchlib.registry import aten_op
 

@@ -26,7 +26,8 @@ import numpy as np
 
 from graph_builder import op
 from graph_builder.ir import Value
-from graph_builder.types import DOUBLE, FLOAT, TTensor
+from graph_builder.type_constraints import TTensor
+from graph_builder.types import DOUBLE, FLOAT
 from torchlib.ops._helpers import as_shape, normalize_dim
 from torchlib.ops.fft import aten__fft_c2c, aten__fft_c2r, aten__fft_r2c
 from torchlib.registry import aten_op

@@ -13,7 +13,8 @@ import numpy as np
 
 from graph_builder import op, types
 from graph_builder.ir import Value
-from graph_builder.types import DType, TTensor
+from graph_builder.type_constraints import TTensor
+from graph_builder.types import DType
 from torchlib.ops._helpers import as_shape, dim_size, normalize_dim
 from torchlib.ops.shape import INT64_MAX, cast_for_kernel, join, shape_of
 from torchlib.promotion import cast_to

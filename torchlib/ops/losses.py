@@ -17,7 +17,8 @@ import numpy as np
 
 from graph_builder import op
 from graph_builder.ir import Value
-from graph_builder.types import BFLOAT16, FLOAT, FLOAT16, INT64, DType, TFloat, TInt
+from graph_builder.type_constraints import TFloat, TInt
+from graph_builder.types import BFLOAT16, FLOAT, FLOAT16, INT64, DType
 from torchlib.ops._helpers import first_rows
 from torchlib.ops._kernels import OPMATH, like, run_supported
 from torchlib.ops.elementwise import log1p

@@ -14,7 +14,8 @@ import numpy as np
 
 from graph_builder import current_exact_nan, op, types
 from graph_builder.ir import Value
-from graph_builder.types import FLOAT, TFloat, TReal, TTensor
+from graph_builder.type_constraints import TFloat, TReal, TTensor
+from graph_builder.types import FLOAT
 from torchlib.ops._helpers import as_shape, normalize_dim
 from torchlib.ops._kernels import FLOATS, MIN_MAX, OPMATH, like, run_supported
 from torchlib.promotion import DEFAULT, DEFAULT_FLOAT, cast_to, elementwise

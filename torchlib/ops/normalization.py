@@ -24,7 +24,8 @@ import torch
 
 from graph_builder import current_exact_nan, current_opset, op, types
 from graph_builder.ir import Value
-from graph_builder.types import DType, TFloat, TTensor
+from graph_builder.type_constraints import TFloat, TTensor
+from graph_builder.types import DType
 from torchlib.ops._helpers import as_shape, dim_size, n_outputs
 from torchlib.promotion import cast_to
 from torchlib.registry import aten_op

@@ -28,7 +28,8 @@ import numpy as np
 
 from graph_builder import op
 from graph_builder.ir import Value
-from graph_builder.types import BFLOAT16, BOOL, DOUBLE, FLOAT, FLOAT16, INT64, DType, TFloat, TReal, TTensor
+from graph_builder.type_constraints import TFloat, TReal, TTensor
+from graph_builder.types import BFLOAT16, BOOL, DOUBLE, FLOAT, FLOAT16, INT64, DType
 from torchlib.ops._helpers import as_shape, n_outputs
 from torchlib.ops._kernels import like
 from torchlib.promotion import DEFAULT_FLOAT

@@ -21,7 +21,8 @@ import numpy as np
 
 from graph_builder import op, types
 from graph_builder.ir import Value
-from graph_builder.types import DType, TBool, TFloat, TInt, TReal, TRealOrBool
+from graph_builder.type_constraints import TBool, TFloat, TInt, TReal, TRealOrBool
+from graph_builder.types import DType
 from torchlib.ops._helpers import dim_size
 from torchlib.ops._kernels import MIN_MAX, nearest_supported, run_supported
 from torchlib.promotion import cast_to, elementwise

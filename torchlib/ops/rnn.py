@@ -27,7 +27,7 @@ import numpy as np
 from graph_builder import GraphBuilder, current_exact_nan, op, types
 from graph_builder.evaluator import current_evaluator
 from graph_builder.ir import Value
-from graph_builder.types import TFloat
+from graph_builder.type_constraints import TFloat
 from torchlib.ops._helpers import n_outputs, one_output
 from torchlib.promotion import cast_to
 from torchlib.registry import aten_op, capture_kernel

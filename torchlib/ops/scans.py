@@ -18,7 +18,8 @@ import numpy as np
 
 from graph_builder import op, types
 from graph_builder.ir import Value
-from graph_builder.types import DType, TFloat, TInt, TReal, TRealOrBool
+from graph_builder.type_constraints import TFloat, TInt, TReal, TRealOrBool
+from graph_builder.types import DType
 from torchlib.ops._helpers import dim_size, normalize_dim
 from torchlib.ops.reductions import aten_amax, aten_amin, aten_sum_dim_IntList
 from torchlib.ops.sort_topk import _sort, _topk

@@ -8,7 +8,7 @@ import numpy as np
 
 from graph_builder import op, types
 from graph_builder.ir import Value
-from graph_builder.types import TInt, TTensor
+from graph_builder.type_constraints import TInt, TTensor
 from torchlib.ops._helpers import normalize_dim
 from torchlib.promotion import cast_to
 from torchlib.registry import aten_op

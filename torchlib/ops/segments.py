@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from graph_builder import op, types
-from graph_builder.types import TFloat, TInt
+from graph_builder.type_constraints import TFloat, TInt
 from torchlib.ops._helpers import normalize_dim
 from torchlib.promotion import cast_to
 from torchlib.registry import aten_op

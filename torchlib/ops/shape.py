@@ -14,7 +14,8 @@ from typing import Any
 
 from graph_builder import op, types
 from graph_builder.ir import Value
-from graph_builder.types import DType, TTensor
+from graph_builder.type_constraints import TTensor
+from graph_builder.types import DType
 from torchlib.ops import symbolic as sym
 from torchlib.ops._helpers import as_shape, dim_size, n_outputs, normalize_dim
 from torchlib.ops._kernels import nearest_supported

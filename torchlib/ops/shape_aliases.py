@@ -15,7 +15,7 @@ import numpy as np
 
 from graph_builder import op
 from graph_builder.ir import Value
-from graph_builder.types import TTensor
+from graph_builder.type_constraints import TTensor
 from torchlib.ops._helpers import as_shape, normalize_dim
 from torchlib.ops.reductions import aten_sum, aten_sum_dim_IntList
 from torchlib.ops.shape import (

@@ -19,7 +19,7 @@ import numpy as np
 
 from graph_builder import op, types
 from graph_builder.ir import Value
-from graph_builder.types import TInt, TRealOrBool
+from graph_builder.type_constraints import TInt, TRealOrBool
 from torchlib.ops._kernels import NUMERIC, nearest_supported
 from torchlib.promotion import cast_to
 from torchlib.registry import aten_op

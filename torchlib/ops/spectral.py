@@ -14,7 +14,8 @@ import numpy as np
 
 from graph_builder import op
 from graph_builder.ir import Value
-from graph_builder.types import DOUBLE, FLOAT, TFloat, TTensor
+from graph_builder.type_constraints import TFloat, TTensor
+from graph_builder.types import DOUBLE, FLOAT
 from torchlib.ops import fft
 from torchlib.ops.complex import div_pairs, join, mul_pairs, pair
 from torchlib.registry import aten_op

@@ -20,7 +20,7 @@ import numpy as np
 
 from graph_builder import op, types
 from graph_builder.ir import Value
-from graph_builder.types import TTensor
+from graph_builder.type_constraints import TTensor
 from torchlib.ops._helpers import dim_size
 from torchlib.ops.elementwise import _div_floor_int, int_pow, int_power
 from torchlib.promotion import cast_to

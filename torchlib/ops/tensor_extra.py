@@ -19,7 +19,8 @@ import numpy as np
 
 from graph_builder import op, types
 from graph_builder.ir import Value
-from graph_builder.types import DType, TBool, TFloat, TInt, TReal, TRealOrBool, TTensor
+from graph_builder.type_constraints import TBool, TFloat, TInt, TReal, TRealOrBool, TTensor
+from graph_builder.types import DType
 from torchlib.ops._helpers import dim_size, normalize_dim
 from torchlib.ops._kernels import NUMERIC, run_supported
 from torchlib.ops.comparison import aten_where

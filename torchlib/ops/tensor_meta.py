@@ -17,7 +17,7 @@ import numpy as np
 
 from graph_builder import op
 from graph_builder.ir import Value
-from graph_builder.types import TTensor
+from graph_builder.type_constraints import TTensor
 from torchlib.ops._helpers import as_shape, normalize_dim
 from torchlib.ops._kernels import full_of
 from torchlib.ops.symbolic import aten__local_scalar_dense

@@ -36,7 +36,7 @@ import numpy as np
 from graph_builder import GraphBuilder, current_exact_nan, op, types
 from graph_builder.evaluator import current_evaluator
 from graph_builder.ir import Value
-from graph_builder.types import TFloat, TInt
+from graph_builder.type_constraints import TFloat, TInt
 from torchlib.ops._helpers import n_outputs, one_output
 from torchlib.ops._kernels import like
 from torchlib.registry import aten_op

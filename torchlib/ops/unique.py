@@ -16,7 +16,7 @@ import numpy as np
 
 from graph_builder import op, types
 from graph_builder.ir import Value
-from graph_builder.types import TBool, TInt, TRealOrBool
+from graph_builder.type_constraints import TBool, TInt, TRealOrBool
 from torchlib.ops._helpers import normalize_dim
 from torchlib.ops.sort_topk import aten_sort
 from torchlib.promotion import cast_to

@@ -43,7 +43,7 @@ import numpy as np
 
 from graph_builder import op, types
 from graph_builder.ir import Value
-from graph_builder.types import TReal
+from graph_builder.type_constraints import TReal
 from torchlib.ops._helpers import as_shape
 from torchlib.promotion import cast_to
 from torchlib.registry import aten_op

@@ -14,7 +14,8 @@ from typing import Any
 import numpy as np
 
 from graph_builder import op, types
-from graph_builder.types import DType, TTensor
+from graph_builder.type_constraints import TTensor
+from graph_builder.types import DType
 from torchlib.ops._helpers import as_shape, normalize_dim
 from torchlib.ops._kernels import full_of
 from torchlib.ops.comparison import aten_where

@@ -22,7 +22,8 @@ import numpy as np
 
 from graph_builder import op
 from graph_builder.ir import Value
-from graph_builder.types import DOUBLE, FLOAT, DType, TFloat
+from graph_builder.type_constraints import TFloat
+from graph_builder.types import DOUBLE, FLOAT, DType
 from torchlib.promotion import DEFAULT_FLOAT
 from torchlib.registry import aten_op
 

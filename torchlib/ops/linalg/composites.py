@@ -17,7 +17,8 @@ import numpy as np
 
 from graph_builder import op
 from graph_builder.ir import Value
-from graph_builder.types import BFLOAT16, BOOL, DOUBLE, FLOAT, FLOAT16, INT64, DType, TFloat, TInt, TReal
+from graph_builder.type_constraints import TFloat, TInt, TReal
+from graph_builder.types import BFLOAT16, BOOL, DOUBLE, FLOAT, FLOAT16, INT64, DType
 from torchlib.ops._helpers import dim_size, normalize_dim
 from torchlib.ops._kernels import full_of
 from torchlib.ops.elementwise import aten_add, aten_mul

@@ -39,7 +39,7 @@ import numpy as np
 
 from graph_builder import op, types
 from graph_builder.ir import Value
-from graph_builder.types import TFloat, TTensor
+from graph_builder.type_constraints import TFloat, TTensor
 from torchlib.ops.linalg._common import check_square, loop, reduce, tr
 from torchlib.registry import aten_op
 

@@ -20,7 +20,7 @@ import numpy as np
 
 from graph_builder import op, types
 from graph_builder.ir import Value
-from graph_builder.types import TFloat, TInt
+from graph_builder.type_constraints import TFloat, TInt
 from torchlib.ops.linalg._common import check_matrix, mm, reduce, substitute, tr
 from torchlib.ops.linalg.qr import _apply_q, _geqrf
 from torchlib.ops.linalg.spectral import _svd

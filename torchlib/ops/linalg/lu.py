@@ -23,7 +23,7 @@ import torch
 
 from graph_builder import op, types
 from graph_builder.ir import Value
-from graph_builder.types import TFloat, TInt
+from graph_builder.type_constraints import TFloat, TInt
 from torchlib.ops.linalg._common import (
     check_matrix,
     check_square,

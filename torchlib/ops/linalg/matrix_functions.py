@@ -15,7 +15,7 @@ import numpy as np
 
 from graph_builder import op, types
 from graph_builder.ir import Value
-from graph_builder.types import TFloat
+from graph_builder.type_constraints import TFloat
 from torchlib.ops.linalg._common import check_square, loop, mm, reduce
 from torchlib.registry import aten_op
 

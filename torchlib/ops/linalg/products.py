@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from graph_builder import op, types
 from graph_builder.ir import Value
-from graph_builder.types import DType, TReal, TRealOrBool
+from graph_builder.type_constraints import TReal, TRealOrBool
+from graph_builder.types import DType
 from torchlib.ops._kernels import scale
 from torchlib.promotion import cast_to, elementwise
 from torchlib.registry import aten_op

@@ -16,7 +16,7 @@ import numpy as np
 
 from graph_builder import op
 from graph_builder.ir import Value
-from graph_builder.types import TFloat
+from graph_builder.type_constraints import TFloat
 from torchlib.ops._cephes import polyval
 from torchlib.ops._kernels import OPMATH, kernel, like
 from torchlib.ops._unary import unary

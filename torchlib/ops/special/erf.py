@@ -11,7 +11,8 @@ import math
 
 from graph_builder import op
 from graph_builder.ir import Value
-from graph_builder.types import BFLOAT16, FLOAT16, TFloat, TReal
+from graph_builder.type_constraints import TFloat, TReal
+from graph_builder.types import BFLOAT16, FLOAT16
 from torchlib.ops import _cephes as cephes
 from torchlib.ops import elementwise as ew
 from torchlib.ops._cephes import polyval

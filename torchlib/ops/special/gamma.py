@@ -15,7 +15,8 @@ import numpy as np
 
 from graph_builder import op
 from graph_builder.ir import Value
-from graph_builder.types import BOOL, DOUBLE, FLOAT, INT64, TFloat, TReal
+from graph_builder.type_constraints import TFloat, TReal
+from graph_builder.types import BOOL, DOUBLE, FLOAT, INT64
 from torchlib.ops import _cephes as cephes
 from torchlib.ops._cephes import polyval
 from torchlib.ops._helpers import n_outputs

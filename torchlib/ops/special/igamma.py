@@ -19,7 +19,8 @@ import numpy as np
 
 from graph_builder import op
 from graph_builder.ir import Value
-from graph_builder.types import BOOL, DOUBLE, INT64, TFloat
+from graph_builder.type_constraints import TFloat
+from graph_builder.types import BOOL, DOUBLE, INT64
 from torchlib.ops import _cephes as cephes
 from torchlib.ops import elementwise as ew
 from torchlib.ops._helpers import n_outputs

@@ -12,22 +12,8 @@ import numpy as np
 
 from graph_builder import op
 from graph_builder.ir import Value
-from graph_builder.types import (
-    BFLOAT16,
-    BOOL,
-    DOUBLE,
-    FLOAT16,
-    INT8,
-    INT16,
-    INT32,
-    INT64,
-    UINT8,
-    UINT64,
-    TFloat,
-    TReal,
-    TRealOrBool,
-    TTensor,
-)
+from graph_builder.type_constraints import TFloat, TReal, TRealOrBool, TTensor
+from graph_builder.types import BFLOAT16, BOOL, DOUBLE, FLOAT16, INT8, INT16, INT32, INT64, UINT8, UINT64
 from torchlib.ops import elementwise as ew
 from torchlib.ops._kernels import FLOATS, MIN_MAX, NUMERIC, OPMATH, kernel, like, round_scalar, run_supported
 from torchlib.ops._unary import unary

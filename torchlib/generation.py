@@ -10,7 +10,10 @@ The same model runs the prefill (the prompt, with a past of length 0) and every 
                                          "use_cache": True}, dynamic_shapes=...)
     tokens = torchlib.generation.greedy(result, ids, max_new_tokens=32, eos_token_id=2)
 
-gives the ids `model.generate(ids, max_new_tokens=32, do_sample=False)` gives.
+gives the ids `model.generate(ids, max_new_tokens=32, do_sample=False)` gives. Prompts of
+different lengths, padded on the left, take their mask as `generate` does,
+`greedy(result, ids, 32, attention_mask=mask)`: the model then needs `position_ids` too, which
+greedy makes from the mask (export it with both).
 
 An encoder-decoder's decoder step takes its encoder's outputs as another input: pass them in
 `inputs` (fed unchanged at every step), the decoder's start ids as `input_ids`, and

@@ -62,6 +62,28 @@ def test_meta_model_gets_its_non_persistent_buffers_from_the_config(tmp_path, na
     assert all(d.ok() for d in result.verify(**inputs))
 
 
+def test_transformers_model_inside_a_wrapper(tmp_path):
+    """The transformers model is a submodule of the exported one; the checkpoint is a state dict."""
+    config, cls = _config("llama")
+    torch.manual_seed(0)
+    loaded = cls(config).eval()
+
+    class Wrapper(torch.nn.Module):
+        def __init__(self, lm):  # type: ignore[no-untyped-def]
+            super().__init__()
+            self.lm = lm
+
+        def forward(self, ids):  # type: ignore[no-untyped-def]
+            return self.lm(input_ids=ids, use_cache=False).logits
+
+    with torch.device("meta"):
+        model = Wrapper(cls(config)).eval()
+    ids = torch.randint(3, 128, (1, 6), generator=torch.Generator().manual_seed(1))
+    result = torchlib.export(model, (ids,), weights={f"lm.{k}": v.detach() for k, v in loaded.state_dict().items()})
+    with torch.no_grad():
+        torch.testing.assert_close(result(ids), loaded(ids).logits, atol=1e-5, rtol=1e-5)
+
+
 def test_buffer_init_weights_does_not_compute_is_named(tmp_path):
     """A buffer the model's `_init_weights` leaves alone stays without data: refused, named."""
 

@@ -101,6 +101,8 @@ def greedy(model: Any, input_ids: torch.Tensor, max_new_tokens: int = 32, *, att
     eos_token_id: a sequence that produced it is finished (its later tokens are `pad_token_id`,
         by default the first eos id); generation stops once every sequence is finished, as in
         transformers' `generate`.
+    pad_token_id: given (and not an eos id) with no attention_mask, a prompt row that begins
+        with it is refused: `generate` would take it for padding, greedy asks for the mask.
     inputs: other inputs of the model, fed unchanged at every step (an encoder's outputs and
         its attention mask). Not the generated sequence's mask, positions or cache_position:
         they change at every step.
@@ -120,6 +122,12 @@ def greedy(model: Any, input_ids: torch.Tensor, max_new_tokens: int = 32, *, att
     batch = tokens.shape[0]
     step_names = _step_names(ids_input)
     fixed = _fixed_inputs(inputs, step_names)
+    if attention_mask is None and pad_token_id is not None and ids_input == "input_ids" and pad_token_id not in eos:
+        padded = [int(r) for r in np.flatnonzero(tokens[:, 0] == pad_token_id)]
+        if padded:  # generate would take them for padding (a mask made from pad_token_id): say which is meant
+            raise ValueError(f"input_ids rows {padded} begin with pad_token_id={pad_token_id} and no attention_mask is "
+                             f"given: for left padding give attention_mask= (0 at the padding), as to generate; for "
+                             f"tokens, attention_mask=torch.ones_like(input_ids)")
     mask = _prompt_mask(attention_mask, tokens, names, step_names)
     past = empty_past(session, batch)
     missing = [n for n in names if n not in {ids_input, *fixed, *past, *step_names.values()}]

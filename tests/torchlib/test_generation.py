@@ -122,6 +122,8 @@ def test_left_padded_batch_greedy_parity(name):
         assert alone[0, n:].tolist() == actual[row, 7:].tolist()
     # without the mask the padding is read as tokens: the padded rows' ids differ
     assert generation.greedy(result, prompt, 12, eos_token_id=127)[:2].tolist() != expected[:2].tolist()
+    with pytest.raises(ValueError, match=r"input_ids rows \[0, 1\] begin with pad_token_id=0 and no attention_mask"):
+        generation.greedy(result, prompt, 12, eos_token_id=127, pad_token_id=0)
     with pytest.raises(ValueError, match=r"attention_mask rows \[0, 1\] are not padded on the left"):
         generation.greedy(result, prompt, 12, attention_mask=mask.flip(1))
     with pytest.raises(ValueError, match=r"attention_mask has shape \[3, 6\]; it must be the prompt's, \[3, 7\]"):

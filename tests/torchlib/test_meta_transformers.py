@@ -35,8 +35,7 @@ def _config(name: str):  # type: ignore[no-untyped-def]
     return config, transformers.BertModel
 
 
-@pytest.mark.parametrize("name", ["llama", pytest.param("qwen2_yarn", marks=pytest.mark.slow),
-                                  pytest.param("phi3_longrope", marks=pytest.mark.slow), "bert"])
+@pytest.mark.parametrize("name", ["llama", "qwen2_yarn", "phi3_longrope", "bert"])
 def test_meta_model_gets_its_non_persistent_buffers_from_the_config(tmp_path, name):
     config, cls = _config(name)
     torch.manual_seed(0)

@@ -10,7 +10,10 @@ The same model runs the prefill (the prompt, with a past of length 0) and every 
                                          "use_cache": True}, dynamic_shapes=...)
     tokens = torchlib.generation.greedy(result, ids, max_new_tokens=32, eos_token_id=2)
 
-gives the ids `model.generate(ids, max_new_tokens=32, do_sample=False)` gives.
+gives the ids `model.generate(ids, max_new_tokens=32, do_sample=False)` gives. Prompts of
+different lengths, padded on the left, take their mask as `generate` does,
+`greedy(result, ids, 32, attention_mask=mask)`: the model then needs `position_ids` too, which
+greedy makes from the mask (export it with both).
 
 An encoder-decoder's decoder step takes its encoder's outputs as another input: pass them in
 `inputs` (fed unchanged at every step), the decoder's start ids as `input_ids`, and
@@ -62,7 +65,7 @@ def empty_past(session: ort.InferenceSession, batch: int) -> dict[str, np.ndarra
     for i in session.get_inputs():
         if not i.name.startswith(PAST):
             continue
-        dtype = types.from_type_str(i.type).numpy
+        dtype = _numpy_dtype(i)
         if len(i.shape) == 0:
             past[i.name] = np.zeros((), dtype=dtype)
             continue
@@ -82,19 +85,29 @@ def _static_length(session: ort.InferenceSession) -> int | None:
     return None
 
 
-def greedy(model: Any, input_ids: torch.Tensor, max_new_tokens: int = 32, *, eos_token_id: int | list[int] | None = None,
-           pad_token_id: int | None = None, inputs: Mapping[str, Any] | None = None, ids_input: str = "input_ids",
-           threads: int = 0) -> torch.Tensor:
+def greedy(model: Any, input_ids: torch.Tensor, max_new_tokens: int = 32, *, attention_mask: torch.Tensor | None = None,
+           eos_token_id: int | list[int] | None = None, pad_token_id: int | None = None,
+           inputs: Mapping[str, Any] | None = None, ids_input: str = "input_ids", threads: int = 0) -> torch.Tensor:
     """Greedy decoding: the prompt `input_ids` [batch, length] followed by up to
     `max_new_tokens` tokens, each the argmax of the last position's logits.
 
     model: an ExportResult, a saved .onnx path, or an onnxruntime.InferenceSession of a decode
         step (inputs and outputs named as in the module docstring).
+    attention_mask: [batch, length], 1 for a token, 0 for padding, as for `generate`: a batch of
+        prompts of different lengths, padded on the left. It grows by a 1 at every step, and
+        `position_ids` count the tokens only (cumsum - 1, 0 at the padding, as `generate` makes
+        them), so the model must take `attention_mask` and, for a padded batch, `position_ids`
+        (export it with both).
     eos_token_id: a sequence that produced it is finished (its later tokens are `pad_token_id`,
         by default the first eos id); generation stops once every sequence is finished, as in
         transformers' `generate`.
-    inputs: other inputs of the model, fed unchanged at every step (an encoder's outputs).
-    ids_input: the name of the token input ("decoder_input_ids" for an encoder-decoder's decoder).
+    pad_token_id: given (and not an eos id) with no attention_mask, a prompt row that begins
+        with it is refused: `generate` would take it for padding, greedy asks for the mask.
+    inputs: other inputs of the model, fed unchanged at every step (an encoder's outputs and
+        its attention mask). Not the generated sequence's mask, positions or cache_position:
+        they change at every step.
+    ids_input: the name of the token input ("decoder_input_ids" for an encoder-decoder's decoder,
+        whose mask and positions are then `decoder_attention_mask` / `decoder_position_ids`).
     """
     session = session_of(model, threads)
     names = {i.name: i for i in session.get_inputs()}
@@ -105,10 +118,22 @@ def greedy(model: Any, input_ids: torch.Tensor, max_new_tokens: int = 32, *, eos
         raise ValueError(f"the model has no {ids_input!r} input (its inputs: {sorted(names)})")
     eos = [] if eos_token_id is None else [eos_token_id] if isinstance(eos_token_id, int) else list(eos_token_id)
     pad = pad_token_id if pad_token_id is not None else (eos[0] if eos else 0)
-    fixed = {k: v.numpy() if isinstance(v, torch.Tensor) else np.asarray(v) for k, v in (inputs or {}).items()}
     tokens = input_ids.numpy().astype(np.int64)
     batch = tokens.shape[0]
+    step_names = _step_names(ids_input)
+    fixed = _fixed_inputs(inputs, step_names)
+    if attention_mask is None and pad_token_id is not None and ids_input == "input_ids" and pad_token_id not in eos:
+        padded = [int(r) for r in np.flatnonzero(tokens[:, 0] == pad_token_id)]
+        if padded:  # generate would take them for padding (a mask made from pad_token_id): say which is meant
+            raise ValueError(f"input_ids rows {padded} begin with pad_token_id={pad_token_id} and no attention_mask is "
+                             f"given: for left padding give attention_mask= (0 at the padding), as to generate; for "
+                             f"tokens, attention_mask=torch.ones_like(input_ids)")
+    mask = _prompt_mask(attention_mask, tokens, names, step_names)
     past = empty_past(session, batch)
+    missing = [n for n in names if n not in {ids_input, *fixed, *past, *step_names.values()}]
+    if missing:
+        raise ValueError(f"the model takes {missing}, which greedy does not make: give them in inputs= "
+                         f"(fed unchanged at every step)")
     capacity = _static_length(session)
     if capacity is not None and tokens.shape[1] + max_new_tokens - 1 > capacity:
         raise ValueError(f"the model's cache is static, of {capacity} positions: a prompt of {tokens.shape[1]} and "
@@ -119,30 +144,94 @@ def greedy(model: Any, input_ids: torch.Tensor, max_new_tokens: int = 32, *, eos
     chunks = [tokens[:, i:i + 1] for i in range(tokens.shape[1])] if steps == 1 else [tokens]
     while True:
         for step_ids in chunks:
-            results = _step(session, names, outputs, step_ids, position, past, fixed, ids_input)
+            feeds = {ids_input: step_ids, **fixed, **past,
+                     **_step_inputs(names, step_names, mask[:, :position + step_ids.shape[1]], step_ids.shape[1])}
+            results = dict(zip(outputs, run_session(session, feeds, outputs)))
             position += step_ids.shape[1]
             past = {PAST + name[len(PRESENT):]: value for name, value in results.items()
                     if name.startswith(PRESENT) and PAST + name[len(PRESENT):] in past}
         next_tokens = results["logits"][:, -1, :].argmax(-1).astype(np.int64)
         next_tokens = np.where(finished, pad, next_tokens)
         tokens = np.concatenate([tokens, next_tokens[:, None]], axis=1)
+        mask = np.concatenate([mask, np.ones((batch, 1), dtype=mask.dtype)], axis=1)
         finished |= np.isin(next_tokens, eos)
         if tokens.shape[1] - input_ids.shape[1] >= max_new_tokens or (eos and finished.all()):
             return torch.from_numpy(tokens)
         chunks = [next_tokens[:, None]]
 
 
-def _step(session: ort.InferenceSession, names: Mapping[str, Any], outputs: list[str], step_ids: np.ndarray,
-          position: int, past: dict[str, np.ndarray], fixed: dict[str, np.ndarray], ids_input: str) -> dict[str, np.ndarray]:
-    """One run: `step_ids` after `position` tokens; attention_mask, position_ids and cache_position
-    made when the model takes them and `inputs` does not give them."""
-    batch, length = step_ids.shape
-    feeds = {ids_input: step_ids, **fixed, **past}
-    positions = np.arange(position, position + length, dtype=np.int64)
-    if "attention_mask" in names and "attention_mask" not in fixed:
-        feeds["attention_mask"] = np.ones((batch, position + length), dtype=np.int64)
-    if "position_ids" in names and "position_ids" not in fixed:
-        feeds["position_ids"] = np.broadcast_to(positions, step_ids.shape).copy()
-    if "cache_position" in names and "cache_position" not in fixed:
-        feeds["cache_position"] = positions
-    return dict(zip(outputs, run_session(session, feeds, outputs)))
+def _step_names(ids_input: str) -> dict[str, str]:
+    """The names of the inputs that change at every step, as transformers names them:
+    `attention_mask` / `position_ids` beside `input_ids`, `decoder_attention_mask` /
+    `decoder_position_ids` beside `decoder_input_ids`; and `cache_position`."""
+    prefix = ids_input.removesuffix("input_ids")
+    return {"mask": prefix + "attention_mask", "positions": prefix + "position_ids", "cache": "cache_position"}
+
+
+def _fixed_inputs(inputs: Mapping[str, Any] | None, step_names: dict[str, str]) -> dict[str, np.ndarray]:
+    """`inputs` as numpy arrays; refuses the inputs that change at every step."""
+    fixed = {k: v.numpy() if isinstance(v, torch.Tensor) else np.asarray(v) for k, v in (inputs or {}).items()}
+    if step_names["mask"] in fixed:
+        raise ValueError(f"inputs={{{step_names['mask']!r}: ...}}: the mask of the generated sequence grows by one "
+                         f"at every step, so it cannot be fed unchanged; give it as greedy(..., attention_mask=mask)")
+    for name in (step_names["positions"], step_names["cache"]):
+        if name in fixed:
+            raise ValueError(f"inputs={{{name!r}: ...}}: greedy makes {name} at every step (from attention_mask "
+                             f"for a padded batch); leave it out of inputs")
+    return fixed
+
+
+def _prompt_mask(attention_mask: torch.Tensor | None, tokens: np.ndarray, names: Mapping[str, Any],
+                 step_names: dict[str, str]) -> np.ndarray:
+    """The prompt's mask as int64 [batch, length]: the one given (checked against the model and
+    for left padding), else ones."""
+    if attention_mask is None:
+        return np.ones(tokens.shape, dtype=np.int64)
+    mask_name, positions_name = step_names["mask"], step_names["positions"]
+    if mask_name not in names:
+        raise ValueError(f"attention_mask given, but the model has no {mask_name!r} input (its inputs: {sorted(names)}): "
+                         f"it would be ignored. Export the model with {mask_name} (and {positions_name} for a "
+                         f"padded batch) among its inputs, with a dynamic length")
+    mask = attention_mask.numpy() if isinstance(attention_mask, torch.Tensor) else np.asarray(attention_mask)
+    if mask.shape != tokens.shape:
+        raise ValueError(f"attention_mask has shape {list(mask.shape)}; it must be the prompt's, {list(tokens.shape)}")
+    if not np.isin(mask, (0, 1)).all():
+        raise ValueError("attention_mask must hold 0 (padding) and 1 (tokens) only")
+    mask = mask.astype(np.int64)
+    rows = [int(r) for r in np.flatnonzero(np.diff(mask, axis=1).min(axis=1, initial=0) < 0)]
+    if rows or not mask[:, -1].all():
+        bad = rows or [int(r) for r in np.flatnonzero(mask[:, -1] == 0)]
+        raise ValueError(f"attention_mask rows {bad} are not padded on the left (zeros, then ones to the end): "
+                         "greedy generates after the last column, so pad the prompts on the left "
+                         "(tokenizer.padding_side = 'left')")
+    if not mask.all() and positions_name not in names:
+        raise ValueError(f"attention_mask pads the prompts, but the model has no {positions_name!r} input: it would "
+                         f"number the positions of each row from its first pad, not its first token. Export the model "
+                         f"with {positions_name} among its inputs (dynamic batch and length); greedy makes them from "
+                         f"the mask as generate does")
+    return mask
+
+
+def _step_inputs(names: Mapping[str, Any], step_names: dict[str, str], mask: np.ndarray, length: int) -> dict[str, np.ndarray]:
+    """The mask, position_ids and cache_position of a step of `length` tokens whose mask (past
+    and step) is `mask`, for those the model takes. Positions count the tokens of each row
+    (cumsum - 1, 0 at the padding: transformers 5's `generate`; 4.x filled 1, which masked
+    positions never see)."""
+    feeds = {}
+    total = mask.shape[1]
+    if step_names["mask"] in names:
+        feeds[step_names["mask"]] = mask.astype(_numpy_dtype(names[step_names["mask"]]))
+    if step_names["positions"] in names:
+        positions = np.where(mask == 0, 0, np.cumsum(mask, axis=1) - 1)[:, total - length:]
+        feeds[step_names["positions"]] = positions.astype(_numpy_dtype(names[step_names["positions"]]))
+    if step_names["cache"] in names:
+        feeds[step_names["cache"]] = np.arange(total - length, total, dtype=np.int64)
+    return feeds
+
+
+def _numpy_dtype(info: Any) -> np.dtype:
+    """The numpy dtype of an onnxruntime input (its NodeArg)."""
+    dtype = types.from_type_str(info.type)
+    if dtype is None or dtype.numpy is None:
+        raise ValueError(f"input {info.name} has type {info.type}, which greedy cannot feed")
+    return dtype.numpy

@@ -42,14 +42,19 @@ def _decoder(name: str) -> tuple[torch.nn.Module, int, int]:
     return cls(config).eval(), 2, 8
 
 
-def _export_decode_step(model: torch.nn.Module, heads: int, head_dim: int) -> tuple[torchlib.exporter.ExportResult, dict]:
-    """One model for prefill and decode: dynamic batch, sequence and past sequence."""
+def _export_decode_step(model: torch.nn.Module, heads: int, head_dim: int,
+                        position_ids: bool = False) -> tuple[torchlib.exporter.ExportResult, dict]:
+    """One model for prefill and decode: dynamic batch, sequence and past sequence (and
+    position_ids as an input, for left-padded batches)."""
     cache = transformers.DynamicCache([(torch.randn(2, heads, 5, head_dim), torch.randn(2, heads, 5, head_dim))
                                        for _ in range(LAYERS)])
     inputs = {"input_ids": torch.randint(0, 128, (2, 3)), "attention_mask": torch.ones(2, 8, dtype=torch.long),
               "cache": cache, "use_cache": True}
     dynamic = {"input_ids": {0: "batch", 1: "sequence"}, "attention_mask": {0: "batch", 1: "total_sequence"},
                "cache": [[PAST] * LAYERS, [PAST] * LAYERS]}  # names inside the cache's spec
+    if position_ids:
+        inputs["position_ids"] = torch.arange(5, 8).expand(2, 3)
+        dynamic["position_ids"] = {0: "batch", 1: "sequence"}
     return torchlib.export(model, (), inputs, dynamic_shapes=dynamic), inputs
 
 
@@ -79,6 +84,52 @@ def test_llama_decode_step_names_dims_and_greedy_parity():
     }
     # the registration lasts only while the model is captured or its inputs flattened
     assert transformers.DynamicCache not in pytree.SUPPORTED_NODES
+    # a padded batch needs position_ids (greedy makes them from the mask); the mask goes in attention_mask=
+    prompt, mask = _left_padded([3, 5, 7])
+    with pytest.raises(ValueError, match="the model has no 'position_ids' input: it would number the positions"):
+        generation.greedy(result, prompt, 4, attention_mask=mask)
+    with pytest.raises(ValueError, match=r"inputs=\{'attention_mask': ...\}: the mask of the generated sequence grows"):
+        generation.greedy(result, prompt, 4, inputs={"attention_mask": mask})
+    ones = torch.ones_like(prompt)  # a mask without padding needs no position_ids
+    assert torch.equal(generation.greedy(result, prompt, 4, attention_mask=ones), generation.greedy(result, prompt, 4))
+
+
+def _left_padded(lengths: list[int]) -> tuple[torch.Tensor, torch.Tensor]:
+    """Prompts of these lengths, padded on the left with 0 to the longest, and their mask."""
+    generator = torch.Generator().manual_seed(3)
+    prompt = torch.zeros(len(lengths), max(lengths), dtype=torch.long)
+    mask = torch.zeros_like(prompt)
+    for row, n in enumerate(lengths):
+        prompt[row, prompt.shape[1] - n:] = torch.randint(3, 127, (n,), generator=generator)
+        mask[row, prompt.shape[1] - n:] = 1
+    return prompt, mask
+
+
+@pytest.mark.parametrize("name", ["llama", "gpt2"])
+def test_left_padded_batch_greedy_parity(name):
+    """Prompts of 3, 5 and 7 tokens, padded on the left: each row's ids equal generate's on the
+    padded batch, and generate's on that prompt alone."""
+    model, heads, head_dim = _decoder(name)
+    result, _ = _export_decode_step(model, heads, head_dim, position_ids=True)
+    assert {"attention_mask", "position_ids"} <= {v.name for v in result.graph.inputs}
+    prompt, mask = _left_padded([3, 5, 7])
+    expected = model.generate(prompt, attention_mask=mask, max_new_tokens=12, do_sample=False, pad_token_id=0)
+    actual = generation.greedy(result, prompt, 12, attention_mask=mask, eos_token_id=127, pad_token_id=0)
+    assert actual.tolist() == expected.tolist()
+    for row, n in enumerate([3, 5, 7]):
+        alone = model.generate(prompt[row:row + 1, 7 - n:], attention_mask=torch.ones(1, n, dtype=torch.long),
+                               max_new_tokens=12, do_sample=False)
+        assert alone[0, n:].tolist() == actual[row, 7:].tolist()
+    # without the mask the padding is read as tokens: the padded rows' ids differ
+    assert generation.greedy(result, prompt, 12, eos_token_id=127)[:2].tolist() != expected[:2].tolist()
+    with pytest.raises(ValueError, match=r"input_ids rows \[0, 1\] begin with pad_token_id=0 and no attention_mask"):
+        generation.greedy(result, prompt, 12, eos_token_id=127, pad_token_id=0)
+    with pytest.raises(ValueError, match=r"attention_mask rows \[0, 1\] are not padded on the left"):
+        generation.greedy(result, prompt, 12, attention_mask=mask.flip(1))
+    with pytest.raises(ValueError, match=r"attention_mask has shape \[3, 6\]; it must be the prompt's, \[3, 7\]"):
+        generation.greedy(result, prompt, 12, attention_mask=mask[:, 1:])
+    with pytest.raises(ValueError, match="greedy makes position_ids at every step"):
+        generation.greedy(result, prompt, 12, inputs={"position_ids": mask})
 
 
 def test_mistral_sliding_window_greedy_parity():
@@ -174,6 +225,8 @@ def test_static_cache_greedy_parity():
     assert actual.tolist() == expected.tolist() == static.tolist()
     with pytest.raises(ValueError, match="cache is static, of 40 positions"):
         generation.greedy(result, prompt, 40)
+    with pytest.raises(ValueError, match="attention_mask given, but the model has no 'attention_mask' input"):
+        generation.greedy(result, prompt, 4, attention_mask=torch.ones_like(prompt))
 
 
 def test_user_registration_is_restored():

@@ -3,10 +3,12 @@
 The model may live on the meta device (`with torch.device("meta"): model = MyModel(config)`):
 its parameters have shapes and dtypes but no data. During the capture only, each parameter and
 persistent buffer is replaced by a tensor over its checkpoint's bytes (a safetensors file mapped
-into memory, or a state dict's tensor: no copy, nothing read), then the model gets its own
-tensors back. torch.export reads no weight, the exported program holds the checkpoint's tensors,
-and the ONNX graph's initializers are numpy views of them: `save()` then writes each weight from
-the checkpoint to the external-data file, tensor by tensor (graph_builder/weight_sources.py).
+into memory, or a state dict's tensor: no copy, nothing read), and a transformers model's
+non-persistent buffers (rotary tables) are computed from its config as `from_pretrained` does
+(hf_buffers.py); then the model gets its own tensors back. torch.export reads no weight, the
+exported program holds the checkpoint's tensors, and the ONNX graph's initializers are numpy
+views of them: `save()` then writes each weight from the checkpoint to the external-data file,
+tensor by tensor (graph_builder/weight_sources.py).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ import torch
 from graph_builder import types
 from graph_builder.arrays import torch_view
 from graph_builder.weight_sources import open_safetensors
+from torchlib.exporter.hf_buffers import non_persistent_buffers
 
 Weights = Mapping[str, Any] | str | os.PathLike | Sequence[str | os.PathLike]
 
@@ -102,12 +105,17 @@ def attached(model: torch.nn.Module, weights: Weights) -> Iterator[list[str]]:
     try:
         for slots, attr, t in saved:
             slots[attr] = new[id(t)]
+        for module, attr, tensor in non_persistent_buffers(model):  # a transformers model's, from its config
+            saved.append((module._buffers, attr, module._buffers[attr]))
+            module._buffers[attr] = tensor
         left = meta_tensors(model)
         if left:
             raise WeightsError(f"{len(left)} of the model's tensors have no data after the checkpoint is applied: "
                                f"{', '.join(left[:8])}{', ...' if len(left) > 8 else ''}. Non-persistent buffers "
-                               f"(rotary tables, masks) are not in checkpoints: compute them on the CPU after "
-                               f"building the model on the meta device (e.g. `model.inv_freq = make_inv_freq(config)`).")  # fmt: skip
+                               f"(rotary tables, masks) are not in checkpoints: a transformers model's are computed "
+                               f"by its `_init_weights` as from_pretrained does; for others (or where it leaves "
+                               f"them out), compute them on the CPU after building the model on the meta device "
+                               f"(e.g. `model.inv_freq = make_inv_freq(config)`).")  # fmt: skip
         used = {n for names in groups.values() for n in names}
         unused = [n for n in source if n not in used]
         note = (f"{len(unused)} checkpoint tensor(s) are not weights of the model and were not used: "

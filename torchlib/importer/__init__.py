@@ -15,6 +15,8 @@ import torch
 
 from torchlib.importer import (  # noqa: F401  (each module registers its converters)
     activations,
+    com_microsoft,
+    com_microsoft_attention,
     contrib,
     control_flow,
     conv_pool,

@@ -98,21 +98,24 @@ def group_query_attention(query: torch.Tensor, key: torch.Tensor | None, value: 
     else:
         head, q = query.shape[2] // num_heads, query
     assert value is not None
-    total = total_sequence_length if isinstance(total_sequence_length, int) else \
-        int(total_sequence_length.reshape(-1)[0])  # fmt: skip
+    total = total_sequence_length
+    if isinstance(total, torch.Tensor):  # a run-time value (a shape value or constant comes as an int)
+        total = int(total.reshape(-1)[0])
     q = q.unflatten(-1, (num_heads, head))  # [B, S, N, H]
     k = key.unflatten(-1, (kv_num_heads, head))
     v = value.unflatten(-1, (kv_num_heads, head))
     lengths = seqlens_k.to(torch.int64) + 1  # [B]
-    past_len = lengths - seq if seq != total else torch.zeros_like(lengths)
+    # a tensor, not a Python branch: under torch.export the prompt and decode steps share a graph
+    first_prompt = torch.scalar_tensor(total - seq, dtype=torch.int64, device=query.device) == 0
+    past_len = torch.where(first_prompt, torch.zeros_like(lengths), lengths - seq)
     positions = past_len.unsqueeze(1) + torch.arange(seq, device=query.device)  # [B, S]
     if do_rotary:
         assert cos_cache is not None and sin_cache is not None
-        cos, sin = cos_cache[positions.clamp(max=cos_cache.shape[0] - 1)], sin_cache[positions.clamp(max=sin_cache.shape[0] - 1)]
-        q = rotate(q, cos, sin, bool(rotary_interleaved))
-        k = rotate(k, cos, sin, bool(rotary_interleaved))
+        at = positions.clamp(max=cos_cache.shape[0] - 1)
+        q = rotate(q, cos_cache[at], sin_cache[at], bool(rotary_interleaved))
+        k = rotate(k, cos_cache[at], sin_cache[at], bool(rotary_interleaved))
     past = past_key.shape[2] if past_key is not None else 0
-    length = max(total, past)
+    length = torch.sym_max(total, past)
     slots = torch.arange(length, device=query.device)  # [L]
     from_past = slots.unsqueeze(0) < past_len.unsqueeze(1)  # [B, L]
     # the new key s lands in slot past_len + s: a one-hot [B, L, S] places them
@@ -122,7 +125,7 @@ def group_query_attention(query: torch.Tensor, key: torch.Tensor | None, value: 
         placed = torch.einsum("bls,bsnh->bnlh", place, new)
         if past_t is None:
             return placed
-        old = past_t[:, :, :length] if past >= length else torch.nn.functional.pad(past_t, (0, 0, 0, length - past))
+        old = torch.nn.functional.pad(past_t, (0, 0, 0, length - past))
         return torch.where(from_past.view(batch, 1, length, 1), old, placed)
 
     present_key, present_value = cache(past_key, k), cache(past_value, v)

@@ -28,6 +28,7 @@ from torchlib.importer import (  # noqa: F401  (each module registers its conver
     resize,
     rnn,
     shape,
+    spectral,
 )
 from torchlib.importer.converter import Importer, OnnxImportError
 

@@ -27,6 +27,7 @@ from torchlib.importer import (  # noqa: F401  (each module registers its conver
     reductions,
     resize,
     rnn,
+    sampling,
     shape,
     spectral,
 )

@@ -20,6 +20,7 @@ from torchlib.importer import (  # noqa: F401  (each module registers its conver
     contrib,
     control_flow,
     conv_pool,
+    detection,
     elementwise,
     indexing,
     normalization,

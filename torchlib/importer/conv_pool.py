@@ -200,3 +200,23 @@ def global_max_pool(x: torch.Tensor) -> torch.Tensor:
 @impl("GlobalLpPool", p=2)
 def global_lp_pool(x: torch.Tensor, *, p: int) -> torch.Tensor:
     return torch.sum(torch.abs(x) ** p, dim=tuple(range(2, x.dim())), keepdim=True) ** (1.0 / p)
+
+
+@impl("MaxUnpool", since=9, static=(2,), kernel_shape=(), pads=None, strides=None)
+def max_unpool(x: torch.Tensor, indices: torch.Tensor, output_shape: torch.Tensor | None = None, *,
+               kernel_shape: tuple[int, ...], pads: tuple[int, ...] | None,
+               strides: tuple[int, ...] | None) -> torch.Tensor:
+    """Each value of x written at its index (flat over the whole unpooled tensor, as MaxPool gives
+    them) in a zero tensor of the inferred shape; a larger output_shape pads it with zeros at the
+    end of each dim (as onnx's reference does)."""
+    rank = len(kernel_shape)
+    stride = list(strides or [1] * rank)
+    pad = list(pads or [0] * (2 * rank))
+    inferred = [x.shape[0], x.shape[1]] + [(x.shape[2 + d] - 1) * stride[d] - pad[d] - pad[rank + d] + kernel_shape[d]
+                                          for d in range(rank)]  # fmt: skip
+    y = x.new_zeros(math.prod(inferred)).scatter(0, indices.reshape(-1).to(torch.int64), x.reshape(-1))
+    y = y.reshape(inferred)
+    if output_shape is None:
+        return y
+    shape = [int(v) for v in (output_shape if isinstance(output_shape, tuple) else output_shape.tolist())]
+    return F.pad(y, [p for d in reversed(range(y.dim())) for p in (0, shape[d] - inferred[d])])

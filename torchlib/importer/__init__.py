@@ -31,6 +31,7 @@ from torchlib.importer import (  # noqa: F401  (each module registers its conver
     sampling,
     shape,
     spectral,
+    text,
 )
 from torchlib.importer.converter import Importer, OnnxImportError
 

@@ -1,11 +1,14 @@
-"""Spectral ops: DFT (opsets 17 and 20) and STFT, as onnx's reference computes them: the signal's
+"""Spectral ops: DFT (opsets 17 and 20), STFT and MelWeightMatrix; as onnx's reference computes them: the signal's
 last dim holds one (real) or two (real, imaginary) components, and so does the output (two)."""
 
 from __future__ import annotations
 
+import math
+
 import torch
 
 from torchlib.importer._common import impl, ints
+from torchlib.importer.converter import ONNX_TO_TORCH
 
 
 def _as_signal(x: torch.Tensor) -> torch.Tensor:
@@ -58,3 +61,25 @@ def stft(x: torch.Tensor, frame_step: torch.Tensor, window: torch.Tensor | None 
         frames = frames * window.to(x.dtype).reshape(size, 1)
     n = ints(frame_length)[0] if frame_length is not None else size
     return dft(frames, n, 2, 0, onesided)
+
+
+@impl("MelWeightMatrix", since=17, output_datatype=1)
+def mel_weight_matrix(num_mel_bins: torch.Tensor, dft_length: torch.Tensor, sample_rate: torch.Tensor,
+                      lower_edge_hertz: torch.Tensor, upper_edge_hertz: torch.Tensor, *,
+                      output_datatype: int) -> torch.Tensor:
+    """[dft_length // 2 + 1, num_mel_bins] triangular filters, their edges num_mel_bins + 2 points
+    evenly spaced in mel (2595 log10(1 + f / 700)) between the edge frequencies, mapped to DFT
+    bins by floor((dft_length + 1) f / sample_rate), as onnx's reference builds them."""
+    bins, length, rate = int(num_mel_bins), int(dft_length), int(sample_rate)
+    low = 2595 * torch.log1p(lower_edge_hertz.to(torch.float64) / 700) / math.log(10)
+    high = 2595 * torch.log1p(upper_edge_hertz.to(torch.float64) / 700) / math.log(10)
+    mels = torch.arange(bins + 2, dtype=torch.float64) * ((high - low) / (bins + 2)) + low
+    edges = torch.floor((length + 1) * (700 * torch.expm1(mels / 2595 * math.log(10))) / rate).to(torch.int64)
+    j = torch.arange(length // 2 + 1, dtype=torch.int64).unsqueeze(1)  # [spectrum bins, 1]
+    left, center, right = edges[:-2], edges[1:-1], edges[2:]
+    rise = (j - left).to(torch.float64) / (center - left).clamp(min=1).to(torch.float64)
+    fall = (right - j).to(torch.float64) / (right - center).clamp(min=1).to(torch.float64)
+    weights = torch.where((j >= left) & (j <= center), rise, torch.zeros(()))
+    weights = torch.where(((center - left) == 0) & (j == center), torch.ones(()), weights)
+    weights = torch.where((j >= center) & (j < right) & (right > center), fall, weights)
+    return weights.to(ONNX_TO_TORCH[output_datatype])

@@ -86,25 +86,11 @@ def conv_transpose(x: torch.Tensor, w: torch.Tensor, b: torch.Tensor | None = No
         p = list(pads or [0] * (2 * rank))
         begin, end = p[:rank], p[rank:]
     fn = {1: F.conv_transpose1d, 2: F.conv_transpose2d, 3: F.conv_transpose3d}[rank]
-    y = fn(x, w, b, stride=s, dilation=d, groups=group, output_padding=0)
-    # output_padding adds rows at the end (zeros + bias); cropping by the pads comes after
-    if any(op):
-        pad = _flat_pad([0] * rank, op)
-        y = F.pad(y, pad)
-        if b is not None:
-            extra = torch.zeros_like(y)
-            index = [slice(None), slice(None)] + [slice(y.shape[2 + i] - op[i], None) for i in range(rank)]
-            mask = torch.zeros_like(y, dtype=torch.bool)
-            for i in range(rank):
-                if op[i]:
-                    sl = [slice(None)] * y.dim()
-                    sl[2 + i] = slice(y.shape[2 + i] - op[i], None)
-                    mask[tuple(sl)] = True
-            del index
-            extra = b.reshape((1, -1) + (1,) * rank).expand_as(y)
-            y = torch.where(mask, extra, y)
-    index = [slice(None), slice(None)] + [slice(begin[i], y.shape[2 + i] - end[i]) for i in range(rank)]
-    return y[tuple(index)]
+    y = fn(x, w, None, stride=s, dilation=d, groups=group, output_padding=0)
+    # output_padding adds zero rows at the end; the pads crop (negative pads, from an output_shape
+    # past the full output, add zero rows); the bias then goes everywhere, as in the reference
+    y = F.pad(y, _flat_pad([-p for p in begin], [op[i] - end[i] for i in range(rank)]))
+    return y + b.reshape((1, -1) + (1,) * rank) if b is not None else y
 
 
 def _window_sum(x: torch.Tensor, kernel: list[int], strides: list[int], dilations: list[int]) -> torch.Tensor:

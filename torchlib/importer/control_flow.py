@@ -131,3 +131,22 @@ def scan(ctx: Ctx, *inputs: Any) -> Any:
     out_dirs = tuple(ctx.attr("scan_output_directions", [0] * count_scan_out))
     return ctx.call_multi(run_scan, len(ctx.node.output), body, tuple(outer), count_scan_in, in_axes, in_dirs,
                           out_axes, out_dirs, *inputs)
+
+
+def run_scan_8(body: torch.nn.Module, outer: tuple[torch.Tensor, ...], count_scan_in: int, in_dirs: tuple[int, ...],
+               *inputs: torch.Tensor) -> tuple[torch.Tensor, ...]:
+    """Scan-8: states and scan inputs carry a batch dim first (the scan axis is 1); each batch row
+    is scanned on its own and the results stacked."""
+    rows = [run_scan(body, outer, count_scan_in, (0,) * count_scan_in, in_dirs, (), (), *[x[b] for x in inputs])
+            for b in range(inputs[0].shape[0])]  # fmt: skip
+    return tuple(torch.stack(parts) for parts in zip(*rows))
+
+
+@onnx_op("", "Scan", since=8, until=9)
+def scan_8(ctx: Ctx, sequence_lens: Any, *inputs: Any) -> Any:
+    if sequence_lens is not None:
+        raise ctx.error("sequence_lens (per-batch scan lengths) is not supported; only full-length scans")
+    body, outer = ctx.subgraph("body")
+    count_scan_in = ctx.attr("num_scan_inputs")
+    in_dirs = tuple(ctx.attr("directions", [0] * count_scan_in))
+    return ctx.call_multi(run_scan_8, len(ctx.node.output), body, tuple(outer), count_scan_in, in_dirs, *inputs)

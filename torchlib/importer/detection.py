@@ -1,5 +1,5 @@
-"""NonMaxSuppression, as onnx's reference selects boxes (its output's length depends on the data:
-eager mode, or torch.export with the count unbacked)."""
+"""NonMaxSuppression, as onnx's reference selects boxes. Its output's length depends on the data
+and the selection is a Python loop over the boxes: eager mode (torch.export cannot capture it)."""
 
 from __future__ import annotations
 

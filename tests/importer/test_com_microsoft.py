@@ -185,8 +185,8 @@ def test_matmul_nbits(bits, block, k, zp_kind, bias):
 
 
 def _gqa_model(b: int, s: int, n: int, nkv: int, hd: int, past: int, packed: bool, rotary: bool,
-               **attrs: Any) -> tuple[onnx.ModelProto, list[str]]:
-    f = lambda name, *shape: h.make_tensor_value_info(name, F32, list(shape))  # noqa: E731
+               elem: int = F32, **attrs: Any) -> tuple[onnx.ModelProto, list[str]]:
+    f = lambda name, *shape: h.make_tensor_value_info(name, elem, list(shape))  # noqa: E731
     inputs = [f("query", b, s, (n + 2 * nkv) * hd if packed else n * hd)]
     names = ["query", "", ""] if packed else ["query", "key", "value"]
     if not packed:
@@ -200,7 +200,7 @@ def _gqa_model(b: int, s: int, n: int, nkv: int, hd: int, past: int, packed: boo
         inputs += [f("cos_cache", 64, hd // 2), f("sin_cache", 64, hd // 2)]
     node = h.make_node("GroupQueryAttention", names, ["out", "present_key", "present_value"], domain=MS,
                        num_heads=n, kv_num_heads=nkv, do_rotary=int(rotary), **attrs)
-    outs = [h.make_tensor_value_info(o, F32, None) for o in node.output]
+    outs = [h.make_tensor_value_info(o, elem, None) for o in node.output]
     graph = h.make_graph([node], "gqa", inputs, outs)
     model = h.make_model(graph, opset_imports=[h.make_opsetid("", 21), h.make_opsetid(MS, 1)], ir_version=10)
     return model, [i.name for i in inputs]
@@ -223,28 +223,39 @@ GQA_CASES = {
 }
 
 
-@pytest.mark.parametrize("name", sorted(GQA_CASES))
-def test_group_query_attention(name):
+def _run_gqa_case(name: str, dtype: type, tol: float) -> None:
     b, s, n, nkv, hd, past, seqlens, total, packed, rotary, attrs = GQA_CASES[name]
-    model, names = _gqa_model(b, s, n, nkv, hd, past, packed, rotary, **attrs)
+    elem = F32 if dtype == np.float32 else TensorProto.FLOAT16
+    model, names = _gqa_model(b, s, n, nkv, hd, past, packed, rotary, elem, **attrs)
     rng = np.random.default_rng(len(name))
     feeds = {}
     for vi in model.graph.input:
         shape = [d.dim_value for d in vi.type.tensor_type.shape.dim]
-        if vi.type.tensor_type.elem_type == F32:
-            feeds[vi.name] = rng.standard_normal(shape).astype(np.float32)
+        if vi.type.tensor_type.elem_type == elem:
+            feeds[vi.name] = rng.standard_normal(shape).astype(dtype)
     feeds["seqlens_k"] = np.array(seqlens, np.int32)
     feeds["total_sequence_length"] = np.array(total, np.int32)
     if rotary:
         angles = np.arange(64)[:, None] * (10000 ** (-np.arange(hd // 2) / (hd // 2)))[None]
-        feeds["cos_cache"], feeds["sin_cache"] = np.cos(angles).astype(np.float32), np.sin(angles).astype(np.float32)
+        feeds["cos_cache"], feeds["sin_cache"] = np.cos(angles).astype(dtype), np.sin(angles).astype(dtype)
     want = _ort(model, feeds)
     gm = import_onnx(model)
     with torch.no_grad():
         got = gm(*[torch.from_numpy(feeds[i]) for i in names])
     # every present slot is compared; the output row of a padded query (none here) would not be
     for i, (g, w) in enumerate(zip(got, want)):
-        torch.testing.assert_close(g, torch.from_numpy(w), rtol=1e-4, atol=1e-4, msg=lambda m, i=i: f"output {i}: {m}")
+        torch.testing.assert_close(g, torch.from_numpy(w), rtol=tol, atol=tol, msg=lambda m, i=i: f"output {i}: {m}")
+
+
+@pytest.mark.parametrize("name", sorted(GQA_CASES))
+def test_group_query_attention(name):
+    _run_gqa_case(name, np.float32, 1e-4)
+
+
+@pytest.mark.parametrize("name", ["prompt_packed_rotary", "decode_rotary", "local_window_decode"])
+def test_group_query_attention_float16(name):
+    """float16 in and out (both compute in float32 inside): within 2 units in the last place."""
+    _run_gqa_case(name, np.float16, 2e-3)
 
 
 def test_group_query_attention_refuses_what_it_does_not_compute():
@@ -293,3 +304,20 @@ def test_rotary_embedding_opset23(interleaved, layout):
         feeds = {"x": x, "cos": cos[pos], "sin": sin[pos]}
     model = _model("RotaryEmbedding", feeds, ["y"], domain="", opset=23, **attrs)
     check(model, feeds, 1e-5, 1e-5)
+
+
+def test_matmul_nbits_float16():
+    """float16 activations and scales: both dequantize and multiply in float32, then round to
+    float16 (within 2 units in the last place of outputs around 1)."""
+    rng = np.random.default_rng(16)
+    n, k, block = 24, 64, 32
+    b, scales, zp = _quantize_nbits(np.zeros((n, k)), 4, block, rng, "uint8")
+    a = rng.standard_normal((3, k)).astype(np.float16)
+    inits = {"b": b, "scales": scales.astype(np.float16), "zp": zp}
+    model = _model("MatMulNBits", {"a": a, "b": None, "scales": None, "zp": None}, ["y"], initializers=inits,
+                   K=k, N=n, bits=4, block_size=block, accuracy_level=0)  # fmt: skip
+    model.graph.output[0].type.tensor_type.elem_type = TensorProto.FLOAT16
+    want = _ort(model, {"a": a})[0]
+    with torch.no_grad():
+        got = import_onnx(model)(torch.from_numpy(a))
+    torch.testing.assert_close(got, torch.from_numpy(want), rtol=2e-3, atol=2e-3)

@@ -1,5 +1,5 @@
-"""Spectral ops: DFT (opsets 17 and 20), STFT and MelWeightMatrix; as onnx's reference computes them: the signal's
-last dim holds one (real) or two (real, imaginary) components, and so does the output (two)."""
+"""Spectral ops: DFT (opsets 17 and 20), STFT and MelWeightMatrix, as onnx's reference computes
+them. A signal's last dim holds one (real) or two (real, imaginary) components; an output's two."""
 
 from __future__ import annotations
 

@@ -160,3 +160,26 @@ def test_external_data_is_mapped_and_trainable(tmp_path):
     opt.step()  # in place on the mapping: private pages
     assert not torch.equal(gm.get_parameter("fc.weight").detach(), torch.from_numpy(weight))
     assert np.array_equal(np.fromfile(tmp_path / "m.data", np.float32).reshape(8, 16), weight)
+
+
+@pytest.mark.parametrize("name", ["encoder", "resnet"])
+def test_torch_onnx_exported_model_imports(name):
+    """A file from the other exporter (torch.onnx, dynamo=True, dynamic batch): the import matches
+    torch and onnxruntime at a batch size other than the exported one."""
+    import warnings
+
+    torch.manual_seed(0)
+    model, args = MODELS[name]()
+    model.eval()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        proto = torch.onnx.export(model, args, dynamo=True, dynamic_shapes=({0: "batch"},), verbose=False).model_proto
+    gm = import_onnx(proto)
+    x = torch.randn(3, *args[0].shape[1:])
+    with torch.no_grad():
+        want = model(x)
+        got = gm(x)
+    torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-5)
+    session = ort.InferenceSession(proto.SerializeToString(), providers=["CPUExecutionProvider"])
+    (ort_out,) = session.run(None, {proto.graph.input[0].name: x.numpy()})
+    torch.testing.assert_close(got, torch.from_numpy(ort_out), rtol=1e-4, atol=1e-5)

@@ -15,9 +15,12 @@ import torch
 
 from torchlib.importer import (  # noqa: F401  (each module registers its converters)
     activations,
+    com_microsoft,
+    com_microsoft_attention,
     contrib,
     control_flow,
     conv_pool,
+    detection,
     elementwise,
     indexing,
     normalization,
@@ -25,7 +28,10 @@ from torchlib.importer import (  # noqa: F401  (each module registers its conver
     reductions,
     resize,
     rnn,
+    sampling,
     shape,
+    spectral,
+    text,
 )
 from torchlib.importer.converter import Importer, OnnxImportError
 

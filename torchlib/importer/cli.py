@@ -43,9 +43,13 @@ def unsupported_ops(model: onnx.ModelProto) -> dict[tuple[str, str, int], list[s
     return dict(missing)
 
 
-def _example_inputs(model: onnx.ModelProto, size: int) -> tuple[tuple[torch.Tensor, ...], list[dict[int, object]]]:
+def example_inputs(model: onnx.ModelProto, size: int,
+                    fixed: dict[str, int] | None = None) -> tuple[tuple[torch.Tensor, ...], list[dict[int, object]]]:
     """Random inputs from the graph's declared types (symbolic dims set to `size`), and for each
-    input the dims to keep dynamic (the symbolic ones)."""
+    input the dims to keep dynamic (the symbolic ones). A symbolic dim named in `fixed` takes
+    that value and stays static (a name that only stands for a constant, like onnxruntime-genai's
+    kv_cache_dim)."""
+    fixed = fixed or {}
     from torchlib.importer.converter import torch_dtype
 
     initialized = {t.name for t in model.graph.initializer}
@@ -55,9 +59,9 @@ def _example_inputs(model: onnx.ModelProto, size: int) -> tuple[tuple[torch.Tens
             continue
         tensor_type = value.type.tensor_type
         dtype = torch_dtype(tensor_type.elem_type, f"graph input {value.name!r}")
-        dims = [d.dim_value if d.HasField("dim_value") else size for d in tensor_type.shape.dim]
+        dims = [d.dim_value if d.HasField("dim_value") else fixed.get(d.dim_param, size) for d in tensor_type.shape.dim]
         dyn: dict[int, object] = {i: torch.export.Dim.AUTO for i, d in enumerate(tensor_type.shape.dim)
-                                  if not d.HasField("dim_value")}
+                                  if not d.HasField("dim_value") and d.dim_param not in fixed}
         if dtype.is_floating_point:
             args.append(torch.randn(dims, dtype=dtype))
         elif dtype == torch.bool:
@@ -74,9 +78,17 @@ def import_main(argv: list[str]) -> int:
     parser.add_argument("model", help="the .onnx file (external data next to it)")
     parser.add_argument("-o", "--output", help="the .pt2 file to write (default: the model's name with .pt2)")
     parser.add_argument("--size", type=int, default=2, help="the value given to symbolic dims in the example inputs")
+    parser.add_argument("--dim", action="append", default=[], metavar="NAME=VALUE",
+                        help="give the symbolic dim NAME the fixed value VALUE (repeatable), e.g. kv_cache_dim=64")
     parser.add_argument("--static", action="store_true", help="export with static shapes (no dynamic dims)")
     parser.add_argument("--debug", action="store_true", help="show full tracebacks")
     ns = parser.parse_args(argv)
+    fixed = {}
+    for item in ns.dim:
+        name, _, value = item.partition("=")
+        if not value.isdigit():
+            parser.error(f"--dim {item!r}: expected NAME=VALUE with a non-negative integer VALUE")
+        fixed[name] = int(value)
     from torchlib.importer import OnnxImportError, import_onnx
 
     model = onnx.load(ns.model, load_external_data=False)
@@ -90,7 +102,7 @@ def import_main(argv: list[str]) -> int:
         return 2
     try:
         gm = import_onnx(ns.model)
-        args, dynamic = _example_inputs(model, ns.size)
+        args, dynamic = example_inputs(model, ns.size, fixed)
         shapes = None if ns.static or not any(dynamic) else tuple(dynamic)
         program = torch.export.export(gm, args, dynamic_shapes=shapes)
     except OnnxImportError as e:

@@ -3,7 +3,9 @@ own inputs followed by the outer-scope values they read.
 
 If runs the taken branch in eager mode and becomes `torch.cond` under torch.export / compile
 (where both branches must then give the same types and shapes). Loop and Scan run as Python
-loops (unrolled by torch.export when the trip count is known when tracing).
+loops in eager mode; under torch.export / compile a Loop without scan outputs is
+`torch.while_loop` (its trip count and condition stay run-time values; the carried values must
+keep their shapes), and a Loop with scan outputs needs its trip count when tracing (unrolled).
 """
 
 from __future__ import annotations
@@ -42,8 +44,27 @@ def if_(ctx: Ctx, cond: Any) -> Any:
     return ctx.call_multi(run_if, len(ctx.node.output), cond, then_gm, tuple(then_outer), else_gm, tuple(else_outer))
 
 
+def _while_loop(trip: torch.Tensor | None, cond: torch.Tensor | None, body: torch.nn.Module,
+                outer: tuple[torch.Tensor, ...], carried: tuple[torch.Tensor, ...]) -> tuple[torch.Tensor, ...]:
+    """The Loop as torch.while_loop over (iteration, condition, *carried)."""
+    limit = trip.reshape(()).to(torch.int64) if trip is not None else torch.tensor(torch.iinfo(torch.int64).max)
+    start = (torch.zeros((), dtype=torch.int64), cond.reshape(()).to(torch.bool) if cond is not None
+             else torch.ones((), dtype=torch.bool))  # fmt: skip
+
+    def go_on(i: torch.Tensor, keep: torch.Tensor, *state: torch.Tensor) -> torch.Tensor:
+        return keep & (i < limit)
+
+    def step(i: torch.Tensor, keep: torch.Tensor, *state: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        out = body(i, keep, *state, *outer)
+        return (i + 1, out[0].reshape(()).to(torch.bool), *[o.clone() for o in out[1:]])
+
+    return tuple(torch.while_loop(go_on, step, (*start, *carried))[2:])
+
+
 def run_loop(trip: torch.Tensor | None, cond: torch.Tensor | None, body: torch.nn.Module, outer: tuple[torch.Tensor, ...],
              count_carried: int, count_scans: int, *carried: torch.Tensor) -> tuple[torch.Tensor, ...]:
+    if _tracing() and not count_scans:
+        return _while_loop(trip, cond, body, outer, carried)
     state = list(carried)
     scans: list[list[torch.Tensor]] = []
     max_trip = int(trip.reshape(()).item()) if trip is not None else None
@@ -110,3 +131,22 @@ def scan(ctx: Ctx, *inputs: Any) -> Any:
     out_dirs = tuple(ctx.attr("scan_output_directions", [0] * count_scan_out))
     return ctx.call_multi(run_scan, len(ctx.node.output), body, tuple(outer), count_scan_in, in_axes, in_dirs,
                           out_axes, out_dirs, *inputs)
+
+
+def run_scan_8(body: torch.nn.Module, outer: tuple[torch.Tensor, ...], count_scan_in: int, in_dirs: tuple[int, ...],
+               *inputs: torch.Tensor) -> tuple[torch.Tensor, ...]:
+    """Scan-8: states and scan inputs carry a batch dim first (the scan axis is 1); each batch row
+    is scanned on its own and the results stacked."""
+    rows = [run_scan(body, outer, count_scan_in, (0,) * count_scan_in, in_dirs, (), (), *[x[b] for x in inputs])
+            for b in range(inputs[0].shape[0])]  # fmt: skip
+    return tuple(torch.stack(parts) for parts in zip(*rows))
+
+
+@onnx_op("", "Scan", since=8, until=9)
+def scan_8(ctx: Ctx, sequence_lens: Any, *inputs: Any) -> Any:
+    if sequence_lens is not None:
+        raise ctx.error("sequence_lens (per-batch scan lengths) is not supported; only full-length scans")
+    body, outer = ctx.subgraph("body")
+    count_scan_in = ctx.attr("num_scan_inputs")
+    in_dirs = tuple(ctx.attr("directions", [0] * count_scan_in))
+    return ctx.call_multi(run_scan_8, len(ctx.node.output), body, tuple(outer), count_scan_in, in_dirs, *inputs)

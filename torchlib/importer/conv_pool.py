@@ -86,25 +86,11 @@ def conv_transpose(x: torch.Tensor, w: torch.Tensor, b: torch.Tensor | None = No
         p = list(pads or [0] * (2 * rank))
         begin, end = p[:rank], p[rank:]
     fn = {1: F.conv_transpose1d, 2: F.conv_transpose2d, 3: F.conv_transpose3d}[rank]
-    y = fn(x, w, b, stride=s, dilation=d, groups=group, output_padding=0)
-    # output_padding adds rows at the end (zeros + bias); cropping by the pads comes after
-    if any(op):
-        pad = _flat_pad([0] * rank, op)
-        y = F.pad(y, pad)
-        if b is not None:
-            extra = torch.zeros_like(y)
-            index = [slice(None), slice(None)] + [slice(y.shape[2 + i] - op[i], None) for i in range(rank)]
-            mask = torch.zeros_like(y, dtype=torch.bool)
-            for i in range(rank):
-                if op[i]:
-                    sl = [slice(None)] * y.dim()
-                    sl[2 + i] = slice(y.shape[2 + i] - op[i], None)
-                    mask[tuple(sl)] = True
-            del index
-            extra = b.reshape((1, -1) + (1,) * rank).expand_as(y)
-            y = torch.where(mask, extra, y)
-    index = [slice(None), slice(None)] + [slice(begin[i], y.shape[2 + i] - end[i]) for i in range(rank)]
-    return y[tuple(index)]
+    y = fn(x, w, None, stride=s, dilation=d, groups=group, output_padding=0)
+    # output_padding adds zero rows at the end; the pads crop (negative pads, from an output_shape
+    # past the full output, add zero rows); the bias then goes everywhere, as in the reference
+    y = F.pad(y, _flat_pad([-p for p in begin], [op[i] - end[i] for i in range(rank)]))
+    return y + b.reshape((1, -1) + (1,) * rank) if b is not None else y
 
 
 def _window_sum(x: torch.Tensor, kernel: list[int], strides: list[int], dilations: list[int]) -> torch.Tensor:
@@ -200,3 +186,23 @@ def global_max_pool(x: torch.Tensor) -> torch.Tensor:
 @impl("GlobalLpPool", p=2)
 def global_lp_pool(x: torch.Tensor, *, p: int) -> torch.Tensor:
     return torch.sum(torch.abs(x) ** p, dim=tuple(range(2, x.dim())), keepdim=True) ** (1.0 / p)
+
+
+@impl("MaxUnpool", since=9, static=(2,), kernel_shape=(), pads=None, strides=None)
+def max_unpool(x: torch.Tensor, indices: torch.Tensor, output_shape: torch.Tensor | None = None, *,
+               kernel_shape: tuple[int, ...], pads: tuple[int, ...] | None,
+               strides: tuple[int, ...] | None) -> torch.Tensor:
+    """Each value of x written at its index (flat over the whole unpooled tensor, as MaxPool gives
+    them) in a zero tensor of the inferred shape; a larger output_shape pads it with zeros at the
+    end of each dim (as onnx's reference does)."""
+    rank = len(kernel_shape)
+    stride = list(strides or [1] * rank)
+    pad = list(pads or [0] * (2 * rank))
+    inferred = [x.shape[0], x.shape[1]] + [(x.shape[2 + d] - 1) * stride[d] - pad[d] - pad[rank + d] + kernel_shape[d]
+                                          for d in range(rank)]  # fmt: skip
+    y = x.new_zeros(math.prod(inferred)).scatter(0, indices.reshape(-1).to(torch.int64), x.reshape(-1))
+    y = y.reshape(inferred)
+    if output_shape is None:
+        return y
+    shape = [int(v) for v in (output_shape if isinstance(output_shape, tuple) else output_shape.tolist())]
+    return F.pad(y, [p for d in reversed(range(y.dim())) for p in (0, shape[d] - inferred[d])])

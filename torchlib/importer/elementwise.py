@@ -161,14 +161,29 @@ def identity(ctx: Ctx, x: Any) -> Any:
     return x
 
 
+# float8 types: |x| from which round-to-nearest-even passes the largest finite value (the tie
+# rounds to the even neighbour: 448 = 1.110b x 2^8 keeps 464, the others' maxima are odd)
+_F8_OVERFLOW = {torch.float8_e4m3fn: (464.0, False), torch.float8_e4m3fnuz: (248.0, True),
+                torch.float8_e5m2: (61440.0, True), torch.float8_e5m2fnuz: (61440.0, True)}  # fmt: skip
+
+
+def _cast_float8(x: torch.Tensor, to: torch.dtype, saturate: int) -> torch.Tensor:
+    """onnx's float8 Cast: saturating, values past the range (infinities too) become the largest
+    finite value; otherwise they become inf (e5m2) or NaN (the types without inf)."""
+    info = torch.finfo(to)
+    if saturate:
+        return torch.where(x.isnan(), x, x.clamp(info.min, info.max)).to(to)
+    threshold, tie_overflows = _F8_OVERFLOW[to]
+    size = x.abs().to(torch.float32)
+    overflow = (size >= threshold) if tie_overflows else (size > threshold)
+    special = torch.copysign(torch.full_like(x, float("inf")), x) if to == torch.float8_e5m2 \
+        else torch.full_like(x, float("nan"))  # fmt: skip
+    return torch.where(overflow, special, x.clamp(info.min, info.max)).to(to)
+
+
 def _cast(x: torch.Tensor, to: torch.dtype, saturate: int = 1) -> torch.Tensor:
-    if to.is_floating_point and to.itemsize == 1 and x.is_floating_point():
-        if saturate and "fnuz" not in str(to):
-            info = torch.finfo(to)
-            x = torch.where(torch.isinf(x), x, x.clamp(info.min, info.max))
-        elif saturate:
-            info = torch.finfo(to)
-            x = torch.where(x.isnan(), x, x.clamp(info.min, info.max))
+    if to in _F8_OVERFLOW and x.is_floating_point():
+        return _cast_float8(x, to, saturate)
     if x.dtype == torch.bool or to == torch.bool:
         return x.to(to)
     if not to.is_floating_point and x.is_floating_point() and to.itemsize < 8:

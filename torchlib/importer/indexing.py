@@ -189,3 +189,21 @@ def reverse_sequence(x: torch.Tensor, lengths: torch.Tensor, *, batch_axis: int,
         dst = out.select(batch_axis, b)
         dst.narrow(t, 0, n).copy_(torch.flip(src.narrow(t, 0, n), [t]))
     return out
+
+
+@impl("TensorScatter", since=24, axis=-2, mode="linear")
+def tensor_scatter(cache: torch.Tensor, update: torch.Tensor, write_indices: torch.Tensor | None = None, *,
+                   axis: int, mode: str) -> torch.Tensor:
+    """The cache with update written along `axis` from write_indices[b] on, for each batch row b
+    (dim 0); "circular" wraps around the axis' length, "linear" must fit."""
+    if mode not in ("linear", "circular"):
+        raise ValueError(f"TensorScatter mode {mode!r}: expected 'linear' or 'circular'")
+    a = axis % cache.dim()
+    batch, length = cache.shape[0], update.shape[a]
+    start = write_indices.to(torch.int64) if write_indices is not None else torch.zeros(batch, dtype=torch.int64)
+    view = [1] * cache.dim()
+    view[0], view[a] = batch, length
+    index = (start.reshape(batch, 1) + torch.arange(length)).reshape(view)
+    if mode == "circular":
+        index = index % cache.shape[a]
+    return cache.scatter(a, index.expand(update.shape), update)

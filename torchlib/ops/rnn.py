@@ -1,7 +1,8 @@
 """Recurrent layers: aten::lstm/gru/rnn_tanh/rnn_relu to ONNX LSTM/GRU/RNN, one ONNX node per layer.
 
 torch orders the gates of its weights (i, f, g, o) for LSTM and (r, z, n) for GRU; ONNX wants
-(i, o, f, c) and (z, r, h). GRU's `linear_before_reset=1` is torch's formula for the new gate.
+(i, o, f, c) and (z, r, h). GRU's `linear_before_reset=1` is torch's formula for the new gate. ONNX's LSTM has no output
+projection: an LSTM with proj_size > 0 computes the cell equations (below), whatever the dtype.
 
 onnxruntime's LSTM/GRU/RNN kernels are float32 only (float16 too for some): float64 computes
 the cell equations with MatMul/Sigmoid/Tanh in float64, unrolled over a static sequence length
@@ -63,29 +64,33 @@ def _recurrent(
     name = f"aten::{onnx_op.lower()}"
     directions = 2 if bidirectional else 1
     per_direction = len(params) // (num_layers * directions)
-    if per_direction != (4 if has_biases else 2):
+    plain = 4 if has_biases else 2
+    projected = onnx_op == "LSTM" and per_direction == plain + 1  # w_hr last: proj_size > 0
+    if per_direction != plain and not projected:
         raise ValueError(
-            f"{name} with projections (proj_size > 0) has no ONNX counterpart: "
-            f"expected {4 if has_biases else 2} weights per layer and direction, got {per_direction}"
+            f"{name}: expected {plain} weights per layer and direction"
+            f"{' (one more with proj_size > 0)' if onnx_op == 'LSTM' else ''}, got {per_direction}"
         )
     if train and dropout > 0 and num_layers > 1:
         raise ValueError(f"{name} in training mode with dropout={dropout} between layers is not exported; export in eval mode")
     if input.rank != 3:
         raise ValueError(f"{name}: expected a 3-D input (batched), got rank {input.rank}")
-    hidden = params[1].static_dim(1)  # w_hh: [gates * hidden, hidden]
+    hidden = params[1].static_dim(0) // _GATES[onnx_op]  # w_hh: [gates * hidden, hidden or proj_size]
+    features = params[per_direction - 1].static_dim(0) if projected else hidden  # w_hr: [proj_size, hidden]
     x = op.Transpose(input, perm=[1, 0, 2]) if batch_first else input  # [seq, batch, features]
     seq, batch = x.known_shape[0], x.known_shape[1]
     if seq == 0:
         raise ValueError(f"{name}: expected sequence length to be larger than 0 (torch raises too)")
     dtype = input.known_dtype
     if batch == 0:  # the kernels abort on an empty batch: the result is empty anyway
-        return _empty_result(onnx_op, x, hx, num_layers * directions, directions * hidden, batch_first)
+        return _empty_result(onnx_op, x, hx, num_layers * directions, directions * features, batch_first)
     pad = not isinstance(batch, int) or not isinstance(seq, int)
     if pad:  # a dynamic batch or sequence may be empty: give the kernel at least one row and step
         x, hx, batch_size = _pad_batch_and_seq(x, hx)
     if dtype in _VIA_FLOAT:
         x, hx, params = cast_to(x, types.FLOAT), [cast_to(h, types.FLOAT) for h in hx], [cast_to(p, types.FLOAT) for p in params]
-    kernel = x.dtype in _KERNEL_DTYPES  # the kernels drop NaN: _nan_as_torch puts it back
+    # ONNX LSTM has no projection: an LSTM with proj_size > 0 is composed, like float64
+    kernel = x.dtype in _KERNEL_DTYPES and not projected  # the kernels drop NaN: _nan_as_torch puts it back
     nan_mask = kernel and current_exact_nan()
     layer = _onnx_layer if kernel else _composed_layer
     # one direction: a layer's output is NaN in the rows and steps where its input is (all of its
@@ -270,8 +275,11 @@ def _nan_as_torch(
     return y, h_n, c_n
 
 
-def _cell(onnx_op: str, w_hh_t: Value, b_hh: Value | None, activation: str | None) -> Callable[..., tuple[Value, Value | None]]:
-    """torch's cell equations: (x_t W_ih^T + b_ih, h, c) -> (h', c')."""
+def _cell(
+    onnx_op: str, w_hh_t: Value, b_hh: Value | None, activation: str | None, w_hr_t: Value | None = None
+) -> Callable[..., tuple[Value, Value | None]]:
+    """torch's cell equations: (x_t W_ih^T + b_ih, h, c) -> (h', c'); an LSTM's h' projected by
+    W_hr^T when given (proj_size > 0)."""
 
     def step(xw: Value, h: Value, c: Value | None) -> tuple[Value, Value | None]:
         hw = op.MatMul(h, w_hh_t)
@@ -281,7 +289,8 @@ def _cell(onnx_op: str, w_hh_t: Value, b_hh: Value | None, activation: str | Non
             assert c is not None  # an LSTM cell carries c
             i, f, g, o = n_outputs(op.Split(op.Add(xw, hw), axis=-1, num_outputs=4), 4)
             c_new = op.Add(op.Mul(op.Sigmoid(f), c), op.Mul(op.Sigmoid(i), op.Tanh(g)))
-            return op.Mul(op.Sigmoid(o), op.Tanh(c_new)), c_new
+            h_new = op.Mul(op.Sigmoid(o), op.Tanh(c_new))
+            return (op.MatMul(h_new, w_hr_t) if w_hr_t is not None else h_new), c_new
         if onnx_op == "GRU":
             x_r, x_z, x_n = n_outputs(op.Split(xw, axis=-1, num_outputs=3), 3)
             h_r, h_z, h_n = n_outputs(op.Split(hw, axis=-1, num_outputs=3), 3)
@@ -299,8 +308,10 @@ def _composed_layer(
     onnx_op: str, x: Value, h0: Value, c0: Value | None, params: Sequence[Value], has_biases: bool,
     directions: int, hidden: int, activation: str | None,
 ) -> tuple[Value, Value, Value | None]:
-    """One layer from the cell equations, for dtypes the kernels lack (float64)."""
+    """One layer from the cell equations, for dtypes the kernels lack (float64) and for LSTM
+    projections (a fifth or third weight per direction, w_hr, last)."""
     per_direction = len(params) // directions
+    projected = per_direction == (5 if has_biases else 3)
     ys, hs, cs = [], [], []
     for d in range(directions):
         w_ih, w_hh = params[d * per_direction], params[d * per_direction + 1]
@@ -309,7 +320,8 @@ def _composed_layer(
         if has_biases:
             xw = op.Add(xw, params[d * per_direction + 2])
             b_hh = params[d * per_direction + 3]
-        step = _cell(onnx_op, op.Transpose(w_hh, perm=[1, 0]), b_hh, activation)
+        w_hr_t = op.Transpose(params[(d + 1) * per_direction - 1], perm=[1, 0]) if projected else None
+        step = _cell(onnx_op, op.Transpose(w_hh, perm=[1, 0]), b_hh, activation, w_hr_t)
         h = op.Squeeze(op.Slice(h0, [d], [d + 1], [0]), [0])
         c = op.Squeeze(op.Slice(c0, [d], [d + 1], [0]), [0]) if c0 is not None else None
         y, h, c = _run_steps(step, xw, h, c, reverse=d == 1)

@@ -1,21 +1,30 @@
-"""Recurrent layers: aten::lstm/gru/rnn_tanh/rnn_relu to ONNX LSTM/GRU/RNN, one ONNX node per layer.
+"""Recurrent layers: aten::lstm/gru to ONNX LSTM/GRU, one ONNX node per layer; aten::rnn_tanh/relu
+and LSTM projections as the cell equations.
 
 torch orders the gates of its weights (i, f, g, o) for LSTM and (r, z, n) for GRU; ONNX wants
-(i, o, f, c) and (z, r, h). GRU's `linear_before_reset=1` is torch's formula for the new gate. ONNX's LSTM has no output
-projection: an LSTM with proj_size > 0 computes the cell equations (below), whatever the dtype.
+(i, o, f, c) and (z, r, h). GRU's `linear_before_reset=1` is torch's formula for the new gate.
 
-onnxruntime's LSTM/GRU/RNN kernels are float32 only (float16 too for some): float64 computes
-the cell equations with MatMul/Sigmoid/Tanh in float64, unrolled over a static sequence length
-and as a `Scan` over a dynamic one; bfloat16 runs the float32 kernel. The kernels abort the
-process on an empty batch or sequence: a static empty batch gives the empty result without them
-(torch refuses an empty sequence, and so do we), and a dynamic one is padded to one row that is
-sliced off again.
+The cell equations (MatMul of every step's input at once, then per step MatMul/Add/Sigmoid/Tanh)
+are computed, unrolled over a static sequence length and as a `Scan` over a dynamic one, where
+onnxruntime has no kernel or a slow one:
+- float64 (onnxruntime's LSTM/GRU/RNN kernels are float32 only; float16 and bfloat16 run the
+  float32 kernel);
+- LSTM with proj_size > 0 (ONNX's LSTM has no output projection);
+- RNN_TANH/RNN_RELU: onnxruntime's RNN kernel is 1.35-3x slower than the cell equations, as a
+  Scan or unrolled, from 2 layers of 64 units at batch 4 to 512 units at batch 16 (while its
+  LSTM and GRU kernels are 1.05-3x faster than theirs), docs/performance.md.
+
+The kernels abort the process on an empty batch or sequence: a static empty batch gives the
+empty result without them (torch refuses an empty sequence, and so do we), and a dynamic one is
+padded to one row that is sliced off again.
 
 NaN: the kernels clamp the activations' inputs with min/max, which turns a NaN finite; torch's
-hidden state is NaN from a NaN input step (or NaN initial hidden state) on. A mask per step,
-batch row and direction puts those NaN back: once for a stack of one-direction layers (inside an
-If taken when the input holds a NaN), per layer for bidirectional ones (`_nan_as_torch`). Not covered: NaN in the weights or
-only in the LSTM cell state c0, and NaN that torch creates from inf (inf - inf in a ReLU RNN).
+hidden state is NaN from a NaN input step (or NaN initial hidden state) on. With exact_nan a mask
+per step, batch row and direction puts those NaN back: once for a stack of one-direction layers
+(inside an If taken when the input holds a NaN), per layer for bidirectional ones
+(`_nan_as_torch`). Not covered: NaN in the weights or only in the LSTM cell state c0, and NaN
+that torch creates from inf. The cell equations keep NaN as torch does (onnxruntime's
+standalone Sigmoid, Tanh and Relu return NaN for NaN).
 """
 
 from __future__ import annotations
@@ -33,7 +42,7 @@ from torchlib.ops._helpers import n_outputs, one_output
 from torchlib.promotion import cast_to
 from torchlib.registry import aten_op, capture_kernel
 
-_GATE_ORDER = {"LSTM": (0, 3, 1, 2), "GRU": (1, 0, 2), "RNN": (0,)}
+_GATE_ORDER = {"LSTM": (0, 3, 1, 2), "GRU": (1, 0, 2)}
 _GATES = {"LSTM": 4, "GRU": 3, "RNN": 1}
 # dtypes onnxruntime's LSTM/GRU/RNN kernels take, and where the others compute
 _KERNEL_DTYPES = (types.FLOAT,)
@@ -42,8 +51,6 @@ _VIA_FLOAT = (types.BFLOAT16, types.FLOAT16)
 
 def _reorder(w: Value, onnx_op: str) -> Value:
     order = _GATE_ORDER[onnx_op]
-    if len(order) == 1:
-        return w
     chunks = n_outputs(op.Split(w, axis=0, num_outputs=len(order)), len(order))
     return op.Concat(*(chunks[i] for i in order), axis=0)
 
@@ -89,10 +96,9 @@ def _recurrent(
         x, hx, batch_size = _pad_batch_and_seq(x, hx)
     if dtype in _VIA_FLOAT:
         x, hx, params = cast_to(x, types.FLOAT), [cast_to(h, types.FLOAT) for h in hx], [cast_to(p, types.FLOAT) for p in params]
-    # ONNX LSTM has no projection: an LSTM with proj_size > 0 is composed, like float64
-    kernel = x.dtype in _KERNEL_DTYPES and not projected  # the kernels drop NaN: _nan_as_torch puts it back
-    nan_mask = kernel and current_exact_nan()
-    layer = _onnx_layer if kernel else _composed_layer
+    # the cell equations where onnxruntime has no kernel (float64, projections) or a slow one (RNN)
+    kernel = x.dtype in _KERNEL_DTYPES and not projected and onnx_op != "RNN"
+    nan_mask = kernel and current_exact_nan()  # the kernels drop NaN: _nan_as_torch puts it back
     # one direction: a layer's output is NaN in the rows and steps where its input is (all of its
     # features), so every layer has the first layer's NaN steps, plus its own and the earlier
     # layers' NaN rows of h0; those steps are masked once, in the last output (a layer's output
@@ -107,7 +113,10 @@ def _recurrent(
         first = start * per_direction
         layer_params = params[first:first + directions * per_direction]
         layer_input = x
-        x, h_n, c_n = layer(onnx_op, x, h0, c0, layer_params, has_biases, directions, hidden, activation)
+        if kernel:
+            x, h_n, c_n = _onnx_layer(onnx_op, x, h0, c0, layer_params, has_biases, directions, hidden)
+        else:
+            x, h_n, c_n = _composed_layer(onnx_op, x, h0, c0, layer_params, has_biases, directions, activation)
         if taint is not None:
             taint = _with_nan_rows(taint, h0)
             first_states.append(h0)
@@ -156,15 +165,13 @@ def _pad_batch_and_seq(x: Value, hx: Sequence[Value]) -> tuple[Value, list[Value
 
 def _onnx_layer(
     onnx_op: str, x: Value, h0: Value, c0: Value | None, params: Sequence[Value], has_biases: bool,
-    directions: int, hidden: int, activation: str | None,
+    directions: int, hidden: int,
 ) -> tuple[Value, Value, Value | None]:
-    """One layer (both directions) as one ONNX LSTM/GRU/RNN node."""
+    """One LSTM or GRU layer (both directions) as one ONNX LSTM/GRU node."""
     per_direction = len(params) // directions
     attrs: dict[str, Any] = {"hidden_size": hidden, "direction": "bidirectional" if directions == 2 else "forward"}
     if onnx_op == "GRU":
         attrs["linear_before_reset"] = 1
-    if activation is not None:
-        attrs["activations"] = [activation] * directions
     ws, rs, bs = [], [], []
     for d in range(directions):
         w_ih, w_hh = params[d * per_direction], params[d * per_direction + 1]
@@ -180,7 +187,7 @@ def _onnx_layer(
     if onnx_op == "LSTM":
         y, h_n, c_n = n_outputs(op.LSTM(x, w, r, b, None, h0, c0, _outputs=3, **attrs), 3)
     else:
-        y, h_n = getattr(op, onnx_op)(x, w, r, b, None, h0, _outputs=2, **attrs)
+        y, h_n = op.GRU(x, w, r, b, None, h0, _outputs=2, **attrs)
     # y: [seq, directions, batch, hidden] -> [seq, batch, directions * hidden]; one direction's
     # size-1 axis goes without the copy a Transpose makes
     if directions == 1:
@@ -306,10 +313,10 @@ def _cell(
 
 def _composed_layer(
     onnx_op: str, x: Value, h0: Value, c0: Value | None, params: Sequence[Value], has_biases: bool,
-    directions: int, hidden: int, activation: str | None,
+    directions: int, activation: str | None,
 ) -> tuple[Value, Value, Value | None]:
-    """One layer from the cell equations, for dtypes the kernels lack (float64) and for LSTM
-    projections (a fifth or third weight per direction, w_hr, last)."""
+    """One layer from the cell equations (the module's docstring says where); an LSTM's
+    projection is a fifth or third weight per direction, w_hr, last."""
     per_direction = len(params) // directions
     projected = per_direction == (5 if has_biases else 3)
     ys, hs, cs = [], [], []

@@ -10,9 +10,9 @@ onnxruntime has no kernel or a slow one:
 - float64 (onnxruntime's LSTM/GRU/RNN kernels are float32 only; float16 and bfloat16 run the
   float32 kernel);
 - LSTM with proj_size > 0 (ONNX's LSTM has no output projection);
-- RNN_TANH/RNN_RELU: onnxruntime's RNN kernel is 1.35-3x slower than the cell equations, as a
-  Scan or unrolled, from 2 layers of 64 units at batch 4 to 512 units at batch 16 (while its
-  LSTM and GRU kernels are 1.05-3x faster than theirs), docs/performance.md.
+- RNN_TANH/RNN_RELU: onnxruntime's RNN kernel takes 1.2-3.1x the time of the cell equations
+  (as a Scan or unrolled) on 2 layers from 64 units at batch 4 to 512 units at batch 8, while its
+  LSTM and GRU kernels take 0.26-0.98x theirs (bench/bench_rnn_forms.py, docs/performance.md).
 
 The kernels abort the process on an empty batch or sequence: a static empty batch gives the
 empty result without them (torch refuses an empty sequence, and so do we), and a dynamic one is
@@ -42,15 +42,19 @@ from torchlib.ops._helpers import n_outputs, one_output
 from torchlib.promotion import cast_to
 from torchlib.registry import aten_op, capture_kernel
 
-_GATE_ORDER = {"LSTM": (0, 3, 1, 2), "GRU": (1, 0, 2)}
+_GATE_ORDER = {"LSTM": (0, 3, 1, 2), "GRU": (1, 0, 2), "RNN": (0,)}
 _GATES = {"LSTM": 4, "GRU": 3, "RNN": 1}
 # dtypes onnxruntime's LSTM/GRU/RNN kernels take, and where the others compute
 _KERNEL_DTYPES = (types.FLOAT,)
+# ONNX ops whose onnxruntime kernel is slower than the cell equations (bench/bench_rnn_forms.py)
+_CELL_EQUATIONS_FASTER = frozenset({"RNN"})
 _VIA_FLOAT = (types.BFLOAT16, types.FLOAT16)
 
 
 def _reorder(w: Value, onnx_op: str) -> Value:
     order = _GATE_ORDER[onnx_op]
+    if len(order) == 1:
+        return w
     chunks = n_outputs(op.Split(w, axis=0, num_outputs=len(order)), len(order))
     return op.Concat(*(chunks[i] for i in order), axis=0)
 
@@ -97,7 +101,7 @@ def _recurrent(
     if dtype in _VIA_FLOAT:
         x, hx, params = cast_to(x, types.FLOAT), [cast_to(h, types.FLOAT) for h in hx], [cast_to(p, types.FLOAT) for p in params]
     # the cell equations where onnxruntime has no kernel (float64, projections) or a slow one (RNN)
-    kernel = x.dtype in _KERNEL_DTYPES and not projected and onnx_op != "RNN"
+    kernel = x.dtype in _KERNEL_DTYPES and not projected and onnx_op not in _CELL_EQUATIONS_FASTER
     nan_mask = kernel and current_exact_nan()  # the kernels drop NaN: _nan_as_torch puts it back
     # one direction: a layer's output is NaN in the rows and steps where its input is (all of its
     # features), so every layer has the first layer's NaN steps, plus its own and the earlier
@@ -114,7 +118,7 @@ def _recurrent(
         layer_params = params[first:first + directions * per_direction]
         layer_input = x
         if kernel:
-            x, h_n, c_n = _onnx_layer(onnx_op, x, h0, c0, layer_params, has_biases, directions, hidden)
+            x, h_n, c_n = _onnx_layer(onnx_op, x, h0, c0, layer_params, has_biases, directions, hidden, activation)
         else:
             x, h_n, c_n = _composed_layer(onnx_op, x, h0, c0, layer_params, has_biases, directions, activation)
         if taint is not None:
@@ -165,13 +169,15 @@ def _pad_batch_and_seq(x: Value, hx: Sequence[Value]) -> tuple[Value, list[Value
 
 def _onnx_layer(
     onnx_op: str, x: Value, h0: Value, c0: Value | None, params: Sequence[Value], has_biases: bool,
-    directions: int, hidden: int,
+    directions: int, hidden: int, activation: str | None,
 ) -> tuple[Value, Value, Value | None]:
-    """One LSTM or GRU layer (both directions) as one ONNX LSTM/GRU node."""
+    """One layer (both directions) as one ONNX LSTM/GRU/RNN node."""
     per_direction = len(params) // directions
     attrs: dict[str, Any] = {"hidden_size": hidden, "direction": "bidirectional" if directions == 2 else "forward"}
     if onnx_op == "GRU":
         attrs["linear_before_reset"] = 1
+    if activation is not None:
+        attrs["activations"] = [activation] * directions
     ws, rs, bs = [], [], []
     for d in range(directions):
         w_ih, w_hh = params[d * per_direction], params[d * per_direction + 1]
@@ -187,7 +193,7 @@ def _onnx_layer(
     if onnx_op == "LSTM":
         y, h_n, c_n = n_outputs(op.LSTM(x, w, r, b, None, h0, c0, _outputs=3, **attrs), 3)
     else:
-        y, h_n = op.GRU(x, w, r, b, None, h0, _outputs=2, **attrs)
+        y, h_n = getattr(op, onnx_op)(x, w, r, b, None, h0, _outputs=2, **attrs)
     # y: [seq, directions, batch, hidden] -> [seq, batch, directions * hidden]; one direction's
     # size-1 axis goes without the copy a Transpose makes
     if directions == 1:

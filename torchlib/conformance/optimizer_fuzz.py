@@ -567,20 +567,22 @@ def zero_adds(rng: random.Random, round_: int) -> Case:
     form = forms[round_ % len(forms)]
     near = _near(rng, round_, len(forms), ["product", "negative_zero_bias"])
     c = rng.randint(2, 5)
-    modules = {"conv": torch.nn.Conv2d(c, c, 3, padding=1, bias=False).eval(), "bn": _random_bn(torch.nn.BatchNorm2d(c)).eval(),
-               "identity": _random_bn(torch.nn.BatchNorm2d(c)).eval(), "linear": torch.nn.Linear(c, c).eval()}
+    conv, bn = torch.nn.Conv2d(c, c, 3, padding=1, bias=False).eval(), _random_bn(torch.nn.BatchNorm2d(c)).eval()
+    identity, linear = torch.nn.BatchNorm2d(c), torch.nn.Linear(c, c).eval()
+    _random_bn(identity).eval()
     if near == "negative_zero_bias":
-        modules["identity"].bias.data[0] = -0.0
+        identity.bias.data[0] = -0.0
 
     def fn(m: Model, x: torch.Tensor) -> torch.Tensor:
         absent = 0
         if near == "product":
             return F.gelu(x * 0.0 + absent)
         if form == "linear":
-            return F.gelu(m.linear(x.mean((2, 3))) + absent)
-        branch = m.conv(x) if form == "conv_bn" else x
-        return F.gelu(absent + m.identity(branch) + m.bn(m.conv(x)))
+            return F.gelu(linear(x.mean((2, 3))) + absent)
+        branch = conv(x) if form == "conv_bn" else x
+        return F.gelu(absent + identity(branch) + bn(conv(x)))
 
+    modules = {"conv": conv, "bn": bn, "identity": identity, "linear": linear}
     x = torch.randn(rng.randint(2, 3), c, 5, 6)
     return Case(f"zero_adds/{form}/{near}", Model(fn, modules=modules), (x,), [_dynamic(rng, 4, (1, 2, 3))])
 

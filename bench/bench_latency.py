@@ -96,6 +96,25 @@ def bert():
     return BertLike().eval(), (ids, mask)
 
 
+def recurrent(cls, **kwargs):
+    """bench_export's lstm with another torch.nn recurrent layer: 2 layers of 64, batch_first."""
+
+    def make():
+        torch.manual_seed(0)
+
+        class M(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.rnn = cls(32, 64, num_layers=2, batch_first=True, **kwargs)
+
+            def forward(self, x):
+                return self.rnn(x)[0]
+
+        return M().eval(), (torch.randn(4, 16, 32),)
+
+    return make
+
+
 def _demo_models() -> dict:
     try:
         from torchlib.exporter import demo_models
@@ -105,6 +124,7 @@ def _demo_models() -> dict:
 
 
 MODELS = {**_demo_models(), "vit": vit, "bert": bert, "gpt": EXPORT_MODELS["gpt"], "lstm": EXPORT_MODELS["lstm"],
+          "gru": recurrent(nn.GRU), "rnn": recurrent(nn.RNN), "lstm_bidirectional": recurrent(nn.LSTM, bidirectional=True),
           "transformer": EXPORT_MODELS["transformer"], "cnn": EXPORT_MODELS["cnn"]}
 
 

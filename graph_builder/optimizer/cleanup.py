@@ -118,7 +118,49 @@ def _is_identity(node: Node) -> bool:
         return len(node.inputs) == 1
     if op == "Relu":  # Relu(Relu(x)) is Relu(x), NaN and signed zeros included
         return x.producer is not None and x.producer.op_type == "Relu" and x.producer.domain in ("", "ai.onnx")
+    if op == "Add":
+        return _adds_zero(node)
     return False
+
+
+def _adds_zero(node: Node) -> bool:
+    """Add(x, 0) that returns x: the second input a one-element zero of x's dtype and of a rank
+    no higher than x's (it broadcasts to x's shape), no parameter of the model, and
+    - integer x, or a zero of -0.0 (x + -0.0 is x for every x, -0.0 included), or
+    - float x + 0.0 (which turns -0.0 into 0.0) where x is never -0.0: computed by a Conv,
+      ConvTranspose, Gemm (beta = 1) or inference BatchNormalization whose last step adds a
+      constant bias without -0.0 (a sum that holds a 0.0 term is 0.0 when it is zero). timm's
+      reparameterisable blocks (MobileOne, FastViT) add such zeros where a branch is absent
+      (`identity_out = 0`): 17 Adds in fastvit_t8."""
+    x, zero = node.inputs[0], node.inputs[1] if len(node.inputs) == 2 else None
+    if x is None or zero is None or zero.const_value is None or zero.is_parameter or x.rank is None or zero.dtype is not x.dtype:
+        return False  # a model's own parameter that holds 0 now stays
+    c = zero.const_value
+    if c.size != 1 or c.ndim > x.rank or c.reshape(()).item() != 0:
+        return False
+    if x.dtype is None or not x.dtype.is_floating:
+        return x.dtype is not None and x.dtype.is_integer
+    return bool(np.signbit(c).all()) or _never_negative_zero(x)
+
+
+_BIAS_INPUT = {"Conv": 2, "ConvTranspose": 2, "Gemm": 2, "BatchNormalization": 2}
+
+
+def _never_negative_zero(x: Value) -> bool:
+    """x is computed by a node whose last step adds a constant bias without -0.0 (see _adds_zero)."""
+    p = x.producer
+    if p is None or p.domain not in ("", "ai.onnx") or p.op_type not in _BIAS_INPUT or x is not p.outputs[0]:
+        return False
+    if p.op_type == "Gemm" and float(p.attributes.get("beta", 1.0)) != 1.0:
+        return False
+    if p.op_type == "BatchNormalization" and p.attributes.get("training_mode", 0):
+        return False
+    index = _BIAS_INPUT[p.op_type]
+    bias = p.inputs[index] if len(p.inputs) > index else None
+    if bias is None or bias.const_value is None:
+        return False
+    b = np.asarray(bias.const_value)
+    return not bool(((b == 0) & np.signbit(b)).any())
 
 
 def _merged_reshape(inner: Node, outer: Node) -> list[int] | None:
@@ -178,8 +220,9 @@ def identities(uses: Uses) -> int:
     """Drop nodes that return their input unchanged (Identity, Cast to the same type, identity
     Transpose, Reshape/Expand to the same shape (static, or torch's symbolic dims), Unsqueeze by
     no axes, Squeeze by no axes of a static shape without 1s, Concat of one input, Relu of a
-    Relu, And with a one-element True that broadcasts nothing), drop Concat inputs with a static
-    size 0 along the axis, and fold Transpose pairs into one."""
+    Relu, And with a one-element True that broadcasts nothing, Add of a zero that changes
+    nothing: `_adds_zero`), drop Concat inputs with a static size 0 along the axis, and fold
+    Transpose pairs into one."""
     removed = 0
     for node in list(uses.graph.nodes):
         if not uses.alive(node):

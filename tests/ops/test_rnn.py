@@ -38,12 +38,42 @@ def test_recurrent_matches_torch(mode, num_layers, bidirectional, batch_first, b
     check_function(fn, args, expected=tuple(expected), atol=1e-5, rtol=1e-4)
 
 
-def test_lstm_with_projections_is_refused_clearly():
-    module = torch.nn.LSTM(5, 7, proj_size=3)
+@pytest.mark.parametrize("num_layers, bidirectional, batch_first, bias", [(1, False, False, True), (2, True, True, False)])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64], ids=str)
+def test_lstm_with_projections_matches_torch(num_layers, bidirectional, batch_first, bias, dtype):
+    # ONNX's LSTM has no projection (w_hr): the cell equations, unrolled or a Scan
+    torch.manual_seed(0)
+    module = torch.nn.LSTM(5, 7, num_layers, bias=bias, batch_first=batch_first, bidirectional=bidirectional, proj_size=3)
+    params = [p.detach().to(dtype) for p in module._flat_weights]
+    states = num_layers * (2 if bidirectional else 1)
+    hx = [torch.randn(states, 2, 3, dtype=dtype), torch.randn(states, 2, 7, dtype=dtype)]
+    x = torch.randn((2, 4, 5) if batch_first else (4, 2, 5), dtype=dtype)
+    args = (x, hx, params, bias, num_layers, 0.0, False, bidirectional, batch_first)
+    expected = tuple(torch.ops.aten.lstm.input(*args))
+    tol = {"atol": 1e-5, "rtol": 1e-4} if dtype == torch.float32 else {"atol": 1e-12, "rtol": 1e-10}
+    check_function(rnn.aten_lstm, args, expected=expected, **tol)
+    for got, want in zip(_run_dynamic_input(rnn.aten_lstm, *args), expected):  # a Scan over the sequence
+        torch.testing.assert_close(got, want, **tol)
+
+
+def test_lstm_with_projections_keeps_nan_as_torch():
+    # the composed cell's Sigmoid/Tanh/MatMul carry NaN as torch's kernel does, in both modes
+    torch.manual_seed(0)
+    module = torch.nn.LSTM(3, 4, 2, proj_size=2)
     params = [p.detach() for p in module._flat_weights]
-    hx = [torch.zeros(1, 2, 3), torch.zeros(1, 2, 7)]
-    with pytest.raises(ValueError, match="proj_size"):
-        rnn.aten_lstm(torch.randn(4, 2, 5), hx, params, True, 1, 0.0, False, False, False)
+    x = torch.randn(5, 3, 3)
+    x[1, 0, 0] = float("nan")
+    hx = [torch.randn(2, 3, 2), torch.randn(2, 3, 4)]
+    hx[0][1, 2, 0] = float("nan")
+    args = (x, hx, params, True, 2, 0.0, False, False, False)
+    check_function(rnn.aten_lstm, args, expected=tuple(torch.ops.aten.lstm.input(*args)), atol=1e-5, rtol=1e-4)
+
+
+def test_recurrent_with_a_wrong_weight_count_is_refused_clearly():
+    module = torch.nn.GRU(5, 7)
+    params = [p.detach() for p in module._flat_weights][:3]
+    with pytest.raises(ValueError, match="expected 4 weights per layer and direction, got 3"):
+        rnn.aten_gru(torch.randn(4, 2, 5), torch.zeros(1, 2, 7), params, True, 1, 0.0, False, False, False)
 
 
 # -- regression (issue 13): dtypes without a kernel, empty batches, training dropout -------------

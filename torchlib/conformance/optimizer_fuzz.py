@@ -558,14 +558,43 @@ def onnxruntime_target(rng: random.Random, round_: int) -> Case:
     args = (torch.randn(1, 3, e), torch.randn(1, kv, 4, size), torch.randn(1, kv, 4, size))  # batch 1: onnxruntime's
     dynamic = [{}, {}, {}] if constant else [{1: "s"}, {2: "p"}, {2: "p"}]  # kernel takes a prompt after a past only then
     return Case(f"onnxruntime/{form}/{near}", Model(fn_a, params), args, dynamic, target=target)
+def zero_adds(rng: random.Random, round_: int) -> Case:
+    """timm's reparameterisable blocks as they train (MobileOne, FastViT's RepMixer): an absent
+    branch is the number 0, added to a convolution's, a batch norm's or a linear layer's output
+    (`cleanup._adds_zero`; tests/graph_builder/optimizer/test_zero_adds.py compares sign bits).
+    Near misses: 0 added to a product (which may be -0.0), a batch norm bias holding -0.0."""
+    forms = ["conv_bn", "identity_bn", "linear"]
+    form = forms[round_ % len(forms)]
+    near = _near(rng, round_, len(forms), ["product", "negative_zero_bias"])
+    c = rng.randint(2, 5)
+    conv, bn = torch.nn.Conv2d(c, c, 3, padding=1, bias=False).eval(), _random_bn(torch.nn.BatchNorm2d(c)).eval()
+    identity, linear = torch.nn.BatchNorm2d(c), torch.nn.Linear(c, c).eval()
+    _random_bn(identity).eval()
+    if near == "negative_zero_bias":
+        identity.bias.data[0] = -0.0
+
+    def fn(m: Model, x: torch.Tensor) -> torch.Tensor:
+        absent = 0
+        if near == "product":
+            return F.gelu(x * 0.0 + absent)
+        if form == "linear":
+            return F.gelu(linear(x.mean((2, 3))) + absent)
+        branch = conv(x) if form == "conv_bn" else x
+        return F.gelu(absent + identity(branch) + bn(conv(x)))
+
+    modules = {"conv": conv, "bn": bn, "identity": identity, "linear": linear}
+    x = torch.randn(rng.randint(2, 3), c, 5, 6)
+    return Case(f"zero_adds/{form}/{near}", Model(fn, modules=modules), (x,), [_dynamic(rng, 4, (1, 2, 3))])
 
 
 FAMILIES: list[Callable[[random.Random, int], Case]] = [gelu, rms_norm, rotary, gemm, unsqueeze_pair, packed_qkv,
                                                         attention, batch_norm, folding, cleanup,
-                                                        kv_cache, reshapes, onnxruntime_target, softcap_attention]
+                                                        kv_cache, reshapes, onnxruntime_target, softcap_attention,
+                                                        zero_adds]
 # rounds until every exact form was built
 FORMS: dict[Callable[[random.Random, int], Case], int] = {gelu: 5, rms_norm: 4, rotary: 6, batch_norm: 4, folding: 3,
-                                                          kv_cache: 3, onnxruntime_target: 8, softcap_attention: 2}
+                                                          kv_cache: 3, onnxruntime_target: 8, softcap_attention: 2,
+                                                          zero_adds: 3}
 
 
 def make_case(index: int, seed: int = 0) -> Case:

@@ -1,20 +1,30 @@
-"""Recurrent layers: aten::lstm/gru/rnn_tanh/rnn_relu to ONNX LSTM/GRU/RNN, one ONNX node per layer.
+"""Recurrent layers: aten::lstm/gru to ONNX LSTM/GRU, one ONNX node per layer; aten::rnn_tanh/relu
+and LSTM projections as the cell equations.
 
 torch orders the gates of its weights (i, f, g, o) for LSTM and (r, z, n) for GRU; ONNX wants
 (i, o, f, c) and (z, r, h). GRU's `linear_before_reset=1` is torch's formula for the new gate.
 
-onnxruntime's LSTM/GRU/RNN kernels are float32 only (float16 too for some): float64 computes
-the cell equations with MatMul/Sigmoid/Tanh in float64, unrolled over a static sequence length
-and as a `Scan` over a dynamic one; bfloat16 runs the float32 kernel. The kernels abort the
-process on an empty batch or sequence: a static empty batch gives the empty result without them
-(torch refuses an empty sequence, and so do we), and a dynamic one is padded to one row that is
-sliced off again.
+The cell equations (MatMul of every step's input at once, then per step MatMul/Add/Sigmoid/Tanh)
+are computed, unrolled over a static sequence length and as a `Scan` over a dynamic one, where
+onnxruntime has no kernel or a slow one:
+- float64 (onnxruntime's LSTM/GRU/RNN kernels are float32 only; float16 and bfloat16 run the
+  float32 kernel);
+- LSTM with proj_size > 0 (ONNX's LSTM has no output projection);
+- RNN_TANH/RNN_RELU: onnxruntime's RNN kernel takes 1.2-3.1x the time of the cell equations
+  (as a Scan or unrolled) on 2 layers from 64 units at batch 4 to 512 units at batch 8, while its
+  LSTM and GRU kernels take 0.26-0.98x theirs (bench/bench_rnn_forms.py, docs/performance.md).
+
+The kernels abort the process on an empty batch or sequence: a static empty batch gives the
+empty result without them (torch refuses an empty sequence, and so do we), and a dynamic one is
+padded to one row that is sliced off again.
 
 NaN: the kernels clamp the activations' inputs with min/max, which turns a NaN finite; torch's
-hidden state is NaN from a NaN input step (or NaN initial hidden state) on. A mask per step,
-batch row and direction puts those NaN back: once for a stack of one-direction layers (inside an
-If taken when the input holds a NaN), per layer for bidirectional ones (`_nan_as_torch`). Not covered: NaN in the weights or
-only in the LSTM cell state c0, and NaN that torch creates from inf (inf - inf in a ReLU RNN).
+hidden state is NaN from a NaN input step (or NaN initial hidden state) on. With exact_nan a mask
+per step, batch row and direction puts those NaN back: once for a stack of one-direction layers
+(inside an If taken when the input holds a NaN), per layer for bidirectional ones
+(`_nan_as_torch`). Not covered: NaN in the weights or only in the LSTM cell state c0, and NaN
+that torch creates from inf. The cell equations keep NaN as torch does (onnxruntime's
+standalone Sigmoid, Tanh and Relu return NaN for NaN).
 """
 
 from __future__ import annotations
@@ -36,6 +46,8 @@ _GATE_ORDER = {"LSTM": (0, 3, 1, 2), "GRU": (1, 0, 2), "RNN": (0,)}
 _GATES = {"LSTM": 4, "GRU": 3, "RNN": 1}
 # dtypes onnxruntime's LSTM/GRU/RNN kernels take, and where the others compute
 _KERNEL_DTYPES = (types.FLOAT,)
+# ONNX ops whose onnxruntime kernel is slower than the cell equations (bench/bench_rnn_forms.py)
+_CELL_EQUATIONS_FASTER = frozenset({"RNN"})
 _VIA_FLOAT = (types.BFLOAT16, types.FLOAT16)
 
 
@@ -63,31 +75,34 @@ def _recurrent(
     name = f"aten::{onnx_op.lower()}"
     directions = 2 if bidirectional else 1
     per_direction = len(params) // (num_layers * directions)
-    if per_direction != (4 if has_biases else 2):
+    plain = 4 if has_biases else 2
+    projected = onnx_op == "LSTM" and per_direction == plain + 1  # w_hr last: proj_size > 0
+    if per_direction != plain and not projected:
         raise ValueError(
-            f"{name} with projections (proj_size > 0) has no ONNX counterpart: "
-            f"expected {4 if has_biases else 2} weights per layer and direction, got {per_direction}"
+            f"{name}: expected {plain} weights per layer and direction"
+            f"{' (one more with proj_size > 0)' if onnx_op == 'LSTM' else ''}, got {per_direction}"
         )
     if train and dropout > 0 and num_layers > 1:
         raise ValueError(f"{name} in training mode with dropout={dropout} between layers is not exported; export in eval mode")
     if input.rank != 3:
         raise ValueError(f"{name}: expected a 3-D input (batched), got rank {input.rank}")
-    hidden = params[1].static_dim(1)  # w_hh: [gates * hidden, hidden]
+    hidden = params[1].static_dim(0) // _GATES[onnx_op]  # w_hh: [gates * hidden, hidden or proj_size]
+    features = params[per_direction - 1].static_dim(0) if projected else hidden  # w_hr: [proj_size, hidden]
     x = op.Transpose(input, perm=[1, 0, 2]) if batch_first else input  # [seq, batch, features]
     seq, batch = x.known_shape[0], x.known_shape[1]
     if seq == 0:
         raise ValueError(f"{name}: expected sequence length to be larger than 0 (torch raises too)")
     dtype = input.known_dtype
     if batch == 0:  # the kernels abort on an empty batch: the result is empty anyway
-        return _empty_result(onnx_op, x, hx, num_layers * directions, directions * hidden, batch_first)
+        return _empty_result(onnx_op, x, hx, num_layers * directions, directions * features, batch_first)
     pad = not isinstance(batch, int) or not isinstance(seq, int)
     if pad:  # a dynamic batch or sequence may be empty: give the kernel at least one row and step
         x, hx, batch_size = _pad_batch_and_seq(x, hx)
     if dtype in _VIA_FLOAT:
         x, hx, params = cast_to(x, types.FLOAT), [cast_to(h, types.FLOAT) for h in hx], [cast_to(p, types.FLOAT) for p in params]
-    kernel = x.dtype in _KERNEL_DTYPES  # the kernels drop NaN: _nan_as_torch puts it back
-    nan_mask = kernel and current_exact_nan()
-    layer = _onnx_layer if kernel else _composed_layer
+    # the cell equations where onnxruntime has no kernel (float64, projections) or a slow one (RNN)
+    kernel = x.dtype in _KERNEL_DTYPES and not projected and onnx_op not in _CELL_EQUATIONS_FASTER
+    nan_mask = kernel and current_exact_nan()  # the kernels drop NaN: _nan_as_torch puts it back
     # one direction: a layer's output is NaN in the rows and steps where its input is (all of its
     # features), so every layer has the first layer's NaN steps, plus its own and the earlier
     # layers' NaN rows of h0; those steps are masked once, in the last output (a layer's output
@@ -102,7 +117,10 @@ def _recurrent(
         first = start * per_direction
         layer_params = params[first:first + directions * per_direction]
         layer_input = x
-        x, h_n, c_n = layer(onnx_op, x, h0, c0, layer_params, has_biases, directions, hidden, activation)
+        if kernel:
+            x, h_n, c_n = _onnx_layer(onnx_op, x, h0, c0, layer_params, has_biases, directions, hidden, activation)
+        else:
+            x, h_n, c_n = _composed_layer(onnx_op, x, h0, c0, layer_params, has_biases, directions, activation)
         if taint is not None:
             taint = _with_nan_rows(taint, h0)
             first_states.append(h0)
@@ -270,8 +288,11 @@ def _nan_as_torch(
     return y, h_n, c_n
 
 
-def _cell(onnx_op: str, w_hh_t: Value, b_hh: Value | None, activation: str | None) -> Callable[..., tuple[Value, Value | None]]:
-    """torch's cell equations: (x_t W_ih^T + b_ih, h, c) -> (h', c')."""
+def _cell(
+    onnx_op: str, w_hh_t: Value, b_hh: Value | None, activation: str | None, w_hr_t: Value | None = None
+) -> Callable[..., tuple[Value, Value | None]]:
+    """torch's cell equations: (x_t W_ih^T + b_ih, h, c) -> (h', c'); an LSTM's h' projected by
+    W_hr^T when given (proj_size > 0)."""
 
     def step(xw: Value, h: Value, c: Value | None) -> tuple[Value, Value | None]:
         hw = op.MatMul(h, w_hh_t)
@@ -281,7 +302,8 @@ def _cell(onnx_op: str, w_hh_t: Value, b_hh: Value | None, activation: str | Non
             assert c is not None  # an LSTM cell carries c
             i, f, g, o = n_outputs(op.Split(op.Add(xw, hw), axis=-1, num_outputs=4), 4)
             c_new = op.Add(op.Mul(op.Sigmoid(f), c), op.Mul(op.Sigmoid(i), op.Tanh(g)))
-            return op.Mul(op.Sigmoid(o), op.Tanh(c_new)), c_new
+            h_new = op.Mul(op.Sigmoid(o), op.Tanh(c_new))
+            return (op.MatMul(h_new, w_hr_t) if w_hr_t is not None else h_new), c_new
         if onnx_op == "GRU":
             x_r, x_z, x_n = n_outputs(op.Split(xw, axis=-1, num_outputs=3), 3)
             h_r, h_z, h_n = n_outputs(op.Split(hw, axis=-1, num_outputs=3), 3)
@@ -297,10 +319,12 @@ def _cell(onnx_op: str, w_hh_t: Value, b_hh: Value | None, activation: str | Non
 
 def _composed_layer(
     onnx_op: str, x: Value, h0: Value, c0: Value | None, params: Sequence[Value], has_biases: bool,
-    directions: int, hidden: int, activation: str | None,
+    directions: int, activation: str | None,
 ) -> tuple[Value, Value, Value | None]:
-    """One layer from the cell equations, for dtypes the kernels lack (float64)."""
+    """One layer from the cell equations (the module's docstring says where); an LSTM's
+    projection is a fifth or third weight per direction, w_hr, last."""
     per_direction = len(params) // directions
+    projected = per_direction == (5 if has_biases else 3)
     ys, hs, cs = [], [], []
     for d in range(directions):
         w_ih, w_hh = params[d * per_direction], params[d * per_direction + 1]
@@ -309,7 +333,8 @@ def _composed_layer(
         if has_biases:
             xw = op.Add(xw, params[d * per_direction + 2])
             b_hh = params[d * per_direction + 3]
-        step = _cell(onnx_op, op.Transpose(w_hh, perm=[1, 0]), b_hh, activation)
+        w_hr_t = op.Transpose(params[(d + 1) * per_direction - 1], perm=[1, 0]) if projected else None
+        step = _cell(onnx_op, op.Transpose(w_hh, perm=[1, 0]), b_hh, activation, w_hr_t)
         h = op.Squeeze(op.Slice(h0, [d], [d + 1], [0]), [0])
         c = op.Squeeze(op.Slice(c0, [d], [d + 1], [0]), [0]) if c0 is not None else None
         y, h, c = _run_steps(step, xw, h, c, reverse=d == 1)

@@ -47,24 +47,37 @@ _RNN_CONFIGS = [  # (num_layers, bias, bidirectional, batch_first, shape (T, N) 
     (2, True, False, True, (1, 1)),
     (1, True, True, False, (1, 2)),
 ]
+# LSTM with proj_size > 0 (no ONNX LSTM counterpart: the cell equations, unrolled)
+_LSTM_PROJ_CONFIGS = [  # (num_layers, bias, bidirectional, batch_first, shape, proj_size)
+    (2, True, True, True, (2, 3), 2),
+    (1, False, False, False, (4, 2), 3),
+]
 
 
 def rnn(kind: str) -> Callable[[torch.dtype], Iterator[Any]]:
     """Samples of aten::{lstm,gru,rnn_tanh,rnn_relu}.input built from the torch.nn module's
-    flat weights: every combination of layers, biases, directions and batch_first above."""
+    flat weights: every combination of layers, biases, directions and batch_first above, and
+    for LSTM projections (proj_size > 0)."""
     module = {"lstm": torch.nn.LSTM, "gru": torch.nn.GRU, "rnn_tanh": torch.nn.RNN, "rnn_relu": torch.nn.RNN}[kind]
+    configs = [(*c, 0) for c in _RNN_CONFIGS]
+    if kind == "lstm":  # among the first four samples, which the quick run takes
+        configs[1:1] = _LSTM_PROJ_CONFIGS[:1]
+        configs[3:3] = _LSTM_PROJ_CONFIGS[1:]
 
     def samples(dtype: torch.dtype) -> Iterator[Any]:
         input_size, hidden = 3, 4
-        for i, (layers, bias, bidirectional, batch_first, (a, b)) in enumerate(_RNN_CONFIGS):
+        for i, (layers, bias, bidirectional, batch_first, (a, b), proj) in enumerate(configs):
             torch.manual_seed(i)
-            extra = {"nonlinearity": "relu" if kind == "rnn_relu" else "tanh"} if module is torch.nn.RNN else {}
+            extra: dict[str, Any] = {"nonlinearity": "relu" if kind == "rnn_relu" else "tanh"} if module is torch.nn.RNN else {}
+            if proj:
+                extra["proj_size"] = proj
             m = module(input_size, hidden, layers, bias=bias, batch_first=batch_first, bidirectional=bidirectional, **extra)
             params = [p.detach().to(dtype) for p in m._flat_weights]
             x = torch.randn(a, b, input_size).to(dtype)
             batch = x.shape[0] if batch_first else x.shape[1]
-            h = torch.randn(layers * (2 if bidirectional else 1), batch, hidden).to(dtype)
-            hx: Any = [h, torch.randn_like(h)] if kind == "lstm" else h
+            h = torch.randn(layers * (2 if bidirectional else 1), batch, proj or hidden).to(dtype)
+            c = torch.randn(layers * (2 if bidirectional else 1), batch, hidden).to(dtype)
+            hx: Any = [h, c] if kind == "lstm" else h
             yield sample_input(x, hx, params, bias, layers, 0.0, False, bidirectional, batch_first)
 
     return samples

@@ -28,3 +28,4 @@ def test_grouped_mm_fallback_two_sizes(counts):
     result = torchlib.export(model, (x, c), dynamic_shapes=({0: "rows"}, None))
     for xs, cs in [(x, c), (torch.randn(9, 8), torch.tensor([0, 5, 2, 2]))]:
         torch.testing.assert_close(result(xs, cs), model(xs, cs), rtol=1e-5, atol=1e-5)
+

@@ -15,7 +15,9 @@ the lost dynamic dims and the export times.
 
 Models are shrunk generically (`shrink_config`): every integer attribute whose name says it is a
 layer count, a width, a head count, a vocabulary or an expert count is capped, in the config and
-its sub-configs; `OVERRIDES` holds the few settings a config needs for consistent sizes.
+its sub-configs; `OVERRIDES` holds the few settings a config needs for consistent sizes. Weights
+the init leaves constant (afmoe's zero router gates, which make every expert tie in top-k) get
+random values (`vary_constant_weights`).
 """
 
 from __future__ import annotations
@@ -135,7 +137,25 @@ def build(task: str, model_type: str, class_name: str):
         config._attn_implementation = "eager"
     torch.manual_seed(0)
     model = getattr(transformers, class_name)(config).eval()
+    vary_constant_weights(model)
     return model, config
+
+
+def vary_constant_weights(model) -> list[str]:
+    """Give random values (normal, std 0.02) to every weight of two or more dims that the model's
+    init leaves constant, and return their names. afmoe zeroes its routers' gates: every expert
+    then ties in top-k, whose order among ties torch leaves undefined (torch's CPU top-k and
+    onnxruntime's pick different experts, both right). A constant weight also hides from the
+    comparison whatever was computed before it."""
+    import torch
+
+    varied = []
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            if p.dim() >= 2 and p.numel() > 1 and p.is_floating_point() and bool((p == p.flatten()[0]).all()):
+                p.normal_(0.0, 0.02)
+                varied.append(name)
+    return varied
 
 
 def _sizes_inputs(task: str, model, config, batch: int, seq: int) -> dict[str, Any]:

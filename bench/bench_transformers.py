@@ -137,7 +137,6 @@ def build(task: str, model_type: str, class_name: str):
         config._attn_implementation = "eager"
     torch.manual_seed(0)
     model = getattr(transformers, class_name)(config).eval()
-    vary_constant_weights(model)
     return model, config
 
 
@@ -312,6 +311,7 @@ def run_model(task: str, model_type: str, class_name: str, reference: bool, cach
     except Exception as e:
         row.update(status="not built", reason=f"{type(e).__name__}: {_first_line(e)}")
         return row
+    row["varied_weights"] = vary_constant_weights(model)
     wrapped = _wrapper(model).eval()
     sample = None
     for seq in _candidate_seqs(task, config):

@@ -29,6 +29,19 @@ def test_shrink_config_caps_sizes_and_per_layer_lists():
     assert config.use_cache is False
 
 
+def test_constant_weights_get_random_values():
+    """afmoe zeroes its router gates (every expert ties in top-k): such weights are varied, norms
+    (1-D) and weights that already vary are kept."""
+    import torch
+
+    model = torch.nn.Sequential(torch.nn.Linear(4, 3), torch.nn.LayerNorm(3), torch.nn.Linear(3, 2, bias=False))
+    torch.nn.init.zeros_(model[2].weight)
+    kept = {k: v.clone() for k, v in model.state_dict().items()}
+    assert bench.vary_constant_weights(model) == ["2.weight"]
+    assert model[2].weight.std() > 0
+    assert all(torch.equal(kept[k], v) for k, v in model.state_dict().items() if k != "2.weight")
+
+
 @pytest.mark.parametrize(("task", "model_type", "class_name"), [
     ("causal_lm", "llama", "LlamaForCausalLM"),
     ("masked_lm", "bert", "BertForMaskedLM"),

@@ -143,7 +143,7 @@ def _select_copy(x: torch.Tensor, dim: int, index: Any) -> torch.Tensor:
 # call storage_offset() on tensor with symbolic sizes/strides"): every write into a slice of a
 # tensor with a dynamic dim (`shifted[:, 1:] = ids[:, :-1]`) failed here and fell back to the
 # whole-program decomposition, which specialised the dims. The view and a clone instead.
-_VIEW_COPIES = {torch.ops.aten.slice_copy.Tensor: _slice_copy, torch.ops.aten.select_copy.int: _select_copy}
+_VIEW_COPIES: dict[Any, Any] = {torch.ops.aten.slice_copy.Tensor: _slice_copy, torch.ops.aten.select_copy.int: _select_copy}
 
 
 def _trace(run: Any, tensors: list[torch.Tensor], node: torch.fx.Node, table: dict[Any, Any], fake_mode: Any,

@@ -491,6 +491,7 @@ def main() -> None:
     only = set(ns.only.split(",")) if ns.only else None
     if ns.report_only:
         rows = [json.loads(ln) for ln in ns.results.read_text().splitlines() if ln.strip()]
+        rows = list({(r["task"], r["model"]): r for r in rows}.values())  # a model's last row (a re-run) wins
         rows = [r for r in rows if r["task"] in tasks and (only is None or r["model"] in only)]
     else:
         os.environ.setdefault("OMP_NUM_THREADS", "1")

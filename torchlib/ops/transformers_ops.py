@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from graph_builder import op
-from graph_builder.types import TFloat, TInt
+from graph_builder.type_constraints import TFloat, TInt
 from torchlib.ops._helpers import n_outputs
 from torchlib.registry import aten_op
 

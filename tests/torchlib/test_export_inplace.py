@@ -183,6 +183,28 @@ def test_writes_into_views_update_the_whole_tensor():
     torch.testing.assert_close(updated, expected)
 
 
+def test_writes_into_slices_keep_dynamic_dims():
+    """A write into a slice or a select of a tensor with dynamic dims (bart's shift_tokens_right,
+    ghostnet's `out[:, :c] = ...`) is traced on its own: no whole-program decomposition, so
+    the dims stay dynamic; right at two sizes."""
+
+    class M(nn.Module):
+        def forward(self, x):
+            y = torch.zeros_like(x)
+            y[:, 1:] = x[:, :-1]  # copy_ into a slice
+            y[:, 0] = 7.0  # fill_ into a select
+            y[0, 2:-1] += x[0, 1:-2]  # add_ into a slice of a select
+            return y * 2
+
+    result = torchlib.export(M(), (torch.randn(2, 8),), dynamic_shapes=({0: "batch", 1: "seq"},))
+    assert "decompositions" not in result.timings, result.diagnostics
+    assert result.diagnostics == []
+    assert [[d.dim_param for d in i.type.tensor_type.shape.dim] for i in result.model_proto.graph.input] == [["batch", "seq"]]
+    for shape in [(2, 8), (3, 13)]:
+        x = torch.randn(shape)
+        torch.testing.assert_close(result(x), M()(x), atol=ATOL, rtol=RTOL)
+
+
 @pytest.mark.slow  # a second whole-program decomposition
 def test_stale_view_read_after_write_falls_back_and_says_why():
     class M(nn.Module):

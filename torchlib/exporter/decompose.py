@@ -130,6 +130,22 @@ def _traceable(node: torch.fx.Node) -> bool:
     return isinstance(node.meta.get("val"), (torch.Tensor, torch.SymInt))
 
 
+def _slice_copy(x: torch.Tensor, dim: int = 0, start: Any = None, end: Any = None, step: Any = 1) -> torch.Tensor:
+    return torch.ops.aten.slice.Tensor(x, dim, start, end, step).clone()
+
+
+def _select_copy(x: torch.Tensor, dim: int, index: Any) -> torch.Tensor:
+    return torch.ops.aten.select.int(x, dim, index).clone()
+
+
+# Functionalization replays a view as its *_copy op. torch has no decomposition for these two, and
+# their C++ kernels read the storage offset, which a tensor with symbolic sizes has not ("Cannot
+# call storage_offset() on tensor with symbolic sizes/strides"): every write into a slice of a
+# tensor with a dynamic dim (`shifted[:, 1:] = ids[:, :-1]`) failed here and fell back to the
+# whole-program decomposition, which specialised the dims. The view and a clone instead.
+_VIEW_COPIES: dict[Any, Any] = {torch.ops.aten.slice_copy.Tensor: _slice_copy, torch.ops.aten.select_copy.int: _select_copy}
+
+
 def _trace(run: Any, tensors: list[torch.Tensor], node: torch.fx.Node, table: dict[Any, Any], fake_mode: Any,
            what: str) -> torch.fx.GraphModule:
     """make_fx of functionalize(run) on the fake `tensors`; the small graph's nodes point to the
@@ -138,7 +154,8 @@ def _trace(run: Any, tensors: list[torch.Tensor], node: torch.fx.Node, table: di
 
     try:
         with fake_mode:
-            graph = make_fx(torch.func.functionalize(run, remove="mutations_and_views"), decomposition_table=table)(*tensors)
+            graph = make_fx(torch.func.functionalize(run, remove="mutations_and_views"),
+                            decomposition_table={**_VIEW_COPIES, **table})(*tensors)
     except Exception as e:  # torch raises many kinds here; the reason goes to the diagnostics
         first = str(e).splitlines()[0] if str(e) else ""
         raise NeedsWholeProgramDecomposition(

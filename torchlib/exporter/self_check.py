@@ -30,13 +30,19 @@ A program that draws random numbers cannot be compared run to run: when the prog
 tagged `nondeterministic_seeded` (dropout, rand, bernoulli), torch eager runs a second time with
 another seed, and when the two runs differ the check is skipped (`result.self_check` says why).
 Dropout at p=0 or in eval mode stays checked. A program with torch.empty and its kin (values
-undefined until written) is not compared either. Each run is seeded inside `fork_rng`, so the
+undefined until written: MoE routers write an inverse permutation into `empty_like`) makes torch
+eager run twice more, each allocation of that family filled first with zeros, then with a poison
+(NaN, or an integer's extreme): an output that differs between the runs depends on memory torch
+leaves undefined, and when the ONNX model differs there it is "inconclusive" (named, not an
+error); every other output is compared as usual. When every output depends on such memory the
+check is skipped and says so. Each run is seeded inside `fork_rng`, so the
 user's random state is left as it was. The model's buffers are put back after each run and the sample is copied, so the check
 changes neither the user's model nor the sample.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import inspect
 import math
@@ -46,6 +52,7 @@ from typing import Any
 import torch
 import torch.fx.experimental.symbolic_shapes as _symbolic_shapes
 import torch.utils._pytree as pytree
+from torch.utils._python_dispatch import TorchDispatchMode
 
 from torchlib.exporter.result import ExportResult, OutputDiff, compare, put_back, snapshot
 from torchlib.exporter.subgraph import all_nodes
@@ -188,6 +195,32 @@ class _Output:
     path: str  # "[0]", "['logits']", "" for a single tensor
     tensor: torch.Tensor
     scalar: bool = False  # a Python int or float (a symbolic one is a graph output)
+    undefined: str = ""  # why its value is not defined by the model (memory torch leaves undefined), if so
+
+
+class _FillUninitialized(TorchDispatchMode):
+    """Fill every allocation of torch.empty's family with zeros ("zeros") or with a poison
+    ("poison": NaN for floating and complex dtypes, the largest value for integers, True for bool),
+    so that two runs tell the outputs that depend on its undefined values."""
+
+    def __init__(self, fill: str):
+        super().__init__()
+        self.fill = fill
+
+    def __torch_dispatch__(self, func: Any, types: Any, args: tuple = (), kwargs: dict | None = None) -> Any:
+        out = func(*args, **(kwargs or {}))
+        if isinstance(out, torch.Tensor) and _is_uninitialized(func):
+            with torch.no_grad():
+                out.fill_(0 if self.fill == "zeros" else _poison(out.dtype))
+        return out
+
+
+def _poison(dtype: torch.dtype) -> Any:
+    if dtype.is_floating_point or dtype.is_complex:
+        return math.nan
+    if dtype == torch.bool:
+        return True
+    return torch.iinfo(dtype).max
 
 
 class Sample:
@@ -206,8 +239,24 @@ class Sample:
                 self.random = f"skipped: the program draws random numbers ({', '.join(ops)}), so two runs differ"
         empty = sorted({_op_name(n.target) for n in all_nodes(ep.graph_module) if _is_uninitialized(n.target)})
         if empty and not self.random:
-            self.random = (f"skipped: the program allocates memory it may not fill ({', '.join(empty)}), whose "
-                           "values torch leaves undefined")
+            self._mark_undefined(model, ", ".join(empty))
+
+    def _mark_undefined(self, model: Any, ops: str) -> None:
+        """Mark the outputs that depend on memory the program allocates and may not fill (torch.empty
+        and its kin, `ops`): those that differ between eager runs with every such allocation filled
+        with zeros and with a poison. When every output does, the check is skipped (self.random)."""
+        why = f"memory torch leaves undefined (the program allocates it with {ops} and does not fill all of it)"
+        try:
+            zeros, poison = (self._run(model, fill=fill) for fill in ("zeros", "poison"))
+        except Exception as e:  # noqa: BLE001  (an op the dispatch mode cannot run: then nothing is compared)
+            self.random = (f"skipped: the program allocates memory it may not fill ({ops}), and torch eager failed "
+                           f"under the mode that fills it ({type(e).__name__}: {str(e).strip()[:200]})")
+            return
+        for expected, z, p in zip(self.expected, zeros, poison):
+            if not (compare("", expected.tensor, z.tensor).ok() and compare("", z.tensor, p.tensor).ok()):
+                expected.undefined = why
+        if len(zeros) != len(self.expected) or all(o.undefined for o in self.expected):
+            self.random = f"skipped: every output depends on {why}"
 
     def _program_is_seeded(self, ep: torch.export.ExportedProgram) -> bool:
         """Whether the program gives one answer under two seeds (a failing run: check_program says so)."""
@@ -217,13 +266,15 @@ class Sample:
         except Exception:  # noqa: BLE001
             return True
 
-    def _run(self, function: Any, seed: int = 0) -> list[_Output]:
+    def _run(self, function: Any, seed: int = 0, fill: str | None = None) -> list[_Output]:
         """function(copy of the sample), with the model's buffers put back after (a program captured
-        for training writes buffers in place, with no trace in its signature)."""
+        for training writes buffers in place, with no trace in its signature). `fill` ("zeros" or
+        "poison"): every torch.empty-like allocation is filled so (_FillUninitialized)."""
         saved = snapshot(self.model.buffers())
         args, kwargs = pytree.tree_map_only(torch.Tensor, lambda t: t.clone(), (self.args, self.kwargs))
+        mode = _FillUninitialized(fill) if fill else contextlib.nullcontext()
         try:
-            with torch.no_grad(), torch.random.fork_rng(devices=[]):  # the user's random state is kept
+            with torch.no_grad(), torch.random.fork_rng(devices=[]), mode:  # the user's random state is kept
                 # the CPU generator only, the one fork_rng(devices=[]) restores: torch.manual_seed
                 # also queues a seeding of each accelerator module not yet initialised (cuda, xpu,
                 # mtia), formatting the stack for each: 0.4-1.5 ms a call, by the stack's depth
@@ -300,7 +351,7 @@ class Sample:
         for i, (name, expected, a) in enumerate(zip(names, expected_outputs, actual)):
             diff = compare(name, expected.tensor, a)
             if not diff.ok():
-                source = excuse(i) if excuse is not None else None
+                source = expected.undefined or (excuse(i) if excuse is not None else None)
                 if source is None:
                     raise SelfCheckError(f"{what} does not reproduce the model on the sample input it was exported "
                                          f"from: {_describe(expected, a, diff)}" + _advice(strategy))

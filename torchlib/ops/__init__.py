@@ -45,6 +45,7 @@ from torchlib.ops import (
     tensor_extra,  # noqa: F401
     tensor_meta,  # noqa: F401
     torchvision,  # noqa: F401
+    transformers_ops,  # noqa: F401
     unique,  # noqa: F401
     upsample,  # noqa: F401
     view_copy,  # noqa: F401

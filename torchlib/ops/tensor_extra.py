@@ -523,20 +523,33 @@ def aten_im2col(
 ) -> TTensor:
     """im2col(Tensor self, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride) -> Tensor
 
-    The spatial dims of self must be static (the gather indices are computed at trace time)."""
+    Static spatial dims: one Gather of indices computed at trace time; symbolic ones: one strided
+    Slice per kernel offset."""
     (kh, kw), (dh, dw), (ph, pw), (sh, sw) = _pair(kernel_size), _pair(dilation), _pair(padding), _pair(stride)
     x = op.Unsqueeze(self, [0]) if self.rank == 3 else self
     assert x.shape is not None
     height, width = x.shape[2], x.shape[3]
-    if not isinstance(height, int) or not isinstance(width, int):
-        raise ValueError("im2col needs static spatial dims")
-    hp, wp = height + 2 * ph, width + 2 * pw
-    out_h, out_w = _blocks(hp, kh, dh, sh), _blocks(wp, kw, dw, sw)
-    index = _im2col_index(hp, wp, kernel_size, dilation, stride)
     if ph or pw:  # onnxruntime's Pad has no bfloat16 kernel
         padded = cast_to(op.Pad(cast_to(x, _NO_BF16.get(x.known_dtype, x.known_dtype)), [0, 0, ph, pw, 0, 0, ph, pw]), x.known_dtype)
     else:
         padded = x
+    if not isinstance(height, int) or not isinstance(width, int):
+        # symbolic spatial dims: one strided Slice per kernel offset, whose ends count from the
+        # padded image's end (offset i keeps rows i*dh, i*dh + sh, ... up to hp - (kh-1-i)*dh:
+        # out_h of them, whatever hp is), stacked in torch's (kernel offset, block) order
+        big = np.iinfo(np.int64).max
+        taps = []
+        for i in range(kh):
+            for j in range(kw):
+                ends = [-(kh - 1 - i) * dh or big, -(kw - 1 - j) * dw or big]
+                taps.append(op.Unsqueeze(op.Slice(padded, [i * dh, j * dw], ends, [2, 3], [sh, sw]), [2]))
+        stacked = op.Concat(*taps, axis=2)  # [N, C, kh*kw, out_h, out_w]
+        blocks = op.Mul(op.Shape(stacked, start=3, end=4), op.Shape(stacked, start=4, end=5))
+        result = op.Reshape(stacked, op.Concat(op.Mul(op.Shape(x, start=0, end=2), [1, kh * kw]), blocks, axis=0), allowzero=1)
+        return op.Squeeze(result, [0]) if self.rank == 3 else result
+    hp, wp = height + 2 * ph, width + 2 * pw
+    out_h, out_w = _blocks(hp, kh, dh, sh), _blocks(wp, kw, dw, sw)
+    index = _im2col_index(hp, wp, kernel_size, dilation, stride)
     flat = op.Reshape(padded, [0, 0, hp * wp])
     cols_ = op.Gather(flat, op.Constant(value=index), axis=2)  # [N, C, kh*kw, L]
     result = op.Reshape(cols_, op.Concat(op.Mul(op.Shape(x, start=0, end=2), [1, kh * kw]), [out_h * out_w], axis=0), allowzero=1)

@@ -1,0 +1,67 @@
+"""The machinery of bench/bench_transformers.py (issue 34's forward sweep) on a few architectures:
+config shrinking, the inputs at two sizes, our export checked at both, the JSONL rows and the resume."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+
+import bench_transformers as bench  # noqa: E402
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _torchvision_ops():
+    bench._torchvision_ops()
+
+
+def test_shrink_config_caps_sizes_and_per_layer_lists():
+    from transformers import AutoConfig
+
+    config = bench.shrink_config(AutoConfig.for_model("qwen2"))
+    assert config.num_hidden_layers == 2
+    assert config.hidden_size == 64 and config.intermediate_size == 128 and config.vocab_size == 256
+    assert len(config.layer_types) == 2
+    assert config.use_cache is False
+
+
+def test_constant_weights_get_random_values():
+    """afmoe zeroes its router gates (every expert ties in top-k): such weights are varied, norms
+    (1-D) and weights that already vary are kept."""
+    import torch
+
+    model = torch.nn.Sequential(torch.nn.Linear(4, 3), torch.nn.LayerNorm(3), torch.nn.Linear(3, 2, bias=False))
+    torch.nn.init.zeros_(model[2].weight)
+    kept = {k: v.clone() for k, v in model.state_dict().items()}
+    assert bench.vary_constant_weights(model) == ["2.weight"]
+    assert model[2].weight.std() > 0
+    assert all(torch.equal(kept[k], v) for k, v in model.state_dict().items() if k != "2.weight")
+
+
+@pytest.mark.parametrize(("task", "model_type", "class_name"), [
+    ("causal_lm", "llama", "LlamaForCausalLM"),
+    ("masked_lm", "bert", "BertForMaskedLM"),
+])
+def test_ours_right_at_two_sizes(task, model_type, class_name):
+    row = bench.run_model(task, model_type, class_name, reference=False, cache=None)
+    assert row["ours"]["status"] == "ok", row
+    assert row["ours"]["lost"] == []
+    assert row["ours"]["worst_over_bound"] <= 1.0
+
+
+@pytest.mark.slow
+def test_sweep_subprocesses_rows_and_resume(tmp_path, capsys):
+    results = tmp_path / "rows.jsonl"
+    only = {"gpt2", "wav2vec2", "vit"}
+    rows = bench.sweep(["causal_lm", "speech_ctc", "image_classification"], only, None, 300, results, True, tmp_path / "ref")
+    assert {r["model"] for r in rows} == only
+    assert all(r["ours"]["status"] == "ok" for r in rows), rows
+    assert len(results.read_text().splitlines()) == 3 and len(list((tmp_path / "ref").iterdir())) == 3
+    again = bench.sweep(["causal_lm", "speech_ctc", "image_classification"], only, None, 300, results, True, None)
+    assert [json.dumps(r) for r in again] == [json.dumps(r) for r in rows]  # resumed, not re-run
+    bench.report(rows)
+    assert "| all | 3 / 3 | 3 (100.0 %)" in capsys.readouterr().out

@@ -27,7 +27,7 @@ from graph_builder.optimizer.folding import BATCH_NORMS_LEFT
 from graph_builder.optimizer.onnxruntime import OnnxRuntime
 from graph_builder.optimizer.quantization import WeightQuantization, check_opset, quantize_weights
 from torchlib.exporter import dataclass_trees, self_check
-from torchlib.exporter.capture import EXPORT_LOCK, caller_level, capture
+from torchlib.exporter.capture import EXPORT_LOCK, caller_level, capture, keywords_as_parameters
 from torchlib.exporter.checkpoint import Weights, WeightsError, attached, meta_tensors
 from torchlib.exporter.decompose import (
     NeedsWholeProgramDecomposition,
@@ -191,7 +191,8 @@ def _export(model: torch.nn.Module | torch.export.ExportedProgram, args: Any, kw
             model = ep.module()
         else:
             # transformers' KV caches and plain dataclasses as pytrees while capturing
-            with registered(caches), dataclass_trees.capturing(model, args, kwargs) as dataclass_types:
+            with registered(caches), keywords_as_parameters(model, kwargs), \
+                    dataclass_trees.capturing(model, args, kwargs) as dataclass_types:
                 spec = normalize_dynamic_shapes(model.forward, args, kwargs, dynamic_shapes)
                 if weights is None:
                     no_data = meta_tensors(model)
@@ -237,7 +238,8 @@ def _export(model: torch.nn.Module | torch.export.ExportedProgram, args: Any, kw
             reason = str(e)
         if reason:  # the rare program that only functionalization of the whole program can express
             decomposed_at = time.perf_counter()
-            ep = ep.run_decompositions(decomposition_table(registry))
+            with registered(caches):  # it re-traces the program: its inputs are flattened and rebuilt
+                ep = ep.run_decompositions(decomposition_table(registry))
             timings["decompositions"] = time.perf_counter() - decomposed_at
             fx_to_onnx.clear()
             graph, diagnostics = translate_program(ep, decompose_nodes=False)

@@ -50,11 +50,10 @@ _DERIVED = ("_sliding_window_tensor",)
 @dataclasses.dataclass(frozen=True)
 class _Dict:
     """A dict attribute of a layer in the pytree context (a linear-attention layer's
-    `has_previous_state`, `conv_kernel_size`, ...): its plain items, and the keys whose values
-    are tensors (entries `{attribute}.{key}`, carried as children)."""
+    `conv_states`, `has_previous_state`, ...): its items in order, None for a tensor (an entry
+    `{attribute}.{key}`, carried as a child)."""
 
-    items: tuple[tuple[Any, Any], ...]  # in the dict's order, None for a tensor
-    tensor_keys: tuple[Any, ...]
+    items: tuple[tuple[Any, Any], ...]
 
 
 def _plain(owner: Any, name: str, value: Any) -> Any:
@@ -105,7 +104,7 @@ def _describe_layer(layer: Any, index: int) -> tuple[list[tuple[str, torch.Tenso
             keys = tuple(k for k, v in value.items() if isinstance(v, torch.Tensor))
             tensors.extend((f"{name}.{k}", name, k, value[k]) for k in keys)
             items = tuple((k, None if k in keys else _plain(layer, f"{name}[{k!r}]", v)) for k, v in value.items())
-            others.append((name, _Dict(items, keys)))
+            others.append((name, _Dict(items)))
         elif name == "cumulative_length" and _sliding(layer):
             _check_window(layer, index)  # rebuilt from the keys: a sliding layer is exported whole (see _unflatten_layer)
         else:

@@ -16,9 +16,10 @@ Per model, in its own subprocess (a crash or a hang is that model's row):
    step (its `prepare_inputs_for_generation`). A cache with linear-attention or state-space layers (conv / recurrent states) is
    exported for one token: transformers' single-token path is the one that reads those states
    (its multi-token path starts them from zero), so `greedy` feeds the prompt token by token;
-4. `greedy(result, prompt, tokens)` on a new prompt (batch 2, 7 tokens) against
-   `model.generate(prompt, max_new_tokens=tokens, do_sample=False, num_beams=1)` with the model's
-   eos id: "exact" when every id is equal.
+4. `greedy(result, prompt, tokens)` on a new prompt (batch 2, 7 tokens) against `model.generate`
+   with plain greedy settings (a GenerationConfig of `max_new_tokens`, `do_sample=False`, the
+   model's eos and pad ids: no forced, suppressed or penalised tokens): "exact" when every id is
+   equal.
 
 Rows are appended to `--results` (JSONL) as they finish; a re-run skips the models already there.
 At the end the script prints the counts by status, the failure classes (the error's first line,
@@ -72,6 +73,7 @@ def _decode_takes_mask(model: Any, ids: Any, cache: Any, mask: Any) -> bool:
 
 def run_model(model_type: str, class_name: str, tokens: int) -> dict:
     import torch
+    import transformers
     from bench_transformers import build
 
     from torchlib import export, generation
@@ -112,10 +114,13 @@ def run_model(model_type: str, class_name: str, tokens: int) -> dict:
         row["inputs"] = [v.name for v in result.graph.inputs]
         stage = "greedy"
         prompt = torch.randint(3, vocab - 3, NEW_PROMPT)
-        eos = model.generation_config.eos_token_id
-        expected = model.generate(prompt, attention_mask=torch.ones_like(prompt), max_new_tokens=tokens, min_new_tokens=0,
-                                  do_sample=False, num_beams=1, repetition_penalty=1.0, no_repeat_ngram_size=0)
-        actual = generation.greedy(result, prompt, tokens, eos_token_id=eos, pad_token_id=model.generation_config.pad_token_id)
+        eos, pad = model.generation_config.eos_token_id, model.generation_config.pad_token_id
+        # the model's generation config replaced (one given to generate is merged with it): no forced
+        # or suppressed tokens (BART's forced_eos_token_id), no penalties
+        model.generation_config = transformers.GenerationConfig(max_new_tokens=tokens, do_sample=False, num_beams=1,
+                                                                eos_token_id=eos, pad_token_id=pad)
+        expected = model.generate(prompt, attention_mask=torch.ones_like(prompt))
+        actual = generation.greedy(result, prompt, tokens, eos_token_id=eos, pad_token_id=pad)
         new = expected.shape[1] - prompt.shape[1]
         equal = actual.shape == expected.shape and torch.equal(actual, expected)
         row["tokens_equal"] = int((actual[:, -new:] == expected[:, -new:]).sum()) if actual.shape == expected.shape else 0

@@ -93,6 +93,8 @@ def test_sliding_window_prefill_cache_given_as_past_key_values():
     result = torchlib.export(model, (), inputs, dynamic_shapes=dynamic)
     assert {v.name: v.shape for v in result.graph.inputs}["past_key_values.1.value"] == ("batch", 2, "past_sequence", 8)
     assert all(d.ok() for d in result.verify(**inputs))
+    # the program takes the sliding cache too (it flattens like the full layers it becomes)
+    assert result.verify(**inputs, compare_intermediates=True).first_divergence is None
     _greedy_parity(model, result)
 
 

@@ -106,13 +106,18 @@ def _describe_layer(layer: Any, index: int) -> tuple[list[tuple[str, torch.Tenso
             items = tuple((k, None if k in keys else _plain(layer, f"{name}[{k!r}]", v)) for k, v in value.items())
             others.append((name, _Dict(items)))
         elif name == "cumulative_length" and _sliding(layer):
-            _check_window(layer, index)  # rebuilt from the keys: a sliding layer is exported whole (see _unflatten_layer)
+            _check_window(layer, index)  # a sliding layer is exported whole (below): its keys are every token seen
         else:
             others.append((name, _plain(layer, name, value)))
     order = {"key": 0, "value": 1}
     tensors.sort(key=lambda t: order.get(t[0], 2))  # stable: the others keep their attribute order
     entries = tuple((entry, attribute, key) for entry, attribute, key, _ in tensors)
-    return [(entry, t) for entry, _, _, t in tensors], (type(layer), entries, tuple(others))
+    # a sliding-window layer is rebuilt as its full-attention counterpart: the step's mask applies
+    # the window (transformers builds it from the config), whereas a layer that drops its oldest
+    # keys would make the kept length, and every shape after it, depend on whether the past is
+    # longer than the window. The rebuilt layer flattens to the same context.
+    cls = _full_counterpart(type(layer)) if _sliding(layer) else type(layer)
+    return [(entry, t) for entry, _, _, t in tensors], (cls, entries, tuple(others))
 
 
 def _check_window(layer: Any, index: int) -> None:
@@ -138,15 +143,9 @@ def _flatten_cache_with_keys(cache: Any) -> tuple[list[tuple[Any, Any]], tuple]:
 
 
 def _unflatten_layer(layout: tuple, tensors: dict[str, torch.Tensor]) -> Any:
-    """One layer from its context and tensors. A sliding-window layer comes back as its
-    full-attention counterpart: the step's mask applies the window (transformers builds it from
-    the config), and a layer that dropped its oldest keys would make the kept length, and every
-    shape after it, depend on whether the past is longer than the window."""
-    from transformers import cache_utils
-
+    """One layer from its context and tensors (a sliding-window layer as its full-attention
+    counterpart, see _describe_layer)."""
     cls, entries, others = layout
-    if issubclass(cls, cache_utils.DynamicSlidingWindowLayer):
-        cls = _full_counterpart(cls)
     layer = cls.__new__(cls)
     for name, value in others:
         setattr(layer, name, dict(value.items) if isinstance(value, _Dict) else value)

@@ -17,8 +17,8 @@ over the layers that hold it (`[[keys' specs], [values' specs]]`, as for
 `register_dynamic_cache_export_support`), which `cache_spec` turns into the first. An
 EncoderDecoderCache flattens to `[self_attention_cache, cross_attention_cache]`.
 
-A sliding-window layer (DynamicSlidingWindowLayer, and the hybrid layers built on it) comes back
-inside the program as its full-attention counterpart (DynamicLayer): the exported step takes and
+A sliding-window layer (DynamicSlidingWindowLayer, and the hybrid layers built on it) flattens as
+its full-attention counterpart (DynamicLayer), which it comes back as: the exported step takes and
 returns every past token and the window is applied by the attention mask, which transformers
 builds from the config. Its count of tokens seen is the length of its keys, so a sample cache that
 dropped keys (a prompt longer than the window) is refused with the reason.

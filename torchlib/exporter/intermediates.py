@@ -17,8 +17,8 @@ from graph_builder.evaluator import run_session
 from graph_builder.ir import COMPLEX_KEY, Graph, complex_from_real_view
 from graph_builder.opset import numpy_to_torch
 from torchlib.exporter.comparison import Differences, OutputDiff, compare, table
-from torchlib.exporter.repro import write_repro
 from torchlib.exporter.hf_cache import contains_cache, registered
+from torchlib.exporter.repro import write_repro
 from torchlib.exporter.source import module_path, source_line
 
 OPTIMIZED = "optimized away, or rewritten by the optimizer (or inside a local function)"

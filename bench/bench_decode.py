@@ -10,9 +10,13 @@ batch, sequence and past sequence); the step timed is one token (batch 1) after 
 `runs` runs after 5 warm-up runs; the sessions are timed run by run in alternation so that
 machine noise hits them alike. torch eager runs the same step with 1 thread under no_grad.
 
-The reference is given the caches registered as pytree nodes (torchlib's registration, what a
-user of it does with transformers' `register_dynamic_cache_export_support`) and `use_cache`'s
-entry in dynamic_shapes; without the registration it cannot take a DynamicCache at all.
+The reference is given the caches registered as pytree nodes by torchlib
+(`with torchlib.exporter.hf_cache.registered(): torch.onnx.export(...)`, the cache's
+dynamic_shapes in that registration's layout, one dict per layer) and `use_cache`'s entry in
+dynamic_shapes. Without a registration it cannot take a DynamicCache at all, and with
+transformers' own (`register_dynamic_cache_export_support()`) it fails at its step 2/3 ("Failed
+to decompose the FX graph for ONNX compatibility"; tried on 2026-11-29 with transformers 5.24 and
+torch 2.13), so torchlib's registration is what a user of the reference can use.
 """
 
 from __future__ import annotations
@@ -103,8 +107,8 @@ def export_reference(model, inputs, dynamic, path: str) -> str:
     try:
         with hf_cache.registered(), warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()):
             warnings.simplefilter("ignore")
-            program = torch.onnx.export(model, (), path, kwargs=inputs, dynamic_shapes={**dynamic, "use_cache": None},
-                                        dynamo=True)
+            shapes = {**dynamic, "cache": hf_cache.cache_spec(inputs["cache"], dynamic["cache"]), "use_cache": None}
+            program = torch.onnx.export(model, (), path, kwargs=inputs, dynamic_shapes=shapes, dynamo=True)
             program.save(path)
         return ""
     except Exception as e:  # noqa: BLE001  (the reason is the figure)

@@ -44,7 +44,7 @@ def main(argv: list[str] | None = None) -> None:
     result = torchlib.export(
         model, (), inputs,
         dynamic_shapes={"input_ids": {0: "batch", 1: "sequence"}, "attention_mask": {0: "batch", 1: "total_sequence"},
-                        "cache": [[past] * layers, [past] * layers]})  # keys of every layer, then values
+                        "cache": [[past] * layers, [past] * layers]})  # transformers' layout: keys, then values
     result.save(args.output)
     print(f"saved {args.output}: inputs {[i.name for i in result.model_proto.graph.input]}")
 

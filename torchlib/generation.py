@@ -57,30 +57,24 @@ def session_of(model: Any, threads: int = 0) -> ort.InferenceSession:
 
 
 def empty_past(session: ort.InferenceSession, batch: int) -> dict[str, np.ndarray]:
-    """An empty cache for every `past_key_values.*` input: [batch, heads, 0, head_dim] for a
-    dynamic past; zeros of the full [batch, heads, max_cache_len, head_dim] for a static one (a
-    StaticCache, written in place at `cache_position`), and zeros for its other tensors (its
-    `cumulative_length`)."""
+    """An empty cache for every `past_key_values.*` input: zeros whose dim 0 is `batch` (when it
+    is dynamic), whose other dynamic dims are 0 and whose fixed dims keep their size. So a
+    key or value [batch, heads, past, head_dim] has a past of 0; a StaticCache's (written in place
+    at `cache_position`) is zeros of its full length, with zero `cumulative_length`; a state-space
+    or linear-attention layer's `conv_states.*` / `recurrent_states.*` are zero states, the state
+    before the first token."""
     past = {}
     for i in session.get_inputs():
-        if not i.name.startswith(PAST):
-            continue
-        dtype = _numpy_dtype(i)
-        if len(i.shape) == 0:
-            past[i.name] = np.zeros((), dtype=dtype)
-            continue
-        if len(i.shape) != 4 or not all(isinstance(d, int) for d in (i.shape[1], i.shape[3])):
-            raise ValueError(f"cache input {i.name} has shape {i.shape}; expected [batch, heads, past, head_dim] "
-                             "with static heads and head_dim")
-        length = i.shape[2] if isinstance(i.shape[2], int) else 0
-        past[i.name] = np.zeros((batch, i.shape[1], length, i.shape[3]), dtype=dtype)
+        if i.name.startswith(PAST):
+            shape = [d if isinstance(d, int) else batch if axis == 0 else 0 for axis, d in enumerate(i.shape)]
+            past[i.name] = np.zeros(shape, dtype=_numpy_dtype(i))
     return past
 
 
 def _static_length(session: ort.InferenceSession) -> int | None:
-    """max_cache_len of a static cache (a past whose length is fixed), else None."""
+    """max_cache_len of a static cache (keys whose past length is fixed), else None."""
     for i in session.get_inputs():
-        if i.name.startswith(PAST) and len(i.shape) == 4 and isinstance(i.shape[2], int):
+        if i.name.startswith(PAST) and i.name.endswith(".key") and len(i.shape) == 4 and isinstance(i.shape[2], int):
             return i.shape[2]
     return None
 

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import inspect
 import itertools
 import os
 import sys
@@ -86,6 +87,38 @@ def capture(model: torch.nn.Module, args: tuple, kwargs: dict, dynamic_shapes: A
 # fakes, and the user's weights are gone. One export at a time (translation shares process-wide
 # state too: the builder pauses the garbage collector); `export` holds this lock throughout.
 EXPORT_LOCK = threading.RLock()
+
+
+@contextlib.contextmanager
+def keywords_as_parameters(model: Any, kwargs: dict) -> Iterator[None]:
+    """Inside the block, the sample's keywords that forward takes through `**kwargs`
+    (transformers 5 takes `past_key_values=` so) are keyword parameters of forward's signature,
+    so that `dynamic_shapes` keyed by their names reaches them: torch.export (2.13) lists such
+    arguments twice when it matches dynamic_shapes to the inputs (once under the `**kwargs`
+    name, once by their own), and fails with "Must provide a tree_name when there might be a
+    mismatch". forward itself is called as before."""
+    try:
+        signature = inspect.signature(model.forward)
+    except (TypeError, ValueError, AttributeError):
+        signature = None
+    parameters = list(signature.parameters.values()) if signature is not None else []
+    extra = [k for k in kwargs if signature is not None and k not in signature.parameters]
+    if not extra or not any(p.kind is p.VAR_KEYWORD for p in parameters) or "forward" in vars(model):
+        yield
+        return
+    original = model.forward
+
+    def forward(*args: Any, **kw: Any) -> Any:
+        return original(*args, **kw)
+
+    keyword = [inspect.Parameter(k, inspect.Parameter.KEYWORD_ONLY, default=None) for k in extra]
+    forward.__signature__ = signature.replace(  # type: ignore[attr-defined, union-attr]
+        parameters=[p for p in parameters if p.kind is not p.VAR_KEYWORD] + keyword)
+    model.forward = forward
+    try:
+        yield
+    finally:
+        del model.forward
 
 
 @contextlib.contextmanager

@@ -29,6 +29,8 @@ import torch
 import torch.utils._pytree as pytree
 from torch.export import Dim
 
+from torchlib.exporter.hf_cache import cache_spec, is_cache_type
+
 
 class DynamicShapesError(ValueError):
     """A dynamic_shapes / dynamic_axes spec that does not fit the inputs."""
@@ -98,6 +100,8 @@ def normalize(forward: Any, args: tuple, kwargs: dict, dynamic_shapes: Any = Non
         if isinstance(value, (list, tuple)) and isinstance(spec, (list, tuple)):
             return type(spec)(walk(v, s, f"{where}[{i}]") for i, (v, s) in enumerate(zip(value, spec)))
         node = pytree.SUPPORTED_NODES.get(type(value))
+        if node is not None and is_cache_type(type(value)) and type(value).__name__ != "EncoderDecoderCache":
+            spec = cache_spec(value, spec)  # transformers' layout (a list per entry) or ours (a dict per layer)
         if node is not None and isinstance(spec, (list, tuple)):  # another pytree node (a KV cache): specs per child
             children = node.flatten_fn(value)[0]
             return type(spec)(walk(v, s, f"{where}[{i}]") for i, (v, s) in enumerate(zip(children, spec)))

@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import functools
+import inspect
 import time
 import warnings
 from collections import Counter
@@ -27,7 +28,7 @@ from graph_builder.optimizer.folding import BATCH_NORMS_LEFT
 from graph_builder.optimizer.onnxruntime import OnnxRuntime
 from graph_builder.optimizer.quantization import WeightQuantization, check_opset, quantize_weights
 from torchlib.exporter import dataclass_trees, self_check
-from torchlib.exporter.capture import EXPORT_LOCK, caller_level, capture
+from torchlib.exporter.capture import EXPORT_LOCK, caller_level, capture, keywords_as_parameters
 from torchlib.exporter.checkpoint import Weights, WeightsError, attached, meta_tensors
 from torchlib.exporter.decompose import (
     NeedsWholeProgramDecomposition,
@@ -183,6 +184,8 @@ def _export(model: torch.nn.Module | torch.export.ExportedProgram, args: Any, kw
         start = time.perf_counter()
         requested, refinements = [], []
         caches = contains_cache((args, kwargs))  # never imports transformers
+        if caches and input_names is None and isinstance(model, torch.nn.Module):
+            kwargs = _in_forward_order(model.forward, kwargs)
         if isinstance(model, torch.export.ExportedProgram):
             if weights is not None:
                 raise TypeError("export(ExportedProgram, weights=...): the program holds its weights already; "
@@ -191,7 +194,8 @@ def _export(model: torch.nn.Module | torch.export.ExportedProgram, args: Any, kw
             model = ep.module()
         else:
             # transformers' KV caches and plain dataclasses as pytrees while capturing
-            with registered(caches), dataclass_trees.capturing(model, args, kwargs) as dataclass_types:
+            with registered(caches), keywords_as_parameters(model, kwargs), \
+                    dataclass_trees.capturing(model, args, kwargs) as dataclass_types:
                 spec = normalize_dynamic_shapes(model.forward, args, kwargs, dynamic_shapes)
                 if weights is None:
                     no_data = meta_tensors(model)
@@ -237,7 +241,8 @@ def _export(model: torch.nn.Module | torch.export.ExportedProgram, args: Any, kw
             reason = str(e)
         if reason:  # the rare program that only functionalization of the whole program can express
             decomposed_at = time.perf_counter()
-            ep = ep.run_decompositions(decomposition_table(registry))
+            with registered(caches):  # it re-traces the program: its inputs are flattened and rebuilt
+                ep = ep.run_decompositions(decomposition_table(registry))
             timings["decompositions"] = time.perf_counter() - decomposed_at
             fx_to_onnx.clear()
             graph, diagnostics = translate_program(ep, decompose_nodes=False)
@@ -263,6 +268,19 @@ def _export(model: torch.nn.Module | torch.export.ExportedProgram, args: Any, kw
         result.self_check = checked
         timings["total"] = time.perf_counter() - start
         return result
+
+
+def _in_forward_order(forward: Callable[..., Any], kwargs: dict[str, Any]) -> dict[str, Any]:
+    """The keywords in the order of forward's parameters (those it takes through `**kwargs`
+    last, as given). A model with a transformers cache, whose inputs torchlib names, gets them
+    in the order optimum and onnxruntime-genai use: `input_ids`, `attention_mask`,
+    `position_ids`, then the cache (`past_key_values.*`). Names given in `input_names` follow
+    the order they were given in, so then the order is left as it is."""
+    try:
+        order = list(inspect.signature(forward).parameters)
+    except (TypeError, ValueError):
+        return kwargs
+    return dict(sorted(kwargs.items(), key=lambda item: order.index(item[0]) if item[0] in order else len(order)))
 
 
 def _static_dims(graph: Any, requested: list[Any], strategy: str, refinements: list[str], decomposed: bool) -> list[str]:

@@ -7,104 +7,162 @@ outputs) each cache class is registered as a pytree node here, and deregistered 
 (a registration someone else made, e.g. transformers' `register_dynamic_cache_export_support`,
 is put back). transformers is never imported unless the model's inputs hold one of its objects.
 
-A cache flattens like transformers' own registration: `[key per layer, value per layer]`, then
-one list per other tensor attribute of its layers (a StaticCache's `cumulative_length`), so its
-`dynamic_shapes` entry is `[[{0: "batch", 2: "past"}] * layers, [{0: "batch", 2: "past"}] *
-layers]`. An EncoderDecoderCache flattens to `[self_attention_cache, cross_attention_cache]`.
+A cache flattens to one dict per layer, in layer order, of that layer's tensors: `key`, `value`,
+then its other tensor attributes (a StaticCache's `cumulative_length`; a linear-attention or
+state-space layer's `conv_states.{j}` / `recurrent_states.{j}`, one per state it holds; a layer
+without tensors, such as a DummyLayer, is an empty dict). So the ONNX inputs come per layer, key
+then value, as optimum and onnxruntime-genai order them. Its `dynamic_shapes` entry is that
+structure (`dynamic_shapes_of(cache)` writes it), or transformers' own layout, one list per entry
+over the layers that hold it (`[[keys' specs], [values' specs]]`, as for
+`register_dynamic_cache_export_support`), which `cache_spec` turns into the first. An
+EncoderDecoderCache flattens to `[self_attention_cache, cross_attention_cache]`.
 
-ONNX names (names.py): a cache input's tensors are `past_key_values.{i}.key` / `.value`
-(`.decoder.` / `.encoder.` between them for an EncoderDecoderCache's self- and cross-attention),
-a cache output's `present.{i}.key` / `.value`; other outputs are named by their field (`logits`).
+A sliding-window layer (DynamicSlidingWindowLayer, and the hybrid layers built on it) flattens as
+its full-attention counterpart (DynamicLayer), which it comes back as: the exported step takes and
+returns every past token and the window is applied by the attention mask, which transformers
+builds from the config. Its count of tokens seen is the length of its keys, so a sample cache that
+dropped keys (a prompt longer than the window) is refused with the reason.
+
+ONNX names (names.py): a cache input's tensors are `past_key_values.{i}.{entry}` (`key`, `value`,
+`conv_states.0`, ...; `.decoder.` / `.encoder.` before the entry for an EncoderDecoderCache's
+self- and cross-attention), a cache output's `present.{i}.{entry}`, with `i` the model's layer;
+other outputs are named by their field (`logits`).
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import torch
 import torch.utils._pytree as pytree
 
-_ATTRIBUTE = {"key": "keys", "value": "values"}  # entry name -> layer attribute
-_ENTRY = {v: k for k, v in _ATTRIBUTE.items()}
-
-
-def _layer_tensors(cache: Any, name: str) -> list[torch.Tensor]:
-    attribute = _ATTRIBUTE.get(name, name)
-    return [getattr(layer, attribute) for layer in cache.layers if isinstance(getattr(layer, attribute, None), torch.Tensor)]
-
-
+_ENTRY = {"keys": "key", "values": "value"}  # layer attribute -> entry name (others keep theirs)
 _PLAIN = (type(None), bool, int, float, str, type, torch.device, torch.dtype)
-
-
-def _plain(owner: Any, items: dict[str, Any]) -> tuple[tuple[str, Any], ...]:
-    """The non-tensor attributes of a cache or layer, which go into the pytree context: plain
-    values only (a context is compared, and rebuilt as it is)."""
-    for k, v in items.items():
-        if not isinstance(v, _PLAIN):
-            raise TypeError(f"{type(owner).__name__}.{k} is a {type(v).__name__}: torchlib exports caches whose "
-                            "attributes besides tensors are plain values (DynamicCache, StaticCache, EncoderDecoderCache)")
-    return tuple(sorted(items.items()))
-
-
-# tensor attributes rebuilt on unflattening rather than carried as inputs (marked True)
+# tensor attributes rebuilt on unflattening rather than carried as inputs
 _DERIVED = ("_sliding_window_tensor",)
 
 
-def _describe_layer(layer: Any) -> tuple[type, tuple[str, ...], tuple]:
-    """(class, names of its tensor attributes, its other attributes) of one cache layer."""
-    state = {k: (True if k in _DERIVED else v) for k, v in vars(layer).items()}
-    tensors = tuple(k for k, v in state.items() if isinstance(v, torch.Tensor))
-    if "keys" in tensors and isinstance(state.get("cumulative_length"), int):
-        del state["cumulative_length"]  # a sliding layer's count of tokens seen: rebuilt from its keys
-    others = _plain(layer, {k: v for k, v in state.items() if not isinstance(v, torch.Tensor)})
-    return type(layer), tensors, others
+@dataclasses.dataclass(frozen=True)
+class _Dict:
+    """A dict attribute of a layer in the pytree context (a linear-attention layer's
+    `conv_states`, `has_previous_state`, ...): its items in order, None for a tensor (an entry
+    `{attribute}.{key}`, carried as a child)."""
+
+    items: tuple[tuple[Any, Any], ...]
 
 
-def _entries(layouts: tuple) -> list[str]:
-    """Entry names, in flattening order: key, value, then the layers' other tensor attributes."""
-    names = ["key", "value"]
-    for _, tensors, _ in layouts:
-        names.extend(n for n in tensors if n not in ("keys", "values") and n not in names)
-    return names
+def _plain(owner: Any, name: str, value: Any) -> Any:
+    """A non-tensor attribute as it goes into the pytree context: plain values only (a context
+    is compared, and rebuilt as it is)."""
+    if not isinstance(value, _PLAIN):
+        raise TypeError(f"{type(owner).__name__}.{name} is a {type(value).__name__}: torchlib exports caches whose "
+                        "attributes besides tensors (and dicts of them) are plain values")
+    return value
 
 
-def _flatten_cache(cache: Any) -> tuple[list[list[torch.Tensor]], tuple]:
-    layouts = tuple(_describe_layer(layer) for layer in cache.layers)
-    attrs = _plain(cache, {k: v for k, v in vars(cache).items() if k != "layers"})
-    names = _entries(layouts)
-    return [_layer_tensors(cache, n) for n in names], (layouts, attrs, tuple(names))
+def _sliding(layer: Any) -> bool:
+    from transformers import cache_utils
+
+    return isinstance(layer, cache_utils.DynamicSlidingWindowLayer)
+
+
+def _full_counterpart(cls: type) -> type:
+    """The layer class that is `cls` with its sliding window dropped: DynamicSlidingWindowLayer ->
+    DynamicLayer; a class built on it (LinearAttentionAndSlidingWindowAttentionLayer) -> the
+    cache_utils class with the same bases but DynamicLayer (LinearAttentionAndFullAttentionLayer)."""
+    from transformers import cache_utils
+
+    sliding, full = cache_utils.DynamicSlidingWindowLayer, cache_utils.DynamicLayer
+    if cls is sliding:
+        return full
+    bases = tuple(full if b is sliding else b for b in cls.__bases__)
+    found = [c for c in vars(cache_utils).values() if isinstance(c, type) and c.__bases__ == bases]
+    if len(found) != 1:
+        raise TypeError(f"{cls.__name__} is a sliding-window layer with no full-attention counterpart in "
+                        "transformers.cache_utils (a class with its bases, DynamicLayer for DynamicSlidingWindowLayer): "
+                        "torchlib exports a sliding layer as that counterpart")
+    return found[0]
+
+
+def _describe_layer(layer: Any, index: int) -> tuple[list[tuple[str, torch.Tensor]], tuple]:
+    """A layer's tensors as (entry name, tensor), in order (key, value, then the others), and the
+    context that rebuilds it: (class, entries as (entry, attribute, dict key or None), others)."""
+    state = vars(layer)
+    tensors: list[tuple[str, str, Any, torch.Tensor]] = []
+    others: list[tuple[str, Any]] = []
+    for name, value in state.items():
+        if name in _DERIVED:
+            continue
+        if isinstance(value, torch.Tensor):
+            tensors.append((_ENTRY.get(name, name), name, None, value))
+        elif isinstance(value, dict):
+            keys = tuple(k for k, v in value.items() if isinstance(v, torch.Tensor))
+            tensors.extend((f"{name}.{k}", name, k, value[k]) for k in keys)
+            items = tuple((k, None if k in keys else _plain(layer, f"{name}[{k!r}]", v)) for k, v in value.items())
+            others.append((name, _Dict(items)))
+        elif name == "cumulative_length" and _sliding(layer):
+            _check_window(layer, index)  # a sliding layer is exported whole (below): its keys are every token seen
+        else:
+            others.append((name, _plain(layer, name, value)))
+    order = {"key": 0, "value": 1}
+    tensors.sort(key=lambda t: order.get(t[0], 2))  # stable: the others keep their attribute order
+    entries = tuple((entry, attribute, key) for entry, attribute, key, _ in tensors)
+    # a sliding-window layer is rebuilt as its full-attention counterpart: the step's mask applies
+    # the window (transformers builds it from the config), whereas a layer that drops its oldest
+    # keys would make the kept length, and every shape after it, depend on whether the past is
+    # longer than the window. The rebuilt layer flattens to the same context.
+    cls = _full_counterpart(type(layer)) if _sliding(layer) else type(layer)
+    return [(entry, t) for entry, _, _, t in tensors], (cls, entries, tuple(others))
+
+
+def _check_window(layer: Any, index: int) -> None:
+    """A sliding layer becomes an input only while it holds every token it has seen."""
+    seen, keys = layer.cumulative_length, getattr(layer, "keys", None)
+    if isinstance(seen, int) and isinstance(keys, torch.Tensor) and seen != keys.shape[-2]:
+        raise ValueError(
+            f"layer {index} of the cache ({type(layer).__name__}, sliding_window={layer.sliding_window}) has seen {seen} "
+            f"tokens but keeps only the last {keys.shape[-2]}: the exported step carries every past token of a sliding "
+            f"layer and applies the window in its attention mask, so the sample cache must hold them all. Make the "
+            f"sample's cache from a prompt shorter than the window (fewer than {layer.sliding_window} tokens)")
+
+
+def _flatten_cache(cache: Any) -> tuple[list[dict[str, torch.Tensor]], tuple]:
+    described = [_describe_layer(layer, i) for i, layer in enumerate(cache.layers)]
+    attrs = tuple((k, _plain(cache, k, v)) for k, v in vars(cache).items() if k != "layers")
+    return [dict(tensors) for tensors, _ in described], (tuple(layout for _, layout in described), attrs)
 
 
 def _flatten_cache_with_keys(cache: Any) -> tuple[list[tuple[Any, Any]], tuple]:
     children, context = _flatten_cache(cache)
-    return [(pytree.MappingKey(n), c) for n, c in zip(context[2], children)], context
+    return [(pytree.SequenceKey(i), c) for i, c in enumerate(children)], context
+
+
+def _unflatten_layer(layout: tuple, tensors: dict[str, torch.Tensor]) -> Any:
+    """One layer from its context and tensors (a sliding-window layer as its full-attention
+    counterpart, see _describe_layer)."""
+    cls, entries, others = layout
+    layer = cls.__new__(cls)
+    for name, value in others:
+        setattr(layer, name, dict(value.items) if isinstance(value, _Dict) else value)
+    for entry, attribute, key in entries:
+        if key is None:
+            setattr(layer, attribute, tensors[entry])
+        else:
+            getattr(layer, attribute)[key] = tensors[entry]
+    return layer
 
 
 def _unflatten_cache(children: Any, context: tuple, cls: Any) -> Any:  # cls: a transformers Cache class
-    layouts, attrs, names = context
-    columns = {n: iter(c) for n, c in zip(names, children)}
-    layers = []
-    for layer_cls, tensors, others in layouts:
-        layer = layer_cls.__new__(layer_cls)
-        for k, v in others:
-            setattr(layer, k, v)
-        for attribute in tensors:
-            setattr(layer, attribute, next(columns[_ENTRY.get(attribute, attribute)]))
-        if "keys" in tensors and not hasattr(layer, "cumulative_length") and hasattr(layer, "sliding_window"):
-            # a sliding layer's count of tokens seen is the length of its keys while they are
-            # shorter than its window (DynamicSlidingWindowLayer keeps window - 1 of them)
-            layer.cumulative_length = layer.keys.shape[-2]
-        if getattr(layer, "_sliding_window_tensor", None) is True:
-            layer._sliding_window_tensor = torch.tensor(layer.sliding_window, dtype=torch.long)
-        layers.append(layer)
+    layouts, attrs = context
     cache = cls.__new__(cls)
     for k, v in attrs:
         setattr(cache, k, v)
-    cache.layers = layers
+    cache.layers = [_unflatten_layer(layout, tensors) for layout, tensors in zip(layouts, children)]
     return cache
 
 
@@ -122,17 +180,61 @@ def _unflatten_encoder_decoder(children: Any, context: None, cls: type) -> Any:
 
 
 def _cache_classes() -> dict[type, str]:
-    """transformers' cache classes that we register, by kind ("cache" or "encoder_decoder")."""
+    """transformers' cache classes that we register, by kind: every subclass of `Cache` loaded
+    (transformers' own and those a model's module defines), "encoder_decoder" for
+    EncoderDecoderCache and its subclasses, "cache" for the others."""
     from transformers import cache_utils
 
     classes: dict[type, str] = {}
-    for name in ("DynamicCache", "StaticCache", "SlidingWindowCache", "HybridCache", "HybridChunkedCache",
-                 "OffloadedCache", "OffloadedStaticCache"):
-        cls = getattr(cache_utils, name, None)
-        if isinstance(cls, type) and issubclass(cls, cache_utils.Cache):
-            classes[cls] = "cache"
-    classes[cache_utils.EncoderDecoderCache] = "encoder_decoder"
+    pending = list(cache_utils.Cache.__subclasses__())
+    while pending:
+        cls = pending.pop()
+        if cls not in classes:
+            classes[cls] = "encoder_decoder" if issubclass(cls, cache_utils.EncoderDecoderCache) else "cache"
+            pending.extend(cls.__subclasses__())
     return classes
+
+
+def dynamic_shapes_of(cache: Any, batch: str = "batch", past: str = "past_sequence") -> Any:
+    """The `dynamic_shapes` entry of a cache (the layout it flattens to): dim 0 of every tensor is
+    `batch`, dim 2 of the keys and values of a layer that grows (DynamicLayer and the layers built
+    on it) is `past`; a StaticCache's fixed-length keys and a state-space layer's states keep their
+    other dims; scalars (`cumulative_length`) have none."""
+    from transformers import cache_utils
+
+    if isinstance(cache, cache_utils.EncoderDecoderCache):
+        return [dynamic_shapes_of(cache.self_attention_cache, batch, past),
+                dynamic_shapes_of(cache.cross_attention_cache, batch, past)]
+    specs = []
+    for i, layer in enumerate(cache.layers):
+        tensors, _ = _describe_layer(layer, i)
+        grows = isinstance(layer, cache_utils.DynamicLayer)
+        specs.append({entry: None if t.dim() == 0 else {0: batch, 2: past} if grows and entry in ("key", "value")
+                      else {0: batch} for entry, t in tensors})
+    return specs
+
+
+def cache_spec(cache: Any, spec: Any) -> Any:
+    """A cache's `dynamic_shapes` entry in the layout it flattens to (one dict per layer), from
+    that layout or from transformers' (one list per entry, over the layers that hold it)."""
+    children, (layouts, _) = _flatten_cache(cache)
+    if not isinstance(spec, (list, tuple)) or all(isinstance(s, Mapping) or s is None for s in spec):
+        return spec  # one dict per layer (or a spec torch.export judges)
+    columns: dict[str, list[int]] = {}
+    for i, (_, entries, _) in enumerate(layouts):
+        for entry, _, _ in entries:
+            columns.setdefault(entry, []).append(i)
+    if not all(isinstance(s, (list, tuple)) for s in spec) or any(spec[len(columns):]):
+        raise ValueError(f"a cache's dynamic_shapes is one dict per layer, or one list per entry over the layers that "
+                         f"hold it ({', '.join(f'{e}: {len(ls)}' for e, ls in columns.items())}); got {spec!r}")
+    per_layer: list[dict[str, Any]] = [dict.fromkeys(c) for c in children]  # entries not given: static
+    for (entry, layers), column in zip(columns.items(), spec):
+        if len(column) != len(layers):
+            raise ValueError(f"dynamic_shapes of the cache's {entry!r} entries has {len(column)} specs, but {len(layers)} "
+                             f"layers hold one")
+        for layer, s in zip(layers, column):
+            per_layer[layer][entry] = s
+    return per_layer
 
 
 def is_cache_type(cls: type) -> bool:

@@ -17,6 +17,7 @@ from graph_builder.evaluator import run_session
 from graph_builder.ir import COMPLEX_KEY, Graph, complex_from_real_view
 from graph_builder.opset import numpy_to_torch
 from torchlib.exporter.comparison import Differences, OutputDiff, compare, table
+from torchlib.exporter.hf_cache import contains_cache, registered
 from torchlib.exporter.repro import write_repro
 from torchlib.exporter.source import module_path, source_line
 
@@ -95,7 +96,8 @@ def compare_intermediates(ep: Any, graph: Graph, fx_to_onnx: dict[str, list[str]
     as the program was captured), against the ONNX values of `graph` it became (`fx_to_onnx`, as
     `ExportResult.fx_to_onnx`), run in onnxruntime on `feeds`. `outputs` are the outputs'
     differences, which the report carries."""
-    recorded = torch_values(ep, args, kwargs)
+    with registered(contains_cache((args, kwargs))):  # a KV cache's tensors are inputs
+        recorded = torch_values(ep, args, kwargs)
     produced = {v.name: v for node in graph.nodes for v in node.outputs if v is not None}
     inputs = {v.name for v in graph.inputs}
     pairs: list[tuple[torch.fx.Node, str, torch.Tensor]] = []

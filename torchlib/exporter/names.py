@@ -34,10 +34,9 @@ def leaf_names(spec: pytree.TreeSpec, cache_prefix: str, root: str = "output") -
             for part, child in zip(("decoder", "encoder"), spec.children()):
                 walk(child, path, [part])
             return
-        if is_cache_type(spec.type):
-            for entry, column in zip(spec.context[2], spec.children()):
-                for layer in range(column.num_children):
-                    names.append(".".join([cache_prefix, str(layer), *cache, entry]))
+        if is_cache_type(spec.type):  # one dict per layer (hf_cache.py)
+            for layer, entries in enumerate(spec.children()):
+                names.extend(".".join([cache_prefix, str(layer), *cache, entry]) for entry in entries.context)
             return
         fields = _fields(spec)
         for i, child in enumerate(spec.children()):

@@ -1,0 +1,187 @@
+"""transformers' caches as the model returns them, as inputs of an exported decode step
+(hf_cache.py): per-layer order, sliding-window layers, `past_key_values=` through `**kwargs`,
+state-space and hybrid layers, and the whole-program decomposition with a cache input.
+
+Tiny configs with random weights (no download); greedy decoding (torchlib.generation) against
+`model.generate` for 12 tokens.
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+import torch.utils._pytree as pytree
+
+import torchlib
+from torchlib import generation
+from torchlib.exporter import hf_cache
+
+transformers = pytest.importorskip("transformers")
+
+TOKENS = 12
+COMMON = dict(vocab_size=128, hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4,
+              num_key_value_heads=2, max_position_embeddings=256, eos_token_id=127, pad_token_id=0)
+
+
+def _prefill(model: torch.nn.Module, length: int = 5) -> object:
+    """The cache the model returns from its own prefill (batch 2)."""
+    torch.manual_seed(1)
+    with torch.no_grad():
+        return model(torch.randint(3, 127, (2, length)), use_cache=True).cache
+
+
+def _greedy_parity(model: torch.nn.Module, result: torchlib.exporter.ExportResult) -> None:
+    torch.manual_seed(2)
+    prompt = torch.randint(3, 127, (2, 7))
+    expected = model.generate(prompt, attention_mask=torch.ones_like(prompt), max_new_tokens=TOKENS, do_sample=False)
+    actual = generation.greedy(result, prompt, TOKENS, eos_token_id=127, pad_token_id=0)
+    assert actual.tolist() == expected.tolist()
+    assert len(set(actual[0, 7:].tolist())) > 2  # random weights, but not one repeated token
+
+
+def _llama() -> torch.nn.Module:
+    torch.manual_seed(0)
+    return transformers.LlamaForCausalLM(transformers.LlamaConfig(**COMMON)).eval()
+
+
+def _mistral(window: int = 8) -> torch.nn.Module:
+    torch.manual_seed(0)
+    return transformers.MistralForCausalLM(transformers.MistralConfig(**COMMON, sliding_window=window)).eval()
+
+
+def test_cache_inputs_come_per_layer_after_position_ids():
+    """Inputs as optimum and onnxruntime-genai order them, whatever order the keywords were given in."""
+    model = _llama()
+    cache = _prefill(model)
+    inputs = {"input_ids": torch.randint(3, 127, (2, 3)), "cache": cache, "use_cache": True,
+              "position_ids": torch.arange(5, 8).expand(2, 3), "attention_mask": torch.ones(2, 8, dtype=torch.long)}
+    dynamic = {"input_ids": {0: "batch", 1: "sequence"}, "position_ids": {0: "batch", 1: "sequence"},
+               "attention_mask": {0: "batch", 1: "total_sequence"}, "cache": hf_cache.dynamic_shapes_of(cache)}
+    result = torchlib.export(model, (), inputs, dynamic_shapes=dynamic)
+    kv = [f"{i}.{e}" for i in range(2) for e in ("key", "value")]
+    assert [v.name for v in result.graph.inputs] == ["input_ids", "attention_mask", "position_ids",
+                                                     *(f"past_key_values.{n}" for n in kv)]
+    assert [v.name for v in result.graph.outputs] == ["logits", *(f"present.{n}" for n in kv)]
+    assert result.graph.metadata["torchlib.feeds"] == "ttt" + "t" * 4 + "-"  # use_cache: a constant
+    assert all(d.ok() for d in result.verify(**inputs))
+    _greedy_parity(model, result)
+
+
+def test_transformers_layout_of_dynamic_shapes_is_accepted():
+    """A list per entry over the layers (transformers' registration's layout) is the same spec as
+    one dict per layer."""
+    cache = _prefill(_llama())
+    past = {0: "batch", 2: "past"}
+    assert hf_cache.cache_spec(cache, [[past, past], [past, past]]) == hf_cache.dynamic_shapes_of(cache, past="past")
+    with hf_cache.registered():
+        assert len(pytree.tree_leaves(cache)) == 4
+    with pytest.raises(ValueError, match="'value' entries has 1 specs, but 2 layers hold one"):
+        hf_cache.cache_spec(cache, [[past, past], [past]])
+
+
+def test_sliding_window_prefill_cache_given_as_past_key_values():
+    """Mistral's own prefill cache (DynamicSlidingWindowLayer) passed as `past_key_values=`, which
+    transformers 5 takes through **kwargs, with dynamic_shapes keyed by that name; generation runs
+    past the window (8)."""
+    model = _mistral()
+    cache = _prefill(model)
+    assert {type(layer).__name__ for layer in cache.layers} == {"DynamicSlidingWindowLayer"}
+    inputs = {"input_ids": torch.randint(3, 127, (2, 3)), "attention_mask": torch.ones(2, 8, dtype=torch.long),
+              "past_key_values": cache, "use_cache": True}
+    dynamic = {"input_ids": {0: "batch", 1: "sequence"}, "attention_mask": {0: "batch", 1: "total_sequence"},
+               "past_key_values": hf_cache.dynamic_shapes_of(cache)}
+    result = torchlib.export(model, (), inputs, dynamic_shapes=dynamic)
+    assert {v.name: v.shape for v in result.graph.inputs}["past_key_values.1.value"] == ("batch", 2, "past_sequence", 8)
+    assert all(d.ok() for d in result.verify(**inputs))
+    # the program takes the sliding cache too (it flattens like the full layers it becomes)
+    assert result.verify(**inputs, compare_intermediates=True).first_divergence is None
+    _greedy_parity(model, result)
+
+
+def test_sliding_cache_that_dropped_keys_is_refused():
+    model = _mistral(window=4)
+    cache = _prefill(model, length=6)  # 6 tokens seen, the last 3 kept
+    inputs = {"input_ids": torch.randint(3, 127, (2, 1)), "cache": cache, "use_cache": True}
+    with pytest.raises(ValueError, match="has seen 6 tokens but keeps only the last 3"):
+        torchlib.export(model, (), inputs)
+
+
+class _SliceWriteOnCache(torch.nn.Module):
+    """An in-place write into a slice read back afterwards (only the whole-program decomposition
+    expresses it), with a DynamicCache in and out."""
+
+    def forward(self, x: torch.Tensor, cache: object) -> tuple[torch.Tensor, object]:
+        y = x.clone()
+        row = y[:, :, 0]
+        y[:, :, 0].mul_(2)
+        keys, _ = cache.update(y, y, 0)
+        return row + keys.sum(), cache
+
+
+def test_whole_program_decomposition_keeps_the_cache_registered():
+    cache = transformers.DynamicCache([(torch.randn(2, 2, 3, 4), torch.randn(2, 2, 3, 4))])
+    x = torch.randn(2, 2, 1, 4)
+    result = torchlib.export(_SliceWriteOnCache(), (x, cache),
+                             dynamic_shapes=({0: "batch"}, [{"key": {0: "batch", 2: "past"}, "value": {0: "batch", 2: "past"}}]))
+    assert any(d.startswith("the whole program was decomposed") for d in result.diagnostics)
+    assert [v.name for v in result.graph.outputs][1:] == ["present.0.key", "present.0.value"]
+    cache = transformers.DynamicCache([(torch.randn(3, 2, 5, 4), torch.randn(3, 2, 5, 4))])
+    assert all(d.ok() for d in result.verify(torch.randn(3, 2, 1, 4), cache))
+
+
+def _one_token_step(model: torch.nn.Module, mask: bool) -> torchlib.exporter.ExportResult:
+    """A one-token step (transformers' single-token path is the one that reads conv and SSM states),
+    with an attention mask where generate gives the model one at a decode step (Mamba's
+    `prepare_inputs_for_generation` drops it: its mask is per new token, not over the past)."""
+    cache = _prefill(model)
+    inputs = {"input_ids": torch.randint(3, 127, (2, 1)), "cache": cache, "use_cache": True}
+    dynamic = {"input_ids": {0: "batch"}, "cache": hf_cache.dynamic_shapes_of(cache)}
+    if mask:
+        inputs["attention_mask"], dynamic["attention_mask"] = torch.ones(2, 6, dtype=torch.long), {0: "batch", 1: "total"}
+    result = torchlib.export(model, (), inputs, dynamic_shapes=dynamic)
+    assert all(d.ok() for d in result.verify(**inputs))
+    return result
+
+
+def test_state_space_model_carries_conv_and_ssm_states():
+    torch.manual_seed(0)
+    config = transformers.MambaConfig(vocab_size=128, hidden_size=32, state_size=8, num_hidden_layers=2, expand=2,
+                                      conv_kernel=4, time_step_rank=4, eos_token_id=127, pad_token_id=0,
+                                      initializer_range=1.0)
+    model = transformers.MambaForCausalLM(config).eval()
+    result = _one_token_step(model, mask=False)
+    assert {v.name: v.shape for v in result.graph.inputs if v.name.startswith("past")} == {
+        "past_key_values.0.conv_states.0": ("batch", 64, 4), "past_key_values.0.recurrent_states.0": ("batch", 64, 8),
+        "past_key_values.1.conv_states.0": ("batch", 64, 4), "past_key_values.1.recurrent_states.0": ("batch", 64, 8)}
+    assert "present.1.recurrent_states.0" in [v.name for v in result.graph.outputs]
+    _greedy_parity(model, result)
+
+
+@pytest.mark.slow
+def test_hybrid_cache_of_mamba_and_attention_layers():
+    """Jamba: a state-space layer then an attention layer; the cache's get_seq_length reads the
+    attention layer."""
+    torch.manual_seed(0)
+    config = transformers.JambaConfig(**{**COMMON, "hidden_size": 64}, num_experts=1, attn_layer_period=2,
+                                      attn_layer_offset=1, mamba_d_state=8, mamba_dt_rank=8, use_mamba_kernels=False)
+    model = transformers.JambaForCausalLM(config).eval()
+    result = _one_token_step(model, mask=True)
+    names = [v.name for v in result.graph.inputs if v.name.startswith("past")]
+    assert names == ["past_key_values.0.conv_states.0", "past_key_values.0.recurrent_states.0",
+                     "past_key_values.1.key", "past_key_values.1.value"]
+    _greedy_parity(model, result)
+
+
+@pytest.mark.slow
+def test_gemma2_sliding_and_full_layers():
+    torch.manual_seed(0)
+    config = transformers.Gemma2Config(**COMMON, head_dim=8, sliding_window=8)
+    model = transformers.Gemma2ForCausalLM(config).eval()
+    cache = _prefill(model)
+    assert [type(layer).__name__ for layer in cache.layers] == ["DynamicSlidingWindowLayer", "DynamicLayer"]
+    inputs = {"input_ids": torch.randint(3, 127, (2, 3)), "attention_mask": torch.ones(2, 8, dtype=torch.long),
+              "cache": cache, "use_cache": True}
+    dynamic = {"input_ids": {0: "batch", 1: "sequence"}, "attention_mask": {0: "batch", 1: "total_sequence"},
+               "cache": hf_cache.dynamic_shapes_of(cache)}
+    result = torchlib.export(model, (), inputs, dynamic_shapes=dynamic)
+    _greedy_parity(model, result)

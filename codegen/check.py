@@ -42,6 +42,8 @@ NON_ATEN_NAMESPACES = {
     "quantized_decomposed": "the decomposed quantization ops of PT2E (torch.ops.quantized_decomposed.*), checked against torch's schemas",
     "torchvision": "torchvision's detection ops (torch.ops.torchvision.*: nms, roi_align, ...), whose schemas torchvision defines; "
                    "the docstrings quote them (torchlib/conformance/torchvision_reference.py holds the same strings)",
+    "transformers": "transformers' own torch.library ops (torch.ops.transformers.*: grouped_mm_fallback, its mixture-of-experts "
+                    "matmul), whose schemas transformers defines when its integrations import; the docstrings quote them",
     "torch_nn": "torch.nn's custom ops (torch.ops.torch_nn.*, e.g. linear_cross_entropy's chunked kernels), checked against torch's schemas",
 }
 # Namespaces whose functions are checked against torch's registered schemas

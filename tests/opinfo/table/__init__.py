@@ -45,6 +45,7 @@ from . import (  # noqa: E402  # noqa: E402  # noqa: E402  # noqa: E402  # noqa:
     tensor_extra,
     tensor_meta,  # noqa: E402
     torchvision,  # noqa: E402
+    transformers_ops,  # noqa: E402
     unique,  # noqa: E402
     upsample,
     view_copy,  # noqa: E402
@@ -97,4 +98,5 @@ ENTRIES = [
     *windows.ENTRIES,
     *embedding_bag.ENTRIES,
     *torchvision.ENTRIES,
+    *transformers_ops.ENTRIES,
 ]

@@ -28,7 +28,7 @@ optimized or not (docs/optimizer.md, "onnxruntime's rewrites").
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 
@@ -97,7 +97,8 @@ def _near_neutral_constants(builder: GraphBuilder, uses: Uses) -> int:
         if other is None or other.rank is None:
             continue
         i = fooled[0]
-        constant = node.inputs[i].const_value.reshape((1,) * (other.rank + 1))
+        # _fooled(node, i) established that input i is a Value with a one-element const_value.
+        constant = cast(np.ndarray, cast(Value, node.inputs[i]).const_value).reshape((1,) * (other.rank + 1))
 
         def build(op, node=node, i=i, constant=constant):
             pair = [node.inputs[0], node.inputs[1]]

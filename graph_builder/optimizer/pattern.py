@@ -30,7 +30,7 @@ from __future__ import annotations
 import inspect
 import math
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -165,7 +165,7 @@ def _number(p: float, v: Value, node: Node) -> bool:
         return False
     if c.ndim:
         ranks = [u.rank for u in node.inputs if u is not None and u is not v]
-        if not ranks or any(r is None for r in ranks) or c.ndim > max(ranks):  # type: ignore[type-var]
+        if not ranks or any(r is None for r in ranks) or c.ndim > max(cast("list[int]", ranks)):
             return False
     value = c.reshape(())
     if c.dtype.kind == "f":

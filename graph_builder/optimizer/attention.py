@@ -23,7 +23,7 @@ output, 4-D float32 inputs with one head count.
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 
@@ -74,10 +74,12 @@ def unfuse_pays(q: Value, k: Value, v: Value, is_causal: int, scale: float | Non
         return False
     if any(x.rank != 4 or x.dtype is not types.FLOAT or not _static(x) for x in (q, k, v)):
         return False
-    b, h, s, d = q.shape  # type: ignore[misc]
-    if k.shape[:2] != (b, h) or v.shape[:3] != k.shape[:3] or k.shape[3] != d:  # type: ignore[index]
+    # _static(x) above established that every dim of q, k and v is an int.
+    b, h, s, d = cast("tuple[int, int, int, int]", q.shape)
+    k_shape = cast("tuple[int, ...]", k.shape)
+    if k_shape[:2] != (b, h) or cast("tuple[int, ...]", v.shape)[:3] != k_shape[:3] or k_shape[3] != d:
         return False
-    t = k.shape[2]  # type: ignore[index]
+    t = k_shape[2]
     if is_causal and s > t:
         return False
     return prefer_unfused(s, t, d)

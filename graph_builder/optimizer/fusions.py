@@ -9,12 +9,12 @@ of one part of a packed QKV projection (nn.MultiheadAttention) becomes a Slice.
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
 from graph_builder import types
-from graph_builder.ir import Node, Value
+from graph_builder.ir import Node, Shape, Value
 from graph_builder.optimizer.editing import ints, scalar
 from graph_builder.optimizer.pattern import Rule, Var
 
@@ -45,7 +45,8 @@ def _rms_check(x: Value, w: Value, eps: Value, axes: Value) -> bool:
     last = ints(axes)
     if x.rank is None or x.rank < 1 or last is None or len(last) != 1 or last[0] not in (-1, x.rank - 1):
         return False
-    if scalar(eps) is None or eps.const_value.ndim > x.rank or x.dtype is not types.FLOAT or w.dtype is not x.dtype:
+    # scalar(eps) is not None: eps has a const_value.
+    if scalar(eps) is None or cast(np.ndarray, eps.const_value).ndim > x.rank or x.dtype is not types.FLOAT or w.dtype is not x.dtype:
         return False
     return w.rank == 1 and x.shape is not None and w.shape == x.shape[-1:]
 
@@ -108,8 +109,9 @@ def _gemm_check(a: Value, b: Value, c: Value) -> bool:
     broadcasts one way only: a bias that would widen the result is left alone)."""
     if a.rank != 2 or b.rank != 2 or b.const_value is None or c.const_value is None or not _floating(a):
         return False
-    n = b.shape[1]
-    return c.rank in (1, 2) and c.shape[-1] == n and (c.rank == 1 or c.shape[0] == 1)
+    n = cast(Shape, b.shape)[1]  # b.rank == 2: b has a shape
+    c_shape = cast(Shape, c.shape)  # read only where c.rank is 1 or 2: c has a shape
+    return c.rank in (1, 2) and c_shape[-1] == n and (c.rank == 1 or c_shape[0] == 1)
 
 
 GEMM = [Rule("Gemm (MatMul + Add)", _matmul_add, lambda op, a, b, c: op.Gemm(a, b, c), _gemm_check)]
@@ -149,7 +151,7 @@ def _leading_ones_then(v: Value, rank: int) -> Value | None:
     chain = []
     while v.producer is not None and v.producer.op_type == "Unsqueeze":
         chain.append(v.producer)
-        v = v.producer.inputs[0]
+        v = cast(Value, v.producer.inputs[0])  # an Unsqueeze's data input is required
     if v.rank != 2:
         return None
     layout = ["s", "d"]
@@ -163,7 +165,7 @@ def _leading_ones_then(v: Value, rank: int) -> Value | None:
     return v if layout[-2:] == ["s", "d"] and len(layout) <= rank else None
 
 
-def _half_of(cache: Value, size: int, seq: object, rank: int) -> np.ndarray | Value | None:
+def _half_of(cache: Value, size: int, seq: object, rank: int) -> np.ndarray | Node | None:
     """cos or sin as a [sequence, size/2] cache: from a constant of shape [1, ..., seq, size]
     whose halves repeat, or the f of Cos/Sin(Concat(f, f)) seen through Unsqueezes that add
     leading axes only, with f of shape [seq, size/2]. `seq` is x's sequence dim: RotaryEmbedding
@@ -182,13 +184,14 @@ def _half_of(cache: Value, size: int, seq: object, rank: int) -> np.ndarray | Va
     node = v.producer if v is not None else None
     if node is None or node.op_type not in ("Cos", "Sin"):
         return None
-    cat = node.inputs[0].producer
+    cat = cast(Value, node.inputs[0]).producer  # Cos/Sin's input is required
     if cat is None or cat.op_type != "Concat" or len(cat.inputs) != 2 or cat.inputs[0] is not cat.inputs[1]:
         return None
-    f = cat.inputs[0]
-    if f.rank != 2 or cat.attributes.get("axis") not in (-1, 1) or f.shape[-1] != half or not _same_dim(f.shape[0], seq):
+    f = cast(Value, cat.inputs[0])  # Concat's inputs are required
+    fs = cast(Shape, f.shape)  # read only where f.rank == 2: f has a shape
+    if f.rank != 2 or cat.attributes.get("axis") not in (-1, 1) or fs[-1] != half or not _same_dim(fs[0], seq):
         return None
-    return node  # type: ignore[return-value]  # the Cos/Sin node: rebuilt on f by the replacement
+    return node  # the Cos/Sin node: rebuilt on f by the replacement
 
 
 def _rope_check(x: Value, cos: Value, sin: Value, lo_start: Value, lo_end: Value, hi_start: Value, hi_end: Value,
@@ -264,8 +267,9 @@ def _cache(op, cache: Value, size: int, seq: object, rank: int):
     half = _half_of(cache, size, seq, rank)
     if isinstance(half, np.ndarray):
         return half
-    f = half.inputs[0].producer.inputs[0]  # Cos/Sin(Concat(f, f)) -> Cos/Sin(f)
-    return op.Cos(f) if half.op_type == "Cos" else op.Sin(f)
+    node = cast(Node, half)  # the check (_rope_check) found this cache, so _half_of is not None
+    f = node.inputs[0].producer.inputs[0]  # type: ignore[union-attr]  # Cos/Sin(Concat(f, f)), matched by _half_of
+    return op.Cos(f) if node.op_type == "Cos" else op.Sin(f)
 
 
 def _batch_cache(op, cache: Value, x: Value):

@@ -4,7 +4,7 @@ inference BatchNormalization after Conv / ConvTranspose / Gemm is folded into th
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 from onnx import defs
@@ -68,14 +68,15 @@ def constants(builder: GraphBuilder, uses: Uses, budget_bytes: int = 256 << 20) 
         if results is None:
             if not all(v is None or v.const_value is not None for v in node.inputs):
                 continue
-            new_bytes = sum(v.const_value.nbytes for v in node.inputs if v is not None)
+            # every input is None or a constant (checked just above)
+            new_bytes = sum(cast(np.ndarray, v.const_value).nbytes for v in node.inputs if v is not None)
             if new_bytes > budget_bytes:
                 continue
             results = _evaluate(builder, node, [None if v is None else v.const_value for v in node.inputs])
             if results is None:
                 continue
             made = sum(r.nbytes for r in results)
-            weights = sum(v.const_value.nbytes for v in node.inputs if v is not None and v.is_parameter)
+            weights = sum(cast(np.ndarray, v.const_value).nbytes for v in node.inputs if v is not None and v.is_parameter)
             if weights and made > weights and not _small_broadcast(node, results, made):
                 cone = _fold_cone(builder, uses, node, results, order, budget_bytes)
                 if cone is not None:  # e.g. a Cast of bfloat16 weights to float32 stays: the model would grow
@@ -159,9 +160,10 @@ def _fold_cone(
                if id(v) in uses.outputs or any(id(n) not in members for n in uses.of(v))]
     if any(id(v) in uses.outputs for _, v in leaving):
         return None
-    weights = {id(v): v.const_value for node in cone for v in node.inputs if v is not None and v.is_parameter}
+    # a parameter is an initializer: it has a const_value
+    weights = {id(v): cast(np.ndarray, v.const_value) for node in cone for v in node.inputs if v is not None and v.is_parameter}
     kept = sum(known[id(v)].nbytes for _, v in leaving)
-    dtypes = {v.const_value.dtype for node in cone for v in _data_weights(node)}
+    dtypes = {cast(np.ndarray, v.const_value).dtype for node in cone for v in _data_weights(node)}
     small = kept <= SMALL_GROWTH_BYTES and len(dtypes) == 1 and all(known[id(v)].dtype in dtypes for _, v in leaving)
     if kept > sum(a.nbytes for a in weights.values()) and not small:
         return None
@@ -188,7 +190,7 @@ def _data_weights(node: Node) -> list[Value]:
 def _small_broadcast(node: Node, results: list[np.ndarray], made: int) -> bool:
     """A small result in the weights' own dtypes (a class token expanded over the batch): worth
     a node at run time, and it widens no weight."""
-    dtypes = {v.const_value.dtype for v in _data_weights(node)}
+    dtypes = {cast(np.ndarray, v.const_value).dtype for v in _data_weights(node)}  # parameters: constants
     # one weight dtype only: DequantizeLinear(int8 weight, float scale) widens the weight
     return made <= SMALL_GROWTH_BYTES and len(dtypes) == 1 and all(r.dtype in dtypes for r in results)
 
@@ -200,12 +202,13 @@ def _static_result(node: Node) -> list[np.ndarray] | None:
         return None
     if node.op_type in ("Shape", "Size") and x.shape is not None and all(type(d) is int for d in x.shape):
         if node.op_type == "Size":
-            return [np.array(int(np.prod(x.shape)), dtype=np.int64)]
+            return [np.array(int(np.prod(cast("tuple[int, ...]", x.shape))), dtype=np.int64)]  # all ints: checked
         start = node.attributes.get("start", 0)
         end = node.attributes.get("end", None)
         return [np.array(x.shape[slice(start, end)], dtype=np.int64)]
-    if node.op_type == "CastLike" and x.const_value is not None and node.inputs[1].dtype is not None:
-        return [x.const_value.astype(node.inputs[1].dtype.numpy)]
+    # CastLike's second input is required
+    if node.op_type == "CastLike" and x.const_value is not None and (like := cast(Value, node.inputs[1])).dtype is not None:
+        return [x.const_value.astype(like.dtype.numpy)]
     return None
 
 
@@ -259,7 +262,7 @@ def batch_norms(builder: GraphBuilder, uses: Uses, mapped_budget_bytes: int = 25
             continue
         y, gamma, beta, mean, var = bn.inputs[:5]
         producer = y.producer if y is not None else None
-        if producer is None or producer.op_type not in _CHANNEL_AXIS or not _read_only_by(uses, y, bn):
+        if producer is None or producer.op_type not in _CHANNEL_AXIS or not _read_only_by(uses, cast(Value, y), bn):
             continue
         if any(v is None or v.const_value is None for v in (gamma, beta, mean, var)):
             continue
@@ -273,13 +276,14 @@ def batch_norms(builder: GraphBuilder, uses: Uses, mapped_budget_bytes: int = 25
                 continue
             mapped_budget_bytes -= w.const_value.nbytes
         eps = float(bn.attributes.get("epsilon", 1e-5))
-        s = gamma.const_value.astype(np.float64) / np.sqrt(var.const_value.astype(np.float64) + eps)
-        shift = beta.const_value.astype(np.float64) - mean.const_value.astype(np.float64) * s
+        # gamma, beta, mean and var are constants: checked by the any() above
+        s = gamma.const_value.astype(np.float64) / np.sqrt(var.const_value.astype(np.float64) + eps)  # type: ignore[union-attr]
+        shift = beta.const_value.astype(np.float64) - mean.const_value.astype(np.float64) * s  # type: ignore[union-attr]
         original = w.const_value
         new_w = _scaled_weight(producer, original, s)
         if new_w is None:
             continue
-        b = np.zeros_like(s) if bias is None else bias.const_value.astype(np.float64)
+        b = np.zeros_like(s) if bias is None else cast(np.ndarray, bias.const_value).astype(np.float64)  # checked above
         if b.shape != s.shape:
             continue
         new_b = (b * s + shift).astype(w.const_value.dtype)
@@ -292,7 +296,7 @@ def batch_norms(builder: GraphBuilder, uses: Uses, mapped_budget_bytes: int = 25
             uses.set_input(producer, 2, bias)
         else:
             set_payload(bias, new_b)
-        uses.replace(bn.outputs[0], y)
+        uses.replace(bn.outputs[0], cast(Value, y))  # y has a producer: not None
         uses.remove(bn)
         folded += 1
         release(original)

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeGuard, cast
 
 import numpy as np
 from onnx import defs
@@ -65,7 +65,7 @@ def common_subexpressions(uses: Uses, merged: Callable[[Node, Node], None] | Non
     return count
 
 
-def _static(shape: tuple | None) -> bool:
+def _static(shape: tuple | None) -> TypeGuard[tuple[int, ...]]:
     return shape is not None and all(type(d) is int for d in shape)
 
 
@@ -104,7 +104,7 @@ def _is_identity(node: Node) -> bool:
     if op == "Cast":
         return x.dtype is not None and x.dtype.onnx == node.attributes.get("to")
     if op == "CastLike":
-        return x.dtype is not None and x.dtype is node.inputs[1].dtype
+        return x.dtype is not None and x.dtype is cast(Value, node.inputs[1]).dtype  # CastLike's input 1 is required
     if op == "Transpose":
         perm = node.attributes.get("perm")
         return perm is not None and list(perm) == list(range(len(perm)))
@@ -239,16 +239,16 @@ def identities(uses: Uses) -> int:
             removed += 1
             continue
         if _is_identity(node):
-            out, x = node.outputs[0], node.inputs[0]
-            if id(out) in uses.outputs and (x.producer is None or id(x) in uses.outputs):
+            out, source = node.outputs[0], cast(Value, node.inputs[0])  # _is_identity checked it is not None
+            if id(out) in uses.outputs and (source.producer is None or id(source) in uses.outputs):
                 continue  # an input or weight returned as an output keeps its Identity
-            uses.replace(out, x)
+            uses.replace(out, source)
             uses.remove(node)
             removed += 1
         elif node.op_type == "Transpose":
             x = node.inputs[0]
             inner = x.producer if x is not None else None
-            if inner is None or inner.op_type != "Transpose" or uses.count(x) != 1:
+            if inner is None or inner.op_type != "Transpose" or uses.count(cast(Value, x)) != 1:  # x has a producer
                 continue
             p1, p2 = inner.attributes.get("perm"), node.attributes.get("perm")
             if p1 is None or p2 is None:
@@ -257,10 +257,10 @@ def identities(uses: Uses) -> int:
             if composed == list(range(len(composed))):
                 if id(node.outputs[0]) in uses.outputs:
                     continue
-                uses.replace(node.outputs[0], inner.inputs[0])
+                uses.replace(node.outputs[0], cast(Value, inner.inputs[0]))  # Transpose's input is required
                 uses.remove(node)
             else:
-                uses.set_input(node, 0, inner.inputs[0])
+                uses.set_input(node, 0, cast(Value, inner.inputs[0]))
                 node.attributes = {**node.attributes, "perm": composed}
             uses.remove(inner)
             removed += 1

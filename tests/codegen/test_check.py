@@ -185,7 +185,7 @@ def test_unknown_names_and_namespaces():
     assert messages[0].startswith("aten::no_such_op.Tensor: ")
     assert "- no_such_op.Tensor is not in native_functions.yaml nor among torch's registered ATen operators" in messages[0]
     assert messages[1].startswith("mylib::f: ")
-    assert "namespace 'mylib' is neither aten nor a documented non-ATen namespace (_operator, builtins, higher_order, math, operator, prims, quantized_decomposed, torch, torch_nn, torchvision)" in messages[1]
+    assert "namespace 'mylib' is neither aten nor a documented non-ATen namespace (_operator, builtins, higher_order, math, operator, prims, quantized_decomposed, torch, torch_nn, torchvision, transformers)" in messages[1]
 
 
 def test_documented_non_aten_namespaces_are_accepted():

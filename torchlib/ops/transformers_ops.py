@@ -27,7 +27,9 @@ def transformers_grouped_mm_fallback(input: TFloat, weight: TFloat, offs: TInt) 
     """grouped_mm_fallback(Tensor input, Tensor weight, Tensor offs) -> Tensor"""
     groups = weight.shape[0] if weight.shape is not None else None
     if not isinstance(groups, int):
-        raise NotImplementedError("transformers::grouped_mm_fallback: the number of experts (weight.shape[0]) must be static")
+        raise ValueError("transformers::grouped_mm_fallback: the number of experts (weight.shape[0]) must be static; "
+                         "it is a weight's dim in transformers' MoE layers: export with the experts' weights as "
+                         "parameters, not inputs")  # fmt: skip
     zero = op.Constant(value=np.array(0, np.int64))
     one = op.Constant(value=np.array(1, np.int64))
     ends = op.Cast(offs, to=7)

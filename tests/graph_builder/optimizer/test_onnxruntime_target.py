@@ -101,16 +101,24 @@ def test_target_names():
         OnnxRuntime(accuracy_level=5)
 
 
-def test_llama_decode_step_uses_group_query_attention():
-    transformers = pytest.importorskip("transformers")
+def _llama_decode_step(position_ids: bool):
+    """The tiny Llama's decode step as torchlib.genai exports it: (spec, module, sample, export kwargs)."""
+    pytest.importorskip("transformers")
     from torchlib.genai import demo_folders, step
 
     model = demo_folders.model("llama")
     spec = step.DecoderSpec.of(model.config)
-    wrapped = step.DecodeStep(model, spec.layers, position_ids=True)
-    names, args, shapes = step.sample_inputs(spec, True)
+    wrapped = step.DecodeStep(model, spec.layers, position_ids=position_ids)
+    names, args, shapes = step.sample_inputs(spec, position_ids)
     kwargs = dict(dynamic_shapes=step.grouped_like(wrapped.forward, shapes), input_names=names,
                   output_names=["logits", *step.present_names(spec.layers)])  # fmt: skip
+    return spec, wrapped, args, kwargs
+
+
+def test_llama_decode_step_uses_group_query_attention():
+    from torchlib.genai import step
+
+    spec, wrapped, args, kwargs = _llama_decode_step(position_ids=True)
     standard = torchlib.export(wrapped, args, **kwargs)
     runtime = torchlib.export(wrapped, args, target="onnxruntime", check=False, **kwargs)
     ops = _ops(runtime)
@@ -120,7 +128,6 @@ def test_llama_decode_step_uses_group_query_attention():
         _, inputs, _ = step.sample_inputs(spec, True, batch=batch, new=new, past=past)
         for a, b in zip(standard.run(*inputs), runtime.run(*inputs)):
             torch.testing.assert_close(a, b, atol=1e-5, rtol=1e-5)
-    assert transformers is not None
 
 
 def test_past_length_from_the_inputs_lets_the_past_be_a_longer_buffer():
@@ -128,16 +135,10 @@ def test_past_length_from_the_inputs_lets_the_past_be_a_longer_buffer():
     the past's length from the inputs, so the past may be given in a buffer of the maximum
     length, its past in the first rows (onnxruntime-genai's past_present_share_buffer): the
     logits equal the standard model's on the exact past."""
-    pytest.importorskip("transformers")
     from graph_builder.optimizer.onnxruntime import past_readers_share
-    from torchlib.genai import demo_folders, step
+    from torchlib.genai import step
 
-    model = demo_folders.model("llama")
-    spec = step.DecoderSpec.of(model.config)
-    wrapped = step.DecodeStep(model, spec.layers, position_ids=False)
-    names, args, shapes = step.sample_inputs(spec, False)
-    kwargs = dict(dynamic_shapes=step.grouped_like(wrapped.forward, shapes), input_names=names,
-                  output_names=["logits", *step.present_names(spec.layers)])  # fmt: skip
+    spec, wrapped, args, kwargs = _llama_decode_step(position_ids=False)
     standard = torchlib.export(wrapped, args, **kwargs)
     target = OnnxRuntime(max_sequence_length=64, past_length_from=("attention_mask", "input_ids"))
     runtime = torchlib.export(wrapped, args, target=target, check=False, **kwargs)
@@ -148,8 +149,8 @@ def test_past_length_from_the_inputs_lets_the_past_be_a_longer_buffer():
     for batch, new, past in ((2, 1, 5), (1, 4, 3)):
         _, inputs, _ = step.sample_inputs(spec, False, batch=batch, new=new, past=past)
         expected = standard.run(*inputs)[0]
-        feeds = dict(zip(names, [t.numpy() for t in inputs]))
-        for name in names[2:]:  # buffers of 20 rows: the past, then rows that must not be read
+        feeds = dict(zip(kwargs["input_names"], [t.numpy() for t in inputs]))
+        for name in kwargs["input_names"][2:]:  # buffers of 20 rows: the past, then rows that must not be read
             buffer = np.full((batch, spec.kv_heads, 20, spec.head_size), 1e4, np.float32)
             buffer[:, :, :past] = feeds[name]
             feeds[name] = buffer

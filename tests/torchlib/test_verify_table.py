@@ -52,3 +52,17 @@ def test_shape_and_dtype_mismatches_are_named():
     # the tolerance is the dtype's: atol x the output's scale (its largest magnitude, at least 1), or rtol
     scaled = OutputDiff("w", 0.1, 0.01, True, True, scale=100.0, tolerance=(1e-4, 1e-3), shape=(4,), dtype="float32")
     assert "1.0e-02 abs or 1.0e-03 rel" in str(Differences([scaled]))
+
+
+def test_a_nan_or_infinity_where_torch_has_a_number_is_never_within_tolerance():
+    """Where the other elements agree exactly, the relative bound must not excuse the one that is
+    NaN (or infinite) on one side only: both bounds are infinite then."""
+    expected = torch.tensor([1.0, 2.0, 0.0])
+    for wrong in (float("nan"), float("inf"), -float("inf")):
+        actual = expected.clone()
+        actual[2] = wrong
+        diff = compare("x", expected, actual)
+        assert not diff.ok() and diff.max_abs == diff.max_rel == float("inf"), (wrong, diff)
+        assert not compare("x", actual, expected).ok()
+    both = torch.tensor([1.0, float("nan"), float("inf")])
+    assert compare("x", both, both.clone()).ok()  # NaN where torch has NaN, inf where it has inf

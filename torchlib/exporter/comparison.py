@@ -48,9 +48,9 @@ def compare(name: str, expected: torch.Tensor, actual: torch.Tensor) -> OutputDi
         finite = torch.isfinite(abs_diff)
         same_nonfinite = bool(((e64 == a64) | (e64.isnan() & a64.isnan()) | finite).all())
         max_abs = float(abs_diff[finite].max()) if finite.any() else 0.0
-        if not same_nonfinite:
-            max_abs = float("inf")
         max_rel = float((abs_diff[finite] / e64.abs()[finite].clamp_min(1e-12)).max()) if finite.any() else 0.0
+        if not same_nonfinite:  # a NaN or infinity where torch has another value: neither bound holds
+            max_abs = max_rel = float("inf")
         magnitudes = e64.abs()[torch.isfinite(e64)]
         scale = max(1.0, float(magnitudes.max())) if magnitudes.numel() else 1.0
     else:

@@ -105,7 +105,7 @@ def rewrite(builder: GraphBuilder, target: OnnxRuntime) -> dict[str, int]:
     run("nbits", matmul_nbits(builder, uses, target.accuracy_level))
     run("packed", packed_projections(builder, uses))
     run("skip", skip_norms(builder, uses))
-    run("gqa", group_query_attention(builder, uses, target.max_sequence_length))
+    run("gqa", group_query_attention(builder, uses, target.max_sequence_length, target.past_length_from))
     if target.past_length_from is not None:
         run("past", past_length_from_inputs(builder, uses, *target.past_length_from))
     cleanup.common_subexpressions(uses)
@@ -807,6 +807,151 @@ def _packed_source(q: Value, k: Value, v: Value) -> Value | None:
     return source if source is not None and source.rank == 3 else None
 
 
+def _conjuncts(mask: Value) -> list[Value]:
+    """The boolean values whose And is `mask` (nested Ands flattened)."""
+    node = mask.producer
+    if _std(node, "And") and len(node.inputs) == 2 and None not in node.inputs:  # type: ignore[union-attr]
+        return [c for x in node.inputs for c in _conjuncts(x)]  # type: ignore[union-attr,arg-type]
+    return [mask]
+
+
+def _is_causal_limit(c: Value, past: Value, queries: object, keys: object) -> bool:
+    """Whether c is exactly `key <= past + query` (`causal_within`'s LessOrEqual / GreaterOrEqual
+    form, through Expand and Unsqueezes of leading axes, which repeat it along other axes):
+    the limit GroupQueryAttention's causal=1 applies itself."""
+    node = c.producer
+    while (_std(node, "Expand") or _std(node, "Unsqueeze")) and node.inputs[0] is not None:  # type: ignore[union-attr]
+        node = node.inputs[0].producer  # type: ignore[union-attr]
+    if not (_std(node, "LessOrEqual") or _std(node, "GreaterOrEqual")):
+        return False
+    return causal_within(c, past, queries, keys)
+
+
+def _position_along(v: Value, depth: int = 0) -> int | None:
+    """The axis (counted from the end) along which v holds each element's own position (0, 1,
+    2, ...): Range(0, n, 1) moved there by Unsqueezes and repeated by Expands that keep that
+    axis' length (a broadcast along it would repeat position 0); None otherwise."""
+    node = v.producer
+    if node is None or depth > 12 or v.shape is None or v.dtype not in (types.INT64, types.INT32):
+        return None
+    if _std(node, "Range"):
+        return -1 if scalar(node.inputs[0]) == 0 and scalar(node.inputs[2]) == 1 and v.rank == 1 else None
+    x = node.inputs[0] if node.inputs else None
+    if x is None or x.shape is None or x.rank is None:
+        return None
+    if _std(node, "Expand"):
+        axis = _position_along(x, depth + 1)
+        if axis is None or -axis > x.rank or v.rank is None or -axis > v.rank:
+            return None
+        return axis if _same(x.shape[axis], v.shape[axis]) else None
+    if _std(node, "Unsqueeze"):
+        axis, axes = _position_along(x, depth + 1), ints(node.inputs[1] if len(node.inputs) > 1 else None)
+        if axis is None or axes is None:
+            return None
+        out_rank = x.rank + len(axes)
+        added = {a % out_rank for a in axes}
+        kept = [i for i in range(out_rank) if i not in added]
+        return kept[x.rank + axis] - out_rank
+    return None
+
+
+def key_padding(x: Value) -> Value | None:
+    """d when x [B, ..., T] = GatherND(d, indices) holds d[b, k] at every [b, ..., k]: d a 2-D
+    boolean [B, T]; indices the Concat on their last axis of Unsqueeze(i, -1) and Unsqueeze(j,
+    -1), i holding each element's position along the first axis and j along the last
+    (`_position_along`); x's first dim d's. transformers' padding mask, attention_mask[batch,
+    key], is this. x's last dim must be d's (every index in range, every key of d read): the
+    caller proves it (`_same_keys`)."""
+    node = x.producer
+    if not _std(node, "GatherND") or len(node.inputs) != 2 or int(node.attributes.get("batch_dims", 0)) != 0:  # type: ignore[union-attr]
+        return None
+    d, indices = node.inputs  # type: ignore[union-attr]
+    rank = x.rank
+    if d is None or indices is None or d.rank != 2 or d.dtype is not types.BOOL or rank is None or rank < 2:
+        return None
+    if x.shape is None or d.shape is None or not _same(x.shape[0], d.shape[0]):
+        return None
+    concat = indices.producer
+    if concat is None or not _std(concat, "Concat") or len(concat.inputs) != 2 or concat.attributes.get("axis") not in (-1, rank):
+        return None
+    parts = []
+    for u in concat.inputs:  # type: ignore[union-attr]
+        unsqueeze = u.producer if u is not None else None
+        if unsqueeze is None or not _std(unsqueeze, "Unsqueeze") or len(unsqueeze.inputs) != 2:
+            return None
+        axes = ints(unsqueeze.inputs[1])
+        if axes != [-1] and axes != [rank]:
+            return None
+        parts.append(unsqueeze.inputs[0])  # type: ignore[union-attr]
+    if any(p is None or p.rank != rank for p in parts):
+        return None
+    if _position_along(parts[0]) != -rank or _position_along(parts[1]) != -1:  # type: ignore[arg-type]
+        return None
+    return d
+
+
+def _same_keys(d: Value, keys: object, query: Value, contract: tuple[Value, Value] | None) -> bool:
+    """Whether the 2-D mask d [batch, length] has `keys` (past + new) as its length: the same dim,
+    or, under the decode step's contract (`past_length_from_inputs`: attention_mask's length is
+    the past's plus input_ids'), d is the attention_mask (or its Cast) and the query's length is
+    input_ids'."""
+    if d.shape is not None and _same(d.shape[1], keys):
+        return True
+    if contract is None or query.shape is None or not _same(query.shape[1], contract[1].shape[1]):  # type: ignore[index]
+        return False
+    source = d.producer.inputs[0] if _std(d.producer, "Cast") else d  # type: ignore[union-attr]
+    return source is contract[0]
+
+
+def _lengths_and_bias(op: Any, mask: Value | None, causal: bool, query: Value, past: Value,
+                      contract: tuple[Value, Value] | None) -> tuple[Value, Value, Value | None, Value]:
+    """GroupQueryAttention's seqlens_k (past + new - 1 for every row), total_sequence_length
+    (past + new) and attention bias for `gqa_exact`'s mask, and past + new as int64 [1]:
+
+    - a float mask: as it is;
+    - a boolean mask (causal=1): a conjunct that is exactly `key <= past + query`
+      (`_is_causal_limit`) is left out, the kernel's causal limit being the same; transformers'
+      padding conjunct attention_mask[batch, key] (`key_padding`) is read from the 2-D mask
+      itself, unsqueezed; what remains is expanded to [., 1, new, past + new] (the shape the
+      kernel reads) and made 0 / -inf; nothing remaining: no bias.
+
+    past + new is the mask's last dim, read from the 2-D padding mask where it has that dim (the
+    4-D mask is then not computed at all), else from the mask kept, else the past's and the
+    query's lengths added."""
+    bias: Value | None = mask  # a float mask as it is
+    total = batch = None
+    if mask is not None and mask.dtype is types.BOOL:
+        queries, keys = mask.shape[2], mask.shape[3]  # type: ignore[index]
+        parts = _conjuncts(mask)
+        rest = [c for c in parts if not _is_causal_limit(c, past, queries, keys)] if causal else parts
+        # each conjunct kept, with its 2-D padding mask where it is one of the mask's length
+        paddings = [key_padding(c) for c in rest]
+        paddings = [d if d is not None and _same_keys(d, keys, query, contract) else None for d in paddings]
+        lengths = [d if d is not None else c for c, d in zip(rest, paddings)
+                   if d is not None or (c.shape is not None and _same(c.shape[-1], keys))]  # fmt: skip
+        if len(rest) < len(parts) and all(c.rank is not None and c.rank <= 4 for c in rest) and (lengths or not rest):
+            mask = None
+            for c, d in zip(rest, paddings):
+                if d is not None:
+                    c = op.Unsqueeze(d, np.arange(1, c.rank - 1, dtype=np.int64))  # type: ignore[operator]
+                    if _same(d.shape[0], query.shape[0]):  # type: ignore[index]
+                        batch = op.Shape(d, start=0, end=1)
+                mask = c if mask is None else op.And(mask, c)
+            if mask is not None:
+                total = op.Shape(lengths[0], start=-1)
+                new = op.Shape(query, start=1, end=2)
+                mask = op.Expand(mask, op.Concat(np.array([1, 1], np.int64), new, total, axis=0))
+        bias = None if mask is None else op.Where(mask, np.array(0.0, np.float32), np.array(-np.inf, np.float32))
+    if total is None:
+        total = op.Shape(bias, start=3, end=4) if bias is not None else op.Add(
+            op.Shape(past, start=2, end=3), op.Shape(query, start=1, end=2))  # fmt: skip
+    if batch is None:
+        batch = op.Shape(query, start=0, end=1)
+    seqlens = op.Expand(op.Cast(op.Sub(total, np.array([1], np.int64)), to=types.INT32.onnx), batch)
+    total32 = op.Squeeze(op.Cast(total, to=types.INT32.onnx), np.array([0], np.int64))
+    return seqlens, total32, bias, total
+
+
 def _rotated(op: Any, x: _Heads) -> Value:
     """x's projection rotated as its RotaryEmbedding rotates x4: the same op on the 3-D layout."""
     if x.rotary is None:
@@ -816,12 +961,20 @@ def _rotated(op: Any, x: _Heads) -> Value:
     return op.RotaryEmbedding(x.x3, *ins[1:], num_heads=x.heads, **attrs)
 
 
-def group_query_attention(builder: GraphBuilder, uses: Uses, max_sequence_length: int | None = None) -> int:
+def group_query_attention(builder: GraphBuilder, uses: Uses, max_sequence_length: int | None = None,
+                          lengths_from: tuple[str, str] | None = None) -> int:
     """Attention over a past -> GroupQueryAttention (gqa_exact), rotating q and k itself where
     `fused_rotary` proves it the same rotation (tables of max_sequence_length rows, or computed
     in the graph), and reading Q, K and V packed where they are one Split's outputs and nothing
     rotates them outside."""
     done = 0
+    # (mask, query batch and length, past length) -> (seqlens_k, total_sequence_length, bias),
+    # made before the first GroupQueryAttention that reads them, read by every later one alike
+    shared: dict[tuple, tuple[Value, Value, Value | None, Value]] = {}
+    inputs = {v.name: v for v in uses.graph.inputs}
+    contract = None  # (attention_mask, input_ids) under the decode step's contract (`_same_keys`)
+    if lengths_from is not None and all(n in inputs and inputs[n].rank == 2 for n in lengths_from):
+        contract = (inputs[lengths_from[0]], inputs[lengths_from[1]])
     for node in list(uses.graph.nodes):
         if not uses.alive(node) or not _std(node, "Attention"):
             continue
@@ -841,16 +994,11 @@ def group_query_attention(builder: GraphBuilder, uses: Uses, max_sequence_length
         present_k, present_v = node.outputs[1], node.outputs[2]
 
         def build(op: Any) -> list[Value]:
-            # past + new: the mask's last dim (one value for every layer), else the past's and q's
-            total = op.Shape(mask, start=3, end=4) if mask is not None else op.Add(
-                op.Shape(pk, start=2, end=3), op.Shape(q.x3, start=1, end=2))  # fmt: skip
             query = packed if packed is not None else q.x3
-            seqlens = op.Expand(op.Cast(op.Sub(total, np.array([1], np.int64)), to=types.INT32.onnx),
-                                op.Shape(query, start=0, end=1))  # fmt: skip
-            total32 = op.Squeeze(op.Cast(total, to=types.INT32.onnx), np.array([0], np.int64))
-            bias = mask  # a float mask as it is
-            if mask is not None and mask.dtype is types.BOOL:
-                bias = op.Where(mask, np.array(0.0, np.float32), np.array(-np.inf, np.float32))
+            same = (id(mask), q.x3.shape[0], q.x3.shape[1], pk.shape[2] if pk.shape is not None else None)  # type: ignore[index,union-attr]
+            if None in same[1:] or same not in shared:  # the first layer's, for every layer alike
+                shared[same] = _lengths_and_bias(op, mask, causal, query, pk, contract)  # type: ignore[arg-type]
+            seqlens, total32, bias, total = shared[same]
             cos = sin = None
             if rotary is not None and max_sequence_length is not None:  # constants, one pair for every layer
                 cos, sin = (builder.constant(t) for t in _rotary_tables(op, rotary, max_sequence_length, total))
@@ -944,5 +1092,5 @@ def past_length_from_inputs(builder: GraphBuilder, uses: Uses, total: str, new: 
     return replaced
 
 
-__all__ = ["ACCURACY_LEVELS", "NAMES", "OnnxRuntime", "past_readers_share", "causal_within", "past_length_from_inputs", "gqa_exact", "matmul_nbits", "nbits_weights",
+__all__ = ["ACCURACY_LEVELS", "NAMES", "OnnxRuntime", "past_readers_share", "causal_within", "past_length_from_inputs", "gqa_exact", "key_padding", "matmul_nbits", "nbits_weights",
            "packed_projections", "rewrite", "skip_norm_exact", "skip_norms"]

@@ -827,39 +827,42 @@ def _is_causal_limit(c: Value, past: Value, queries: object, keys: object) -> bo
     return causal_within(c, past, queries, keys)
 
 
-def _position_along(v: Value, depth: int = 0) -> int | None:
-    """The axis (counted from the end) along which v holds each element's own position (0, 1,
-    2, ...): Range(0, n, 1) moved there by Unsqueezes and repeated by Expands that keep that
-    axis' length (a broadcast along it would repeat position 0); None otherwise."""
+def _holds_position(v: Value, axis: int, depth: int = 0) -> bool:
+    """Whether v holds each element's own position (0, 1, 2, ...) along `axis` (counted from
+    the end) and nothing else: an integer constant that does, or Range(0, n, 1) moved there by
+    Unsqueezes and repeated by Expands that keep that axis' length (a broadcast along it would
+    repeat position 0)."""
     node = v.producer
-    if node is None or depth > 12 or v.shape is None or v.dtype not in (types.INT64, types.INT32):
-        return None
+    if depth > 12 or v.rank is None or v.shape is None or not -v.rank <= axis < 0 or v.dtype not in (types.INT64, types.INT32):
+        return False
+    if v.const_value is not None:
+        c = v.const_value
+        positions = np.arange(c.shape[axis]).reshape([-1] + [1] * (-axis - 1))
+        return c.ndim == v.rank and bool(np.array_equal(c, np.broadcast_to(positions, c.shape)))
     if _std(node, "Range"):
-        return -1 if scalar(node.inputs[0]) == 0 and scalar(node.inputs[2]) == 1 and v.rank == 1 else None
-    x = node.inputs[0] if node.inputs else None
+        return axis == -1 and scalar(node.inputs[0]) == 0 and scalar(node.inputs[2]) == 1  # type: ignore[union-attr]
+    x = node.inputs[0] if node is not None and node.inputs else None
     if x is None or x.shape is None or x.rank is None:
-        return None
+        return False
     if _std(node, "Expand"):
-        axis = _position_along(x, depth + 1)
-        if axis is None or -axis > x.rank or v.rank is None or -axis > v.rank:
-            return None
-        return axis if _same(x.shape[axis], v.shape[axis]) else None
+        return -axis <= x.rank and _same(x.shape[axis], v.shape[axis]) and _holds_position(x, axis, depth + 1)
     if _std(node, "Unsqueeze"):
-        axis, axes = _position_along(x, depth + 1), ints(node.inputs[1] if len(node.inputs) > 1 else None)
-        if axis is None or axes is None:
-            return None
-        out_rank = x.rank + len(axes)
-        added = {a % out_rank for a in axes}
-        kept = [i for i in range(out_rank) if i not in added]
-        return kept[x.rank + axis] - out_rank
-    return None
+        axes = ints(node.inputs[1] if len(node.inputs) > 1 else None)  # type: ignore[union-attr]
+        if axes is None:
+            return False
+        added = {a % v.rank for a in axes}
+        if (axis % v.rank) in added:
+            return False
+        kept = [i for i in range(v.rank) if i not in added]
+        return _holds_position(x, kept.index(axis % v.rank) - x.rank, depth + 1)
+    return False
 
 
 def key_padding(x: Value) -> Value | None:
     """d when x [B, ..., T] = GatherND(d, indices) holds d[b, k] at every [b, ..., k]: d a 2-D
-    boolean [B, T]; indices the Concat on their last axis of Unsqueeze(i, -1) and Unsqueeze(j,
-    -1), i holding each element's position along the first axis and j along the last
-    (`_position_along`); x's first dim d's. transformers' padding mask, attention_mask[batch,
+    boolean [B, T]; indices [B, ..., T, 2] the Concat on the last axis of two [B, ..., T, 1]
+    values, the first holding each element's position along the first axis and the second along
+    the axis before the last (`_holds_position`); x's first dim d's. transformers' padding mask, attention_mask[batch,
     key], is this. x's last dim must be d's (every index in range, every key of d read): the
     caller proves it (`_same_keys`)."""
     node = x.producer
@@ -874,18 +877,10 @@ def key_padding(x: Value) -> Value | None:
     concat = indices.producer
     if concat is None or not _std(concat, "Concat") or len(concat.inputs) != 2 or concat.attributes.get("axis") not in (-1, rank):
         return None
-    parts = []
-    for u in concat.inputs:  # type: ignore[union-attr]
-        unsqueeze = u.producer if u is not None else None
-        if unsqueeze is None or not _std(unsqueeze, "Unsqueeze") or len(unsqueeze.inputs) != 2:
-            return None
-        axes = ints(unsqueeze.inputs[1])
-        if axes != [-1] and axes != [rank]:
-            return None
-        parts.append(unsqueeze.inputs[0])  # type: ignore[union-attr]
-    if any(p is None or p.rank != rank for p in parts):
+    parts = list(concat.inputs)  # [..., 1] each: the row's index, then the key's
+    if any(u is None or u.rank != rank + 1 or u.shape is None or u.shape[-1] != 1 for u in parts):
         return None
-    if _position_along(parts[0]) != -rank or _position_along(parts[1]) != -1:  # type: ignore[arg-type]
+    if not (_holds_position(parts[0], -rank - 1) and _holds_position(parts[1], -2)):  # type: ignore[arg-type]
         return None
     return d
 

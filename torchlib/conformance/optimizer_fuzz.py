@@ -470,15 +470,17 @@ def onnxruntime_target(rng: random.Random, round_: int) -> Case:
     residual Add read by an RMSNorm (SkipSimplifiedLayerNormalization), Linears of one input
     (packed), weight-quantized Linears (MatMulNBits, accuracy level 0: float32 activations), and
     a decode step's attention over a past with grouped KV heads and a causal mask made of
-    positions, or no mask (GroupQueryAttention)."""
+    positions (and a padding mask read by index, as transformers' is), or no mask
+    (GroupQueryAttention)."""
     forms = ["skip_norm", "packed", "nbits", "gqa_masked", "gqa_unmasked", "gqa_constant_mask", "gqa_float_mask",
-             "skip_layer_norm"]
+             "skip_layer_norm", "gqa_padded"]
     form = forms[round_ % len(forms)]
     misses = {"skip_norm": ["broadcast_residual", "dtype", "norm_axis"], "packed": ["weight_input"],
               "skip_layer_norm": ["broadcast_residual", "dtype", "norm_axis"],
               "nbits": ["int8_asymmetric", "odd_k"], "gqa_masked": ["mask_offset", "mask_strict", "output_read"],
               "gqa_unmasked": ["output_read", "flat_output"], "gqa_constant_mask": ["mask_offset"],
-              "gqa_float_mask": ["infinite_mask", "flat_output"]}[form]  # fmt: skip
+              "gqa_float_mask": ["infinite_mask", "flat_output"],
+              "gqa_padded": ["pad_reversed", "pad_transposed", "pad_window"]}[form]  # fmt: skip
     near = _near(rng, round_, len(forms), misses)
     target = OnnxRuntime(accuracy_level=0)
     if form in ("skip_norm", "skip_layer_norm"):
@@ -524,7 +526,7 @@ def onnxruntime_target(rng: random.Random, round_: int) -> Case:
     heads, kv, size = 4, rng.choice([1, 2, 4]), 16
     e = heads * size
     params = {n: torch.randn(e, d) * 0.2 for n, d in (("q", e), ("k", kv * size), ("v", kv * size), ("o", e))}
-    masked = form == "gqa_masked"
+    masked = form in ("gqa_masked", "gqa_padded")
     constant = form == "gqa_constant_mask"  # static sizes: the mask folds to a constant
     padded = rng.random() < 0.5
 
@@ -539,6 +541,15 @@ def onnxruntime_target(rng: random.Random, round_: int) -> Case:
             key, query = torch.arange(p + s), torch.arange(s) + p + (1 if near == "mask_offset" else 0)
             keep = key[None, :] < query[:, None] if near == "mask_strict" else key[None, :] <= query[:, None]
             mask = keep[None, None].expand(b, 1, s, p + s)
+            if form == "gqa_padded":  # transformers' padding mask: keep[batch, key] read by index
+                keep = torch.cat([pk[:, 0, :, 0], x[:, :, 0]], 1) > -1.2  # [b, p + s], made of the data
+                rows, keys = torch.arange(b)[:, None, None, None], torch.arange(p + s)[None, None, None, :]
+                if near == "pad_reversed":  # keep[batch, last key - key]: not the padding form
+                    keys = p + s - 1 - keys
+                padding = keep.t()[keys, rows] if near == "pad_transposed" else keep[rows, keys]
+                mask = mask & padding
+                if near == "pad_window":  # a sliding window besides: kept in the bias
+                    mask = mask & (key[None, :] > query[:, None] - 3)[None, None]
         elif constant:
             mask = torch.ones(s, p + s, dtype=torch.bool).tril(p + (1 if near == "mask_offset" else 0))[None, None]
         elif form == "gqa_float_mask":  # transformers' eager masks: 0 / finfo.min (or -inf: a near miss)
@@ -593,7 +604,7 @@ FAMILIES: list[Callable[[random.Random, int], Case]] = [gelu, rms_norm, rotary, 
                                                         zero_adds]
 # rounds until every exact form was built
 FORMS: dict[Callable[[random.Random, int], Case], int] = {gelu: 5, rms_norm: 4, rotary: 6, batch_norm: 4, folding: 3,
-                                                          kv_cache: 3, onnxruntime_target: 8, softcap_attention: 2,
+                                                          kv_cache: 3, onnxruntime_target: 9, softcap_attention: 2,
                                                           zero_adds: 3}
 
 

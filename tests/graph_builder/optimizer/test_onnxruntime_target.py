@@ -10,6 +10,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 import torch
+import torch.nn.functional as F
 
 import torchlib
 from graph_builder.optimizer.onnxruntime import NAMES, OnnxRuntime, nbits_weights
@@ -156,3 +157,85 @@ def test_past_length_from_the_inputs_lets_the_past_be_a_longer_buffer():
             feeds[name] = buffer
         logits = session.run(["logits"], feeds)[0]
         np.testing.assert_allclose(logits, expected.numpy(), atol=1e-5, rtol=1e-5)
+
+
+def test_left_padded_batch_is_exact_with_one_bias_for_every_layer():
+    """transformers' mask is causal AND attention_mask[batch, key] (read by GatherND): the causal
+    part is GroupQueryAttention's own causal=1 and the padding part is attention_mask itself
+    (its length is past + new under the decode step's contract), so the 4-D mask is not
+    computed; seqlens_k, the total length and the bias are made once for every layer. A
+    left-padded batch (rows of zeros in attention_mask, the queries at padded positions seeing
+    no key) gives the standard graph's logits and presents."""
+    from torchlib.genai import step
+
+    spec, wrapped, args, kwargs = _llama_decode_step(position_ids=False)
+    standard = torchlib.export(wrapped, args, **kwargs)
+    target = OnnxRuntime(max_sequence_length=64, past_length_from=("attention_mask", "input_ids"))
+    runtime = torchlib.export(wrapped, args, target=target, check=False, **kwargs)
+    ops = _ops(runtime)
+    assert ops["GroupQueryAttention"] == spec.layers
+    assert ops["GatherND"] == 0 and ops["LessOrEqual"] == 0 and ops["Range"] == 0 and ops["Where"] == 1
+    attention = [n for n in runtime.graph.nodes if n.op_type == "GroupQueryAttention"]
+    for i in (5, 6, 10):  # seqlens_k, total_sequence_length, attention_bias: one value for every layer
+        assert len({id(n.inputs[i]) for n in attention}) == 1
+    for batch, new, past in ((2, 1, 5), (2, 4, 0), (1, 4, 3)):
+        _, inputs, _ = step.sample_inputs(spec, False, batch=batch, new=new, past=past)
+        mask = torch.ones(batch, past + new, dtype=torch.long)
+        mask[0, :2] = 0  # row 0 left-padded by 2
+        inputs = (inputs[0], mask, *inputs[2:])
+        for a, b in zip(standard.run(*inputs), runtime.run(*inputs)):
+            torch.testing.assert_close(a, b, atol=1e-5, rtol=1e-5)
+
+
+class _PaddedAttention(torch.nn.Module):
+    """A decode step's attention over a past, masked by `key <= past + query` AND a padding mask
+    keep[batch, key] read by index (transformers' form), keep made of the data; `near`: the
+    padding read some other way (reversed keys, keep transposed), or a sliding window besides."""
+
+    def __init__(self, near: str | None = None, heads: int = 4, kv: int = 2, size: int = 16):
+        super().__init__()
+        self.near, self.heads, self.kv, self.size = near, heads, kv, size
+        e = heads * size
+        self.q, self.k, self.v = (torch.nn.Linear(e, n * size, bias=False) for n in (heads, kv, kv))
+
+    def forward(self, x, pk, pv):
+        b, s, _ = x.shape
+        p = pk.shape[2]
+        q = self.q(x).view(b, s, self.heads, self.size).transpose(1, 2)
+        k = torch.cat([pk, self.k(x).view(b, s, self.kv, self.size).transpose(1, 2)], 2)
+        v = torch.cat([pv, self.v(x).view(b, s, self.kv, self.size).transpose(1, 2)], 2)
+        key, query = torch.arange(p + s), torch.arange(s) + p
+        mask = (key[None, :] <= query[:, None])[None, None]
+        keep = torch.cat([pk[:, 0, :, 0], x[:, :, 0]], 1) > -0.5
+        rows, keys = torch.arange(b)[:, None, None, None], key[None, None, None, :]
+        if self.near == "reversed":
+            keys = p + s - 1 - keys
+        mask = mask & (keep.t()[keys, rows] if self.near == "transposed" else keep[rows, keys])
+        if self.near == "window":
+            mask = mask & (key[None, :] > query[:, None] - 3)[None, None]
+        rep, t = self.heads // self.kv, p + s  # transformers' repeat_kv
+        k4, v4 = (z[:, :, None].expand(b, self.kv, rep, t, self.size).reshape(b, self.heads, t, self.size) for z in (k, v))
+        y = F.scaled_dot_product_attention(q, k4, v4, attn_mask=mask)
+        return y.transpose(1, 2).reshape(b, s, self.heads * self.size), k, v
+
+
+@pytest.mark.parametrize("near,gathers", [(None, 0), ("window", 0), ("reversed", 1), ("transposed", 1)])
+def test_padding_mask_is_read_from_its_2d_mask_only_in_its_exact_form(near, gathers):
+    """The padding conjunct keep[batch, key] becomes keep itself (no GatherND) only when the
+    indices are (batch, key) positions; reversed keys or a transposed keep stay gathered. A
+    sliding window stays in the bias beside it. The causal conjunct goes in every case
+    (causal=1), and each gives the standard graph's numbers."""
+    model = _PaddedAttention(near).eval()
+    args = (torch.randn(1, 3, 64), torch.randn(1, 2, 4, 16), torch.randn(1, 2, 4, 16))
+    shapes = ({1: torch.export.Dim("s", min=2)}, {2: torch.export.Dim("p", min=2)}, {2: torch.export.Dim("p", min=2)})
+    standard = torchlib.export(model, args, dynamic_shapes=shapes)
+    runtime = torchlib.export(model, args, dynamic_shapes=shapes, target=OnnxRuntime(accuracy_level=0), check=False)
+    ops = _ops(runtime)
+    assert ops["GroupQueryAttention"] == 1 and ops["GatherND"] == gathers and ops["LessOrEqual"] == 0
+    assert ops["Greater"] == 1 + (near == "window")  # keep (made of the data), and the window
+    (node,) = [n for n in runtime.graph.nodes if n.op_type == "GroupQueryAttention"]
+    assert node.attributes["causal"] == 1
+    for s, p in ((3, 4), (1, 9), (5, 0)):
+        inputs = (torch.randn(1, s, 64), torch.randn(1, 2, p, 16), torch.randn(1, 2, p, 16))
+        for a, b in zip(standard.run(*inputs), runtime.run(*inputs)):
+            torch.testing.assert_close(a, b, atol=1e-5, rtol=1e-5)

@@ -16,6 +16,12 @@
    after a past of 128 and 1024 (past tensors of that length, no shared buffer), sessions timed
    run by run in alternation, median of `--runs`.
 
+Each time is taken twice: wall clock, and the CPU time of this process (`time.process_time`:
+with one thread, what the run costs whatever else the machine runs; on a machine shared with
+other work the wall clock also counts the time the process waited for a core). The ratio to the
+builder is the median, over rounds (runs), of the ratio within each round (run): the folders of
+one round ran seconds apart, under the same load.
+
 Every session runs `--threads` intra-op threads (genai_config.json's session_options for
 onnxruntime-genai), all graph optimizations. Prints one JSON line per measurement, then a table.
 """
@@ -85,19 +91,19 @@ def nodes(folder: Path) -> tuple[int, dict[str, int]]:
     return len(proto.graph.node), dict(collections.Counter(n.op_type for n in proto.graph.node).most_common())
 
 
-def genai_tokens(folder: Path, new_tokens: int, og) -> tuple[list[int], float]:
-    """(the sequence, seconds of the new tokens) for a greedy run of exactly new_tokens."""
+def genai_tokens(folder: Path, new_tokens: int, og) -> tuple[list[int], float, float]:
+    """(the sequence, wall seconds, CPU seconds of the new tokens) for a greedy run of exactly new_tokens."""
     model = og.Model(str(folder))
     params = og.GeneratorParams(model)
     length = len(PROMPT) + new_tokens
     params.set_search_options(do_sample=False, max_length=length, min_length=length)
     generator = og.Generator(model, params)
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     generator.append_tokens(np.array([PROMPT], np.int64))
     while not generator.is_done():
         generator.generate_next_token()
-    seconds = time.perf_counter() - start
-    return [int(t) for t in generator.get_sequence(0)], seconds
+    seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
+    return [int(t) for t in generator.get_sequence(0)], seconds, cpu
 
 
 def hf_tokens(model: Path, new_tokens: int) -> list[int]:
@@ -112,7 +118,8 @@ def hf_tokens(model: Path, new_tokens: int) -> list[int]:
     return out[0].tolist()
 
 
-def decode_step_ms(folders: dict[str, Path], past: int, runs: int, threads: int) -> dict[str, float]:
+def decode_step_ms(folders: dict[str, Path], past: int, runs: int, threads: int) -> dict[str, dict[str, list[float]]]:
+    """Per folder, {"wall": [ms per run], "cpu": [ms per run]}, the runs alternated."""
     import onnxruntime as ort
 
     sessions = {}
@@ -138,16 +145,26 @@ def decode_step_ms(folders: dict[str, Path], past: int, runs: int, threads: int)
                 feeds[i.name] = rng.standard_normal((1, config["num_key_value_heads"], past, config["head_size"]),
                                                     dtype=np.float32)  # fmt: skip
         sessions[name] = (session, feeds)
-    times: dict[str, list[float]] = {name: [] for name in sessions}
+    times: dict[str, dict[str, list[float]]] = {name: {"wall": [], "cpu": []} for name in sessions}
     for _ in range(5):
         for session, feeds in sessions.values():
             session.run(None, feeds)
     for _ in range(runs):
         for name, (session, feeds) in sessions.items():
-            start = time.perf_counter()
+            start, cpu = time.perf_counter(), time.process_time()
             session.run(None, feeds)
-            times[name].append(time.perf_counter() - start)
-    return {name: statistics.median(t) * 1e3 for name, t in times.items()}
+            times[name]["wall"].append((time.perf_counter() - start) * 1e3)
+            times[name]["cpu"].append((time.process_time() - cpu) * 1e3)
+    return times
+
+
+def builder_of(name: str) -> str:
+    return name.replace("torchlib standard", "builder").replace("torchlib", "builder")
+
+
+def paired_ratio(mine: list[float], builder: list[float]) -> float:
+    """The median over rounds of builder / mine (times: above 1, mine is faster)."""
+    return statistics.median(b / m for m, b in zip(mine, builder))
 
 
 def main() -> int:
@@ -183,37 +200,46 @@ def main() -> int:
     equal = {}
     for name, folder in folders.items():
         if name.endswith("fp32"):
-            tokens, _ = genai_tokens(folder, ns.tokens, og)
+            tokens, _, _ = genai_tokens(folder, ns.tokens, og)
             same = sum(a == b for a, b in zip(tokens[len(PROMPT):], expected[len(PROMPT):]))
             equal[name] = f"{same}/{ns.tokens}" + (" (all)" if tokens == expected else "")
             print(json.dumps({"folder": name, "tokens_equal_to_generate": equal[name]}), flush=True)
-    speed: dict[str, list[float]] = {name: [] for name in folders}
+    wall: dict[str, list[float]] = {name: [] for name in folders}  # seconds per generation, round by round
+    cpu: dict[str, list[float]] = {name: [] for name in folders}
     for _ in range(ns.rounds):
         for name, folder in folders.items():
-            _, seconds = genai_tokens(folder, ns.tokens, og)
-            speed[name].append(ns.tokens / seconds)
-    tokens_per_s = {name: statistics.median(v) for name, v in speed.items()}
-    print(json.dumps({"tokens_per_s": {k: round(v, 1) for k, v in tokens_per_s.items()},
-                      "all_rounds": {k: [round(x, 1) for x in v] for k, v in speed.items()}}), flush=True)
-    steps = {}
-    for past in [int(p) for p in ns.past.split(",")]:
+            _, seconds, cpu_seconds = genai_tokens(folder, ns.tokens, og)
+            wall[name].append(seconds)
+            cpu[name].append(cpu_seconds)
+    print(json.dumps({"tokens_per_s_wall": {k: [round(ns.tokens / x, 1) for x in v] for k, v in wall.items()},
+                      "tokens_per_s_cpu": {k: [round(ns.tokens / x, 1) for x in v] for k, v in cpu.items()}}),
+          flush=True)  # fmt: skip
+    pasts = [int(p) for p in ns.past.split(",")]
+    steps: dict[tuple[str, int], dict[str, list[float]]] = {}
+    for past in pasts:
         for precision in ("fp32", "int4"):
             chosen = {k: v for k, v in folders.items() if k.endswith(precision)}
             steps.update({(k, past): v for k, v in decode_step_ms(chosen, past, ns.runs, ns.threads).items()})
-        print(json.dumps({"past": past, "decode_step_ms": {k: round(v, 3) for (k, p), v in steps.items() if p == past}}),
-              flush=True)
-    pasts = [int(p) for p in ns.past.split(",")]
-    print(f"\n{ns.tokens} tokens, {ns.threads} thread(s), accuracy level {ns.accuracy_level} for int4; "
-          f"load average {os.getloadavg()[0]:.2f} at the end\n")
-    print("| folder | nodes | tokens = generate (fp32) | tokens/s (genai) | " +
-          " | ".join(f"decode step, past {p}" for p in pasts) + " |")
-    print("|---|---|---|---|" + "---|" * len(pasts))
-    for name, folder in folders.items():
-        builder = name.replace("torchlib standard", "builder").replace("torchlib", "builder")
-        ratio = tokens_per_s[name] / tokens_per_s[builder]
-        cells = " | ".join(f"{steps[(name, p)]:.2f} ms ({steps[(builder, p)] / steps[(name, p)]:.2f}x)" for p in pasts)
-        print(f"| {name} | {nodes(folder)[0]} | {equal.get(name, '-')} | {tokens_per_s[name]:.1f} ({ratio:.2f}x) | {cells} |")
-    print("\n(x: the builder's time over this folder's, or this folder's tokens/s over the builder's: above 1 is faster)")
+        print(json.dumps({"past": past, "decode_step_ms_median": {k: {c: round(statistics.median(t[c]), 3) for c in t}
+                                                                  for (k, p), t in steps.items() if p == past}}),
+              flush=True)  # fmt: skip
+    print(f"\n{ns.tokens} tokens, {ns.threads} thread(s), accuracy level {ns.accuracy_level} for int4, {ns.rounds} rounds, "
+          f"{ns.runs} decode steps; load average {os.getloadavg()[0]:.2f} at the end\n")
+    for clock, times in (("CPU time", cpu), ("wall clock", wall)):
+        key = "cpu" if clock == "CPU time" else "wall"
+        print(f"{clock}: tokens/s median (ratio: median of the rounds' ratios); decode step median (ratio likewise)\n")
+        print("| folder | nodes | tokens = generate (fp32) | tokens/s (genai) | " +
+              " | ".join(f"decode step, past {p}" for p in pasts) + " |")
+        print("|---|---|---|---|" + "---|" * len(pasts))
+        for name, folder in folders.items():
+            builder = builder_of(name)
+            speed = statistics.median(ns.tokens / x for x in times[name])
+            cells = " | ".join(f"{statistics.median(steps[(name, p)][key]):.2f} ms "
+                               f"({paired_ratio(steps[(name, p)][key], steps[(builder, p)][key]):.2f}x)" for p in pasts)  # fmt: skip
+            print(f"| {name} | {nodes(folder)[0]} | {equal.get(name, '-')} | {speed:.1f} "
+                  f"({paired_ratio(times[name], times[builder]):.2f}x) | {cells} |")
+        print()
+    print("(x: the builder's time over this folder's, or this folder's tokens/s over the builder's: above 1 is faster)")
     return 0
 
 

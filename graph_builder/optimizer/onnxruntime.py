@@ -862,9 +862,9 @@ def key_padding(x: Value) -> Value | None:
     """d when x [B, ..., T] = GatherND(d, indices) holds d[b, k] at every [b, ..., k]: d a 2-D
     boolean [B, T]; indices [B, ..., T, 2] the Concat on the last axis of two [B, ..., T, 1]
     values, the first holding each element's position along the first axis and the second along
-    the axis before the last (`_holds_position`); x's first dim d's. transformers' padding mask, attention_mask[batch,
-    key], is this. x's last dim must be d's (every index in range, every key of d read): the
-    caller proves it (`_same_keys`)."""
+    the axis before the last (`_holds_position`); x's first dim d's. transformers' padding mask,
+    attention_mask[batch, key], is this. x's last dim must be d's (every index in range, every
+    key of d read): the caller proves it (`_same_keys`)."""
     node = x.producer
     if not _std(node, "GatherND") or len(node.inputs) != 2 or int(node.attributes.get("batch_dims", 0)) != 0:  # type: ignore[union-attr]
         return None
@@ -885,14 +885,16 @@ def key_padding(x: Value) -> Value | None:
     return d
 
 
-def _same_keys(d: Value, keys: object, query: Value, contract: tuple[Value, Value] | None) -> bool:
+def _same_keys(d: Value, keys: object, query: Value, past: Value, contract: tuple[Value, Value] | None) -> bool:
     """Whether the 2-D mask d [batch, length] has `keys` (past + new) as its length: the same dim,
     or, under the decode step's contract (`past_length_from_inputs`: attention_mask's length is
-    the past's plus input_ids'), d is the attention_mask (or its Cast) and the query's length is
-    input_ids'."""
+    the past inputs' plus input_ids'), d is the attention_mask (or its Cast), the past a graph
+    input and the query's length input_ids'."""
     if d.shape is not None and _same(d.shape[1], keys):
         return True
-    if contract is None or query.shape is None or not _same(query.shape[1], contract[1].shape[1]):  # type: ignore[index]
+    if contract is None or past.producer is not None or past.const_value is not None:
+        return False
+    if query.shape is None or not _same(query.shape[1], contract[1].shape[1]):  # type: ignore[index]
         return False
     source = d.producer.inputs[0] if _std(d.producer, "Cast") else d  # type: ignore[union-attr]
     return source is contract[0]
@@ -921,7 +923,7 @@ def _lengths_and_bias(op: Any, mask: Value | None, causal: bool, query: Value, p
         rest = [c for c in parts if not _is_causal_limit(c, past, queries, keys)] if causal else parts
         # each conjunct kept, with its 2-D padding mask where it is one of the mask's length
         paddings = [key_padding(c) for c in rest]
-        paddings = [d if d is not None and _same_keys(d, keys, query, contract) else None for d in paddings]
+        paddings = [d if d is not None and _same_keys(d, keys, query, past, contract) else None for d in paddings]
         lengths = [d if d is not None else c for c, d in zip(rest, paddings)
                    if d is not None or (c.shape is not None and _same(c.shape[-1], keys))]  # fmt: skip
         if len(rest) < len(parts) and all(c.rank is not None and c.rank <= 4 for c in rest) and (lengths or not rest):

@@ -18,7 +18,7 @@ from torchlib.importer.converter import Ctx
 from torchlib.importer.registry import onnx_op
 
 
-def _tracing() -> bool:
+def tracing() -> bool:
     return bool(torch.compiler.is_compiling() or torch.compiler.is_exporting())
 
 
@@ -29,7 +29,7 @@ def _unaliased(outputs: tuple[torch.Tensor, ...], inputs: tuple[torch.Tensor, ..
 
 def run_if(cond: torch.Tensor, then_gm: torch.nn.Module, then_outer: tuple[torch.Tensor, ...],
            else_gm: torch.nn.Module, else_outer: tuple[torch.Tensor, ...]) -> tuple[torch.Tensor, ...]:
-    if _tracing():
+    if tracing():
         operands = tuple(then_outer) + tuple(else_outer)
         n = len(then_outer)
         return tuple(torch.cond(cond.reshape(()), lambda *a: _unaliased(then_gm(*a[:n]), a),
@@ -63,7 +63,7 @@ def _while_loop(trip: torch.Tensor | None, cond: torch.Tensor | None, body: torc
 
 def run_loop(trip: torch.Tensor | None, cond: torch.Tensor | None, body: torch.nn.Module, outer: tuple[torch.Tensor, ...],
              count_carried: int, count_scans: int, *carried: torch.Tensor) -> tuple[torch.Tensor, ...]:
-    if _tracing() and not count_scans:
+    if tracing() and not count_scans:
         return _while_loop(trip, cond, body, outer, carried)
     state = list(carried)
     scans: list[list[torch.Tensor]] = []

@@ -23,24 +23,25 @@ def _corners(boxes: torch.Tensor, center_point_box: int) -> torch.Tensor:
     return torch.stack((torch.minimum(x1, x2), torch.minimum(y1, y2), torch.maximum(x1, x2), torch.maximum(y1, y2)), -1)
 
 
-def _iou(corners: torch.Tensor) -> torch.Tensor:
-    """[batch, n, n] IoU of every pair of corner boxes (0 where they do not overlap or an area is 0)."""
-    a, b = corners[:, :, None, :], corners[:, None, :, :]
-    w = (torch.minimum(a[..., 2], b[..., 2]) - torch.maximum(a[..., 0], b[..., 0])).clamp(min=0)
-    h = (torch.minimum(a[..., 3], b[..., 3]) - torch.maximum(a[..., 1], b[..., 1])).clamp(min=0)
+def _iou(box: torch.Tensor, area: torch.Tensor, others: torch.Tensor, areas: torch.Tensor) -> torch.Tensor:
+    """IoU of corner boxes [..., 1, 4] with each of `others` [..., n, 4] (0 where they do not
+    overlap or an area is 0), as onnx's reference computes it."""
+    w = (torch.minimum(box[..., 2], others[..., 2]) - torch.maximum(box[..., 0], others[..., 0])).clamp(min=0)
+    h = (torch.minimum(box[..., 3], others[..., 3]) - torch.maximum(box[..., 1], others[..., 1])).clamp(min=0)
     inter = w * h
-    area = (corners[..., 2] - corners[..., 0]) * (corners[..., 3] - corners[..., 1])
-    union = area[:, :, None] + area[:, None, :] - inter
-    valid = (inter > 0) & (area[:, :, None] > 0) & (area[:, None, :] > 0) & (union > 0)
+    union = area + areas - inter
+    valid = (inter > 0) & (area > 0) & (areas > 0) & (union > 0)
     return torch.where(valid, inter / torch.where(valid, union, torch.ones_like(union)), torch.zeros_like(inter))
 
 
-def _select_step(i: torch.Tensor, keep: torch.Tensor, candidate: torch.Tensor, overlaps: torch.Tensor,
-                 limit: torch.Tensor) -> torch.Tensor:
+def _select_step(i: torch.Tensor, keep: torch.Tensor, candidate: torch.Tensor, corners: torch.Tensor,
+                 areas: torch.Tensor, threshold: torch.Tensor | float, limit: torch.Tensor) -> torch.Tensor:
     """Decide candidate i (in score order) of every (batch, class): kept when it is a candidate,
-    fewer than `limit` are kept, and no kept one overlaps it."""
+    fewer than `limit` are kept, and no kept one overlaps it by more than the threshold. One row
+    of IoUs per step: memory stays linear in the number of boxes."""
     at = i.reshape(1)
-    blocked = (keep & torch.index_select(overlaps, 3, at).squeeze(3)).any(-1)
+    iou = _iou(torch.index_select(corners, 2, at), torch.index_select(areas, 2, at), corners, areas)
+    blocked = (keep & (iou > threshold)).any(-1)
     take = torch.index_select(candidate, 2, at).squeeze(2) & ~blocked & (keep.sum(-1) < limit)
     column = torch.arange(keep.shape[-1], device=keep.device) == i
     return keep | (column & take[..., None])
@@ -59,18 +60,19 @@ def non_max_suppression(boxes: torch.Tensor, scores: torch.Tensor, max_output: t
     candidate = torch.ones_like(order.values, dtype=torch.bool)
     if score_threshold is not None:
         candidate = order.values > score_threshold.reshape(-1)[0].to(torch.float64)
-    iou = _iou(_corners(boxes.to(torch.float64), center_point_box))  # [batch, n, n]
     threshold = iou_threshold.reshape(-1)[0].to(torch.float64) if iou_threshold is not None else 0.0
-    over = iou[:, None].expand(batches, classes, count, count) > threshold
-    rows = order.indices[..., :, None].expand(batches, classes, count, count)
-    over = torch.gather(torch.gather(over, 2, rows), 3, rows.transpose(2, 3))  # in score order, both axes
+    corners = _corners(boxes.to(torch.float64), center_point_box)  # [batch, n, 4]
+    corners = torch.gather(corners[:, None].expand(batches, classes, count, 4), 2,
+                           order.indices[..., None].expand(batches, classes, count, 4))  # in score order per class
+    areas = (corners[..., 2] - corners[..., 0]) * (corners[..., 3] - corners[..., 1])
     keep = torch.zeros_like(candidate)
     if tracing():
-        keep = torch.while_loop(lambda i, k: i < count,
-                                lambda i, k: (i + 1, _select_step(i, k, candidate, over, limit).clone()),
-                                (torch.zeros((), dtype=torch.int64), keep))[1]
+        keep = torch.while_loop(
+            lambda i, k: i < count,
+            lambda i, k: (i + 1, _select_step(i, k, candidate, corners, areas, threshold, limit).clone()),
+            (torch.zeros((), dtype=torch.int64), keep))[1]
     else:
         for i in range(count):
-            keep = _select_step(torch.tensor(i), keep, candidate, over, limit)
+            keep = _select_step(torch.tensor(i), keep, candidate, corners, areas, threshold, limit)
     b, c, rank = torch.nonzero(keep, as_tuple=True)
     return torch.stack((b, c, order.indices[b, c, rank]), dim=1)

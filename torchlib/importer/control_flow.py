@@ -56,7 +56,7 @@ def _while_loop(trip: torch.Tensor | None, cond: torch.Tensor | None, body: torc
 
     def step(i: torch.Tensor, keep: torch.Tensor, *state: torch.Tensor) -> tuple[torch.Tensor, ...]:
         out = body(i, keep, *state, *outer)
-        return (i + 1, out[0].reshape(()).to(torch.bool), *[o.clone() for o in out[1:]])
+        return (i + 1, out[0].reshape(()).to(torch.bool).clone(), *[o.clone() for o in out[1:]])  # no aliasing
 
     return tuple(torch.while_loop(go_on, step, (*start, *carried))[2:])
 
@@ -93,6 +93,23 @@ def loop(ctx: Ctx, trip: Any, cond: Any, *carried: Any) -> Any:
                           *carried)
 
 
+def _scan_traced(body: torch.nn.Module, outer: tuple[torch.Tensor, ...], state: list[torch.Tensor],
+                 scan_in: list[torch.Tensor]) -> tuple[list[torch.Tensor], list[torch.Tensor]]:
+    """The scan as torch's scan operator (torch._higher_order_ops.scan): the length stays a
+    run-time value. Returns (final states, scan outputs stacked on dim 0)."""
+    from torch._higher_order_ops.scan import scan as torch_scan
+
+    count_state = len(state)
+
+    def combine(carry: tuple[torch.Tensor, ...], x: tuple[torch.Tensor, ...]) -> tuple[tuple[torch.Tensor, ...], ...]:
+        result = body(*carry, *x, *outer)
+        fresh = [r.clone() for r in result]  # no output may alias an input
+        return tuple(fresh[:count_state]), tuple(fresh[count_state:])
+
+    final, stacked = torch_scan(combine, tuple(state), tuple(scan_in))
+    return list(final), list(stacked)
+
+
 def run_scan(body: torch.nn.Module, outer: tuple[torch.Tensor, ...], count_scan_in: int, in_axes: tuple[int, ...],
              in_dirs: tuple[int, ...], out_axes: tuple[int, ...], out_dirs: tuple[int, ...],
              *inputs: torch.Tensor) -> tuple[torch.Tensor, ...]:
@@ -100,24 +117,26 @@ def run_scan(body: torch.nn.Module, outer: tuple[torch.Tensor, ...], count_scan_
     state = list(inputs[:count_state])
     scan_in = [x.movedim(a if a >= 0 else a + x.dim(), 0) for x, a in zip(inputs[count_state:], in_axes)]
     scan_in = [torch.flip(x, [0]) if d else x for x, d in zip(scan_in, in_dirs)]
-    length = scan_in[0].shape[0] if scan_in else 0
-    outs: list[list[torch.Tensor]] = []
-    for t in range(length):
-        result = body(*state, *[x[t] for x in scan_in], *outer)
-        state = list(result[:count_state])
-        per_iter = result[count_state:]
-        if not outs:
-            outs = [[] for _ in per_iter]
-        for acc, value in zip(outs, per_iter):
-            acc.append(value)
-    stacked = []
-    for k, acc in enumerate(outs):
-        y = torch.stack(acc)
+    if tracing() and scan_in:
+        state, stacked = _scan_traced(body, outer, state, scan_in)
+    else:
+        outs: list[list[torch.Tensor]] = []
+        for t in range(scan_in[0].shape[0] if scan_in else 0):
+            result = body(*state, *[x[t] for x in scan_in], *outer)
+            state = list(result[:count_state])
+            per_iter = result[count_state:]
+            if not outs:
+                outs = [[] for _ in per_iter]
+            for acc, value in zip(outs, per_iter):
+                acc.append(value)
+        stacked = [torch.stack(acc) for acc in outs]
+    result = []
+    for k, y in enumerate(stacked):
         if k < len(out_dirs) and out_dirs[k]:
             y = torch.flip(y, [0])
         a = out_axes[k] if k < len(out_axes) else 0
-        stacked.append(y.movedim(0, a if a >= 0 else a + y.dim()))
-    return tuple(state) + tuple(stacked)
+        result.append(y.movedim(0, a if a >= 0 else a + y.dim()))
+    return tuple(state) + tuple(result)
 
 
 @onnx_op("", "Scan", since=9)

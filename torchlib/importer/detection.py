@@ -71,8 +71,10 @@ def non_max_suppression(boxes: torch.Tensor, scores: torch.Tensor, max_output: t
             lambda i, k: i < count,
             lambda i, k: (i + 1, _select_step(i, k, candidate, corners, areas, threshold, limit).clone()),
             (torch.zeros((), dtype=torch.int64), keep))[1]
-    else:
-        for i in range(count):
-            keep = _select_step(torch.tensor(i), keep, candidate, corners, areas, threshold, limit)
+    else:  # the same steps, over the ranks holding a candidate, until every (batch, class) is full
+        for i in torch.nonzero(candidate.any(1).any(0)).reshape(-1):
+            if bool((keep.sum(-1) >= limit).all()):
+                break
+            keep = _select_step(i, keep, candidate, corners, areas, threshold, limit)
     b, c, rank = torch.nonzero(keep, as_tuple=True)
     return torch.stack((b, c, order.indices[b, c, rank]), dim=1)

@@ -68,3 +68,57 @@ def test_scan_exports_as_scan_with_dynamic_length():
         feeds = _feeds(length, seed)
         _check(model, gm(*map(torch.from_numpy, feeds.values())), feeds)  # eager
         _check(model, program.module()(*map(torch.from_numpy, feeds.values())), feeds)
+
+
+def _loop_model() -> onnx.ModelProto:
+    """y = x; up to `trip` times, while sum(y) < lim: y = 2 y + x; scan outputs: each y and i * 1.0."""
+    body = h.make_graph(
+        [h.make_node("Mul", ["y_in", "two"], ["m"]), h.make_node("Add", ["m", "x"], ["y_out"]),
+         h.make_node("ReduceSum", ["y_out"], ["s"], keepdims=0), h.make_node("Less", ["s", "lim"], ["c_out"]),
+         h.make_node("Identity", ["y_out"], ["y_scan"]), h.make_node("Cast", ["i"], ["i_scan"], to=T.FLOAT)],
+        "body", [h.make_tensor_value_info("i", T.INT64, []), h.make_tensor_value_info("c", T.BOOL, []),
+                 h.make_tensor_value_info("y_in", T.FLOAT, None)],
+        [h.make_tensor_value_info("c_out", T.BOOL, []), h.make_tensor_value_info("y_out", T.FLOAT, None),
+         h.make_tensor_value_info("y_scan", T.FLOAT, None), h.make_tensor_value_info("i_scan", T.FLOAT, [])],
+        initializer=[onnx.numpy_helper.from_array(np.array(2, np.float32), "two")])  # fmt: skip
+    graph = h.make_graph(
+        [h.make_node("Loop", ["trip", "cond", "x"], ["y", "ys", "steps"], body=body)], "g",
+        [h.make_tensor_value_info("trip", T.INT64, []), h.make_tensor_value_info("cond", T.BOOL, []),
+         h.make_tensor_value_info("x", T.FLOAT, ["n"]), h.make_tensor_value_info("lim", T.FLOAT, [])],
+        [h.make_tensor_value_info("y", T.FLOAT, ["n"]), h.make_tensor_value_info("ys", T.FLOAT, ["k", "n"]),
+         h.make_tensor_value_info("steps", T.FLOAT, ["k"])])  # fmt: skip
+    return h.make_model(graph, opset_imports=[h.make_opsetid("", 21)], ir_version=10)
+
+
+@pytest.fixture(scope="module")
+def loop_program() -> tuple[onnx.ModelProto, torch.export.ExportedProgram]:
+    model = _loop_model()
+    args = (torch.tensor(3), torch.tensor(True), torch.rand(4) + 0.1, torch.tensor(1e6))
+    program = torch.export.export(import_onnx(model), args, dynamic_shapes=(None, None, {0: torch.export.Dim("n")}, None))
+    return model, program
+
+
+def test_loop_with_scan_outputs_exports_as_while_loop(loop_program):
+    _, program = loop_program
+    assert _has_hop(program, "while_loop")
+
+
+@pytest.mark.parametrize(("trip", "limit", "n"), [(1, 1e6, 4), (3, 1e6, 4), (7, 1e6, 6), (50, 100.0, 5)])
+def test_exported_loop_with_scan_outputs_matches_onnxruntime(loop_program, trip, limit, n):
+    model, program = loop_program
+    rng = np.random.default_rng(trip)
+    feeds = {"trip": np.array(trip), "cond": np.array(True), "x": (rng.random(n) + 0.1).astype(np.float32),
+             "lim": np.array(limit, np.float32)}  # fmt: skip
+    with torch.no_grad():
+        got = program.module()(*[torch.from_numpy(np.asarray(v)) for v in feeds.values()])
+    _check(model, got, feeds)
+
+
+def test_exported_loop_with_scan_outputs_runs_zero_times(loop_program):
+    """Zero iterations: empty scan outputs of the graph's declared rank (onnxruntime, with no
+    iteration to take the shape from, gives a rank-1 [0] against the declared [k, n]; eager
+    mode refuses, having no element shape)."""
+    _, program = loop_program
+    x = torch.rand(4)
+    y, ys, steps = program.module()(torch.tensor(0), torch.tensor(True), x, torch.tensor(1e6))
+    assert torch.equal(y, x) and ys.shape == (0, 4) and steps.shape == (0,)

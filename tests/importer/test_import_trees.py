@@ -89,3 +89,67 @@ def test_tree_ensemble_matches_onnxruntime(aggregate, post):
     # order); the spec, and the importer: 1 SOFTMAX, 2 LOGISTIC
     ort_model = _tree_ensemble_model(trees, aggregate, {1: 2, 2: 1}.get(post, post))
     _check(_tree_ensemble_model(trees, aggregate, post), _inputs(rng, 64), ort_model)
+
+
+def _regressor_model(rng: np.random.Generator, count: int, depth: int, aggregate: str, post: str) -> onnx.ModelProto:
+    """TreeEnsembleRegressor (ai.onnx.ml 3): per-tree node ids, string modes, leaves as LEAF nodes
+    each voting for one or two targets, base values."""
+    names = ["BRANCH_LEQ", "BRANCH_LT", "BRANCH_GTE", "BRANCH_GT", "BRANCH_EQ", "BRANCH_NEQ"]
+    a: dict[str, list] = {k: [] for k in ("treeids", "nodeids", "modes", "values", "features", "true", "false",
+                                          "missing", "t_tree", "t_node", "t_id", "t_w")}  # fmt: skip
+    for tree in range(count):
+        ids = iter(range(2 ** (depth + 1)))
+
+        def build(level: int) -> int:
+            me = next(ids)
+            a["treeids"].append(tree)
+            a["nodeids"].append(me)
+            a["missing"].append(int(rng.integers(2)))
+            k = len(a["modes"])
+            for key in ("values", "features", "true", "false"):
+                a[key].append(0)
+            if level == depth:
+                a["modes"].append("LEAF")
+                for target in rng.choice(TARGETS, size=int(rng.integers(1, 3)), replace=False):
+                    a["t_tree"].append(tree)
+                    a["t_node"].append(me)
+                    a["t_id"].append(int(target))
+                    a["t_w"].append(float(rng.normal()))
+                return me
+            a["modes"].append(str(rng.choice(names)))
+            a["values"][k] = float(np.round(rng.normal() * 5) / 5)
+            a["features"][k] = int(rng.integers(FEATURES))
+            a["true"][k] = build(level + 1)
+            a["false"][k] = build(level + 1)
+            return me
+
+        build(0)
+    node = h.make_node("TreeEnsembleRegressor", ["x"], ["y"], domain="ai.onnx.ml", n_targets=TARGETS,
+                       aggregate_function=aggregate, post_transform=post, base_values=[0.5, -0.25, 0.0],
+                       nodes_treeids=a["treeids"], nodes_nodeids=a["nodeids"], nodes_modes=a["modes"],
+                       nodes_values=a["values"], nodes_featureids=a["features"], nodes_truenodeids=a["true"],
+                       nodes_falsenodeids=a["false"], nodes_missing_value_tracks_true=a["missing"],
+                       target_treeids=a["t_tree"], target_nodeids=a["t_node"], target_ids=a["t_id"],
+                       target_weights=a["t_w"])  # fmt: skip
+    graph = h.make_graph([node], "g", [h.make_tensor_value_info("x", T.FLOAT, ["n", FEATURES])],
+                         [h.make_tensor_value_info("y", T.FLOAT, ["n", TARGETS])])
+    return h.make_model(graph, opset_imports=[h.make_opsetid("", 21), h.make_opsetid("ai.onnx.ml", 3)], ir_version=10)
+
+
+@pytest.mark.parametrize("aggregate", ["SUM", "AVERAGE", "MIN", "MAX"])
+@pytest.mark.parametrize("post", ["NONE", "LOGISTIC", "SOFTMAX"])
+def test_tree_ensemble_regressor_matches_onnxruntime(aggregate, post):
+    rng = np.random.default_rng(len(aggregate) * 7 + len(post))
+    _check(_regressor_model(rng, 5, 3, aggregate, post), _inputs(rng, 64))
+
+
+def test_tree_ensemble_exports_with_dynamic_batch():
+    rng = np.random.default_rng(0)
+    model = _tree_ensemble_model(_random_trees(rng, 4, 3, [0, 1, 6]), 1, 0)
+    gm = import_onnx(model)
+    program = torch.export.export(gm, (torch.from_numpy(_inputs(rng, 8)),), dynamic_shapes=({0: torch.export.Dim("n")},))
+    session = ort.InferenceSession(model.SerializeToString())
+    for n in (1, 8, 33):
+        x = _inputs(rng, n)
+        (want,) = session.run(None, {"x": x})
+        torch.testing.assert_close(program.module()(torch.from_numpy(x)), torch.from_numpy(want), rtol=1e-5, atol=1e-5)

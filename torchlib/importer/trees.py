@@ -199,12 +199,14 @@ def run_forest(x: torch.Tensor, feature: torch.Tensor, split: torch.Tensor, mode
     leaf, hit = values[at], has_value[at]  # [N, trees, targets]
     if aggregate in (0, 1):
         out = leaf.sum(1) / (roots.shape[0] if aggregate == 0 else 1)
-    else:  # a target that no tree's leaf reaches is 0, as in onnxruntime (onnx's reference: the dtype's max / min)
+    else:
         filler = torch.full_like(leaf, torch.inf if aggregate == 2 else -torch.inf)
         picked = torch.where(hit, leaf, filler)
         out = picked.amin(1) if aggregate == 2 else picked.amax(1)
-        out = torch.where(hit.any(1), out, torch.zeros_like(out))
-    out = (out + base).to(data.dtype)  # the post transform in the output's type, as onnxruntime computes it
+    # a target that no tree's leaf reaches is 0, base value not added, as in onnxruntime (onnx's
+    # reference for MIN / MAX: the dtype's max / min)
+    out = torch.where(hit.any(1), out + base, torch.zeros_like(out))
+    out = out.to(data.dtype)  # the post transform in the output's type, as onnxruntime computes it
     if post_transform == 1:
         out = torch.softmax(out, dim=-1)
     elif post_transform == 2:

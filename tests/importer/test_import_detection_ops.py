@@ -65,3 +65,46 @@ def test_nms_exports_with_dynamic_box_count():
         (expected,) = session.run(None, dict(zip(["boxes", "scores", "max_output", "iou_threshold", "score_threshold"],
                                                  arrays)))
         np.testing.assert_array_equal(program.module()(*map(torch.from_numpy, arrays)).numpy(), expected)
+
+
+def _roi_align_model(mode: str, sampling_ratio: int, transform: str) -> onnx.ModelProto:
+    node = h.make_node("RoiAlign", ["x", "rois", "batch_indices"], ["y"], mode=mode, output_height=3, output_width=4,
+                       sampling_ratio=sampling_ratio, spatial_scale=0.5, coordinate_transformation_mode=transform)
+    graph = h.make_graph([node], "roi", [h.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3, 12, 10]),
+                                         h.make_tensor_value_info("rois", TensorProto.FLOAT, ["r", 4]),
+                                         h.make_tensor_value_info("batch_indices", TensorProto.INT64, ["r"])],
+                         [h.make_tensor_value_info("y", TensorProto.FLOAT, ["r", 3, 3, 4])])
+    return h.make_model(graph, opset_imports=[h.make_opsetid("", 16)], ir_version=8)
+
+
+def _roi_inputs(count: int, seed: int) -> list[np.ndarray]:
+    rng = np.random.default_rng(seed)
+    corner = rng.uniform(-4, 20, (count, 2))
+    rois = np.concatenate([corner, corner + rng.uniform(0, 14, (count, 2))], 1).astype(np.float32)
+    return [rng.standard_normal((2, 3, 12, 10)).astype(np.float32), rois, rng.integers(0, 2, count).astype(np.int64)]
+
+
+@pytest.mark.parametrize("mode", ["avg", "max"])
+@pytest.mark.parametrize("sampling_ratio", [0, 2])
+@pytest.mark.parametrize("transform", ["half_pixel", "output_half_pixel"])
+def test_roi_align_matches_onnxruntime(mode, sampling_ratio, transform):
+    model = _roi_align_model(mode, sampling_ratio, transform)
+    arrays = _roi_inputs(9, sampling_ratio)
+    (expected,) = ort.InferenceSession(model.SerializeToString()).run(None, dict(zip(["x", "rois", "batch_indices"],
+                                                                                   arrays)))
+    got = import_onnx(model)(*map(torch.from_numpy, arrays))
+    torch.testing.assert_close(got, torch.from_numpy(expected), rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("sampling_ratio", [0, 2])
+def test_roi_align_exports_with_dynamic_roi_count(sampling_ratio):
+    model = _roi_align_model("avg", sampling_ratio, "half_pixel")
+    r = torch.export.Dim("r")
+    program = torch.export.export(import_onnx(model), tuple(map(torch.from_numpy, _roi_inputs(5, 0))),
+                                  dynamic_shapes=(None, {0: r}, {0: r}))
+    session = ort.InferenceSession(model.SerializeToString())
+    for count, seed in ((5, 1), (13, 2), (2, 3)):
+        arrays = _roi_inputs(count, seed)
+        (expected,) = session.run(None, dict(zip(["x", "rois", "batch_indices"], arrays)))
+        torch.testing.assert_close(program.module()(*map(torch.from_numpy, arrays)), torch.from_numpy(expected),
+                                   rtol=1e-5, atol=1e-5)

@@ -72,7 +72,7 @@ def _while_loop_with_scans(trip: torch.Tensor | None, cond: torch.Tensor | None,
                          "(its outputs' length has no bound); give the Loop a trip count, or run it in eager mode")
     limit = trip.reshape(()).to(torch.int64)
     first = body(torch.zeros((), dtype=torch.int64), torch.ones((), dtype=torch.bool), *carried, *outer)
-    slots = limit.item()
+    slots: Any = limit.item()  # a SymInt under torch.export
     torch._check(slots >= 0)
     buffers = tuple(torch.zeros((slots, *e.shape), dtype=e.dtype) for e in first[1 + len(carried):])
     start = (torch.zeros((), dtype=torch.int64), cond.reshape(()).to(torch.bool) if cond is not None
@@ -137,7 +137,7 @@ def _scan_traced(body: torch.nn.Module, outer: tuple[torch.Tensor, ...], state: 
 
     count_state = len(state)
 
-    def combine(carry: tuple[torch.Tensor, ...], x: tuple[torch.Tensor, ...]) -> tuple[tuple[torch.Tensor, ...], ...]:
+    def combine(carry: tuple[torch.Tensor, ...], x: tuple[torch.Tensor, ...]) -> tuple[Any, Any]:
         result = body(*carry, *x, *outer)
         fresh = [r.clone() for r in result]  # no output may alias an input
         return tuple(fresh[:count_state]), tuple(fresh[count_state:])

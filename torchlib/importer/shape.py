@@ -188,12 +188,13 @@ def _slice(x: torch.Tensor, starts: list[int], ends: list[int], axes: list[int] 
     index: list[slice] = [slice(None)] * x.dim()
     for a, s, e, st in zip(axes, starts, ends, steps):
         n = x.shape[a]
-        s = s + n if s < 0 else s
-        e = e + n if e < 0 else e
-        if st > 0:
-            s, e = min(max(s, 0), n), min(max(e, 0), n)
-            index[a] = slice(s, max(e, s), st)
+        if st > 0:  # torch's slicing clamps to the length itself: no comparison with a dynamic n
+            s = torch.sym_max(s + n, 0) if s < 0 else s
+            e = torch.sym_max(e + n, 0) if e < 0 else e
+            index[a] = slice(s, e, st)
         else:
+            s = s + n if s < 0 else s
+            e = e + n if e < 0 else e
             s, e = min(max(s, -1), n - 1), min(max(e, -1), n - 1)
             # walk backward: flip the axis and slice forward
             count = max(0, -(-(s - e) // -st))

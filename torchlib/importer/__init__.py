@@ -32,6 +32,7 @@ from torchlib.importer import (  # noqa: F401  (each module registers its conver
     shape,
     spectral,
     text,
+    trees,
 )
 from torchlib.importer.converter import Importer, OnnxImportError
 

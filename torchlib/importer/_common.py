@@ -17,17 +17,19 @@ from torchlib.importer.registry import onnx_op
 
 
 def impl(op_type: str, since: int = 1, until: int | None = None, domain: str = "", multi: bool = False,
-         static: tuple[int, ...] = (), **attr_defaults: Any) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+         static: tuple[int, ...] = (), floats: tuple[int, ...] = (), **attr_defaults: Any) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Register the decorated torch function as op_type's converter; it gets the node's inputs
     positionally and the attributes named in `attr_defaults` as keywords. A function returning a
     tuple (declared with multi=True) gives one output per element. The inputs at positions
     `static` (shapes, axes, sizes: integer lists) are passed as Python ints when they are
     constants at import time (initializers, Constant nodes), so that torch.export never reads
-    a tensor's data for them."""
+    a tensor's data for them; likewise the float constants at positions `floats` (scales, roi)
+    as tuples of Python floats."""
 
     def register(fn: Callable[..., Any]) -> Callable[..., Any]:
         def convert(ctx: Ctx, *inputs: Any) -> Any:
-            inputs = tuple(static_input(ctx, i, x) if i in static else x for i, x in enumerate(inputs))
+            inputs = tuple(static_input(ctx, i, x) if i in static else float_input(ctx, i, x) if i in floats else x
+                           for i, x in enumerate(inputs))
             kwargs = {k: _attr(ctx, k, d) for k, d in attr_defaults.items()}
             count = len(ctx.node.output)
             if count > 1 or multi:
@@ -50,6 +52,14 @@ def static_input(ctx: Ctx, index: int, node: Any) -> Any:
     if value is None or value.dtype.kind not in "iub" or value.ndim > 1:
         return node
     return tuple(int(v) for v in value.reshape(-1))
+
+
+def float_input(ctx: Ctx, index: int, node: Any) -> Any:
+    """Input `index` as a tuple of Python floats when it is a constant at import time, else its FX node."""
+    value = ctx.const(index)
+    if value is None or value.ndim > 1:
+        return node
+    return tuple(float(v) for v in value.reshape(-1))
 
 
 def _attr(ctx: Ctx, name: str, default: Any) -> Any:

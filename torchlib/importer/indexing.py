@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import torch
 
 from torchlib.importer._common import axis as norm_axis
@@ -30,18 +32,17 @@ def gather_elements(x: torch.Tensor, indices: torch.Tensor, *, axis: int) -> tor
 
 @impl("GatherND", batch_dims=0)
 def gather_nd(x: torch.Tensor, indices: torch.Tensor, *, batch_dims: int) -> torch.Tensor:
+    """One advanced-indexing gather over all batches (batch index, then the k index columns);
+    empty batches and empty index lists included."""
     b = batch_dims
+    k = indices.shape[-1]
     batch_shape = tuple(x.shape[:b])
-    xb = x.reshape((-1,) + tuple(x.shape[b:]))
-    ib = indices.to(torch.int64).reshape((xb.shape[0],) + tuple(indices.shape[b:]))
-    k = ib.shape[-1]
-    outs = []
-    for n in range(xb.shape[0]):
-        idx = ib[n].reshape(-1, k)
-        dims = torch.tensor(xb.shape[1:1 + k], dtype=torch.int64)
-        idx = torch.where(idx < 0, idx + dims, idx)
-        outs.append(xb[n][tuple(idx[:, j] for j in range(k))])
-    out = torch.stack(outs)
+    count, rows = math.prod(batch_shape), math.prod(indices.shape[b:-1])
+    idx = indices.to(torch.int64).reshape(count, rows, k)
+    dims = torch.tensor(x.shape[b:b + k], dtype=torch.int64)
+    idx = torch.where(idx < 0, idx + dims, idx)
+    batch = torch.arange(count, dtype=torch.int64)[:, None].expand(count, rows)
+    out = x.reshape((count,) + tuple(x.shape[b:]))[(batch, *idx.unbind(-1))]
     return out.reshape(batch_shape + tuple(indices.shape[b:-1]) + tuple(x.shape[b + k:]))
 
 

@@ -129,29 +129,32 @@ def _range(dtype: torch.dtype) -> tuple[int, int]:
     return info.min, info.max
 
 
-def _floats(t: torch.Tensor | None) -> list[float]:
+def _floats(t: torch.Tensor | tuple[float, ...] | None) -> list[float]:
+    """roi / scales: a constant's floats (given at import), or a run-time tensor's."""
+    if isinstance(t, tuple):
+        return list(t)
     return [float(v) for v in t.reshape(-1).tolist()] if t is not None and t.numel() else []
 
 
-@impl("Resize", since=11, antialias=0, axes=None, coordinate_transformation_mode="half_pixel", cubic_coeff_a=-0.75,
+@impl("Resize", since=11, static=(3,), floats=(1, 2), antialias=0, axes=None, coordinate_transformation_mode="half_pixel", cubic_coeff_a=-0.75,
       exclude_outside=0, extrapolation_value=0.0, keep_aspect_ratio_policy="stretch", mode="nearest",
       nearest_mode="round_prefer_floor")
-def resize(x: torch.Tensor, roi: torch.Tensor | None = None, scales: torch.Tensor | None = None,
-           sizes: torch.Tensor | None = None, *, antialias: int, axes: tuple[int, ...] | None,
+def resize(x: torch.Tensor, roi: torch.Tensor | tuple[float, ...] | None = None,
+           scales: torch.Tensor | tuple[float, ...] | None = None, sizes: torch.Tensor | tuple[int, ...] | None = None, *, antialias: int, axes: tuple[int, ...] | None,
            coordinate_transformation_mode: str, cubic_coeff_a: float, exclude_outside: int,
            extrapolation_value: float, keep_aspect_ratio_policy: str, mode: str, nearest_mode: str) -> torch.Tensor:
-    return resize_nd(x, _floats(roi), _floats(scales), ints(sizes) if sizes is not None and sizes.numel() else [],
+    return resize_nd(x, _floats(roi), _floats(scales), ints(sizes),
                      list(axes) if axes else None, mode, coordinate_transformation_mode, nearest_mode, cubic_coeff_a,
                      exclude_outside, extrapolation_value, antialias, keep_aspect_ratio_policy)
 
 
-@impl("Resize", since=10, until=11, mode="nearest")
-def resize_10(x: torch.Tensor, scales: torch.Tensor, *, mode: str) -> torch.Tensor:
+@impl("Resize", since=10, until=11, floats=(1,), mode="nearest")
+def resize_10(x: torch.Tensor, scales: torch.Tensor | tuple[float, ...], *, mode: str) -> torch.Tensor:
     return resize_nd(x, [], _floats(scales), [], None, mode, "asymmetric", "floor", -0.75, 0, 0.0, 0, "stretch")
 
 
-@impl("Upsample", since=9, until=10, mode="nearest")
-def upsample(x: torch.Tensor, scales: torch.Tensor, *, mode: str) -> torch.Tensor:
+@impl("Upsample", since=9, until=10, floats=(1,), mode="nearest")
+def upsample(x: torch.Tensor, scales: torch.Tensor | tuple[float, ...], *, mode: str) -> torch.Tensor:
     return resize_nd(x, [], _floats(scales), [], None, mode, "asymmetric", "floor", -0.75, 0, 0.0, 0, "stretch")
 
 

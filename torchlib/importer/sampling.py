@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import itertools
-import math
 from typing import Any
 
 import torch
@@ -63,12 +62,17 @@ def col2im(x: torch.Tensor, image_shape: torch.Tensor, block_shape: torch.Tensor
     return out[whole + crop]
 
 
-def _axis_samples(start: float, size: float, bins: int, grid: int, limit: int) -> tuple[torch.Tensor, ...]:
-    """RoiAlign's sample points along one axis (bins * grid of them, grid per bin) as (low index,
-    high index, low weight, high weight, inside): onnx's reference bilinear rule per axis."""
-    step = size / bins
-    pos = start + torch.arange(bins, dtype=torch.float64).repeat_interleave(grid) * step \
-        + (torch.arange(grid, dtype=torch.float64).repeat(bins) + 0.5) * step / grid  # fmt: skip
+def _axis_samples(start: torch.Tensor, size: torch.Tensor, bins: int, grid: torch.Tensor, most: Any,
+                  limit: int) -> tuple[torch.Tensor, ...]:
+    """RoiAlign's sample points along one axis for every ROI ([R, bins * most]: `grid[r]` per bin,
+    padded to `most`) as (low index, high index, low weight, high weight, inside, real): onnx's
+    reference bilinear rule per axis; `real` is False on the padding."""
+    step = (size / bins)[:, None, None]
+    g = torch.arange(most, dtype=torch.float64)
+    pos = start[:, None, None] + torch.arange(bins, dtype=torch.float64)[None, :, None] * step \
+        + (g + 0.5)[None, None, :] * step / grid.to(torch.float64)[:, None, None]  # fmt: skip
+    real = (g[None, None, :] < grid[:, None, None]).expand(pos.shape).reshape(pos.shape[0], -1)
+    pos = pos.reshape(pos.shape[0], -1)
     inside = (pos >= -1.0) & (pos <= limit)
     pos = pos.clamp(min=0)
     low = pos.to(torch.int64)
@@ -76,40 +80,50 @@ def _axis_samples(start: float, size: float, bins: int, grid: int, limit: int) -
     low = torch.where(at_edge, torch.full_like(low, limit - 1), low)
     high = torch.where(at_edge, low, low + 1)
     frac = torch.where(at_edge, torch.zeros_like(pos), pos - low.to(torch.float64))
-    return low, high, 1.0 - frac, frac, inside
+    return low, high, 1.0 - frac, frac, inside, real
+
+
+def _grid(size: torch.Tensor, bins: int, sampling_ratio: int) -> tuple[torch.Tensor, Any]:
+    """Samples per bin for every ROI (sampling_ratio, or ceil(roi size / bins)), and their most
+    (a run-time value under torch.export when adaptive)."""
+    if sampling_ratio > 0:
+        return torch.full(size.shape, sampling_ratio, dtype=torch.int64), sampling_ratio
+    grid = torch.ceil(size / bins).to(torch.int64)
+    most = torch.cat([grid, torch.ones(1, dtype=torch.int64)]).max().item()  # at least 1, zero ROIs included
+    torch._check(most >= 1)
+    return grid, most
 
 
 def roi_align(x: torch.Tensor, rois: torch.Tensor, batch_indices: torch.Tensor, half_pixel: bool, mode: str,
               output_height: int, output_width: int, sampling_ratio: int, spatial_scale: float) -> torch.Tensor:
-    """onnx's reference RoiAlign: per ROI, a grid of bilinear samples per output bin (sampling_ratio
-    per axis, or ceil(roi size / bins)), averaged, or for "max" the largest of the samples' four
-    weighted corner values (the reference's and onnxruntime's rule)."""
+    """onnx's reference RoiAlign, every ROI at once: per ROI, a grid of bilinear samples per output
+    bin (sampling_ratio per axis, or ceil(roi size / bins), padded to the largest grid), averaged,
+    or for "max" the largest of the samples' four weighted corner values (the reference's and
+    onnxruntime's rule). No Python per ROI: torch.export keeps the number of ROIs dynamic."""
     height, width = x.shape[2], x.shape[3]
     data = x.to(torch.float64)
-    results = []
-    offset = 0.5 if half_pixel else 0.0
-    for n in range(rois.shape[0]):
-        x0, y0, x1, y1 = (float(v) * spatial_scale - offset for v in rois[n].tolist())
-        roi_w, roi_h = x1 - x0, y1 - y0
-        if not half_pixel:
-            roi_w, roi_h = max(roi_w, 1.0), max(roi_h, 1.0)
-        grid_h = sampling_ratio if sampling_ratio > 0 else math.ceil(roi_h / output_height)
-        grid_w = sampling_ratio if sampling_ratio > 0 else math.ceil(roi_w / output_width)
-        ylo, yhi, wylo, wyhi, yin = _axis_samples(y0, roi_h, output_height, grid_h, height)
-        xlo, xhi, wxlo, wxhi, xin = _axis_samples(x0, roi_w, output_width, grid_w, width)
-        mask = (yin.unsqueeze(1) & xin.unsqueeze(0)).to(torch.float64)  # [Sy, Sx]
-        image = data[int(batch_indices[n])]  # [C, H, W]
-        terms = [image[:, ya][:, :, xb] * (wy.unsqueeze(1) * wx.unsqueeze(0) * mask)
-                 for ya, wy in ((ylo, wylo), (yhi, wyhi)) for xb, wx in ((xlo, wxlo), (xhi, wxhi))]  # fmt: skip
-        shape = (x.shape[1], output_height, grid_h, output_width, grid_w)
-        if mode == "avg":
-            value = sum(terms).reshape(shape).sum(dim=(2, 4)) / max(grid_h * grid_w, 1)  # type: ignore[union-attr]
-        else:
-            value = torch.stack(terms).amax(dim=0).reshape(shape).amax(dim=(2, 4))
-        results.append(value)
-    if not results:
-        return x.new_zeros(0, x.shape[1], output_height, output_width)
-    return torch.stack(results).to(x.dtype)
+    x0, y0, x1, y1 = (rois.to(torch.float64) * spatial_scale - (0.5 if half_pixel else 0.0)).unbind(-1)
+    roi_w, roi_h = x1 - x0, y1 - y0
+    if not half_pixel:
+        roi_w, roi_h = roi_w.clamp(min=1.0), roi_h.clamp(min=1.0)
+    grid_h, most_h = _grid(roi_h, output_height, sampling_ratio)
+    grid_w, most_w = _grid(roi_w, output_width, sampling_ratio)
+    ylo, yhi, wylo, wyhi, yin, yreal = _axis_samples(y0, roi_h, output_height, grid_h, most_h, height)
+    xlo, xhi, wxlo, wxhi, xin, xreal = _axis_samples(x0, roi_w, output_width, grid_w, most_w, width)
+    real = yreal[:, :, None] & xreal[:, None, :]  # [R, Sy, Sx]: not padding
+    mask = (yin[:, :, None] & xin[:, None, :] & real).to(torch.float64)
+    b = batch_indices.to(torch.int64)[:, None, None]
+    terms = [data[b, :, ya[:, :, None], xb[:, None, :]] * (wy[:, :, None] * wx[:, None, :] * mask)[..., None]
+             for ya, wy in ((ylo, wylo), (yhi, wyhi)) for xb, wx in ((xlo, wxlo), (xhi, wxhi))]  # [R, Sy, Sx, C] each
+    shape = (rois.shape[0], output_height, most_h, output_width, most_w, x.shape[1])
+    if mode == "avg":
+        count = (grid_h * grid_w).clamp(min=1).to(torch.float64)
+        value = sum(terms).reshape(shape).sum(dim=(2, 4)) / count[:, None, None, None]  # type: ignore[union-attr]
+    else:
+        picked = torch.where(real[..., None], torch.stack(terms).amax(dim=0), -torch.inf)
+        value = picked.reshape(shape).amax(dim=(2, 4))
+        value = torch.where(torch.isinf(value), torch.zeros_like(value), value)  # a ROI with no samples
+    return value.permute(0, 3, 1, 2).to(x.dtype)
 
 
 _ROI_ATTRS: dict[str, Any] = dict(mode="avg", output_height=1, output_width=1, sampling_ratio=0, spatial_scale=1.0)

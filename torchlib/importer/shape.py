@@ -11,7 +11,7 @@ import torch.nn.functional as F
 
 from torchlib.importer._common import axis as norm_axis
 from torchlib.importer._common import impl, ints, static_input
-from torchlib.importer.converter import Ctx, to_tensor
+from torchlib.importer.converter import Ctx, to_tensor, torch_dtype
 from torchlib.importer.registry import onnx_op
 
 
@@ -138,14 +138,33 @@ def tile(x: torch.Tensor, repeats: torch.Tensor) -> torch.Tensor:
     return x.repeat(*ints(repeats)) if x.dim() else x.clone()
 
 
-@impl("Range")
-def range_(start: torch.Tensor, limit: torch.Tensor, delta: torch.Tensor) -> torch.Tensor:
-    if start.is_floating_point():
-        count = max(math.ceil((limit.item() - start.item()) / delta.item()), 0)
+def _scalar(value: torch.Tensor | tuple[int, ...] | Any) -> Any:
+    """Range's start / limit / delta: a tensor's value, or the int (SymInt under torch.export) of
+    an integer constant or a shape value, so that a range over a dynamic dim stays symbolic."""
+    if isinstance(value, torch.Tensor):
+        return value.reshape(()).item()
+    return value[0] if isinstance(value, (tuple, list)) else value
+
+
+def range_(start: Any, limit: Any, delta: Any, dtype: torch.dtype) -> torch.Tensor:
+    first, last, step = _scalar(start), _scalar(limit), _scalar(delta)
+    if dtype.is_floating_point:
+        count = max(math.ceil((last - first) / step), 0)
     else:  # integer ceil division (no float round trip, and traceable on SymInts)
-        span: Any = limit.item() - start.item()
-        count = max(-(-span // delta.item()), 0)
-    return (start + torch.arange(count, dtype=start.dtype) * delta).to(start.dtype)
+        count = max(-(-(last - first) // step), 0)
+    return (first + torch.arange(count, dtype=dtype) * step).to(dtype)
+
+
+@onnx_op("", "Range")
+def range_op(ctx: Ctx, start: Any, limit: Any, delta: Any) -> Any:
+    """Integer constants and shape values come as ints (SymInts under torch.export); the output's
+    element type is the inputs' (all three share it), read here from a constant or a typed input."""
+    dtype = next((torch.from_numpy(c).dtype for c in map(ctx.const, range(3)) if c is not None), None)
+    if dtype is None:
+        kinds = ctx.builder.importer.types()
+        known = [kinds[n].tensor_type.elem_type for n in ctx.node.input if n in kinds]
+        dtype = torch_dtype(known[0], ctx.where) if known else torch.int64
+    return ctx.call(range_, *(static_input(ctx, i, x) for i, x in enumerate((start, limit, delta))), dtype=dtype)
 
 
 def _constant_of_shape(target: torch.Tensor | tuple[int, ...], fill: float | int | bool, dtype: torch.dtype) -> torch.Tensor:
@@ -169,12 +188,13 @@ def _slice(x: torch.Tensor, starts: list[int], ends: list[int], axes: list[int] 
     index: list[slice] = [slice(None)] * x.dim()
     for a, s, e, st in zip(axes, starts, ends, steps):
         n = x.shape[a]
-        s = s + n if s < 0 else s
-        e = e + n if e < 0 else e
-        if st > 0:
-            s, e = min(max(s, 0), n), min(max(e, 0), n)
-            index[a] = slice(s, max(e, s), st)
+        if st > 0:  # torch's slicing clamps to the length itself: no comparison with a dynamic n
+            s = torch.sym_max(s + n, 0) if s < 0 else s
+            e = torch.sym_max(e + n, 0) if e < 0 else e
+            index[a] = slice(s, e, st)
         else:
+            s = s + n if s < 0 else s
+            e = e + n if e < 0 else e
             s, e = min(max(s, -1), n - 1), min(max(e, -1), n - 1)
             # walk backward: flip the axis and slice forward
             count = max(0, -(-(s - e) // -st))

@@ -76,7 +76,7 @@ ARITH: dict[str, Callable[..., Any]] = {
     "Add": operator.add, "Sub": operator.sub, "Mul": operator.mul, "Div": _trunc_div, "Equal": operator.eq,
     "Less": operator.lt, "Greater": operator.gt, "LessOrEqual": operator.le, "GreaterOrEqual": operator.ge,
     "And": lambda a, b: bool(a) and bool(b), "Or": lambda a, b: bool(a) or bool(b), "Not": operator.not_,
-    "Max": max, "Min": min, "Where": _where, "Mod": operator.mod,
+    "Max": torch.sym_max, "Min": torch.sym_min, "Where": _where, "Mod": operator.mod,
 }  # fmt: skip
 
 

@@ -1,0 +1,110 @@
+"""NonMaxSuppression against onnxruntime's kernel on random boxes, eager and captured by
+torch.export with a dynamic number of boxes (the selection is a torch.while_loop there)."""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+import pytest
+import torch
+from onnx import TensorProto
+from onnx import helper as h
+
+from torchlib.importer import import_onnx
+
+
+def _nms_model(center_point_box: int, score_threshold: bool) -> onnx.ModelProto:
+    names = ["boxes", "scores", "max_output", "iou_threshold"] + (["score_threshold"] if score_threshold else [])
+    node = h.make_node("NonMaxSuppression", names, ["selected"], center_point_box=center_point_box)
+    inputs = [h.make_tensor_value_info("boxes", TensorProto.FLOAT, [2, "n", 4]),
+              h.make_tensor_value_info("scores", TensorProto.FLOAT, [2, 3, "n"]),
+              h.make_tensor_value_info("max_output", TensorProto.INT64, [1]),
+              h.make_tensor_value_info("iou_threshold", TensorProto.FLOAT, [1])]
+    if score_threshold:
+        inputs.append(h.make_tensor_value_info("score_threshold", TensorProto.FLOAT, [1]))
+    graph = h.make_graph([node], "nms", inputs, [h.make_tensor_value_info("selected", TensorProto.INT64, [None, 3])])
+    return h.make_model(graph, opset_imports=[h.make_opsetid("", 11)], ir_version=8)
+
+
+def _inputs(n: int, seed: int, limit: int, iou: float, score: float | None) -> list[np.ndarray]:
+    rng = np.random.default_rng(seed)
+    corner = rng.uniform(0, 40, (2, n, 2))
+    boxes = np.concatenate([corner, corner + rng.uniform(1, 20, (2, n, 2))], -1).astype(np.float32)
+    scores = rng.uniform(0, 1, (2, 3, n)).astype(np.float32)
+    scores[:, :, : n // 4] = scores[:, :, n // 4: 2 * (n // 4)]  # tied scores: lower index first
+    arrays = [boxes, scores, np.array([limit], np.int64), np.array([iou], np.float32)]
+    return arrays + ([np.array([score], np.float32)] if score is not None else [])
+
+
+CASES = [(0, 40, 0, 10, 0.5, None), (0, 60, 1, 100, 0.3, 0.4), (1, 30, 2, 5, 0.0, 0.2), (1, 1, 3, 3, 0.5, None),
+         (0, 25, 4, 0, 0.5, None), (0, 0, 5, 3, 0.5, 0.1)]
+
+
+@pytest.mark.parametrize("center, n, seed, limit, iou, score", CASES)
+def test_nms_matches_onnxruntime(center, n, seed, limit, iou, score):
+    model = _nms_model(center, score is not None)
+    arrays = _inputs(n, seed, limit, iou, score)
+    (expected,) = ort.InferenceSession(model.SerializeToString()).run(None, dict(zip(["boxes", "scores", "max_output", "iou_threshold",
+                                                                  "score_threshold"], arrays)))
+    got = import_onnx(model)(*map(torch.from_numpy, arrays))
+    assert got.dtype == torch.int64
+    np.testing.assert_array_equal(got.numpy(), expected)
+
+
+def test_nms_exports_with_dynamic_box_count():
+    model = _nms_model(0, True)
+    gm = import_onnx(model)
+    n = torch.export.Dim("n", min=2)
+    args = tuple(map(torch.from_numpy, _inputs(30, 0, 20, 0.4, 0.2)))
+    program = torch.export.export(gm, args, dynamic_shapes=({1: n}, {2: n}, None, None, None))
+    assert "while_loop" in str(program.graph)
+    session = ort.InferenceSession(model.SerializeToString())
+    for count, seed in ((30, 1), (57, 2), (9, 3)):
+        arrays = _inputs(count, seed, 20, 0.4, 0.2)
+        (expected,) = session.run(None, dict(zip(["boxes", "scores", "max_output", "iou_threshold", "score_threshold"],
+                                                 arrays)))
+        np.testing.assert_array_equal(program.module()(*map(torch.from_numpy, arrays)).numpy(), expected)
+
+
+def _roi_align_model(mode: str, sampling_ratio: int, transform: str) -> onnx.ModelProto:
+    node = h.make_node("RoiAlign", ["x", "rois", "batch_indices"], ["y"], mode=mode, output_height=3, output_width=4,
+                       sampling_ratio=sampling_ratio, spatial_scale=0.5, coordinate_transformation_mode=transform)
+    graph = h.make_graph([node], "roi", [h.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3, 12, 10]),
+                                         h.make_tensor_value_info("rois", TensorProto.FLOAT, ["r", 4]),
+                                         h.make_tensor_value_info("batch_indices", TensorProto.INT64, ["r"])],
+                         [h.make_tensor_value_info("y", TensorProto.FLOAT, ["r", 3, 3, 4])])
+    return h.make_model(graph, opset_imports=[h.make_opsetid("", 16)], ir_version=8)
+
+
+def _roi_inputs(count: int, seed: int) -> list[np.ndarray]:
+    rng = np.random.default_rng(seed)
+    corner = rng.uniform(-4, 20, (count, 2))
+    rois = np.concatenate([corner, corner + rng.uniform(0, 14, (count, 2))], 1).astype(np.float32)
+    return [rng.standard_normal((2, 3, 12, 10)).astype(np.float32), rois, rng.integers(0, 2, count).astype(np.int64)]
+
+
+@pytest.mark.parametrize("mode", ["avg", "max"])
+@pytest.mark.parametrize("sampling_ratio", [0, 2])
+@pytest.mark.parametrize("transform", ["half_pixel", "output_half_pixel"])
+def test_roi_align_matches_onnxruntime(mode, sampling_ratio, transform):
+    model = _roi_align_model(mode, sampling_ratio, transform)
+    arrays = _roi_inputs(9, sampling_ratio)
+    (expected,) = ort.InferenceSession(model.SerializeToString()).run(None, dict(zip(["x", "rois", "batch_indices"],
+                                                                                   arrays)))
+    got = import_onnx(model)(*map(torch.from_numpy, arrays))
+    torch.testing.assert_close(got, torch.from_numpy(expected), rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("sampling_ratio", [0, 2])
+def test_roi_align_exports_with_dynamic_roi_count(sampling_ratio):
+    model = _roi_align_model("avg", sampling_ratio, "half_pixel")
+    r = torch.export.Dim("r")
+    program = torch.export.export(import_onnx(model), tuple(map(torch.from_numpy, _roi_inputs(5, 0))),
+                                  dynamic_shapes=(None, {0: r}, {0: r}))
+    session = ort.InferenceSession(model.SerializeToString())
+    for count, seed in ((5, 1), (13, 2), (2, 3)):
+        arrays = _roi_inputs(count, seed)
+        (expected,) = session.run(None, dict(zip(["x", "rois", "batch_indices"], arrays)))
+        torch.testing.assert_close(program.module()(*map(torch.from_numpy, arrays)), torch.from_numpy(expected),
+                                   rtol=1e-5, atol=1e-5)

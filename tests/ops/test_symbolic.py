@@ -45,6 +45,7 @@ BINARY = [
     ("add", operator.add), ("sub", operator.sub), ("mul", operator.mul), ("floordiv", operator.floordiv),
     ("mod", operator.mod), ("truediv", operator.truediv), ("pow", operator.pow), ("eq", operator.eq),
     ("ne", operator.ne), ("lt", operator.lt), ("le", operator.le), ("gt", operator.gt), ("ge", operator.ge),
+    ("and_", operator.and_), ("or_", operator.or_),  # SymInts: bitwise
 ]  # fmt: skip
 
 
@@ -151,3 +152,19 @@ def test_export_with_dynamic_shapes():
         assert len(actual) == len(expected)
         for a, e in zip(actual, expected):
             torch.testing.assert_close(a, e)
+
+
+class _EitherEnd(torch.nn.Module):
+    def forward(self, x):
+        n = x.shape[0]
+        return x * torch.sym_ite((n > 3) | (n < 2), 2, 3) + torch.sym_ite((n > 2) & (n < 6), 1, 0)
+
+
+def test_logical_operators_on_symbolic_bools():
+    """torch.export keeps `|` and `&` of two SymBools as _operator.or_ / and_ (a detection model's
+    import has them): each is the logical op, right on either side of each bound."""
+    result = torchlib.export(_EitherEnd(), (torch.randn(5, 2),), dynamic_shapes=({0: "n"},))
+    assert {"Or", "And"} <= {n.op_type for n in result.graph.nodes}
+    for n in (1, 2, 3, 4, 5, 6, 7):
+        x = torch.randn(n, 2)
+        torch.testing.assert_close(result(x), _EitherEnd()(x))

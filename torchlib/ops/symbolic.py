@@ -265,6 +265,33 @@ def operator_ge(a: SymValue, b: SymValue) -> SymValue:
     return _binary(operator.ge, op.GreaterOrEqual, a, b)
 
 
+def _logical(py: Callable[[Any, Any], Any], on_bools: Callable[[Any, Any], Any], on_ints: Callable[[Any, Any], Any],
+             a: Any, b: Any) -> Any:
+    """py(a, b) on Python values; else the logical op on two SymBools (BOOL scalars), the bitwise
+    one on SymInts (INT64 scalars), as Python's `&` and `|` read bools and ints."""
+    if not isinstance(a, Value) and not isinstance(b, Value):
+        return py(a, b)
+    if all(isinstance(x, bool) or isinstance(x, Value) and x.known_dtype == types.BOOL for x in (a, b)):
+        return on_bools(_typed_bool(a), _typed_bool(b))
+    return on_ints(_typed(a, types.INT64), _typed(b, types.INT64))
+
+
+def _typed_bool(x: Any) -> Any:
+    return x if isinstance(x, Value) else op.Constant(value=np.array(bool(x)))
+
+
+@aten_op("_operator::and_")
+def operator_and_(a: SymValue, b: SymValue) -> SymValue:
+    """and_(SymBool a, SymBool b) -> SymBool (SymInts: bitwise)"""
+    return _logical(operator.and_, op.And, op.BitwiseAnd, a, b)
+
+
+@aten_op("_operator::or_")
+def operator_or_(a: SymValue, b: SymValue) -> SymValue:
+    """or_(SymBool a, SymBool b) -> SymBool (SymInts: bitwise)"""
+    return _logical(operator.or_, op.Or, op.BitwiseOr, a, b)
+
+
 def _getitem(a: Sequence[Any], b: int) -> Any:
     if isinstance(a, Value):
         raise TypeError(

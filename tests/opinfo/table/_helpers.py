@@ -67,6 +67,16 @@ def bools(dtype: torch.dtype) -> Iterator[Any]:
         yield sample_input(torch.tensor(a))
 
 
+def logical_pairs(dtype: torch.dtype) -> Iterator[Any]:
+    """Every pair of bools for torch.bool (SymBools), else int_pairs (SymInts: bitwise)."""
+    if dtype != torch.bool:
+        yield from int_pairs(dtype)
+        return
+    for a in (True, False):
+        for b in (True, False):
+            yield sample_input(torch.tensor(a), torch.tensor(b))
+
+
 def ite(dtype: torch.dtype) -> Iterator[Any]:
     for b in (True, False):
         yield sample_input(torch.tensor(b), torch.tensor(4, dtype=dtype), torch.tensor(-9, dtype=dtype))

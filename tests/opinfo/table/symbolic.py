@@ -40,6 +40,7 @@ ENTRIES = [
     Entry('math_sqrt', samples=h.floats, dtypes=[torch.float32, torch.float64], reference=h.on_python(math.sqrt)),
     Entry('math_trunc', samples=h.floats, dtypes=[torch.float32, torch.float64], reference=h.on_python(math.trunc)),
     Entry('operator_add', samples=h.int_pairs, dtypes=[torch.int64], reference=h.on_python(operator.add)),  # a SymInt is an INT64 scalar in the graph: it wraps around at 2**63 where Python's int grows (torch's own int64 tensors wrap the same)
+    Entry('operator_and_', samples=h.logical_pairs, dtypes=[torch.bool, torch.int64], reference=h.on_python(operator.and_)),
     Entry('operator_eq', samples=h.int_pairs, dtypes=[torch.int64], reference=h.on_python(operator.eq)),
     Entry('operator_floordiv', samples=h.int_pairs, dtypes=[torch.int64], reference=h.on_python(operator.floordiv)),
     Entry('operator_ge', samples=h.int_pairs, dtypes=[torch.int64], reference=h.on_python(operator.ge)),
@@ -52,6 +53,7 @@ ENTRIES = [
     Entry('operator_mul', samples=h.int_pairs, dtypes=[torch.int64], reference=h.on_python(operator.mul)),  # a SymInt is an INT64 scalar in the graph: it wraps around at 2**63 where Python's int grows (torch's own int64 tensors wrap the same)
     Entry('operator_ne', samples=h.int_pairs, dtypes=[torch.int64], reference=h.on_python(operator.ne)),
     Entry('operator_neg', samples=h.ints, dtypes=[torch.int64], reference=h.on_python(operator.neg)),
+    Entry('operator_or_', samples=h.logical_pairs, dtypes=[torch.bool, torch.int64], reference=h.on_python(operator.or_)),
     Entry('operator_pow', samples=h.positive_int_pairs, dtypes=[torch.int64], reference=h.on_python(operator.pow)),  # a SymInt is an INT64 scalar in the graph: it wraps around at 2**63 where Python's int grows (torch's own int64 tensors wrap the same)
     Entry('operator_sub', samples=h.int_pairs, dtypes=[torch.int64], reference=h.on_python(operator.sub)),
     Entry('operator_truediv', samples=h.int_pairs, dtypes=[torch.int64], reference=h.on_python(operator.truediv)),

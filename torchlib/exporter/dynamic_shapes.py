@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
+import traceback
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -134,6 +135,38 @@ def became_static(graph_inputs: list[Any], requested: list[RequestedDim]) -> lis
             if shape is not None and dim.axis < len(shape) and isinstance(shape[dim.axis], int):
                 static.append((dim, shape[dim.axis]))
     return static
+
+
+def specialising_guards(program: torch.export.ExportedProgram, axis: int, size: int) -> list[str]:
+    """Where torch.export fixed an input's size on `axis` to `size`: for each guard `s == size`
+    that it recorded on a symbol made for that axis of an input, torch's name of the size and the
+    line that added the guard (the model's code, or torch's where no model frame made it)."""
+    import sympy
+    from torch._dynamo.source import TensorProperty
+    from torch._subclasses.fake_tensor import FakeTensor
+
+    vals = (n.meta.get("val") for n in program.graph.nodes if n.op == "placeholder")
+    fake = next((v for v in vals if isinstance(v, FakeTensor)), None)
+    shape_env = fake.fake_mode.shape_env if fake is not None else None
+    if shape_env is None:
+        return []
+    found: list[str] = []
+    for guard in shape_env.guards:
+        if not isinstance(guard.expr, sympy.Eq) or len(guard.expr.free_symbols) != 1:
+            continue
+        symbol = next(iter(guard.expr.free_symbols))
+        if shape_env.replacements.get(symbol) != size:
+            continue
+        sources = [s for s in shape_env.var_to_sources.get(symbol, [])
+                   if getattr(s, "prop", None) is TensorProperty.SIZE and getattr(s, "idx", None) == axis]
+        if not sources:
+            continue
+        loc = guard.sloc.framework_loc
+        where = f"{loc.filename}:{loc.lineno} in {loc.name}" if isinstance(loc, traceback.FrameSummary) else str(guard.sloc)
+        text = f"{sources[0].name} == {size} at {where}"
+        if text not in found:
+            found.append(text)
+    return found
 
 
 def _is_static(spec: Any) -> bool:

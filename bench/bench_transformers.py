@@ -35,6 +35,7 @@ import sys
 import time
 import traceback
 import warnings
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -318,7 +319,9 @@ def _first_line(e: BaseException) -> str:
     return (text.splitlines()[0] if text else "")[:300]
 
 
-def run_model(task: str, model_type: str, class_name: str, reference: bool, cache: Path | None) -> dict:
+def run_model(task: str, model_type: str, class_name: str, reference: bool, cache: Path | None,
+              ours_done: Callable[[dict], None] | None = None) -> dict:
+    """The model's row; `ours_done` gets it once ours is measured, before the reference runs."""
     import torch
 
     row: dict[str, Any] = {"task": task, "model": model_type, "class": class_name}
@@ -361,6 +364,9 @@ def run_model(task: str, model_type: str, class_name: str, reference: bool, cach
     _warm_up(reference and (key is None or not key.exists()))
     with torch.no_grad():
         row["ours"] = _one_exporter("ours", wrapped, sample_t, dyn, checks)
+    row["status"] = row["ours"]["status"]
+    if ours_done is not None:
+        ours_done(row)
     if reference:
         if key is not None and key.exists():
             row["reference"] = json.loads(key.read_text())
@@ -370,7 +376,6 @@ def run_model(task: str, model_type: str, class_name: str, reference: bool, cach
             if key is not None:
                 key.parent.mkdir(parents=True, exist_ok=True)
                 key.write_text(json.dumps(row["reference"]))
-    row["status"] = row["ours"]["status"]
     return row
 
 
@@ -391,7 +396,8 @@ def _worker(argv: list[str]) -> None:
     warnings.simplefilter("ignore")
     _torchvision_ops()
     try:
-        row = run_model(task, model_type, class_name, reference == "1", Path(cache) if cache else None)
+        row = run_model(task, model_type, class_name, reference == "1", Path(cache) if cache else None,
+                        lambda r: print("@@OURS " + json.dumps(r), flush=True))
     except Exception as e:
         row = {"task": task, "model": model_type, "class": class_name, "status": "bench error",
                "reason": f"{type(e).__name__}: {_first_line(e)}", "traceback": traceback.format_exc()[-2000:]}
@@ -431,8 +437,17 @@ def sweep(tasks: list[str], only: set[str] | None, limit: int | None, timeout: i
                            "reason": f"exit {proc.returncode}: {tail[:300]}"}
                 else:
                     row = json.loads(line[len("@@ROW "):])
-            except subprocess.TimeoutExpired:
-                row = {"task": task, "model": model_type, "class": class_name, "status": "timeout", "reason": f"over {timeout} s"}
+            except subprocess.TimeoutExpired as e:  # ours measured before the reference ran over: ours' row stands
+                out = e.stdout.decode() if isinstance(e.stdout, bytes) else (e.stdout or "")
+                ours_line = next((ln for ln in reversed(out.splitlines()) if ln.startswith("@@OURS ")), None)
+                if ours_line is None:
+                    row = {"task": task, "model": model_type, "class": class_name, "status": "timeout", "reason": f"over {timeout} s"}
+                else:
+                    row = json.loads(ours_line[len("@@OURS "):])
+                    row["reference"] = {"status": "timeout", "reason": f"over {timeout} s with ours"}
+                    if cache is not None:
+                        cache.mkdir(parents=True, exist_ok=True)
+                        (cache / f"{task}__{model_type}.json").write_text(json.dumps(row["reference"]))
             row["wall_s"] = time.perf_counter() - start
             with results.open("a") as f:
                 f.write(json.dumps(row) + "\n")

@@ -4,6 +4,7 @@ config shrinking, the inputs at two sizes, our export checked at both, the JSONL
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 from pathlib import Path
 
@@ -77,3 +78,19 @@ def test_sweep_subprocesses_rows_and_resume(tmp_path, capsys):
     assert [json.dumps(r) for r in again] == [json.dumps(r) for r in rows]  # resumed, not re-run
     bench.report(rows)
     assert "| all | 3 / 3 | 3 (100.0 %)" in capsys.readouterr().out
+
+
+def test_reference_over_the_timeout_keeps_ours(tmp_path, monkeypatch, capsys):
+    """The worker prints ours' row before the reference runs; when the reference then runs past
+    the timeout, the row keeps ours and the reference's timeout is cached."""
+    ours = {"task": "masked_lm", "model": "bert", "class": "BertForMaskedLM", "status": "ok",
+            "ours": {"status": "ok", "export_s": 1.0, "lost": []}}
+
+    def run(cmd, **kwargs):
+        raise subprocess.TimeoutExpired(cmd, kwargs["timeout"], output="noise\n@@OURS " + json.dumps(ours) + "\n")
+
+    monkeypatch.setattr(bench.subprocess, "run", run)
+    rows = bench.sweep(["masked_lm"], {"bert"}, None, 7, tmp_path / "rows.jsonl", True, tmp_path / "ref")
+    assert rows[0]["ours"] == ours["ours"] and rows[0]["status"] == "ok"
+    assert rows[0]["reference"] == {"status": "timeout", "reason": "over 7 s with ours"}
+    assert json.loads((tmp_path / "ref" / "masked_lm__bert.json").read_text()) == rows[0]["reference"]

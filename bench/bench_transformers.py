@@ -279,7 +279,8 @@ def _one_exporter(which: str, model, sample_t, dyn, checks) -> dict:
     start, cpu = time.perf_counter(), time.process_time()
     try:
         if which == "ours":
-            proto = _quiet(lambda: torchlib.export(model, sample_t, dynamic_shapes={"args": dyn}, check=False).model_proto)
+            result = _quiet(lambda: torchlib.export(model, sample_t, dynamic_shapes={"args": dyn}, check=False))
+            proto, row["strategy"] = result.model_proto, result.capture_strategy
         else:
             proto = _quiet(lambda: torch.onnx.export(model, sample_t, dynamic_shapes={"args": dyn}, dynamo=True, verbose=False).model_proto)
     except Exception as e:
@@ -490,6 +491,9 @@ def report(rows: list[dict]) -> None:
     print("\nnot built (or torch fails on every candidate input):")
     for key, models in sorted(not_built.items(), key=lambda kv: -len(kv[1])):
         print(f"  {len(models):3}  {key}\n       {', '.join(models)}")
+    drafted = [r["model"] for r in built if r["ours"].get("strategy") == "draft_export"]
+    print("\ncaptured by draft_export (its data-dependent branches follow the sample's path; other inputs may be wrong):"
+          f" {', '.join(drafted) or 'none'}")
     lost = [(r["model"], r["ours"].get("lost"), r.get("reference", {}).get("lost")) for r in built if r["ours"].get("lost")]
     print("\nlost dynamic dims, ours (reference's in brackets):")
     for m, o, rf in lost:

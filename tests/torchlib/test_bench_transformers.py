@@ -53,6 +53,7 @@ def test_ours_right_at_two_sizes(task, model_type, class_name):
     assert row["ours"]["lost"] == []
     assert row["ours"]["worst_over_bound"] <= 1.0
     assert 0 < row["ours"]["export_cpu_s"] <= row["ours"]["export_s"] * 1.5  # one thread
+    assert row["ours"]["strategy"] == "non-strict"
 
 
 def test_report_cpu_seconds_where_both_measured(capsys):
@@ -60,8 +61,11 @@ def test_report_cpu_seconds_where_both_measured(capsys):
         return {"task": "masked_lm", "model": model, "ours": {"status": "ok", "export_s": 2 * ours, **({"export_cpu_s": ours} if ours else {})},
                 "reference": {"status": "ok", "export_s": 2 * ref, **({"export_cpu_s": ref} if ref else {})}}
 
-    bench.report([row("a", 1.0, 4.0), row("b", 3.0, 6.0), row("c", 0, 5.0)])  # c: ours' CPU seconds unknown
+    rows = [row("a", 1.0, 4.0), row("b", 3.0, 6.0), row("c", 0, 5.0)]  # c: ours' CPU seconds unknown
+    rows[1]["ours"]["strategy"] = "draft_export"
+    bench.report(rows)
     out = capsys.readouterr().out
+    assert "captured by draft_export (its data-dependent branches follow the sample's path; other inputs may be wrong): b" in out
     assert "export CPU seconds (2 models both export, both measured): ours median 2.00 s, reference median 5.00 s;" in out
     assert "median ratio ours / reference 0.375" in out
 

@@ -11,7 +11,11 @@ the end of the sweep). Rows are appended to `--results` (JSONL) as they finish; 
 (task, model) pairs already there. `--reference-cache DIR` keeps the reference's row per model in
 DIR, so that a re-run exports only ours. At the end the script prints the counts per task (ours,
 reference), the failure classes (grouped by the error's first line, numbers and hex ids masked),
-the lost dynamic dims and the export times.
+the lost dynamic dims, the models ours captured with draft_export, and the export times: wall
+seconds and the process's CPU seconds (one thread; on a shared machine the wall time follows the
+load). Both exporters first export a tiny module, untimed, so that neither pays torch.export's
+start in its figure. The worker prints ours' row before the reference runs: a reference past the
+timeout leaves ours' row, with the reference's "timeout" (cached).
 
 Models are shrunk generically (`shrink_config`): every integer attribute whose name says it is a
 layer count, a width, a head count, a vocabulary or an expert count is capped, in the config and

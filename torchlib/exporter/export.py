@@ -35,7 +35,7 @@ from torchlib.exporter.decompose import (
     decompose_node,
     decompose_view_write,
 )
-from torchlib.exporter.dynamic_shapes import became_static, specialising_guards
+from torchlib.exporter.dynamic_shapes import became_static, path_guards, specialising_guards
 from torchlib.exporter.dynamic_shapes import normalize as normalize_dynamic_shapes
 from torchlib.exporter.errors import ExportError
 from torchlib.exporter.explain import quiet_torch
@@ -249,6 +249,7 @@ def _export(model: torch.nn.Module | torch.export.ExportedProgram, args: Any, kw
             diagnostics.insert(0, f"the whole program was decomposed (run_decompositions) because {reason}")
         timings["translate"] = time.perf_counter() - t - timings.get("decompositions", 0.0)
         notes.extend(_static_dims(graph, ep, requested, strategy, refinements, bool(reason)))
+        notes.extend(_size_guards(ep))
         result = ExportResult(graph, model, ep, timings, notes + diagnostics, strategy, dataclass_types)
         result.fx_to_onnx = fx_to_onnx
         if sample is not None and quantization is not None:
@@ -304,6 +305,22 @@ def _static_dims(graph: Any, ep: torch.export.ExportedProgram, requested: list[A
         warnings.warn(message, UserWarning, stacklevel=caller_level())
         messages.append(message)
     return messages
+
+
+def _size_guards(ep: torch.export.ExportedProgram) -> list[str]:
+    """A warning (also returned for the diagnostics) when torch.export's program holds only for
+    input sizes that meet conditions beyond their ranges (focalnet: the width's patch count even,
+    where the model pads otherwise; dinov2: the patch count of the sample): `ep.module()` checks
+    them, the ONNX model cannot, and other sizes give wrong results or fail in onnxruntime."""
+    guards = path_guards(ep)
+    if not guards:
+        return []
+    message = ("torch.export's program holds only for inputs whose sizes meet: " + "; ".join(guards)
+               + ". The ONNX model does not check this: inputs of other sizes give wrong results or fail in "
+               "onnxruntime (the model's code takes another path for them; mark those dims static, or export "
+               "one model per path)")
+    warnings.warn(message, UserWarning, stacklevel=caller_level())
+    return [message]
 
 
 def check_supported(ep: torch.export.ExportedProgram, registry: Registry) -> None:

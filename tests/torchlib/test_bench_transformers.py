@@ -4,6 +4,7 @@ config shrinking, the inputs at two sizes, our export checked at both, the JSONL
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 from pathlib import Path
 
@@ -51,6 +52,22 @@ def test_ours_right_at_two_sizes(task, model_type, class_name):
     assert row["ours"]["status"] == "ok", row
     assert row["ours"]["lost"] == []
     assert row["ours"]["worst_over_bound"] <= 1.0
+    assert 0 < row["ours"]["export_cpu_s"] <= row["ours"]["export_s"] * 1.5  # one thread
+    assert row["ours"]["strategy"] == "non-strict"
+
+
+def test_report_cpu_seconds_where_both_measured(capsys):
+    def row(model, ours, ref):
+        return {"task": "masked_lm", "model": model, "ours": {"status": "ok", "export_s": 2 * ours, **({"export_cpu_s": ours} if ours else {})},
+                "reference": {"status": "ok", "export_s": 2 * ref, **({"export_cpu_s": ref} if ref else {})}}
+
+    rows = [row("a", 1.0, 4.0), row("b", 3.0, 6.0), row("c", 0, 5.0)]  # c: ours' CPU seconds unknown
+    rows[1]["ours"]["strategy"] = "draft_export"
+    bench.report(rows)
+    out = capsys.readouterr().out
+    assert "captured by draft_export (its data-dependent branches follow the sample's path; other inputs may be wrong): b" in out
+    assert "export CPU seconds (2 models both export, both measured): ours median 2.00 s, reference median 5.00 s;" in out
+    assert "median ratio ours / reference 0.375" in out
 
 
 @pytest.mark.slow
@@ -65,3 +82,19 @@ def test_sweep_subprocesses_rows_and_resume(tmp_path, capsys):
     assert [json.dumps(r) for r in again] == [json.dumps(r) for r in rows]  # resumed, not re-run
     bench.report(rows)
     assert "| all | 3 / 3 | 3 (100.0 %)" in capsys.readouterr().out
+
+
+def test_reference_over_the_timeout_keeps_ours(tmp_path, monkeypatch, capsys):
+    """The worker prints ours' row before the reference runs; when the reference then runs past
+    the timeout, the row keeps ours and the reference's timeout is cached."""
+    ours = {"task": "masked_lm", "model": "bert", "class": "BertForMaskedLM", "status": "ok",
+            "ours": {"status": "ok", "export_s": 1.0, "lost": []}}
+
+    def run(cmd, **kwargs):
+        raise subprocess.TimeoutExpired(cmd, kwargs["timeout"], output="noise\n@@OURS " + json.dumps(ours) + "\n")
+
+    monkeypatch.setattr(bench.subprocess, "run", run)
+    rows = bench.sweep(["masked_lm"], {"bert"}, None, 7, tmp_path / "rows.jsonl", True, tmp_path / "ref")
+    assert rows[0]["ours"] == ours["ours"] and rows[0]["status"] == "ok"
+    assert rows[0]["reference"] == {"status": "timeout", "reason": "over 7 s with ours"}
+    assert json.loads((tmp_path / "ref" / "masked_lm__bert.json").read_text()) == rows[0]["reference"]

@@ -185,3 +185,39 @@ def test_as_strided_of_a_non_dense_view_says_what_to_do():
     with pytest.raises(ExportError, match=r"does not cover its memory densely.*call \.contiguous\(\)"):
         torchlib.export(StridedOfStridedSlice(), (torch.randn(4, 6),))
 
+
+
+class RangeOfSeq(nn.Module):
+    """A Python list as long as the sequence (funnel's relative positions do this): torch.export
+    fixes the sequence to the sample's, with a guard at this line."""
+
+    def forward(self, x):
+        positions = list(range(x.shape[1]))
+        return x + torch.tensor(positions)
+
+
+def test_specialised_dim_names_the_line_that_fixed_it():
+    with pytest.warns(UserWarning, match=r"fixes it to 8: torch.export specialised it"):
+        result = torchlib.export(RangeOfSeq(), (torch.randn(2, 8),), dynamic_shapes=({0: Dim.AUTO, 1: Dim.AUTO},))
+    line = RangeOfSeq.forward.__code__.co_firstlineno + 1
+    message = next(d for d in result.diagnostics if "fixes it to 8" in d)
+    assert f"(torch.export's guard: L['x'].size()[1] == 8 at {__file__}:{line} in forward)" in message
+    assert input_dims(result)[1] == 8 and all_ok(result, torch.randn(3, 8))
+
+
+class EvenPatchCount(nn.Module):
+    """A path for an even patch count only (focalnet pads otherwise): torch.export's program
+    guards it, the ONNX model cannot."""
+
+    def forward(self, x):
+        if (x.shape[1] // 4) % 2 == 0:
+            return x * 2
+        return x + 1
+
+
+def test_size_condition_the_onnx_model_cannot_check_is_named():
+    with pytest.warns(UserWarning, match=r"holds only for inputs whose sizes meet: \(\(L\['x'\]\.size\(\)\[1\] // 4\) % 2\) == 0"):
+        result = torchlib.export(EvenPatchCount(), (torch.randn(2, 8),), dynamic_shapes=({0: Dim.AUTO, 1: Dim.AUTO},))
+    assert any("The ONNX model does not check this" in d for d in result.diagnostics)
+    assert all(isinstance(d, str) for d in input_dims(result))  # both dims stay dynamic
+    assert all_ok(result, torch.randn(3, 16))  # the path exported

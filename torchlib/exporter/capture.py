@@ -46,6 +46,7 @@ from torch.export.dynamic_shapes import refine_dynamic_shapes_from_suggested_fix
 from torch.fx.experimental.symbolic_shapes import GuardOnDataDependentSymNode
 from torch.utils._sympy.numbers import int_oo
 
+from torchlib.exporter.draft_stacks import innermost_stacks
 from torchlib.exporter.dynamic_shapes import RequestedDim
 from torchlib.exporter.explain import capture_failure, raised_by_user_code
 from torchlib.exporter.torchvision_capture import patched as torchvision_patched
@@ -76,10 +77,16 @@ def capture(model: torch.nn.Module, args: tuple, kwargs: dict, dynamic_shapes: A
     attempts: dict[str, tuple[Callable[..., torch.export.ExportedProgram], dict[str, Any]]] = {
         "non-strict": (torch.export.export, {"strict": False}),
         "strict": (torch.export.export, {"strict": True}),
-        "draft_export": (torch.export.draft_export, {}),
+        "draft_export": (_draft_export, {}),
     }
     with EXPORT_LOCK, _state_kept(model):
         return _capture(model, args, kwargs, dynamic_shapes, size_one, attempts)
+
+
+def _draft_export(*args: Any, **kwargs: Any) -> torch.export.ExportedProgram:
+    """torch.export.draft_export, its log's stacks taken from the innermost frames (draft_stacks.py)."""
+    with innermost_stacks():
+        return torch.export.draft_export(*args, **kwargs)
 
 
 # torch.export swaps a module's parameters and buffers for fake tensors while it traces, and

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
+import traceback
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -134,6 +135,73 @@ def became_static(graph_inputs: list[Any], requested: list[RequestedDim]) -> lis
             if shape is not None and dim.axis < len(shape) and isinstance(shape[dim.axis], int):
                 static.append((dim, shape[dim.axis]))
     return static
+
+
+def specialising_guards(program: torch.export.ExportedProgram, axis: int, size: int) -> list[str]:
+    """Where torch.export fixed an input's size on `axis` to `size`: for each guard `s == size`
+    that it recorded on a symbol made for that axis of an input, torch's name of the size and the
+    line that added the guard (the model's code, or torch's where no model frame made it)."""
+    import sympy
+    from torch._dynamo.source import TensorProperty
+
+    shape_env = _shape_env(program)
+    if shape_env is None:
+        return []
+    found: list[str] = []
+    for guard in shape_env.guards:
+        if not isinstance(guard.expr, sympy.Eq) or len(guard.expr.free_symbols) != 1:
+            continue
+        symbol = next(iter(guard.expr.free_symbols))
+        if shape_env.replacements.get(symbol) != size:
+            continue
+        sources = [s for s in shape_env.var_to_sources.get(symbol, [])
+                   if getattr(s, "prop", None) is TensorProperty.SIZE and getattr(s, "idx", None) == axis]
+        if not sources:
+            continue
+        loc = guard.sloc.framework_loc
+        where = f"{loc.filename}:{loc.lineno} in {loc.name}" if isinstance(loc, traceback.FrameSummary) else str(guard.sloc)
+        text = f"{sources[0].name} == {size} at {where}"
+        if text not in found:
+            found.append(text)
+    return found
+
+
+def _shape_env(program: torch.export.ExportedProgram) -> Any:
+    from torch._subclasses.fake_tensor import FakeTensor
+
+    vals = (n.meta.get("val") for n in program.graph.nodes if n.op == "placeholder")
+    fake = next((v for v in vals if isinstance(v, FakeTensor)), None)
+    return fake.fake_mode.shape_env if fake is not None else None
+
+
+def path_guards(program: torch.export.ExportedProgram) -> list[str]:
+    """torch.export's guards on input sizes that choose the model's path and that the ONNX model
+    cannot express: those with a floor division or a remainder (focalnet's even patch count,
+    dinov2's patch count of the sample) and inequalities between sizes. Equalities without them
+    are dims torch made equal or static, which the ONNX inputs show already."""
+    import sympy
+    from torch._dynamo.source import ConstantSource
+    from torch.fx.experimental.symbolic_shapes import ShapeGuardPythonPrinter
+
+    shape_env = _shape_env(program)
+    if shape_env is None:
+        return []
+    inputs = {v for v, sources in shape_env.var_to_sources.items() if not any(isinstance(x, ConstantSource) for x in sources)}
+    printer = ShapeGuardPythonPrinter(shape_env.var_to_sources, lambda x: x.name, shape_env.var_to_sources)
+    found = []
+    for guard in shape_env.guards:
+        expr = guard.expr
+        if not expr.free_symbols or not expr.free_symbols <= inputs:
+            continue
+        path = expr.has(sympy.Mod, sympy.floor) or any(type(f).__name__ in ("FloorDiv", "Mod", "PythonMod") for f in expr.atoms(sympy.Function))
+        if isinstance(expr, sympy.Eq) and not path:
+            continue
+        if not isinstance(expr, sympy.Eq) and len(expr.free_symbols) < 2 and not path:
+            continue  # a range: the dim's bounds
+        text = printer.doprint(expr)
+        if "L['self']" not in text and text not in found:
+            found.append(text)
+    return found
 
 
 def _is_static(spec: Any) -> bool:

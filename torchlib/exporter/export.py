@@ -35,7 +35,7 @@ from torchlib.exporter.decompose import (
     decompose_node,
     decompose_view_write,
 )
-from torchlib.exporter.dynamic_shapes import became_static
+from torchlib.exporter.dynamic_shapes import became_static, path_guards, specialising_guards
 from torchlib.exporter.dynamic_shapes import normalize as normalize_dynamic_shapes
 from torchlib.exporter.errors import ExportError
 from torchlib.exporter.explain import quiet_torch
@@ -248,7 +248,8 @@ def _export(model: torch.nn.Module | torch.export.ExportedProgram, args: Any, kw
             graph, diagnostics = translate_program(ep, decompose_nodes=False)
             diagnostics.insert(0, f"the whole program was decomposed (run_decompositions) because {reason}")
         timings["translate"] = time.perf_counter() - t - timings.get("decompositions", 0.0)
-        notes.extend(_static_dims(graph, requested, strategy, refinements, bool(reason)))
+        notes.extend(_static_dims(graph, ep, requested, strategy, refinements, bool(reason)))
+        notes.extend(_size_guards(ep))
         result = ExportResult(graph, model, ep, timings, notes + diagnostics, strategy, dataclass_types)
         result.fx_to_onnx = fx_to_onnx
         if sample is not None and quantization is not None:
@@ -283,9 +284,10 @@ def _in_forward_order(forward: Callable[..., Any], kwargs: dict[str, Any]) -> di
     return dict(sorted(kwargs.items(), key=lambda item: order.index(item[0]) if item[0] in order else len(order)))
 
 
-def _static_dims(graph: Any, requested: list[Any], strategy: str, refinements: list[str], decomposed: bool) -> list[str]:
+def _static_dims(graph: Any, ep: torch.export.ExportedProgram, requested: list[Any], strategy: str,
+                 refinements: list[str], decomposed: bool) -> list[str]:
     """A warning (also returned for the diagnostics) for each dim marked dynamic that the
-    exported model's inputs fix, saying why."""
+    exported model's inputs fix, saying why (and where, when torch.export's guards say)."""
     if refinements:
         why = "torch.export could not keep it dynamic: the model's code fixes its size (" + "; ".join(refinements) + ")"
     elif strategy == "draft_export":
@@ -297,9 +299,28 @@ def _static_dims(graph: Any, requested: list[Any], strategy: str, refinements: l
     messages = []
     for dim, size in became_static(list(graph.inputs), requested):
         message = f"{dim.where} is marked dynamic, but the exported model fixes it to {size}: {why}"
+        guards = specialising_guards(ep, dim.axis, size) if why.startswith("torch.export specialised") else []
+        if guards:
+            message += " (torch.export's guard: " + "; ".join(guards) + ")"
         warnings.warn(message, UserWarning, stacklevel=caller_level())
         messages.append(message)
     return messages
+
+
+def _size_guards(ep: torch.export.ExportedProgram) -> list[str]:
+    """A warning (also returned for the diagnostics) when torch.export's program holds only for
+    input sizes that meet conditions beyond their ranges (focalnet: the width's patch count even,
+    where the model pads otherwise; dinov2: the patch count of the sample): `ep.module()` checks
+    them, the ONNX model cannot, and other sizes give wrong results or fail in onnxruntime."""
+    guards = path_guards(ep)
+    if not guards:
+        return []
+    message = ("torch.export's program holds only for inputs whose sizes meet: " + "; ".join(guards)
+               + ". The ONNX model does not check this: inputs of other sizes give wrong results or fail in "
+               "onnxruntime (the model's code takes another path for them; mark those dims static, or export "
+               "one model per path)")
+    warnings.warn(message, UserWarning, stacklevel=caller_level())
+    return [message]
 
 
 def check_supported(ep: torch.export.ExportedProgram, registry: Registry) -> None:

@@ -299,7 +299,7 @@ def _static_dims(graph: Any, ep: torch.export.ExportedProgram, requested: list[A
     messages = []
     for dim, size in became_static(list(graph.inputs), requested):
         message = f"{dim.where} is marked dynamic, but the exported model fixes it to {size}: {why}"
-        guards = specialising_guards(ep, dim.axis, size) if why.startswith("torch.export specialised") else []
+        guards = _diagnostic(specialising_guards, ep, dim.axis, size) if why.startswith("torch.export specialised") else []
         if guards:
             message += " (torch.export's guard: " + "; ".join(guards) + ")"
         warnings.warn(message, UserWarning, stacklevel=caller_level())
@@ -307,12 +307,22 @@ def _static_dims(graph: Any, ep: torch.export.ExportedProgram, requested: list[A
     return messages
 
 
+def _diagnostic(read: Callable[..., list[str]], *args: Any) -> list[str]:
+    """What `read` (a reader of torch.export's shape environment, private to torch) finds, or
+    nothing where this torch's shape environment does not have what it reads: a note must not
+    fail the export it annotates."""
+    try:
+        return read(*args)
+    except (AttributeError, ImportError, TypeError, KeyError):
+        return []
+
+
 def _size_guards(ep: torch.export.ExportedProgram) -> list[str]:
     """A warning (also returned for the diagnostics) when torch.export's program holds only for
     input sizes that meet conditions beyond their ranges (focalnet: the width's patch count even,
     where the model pads otherwise; dinov2: the patch count of the sample): `ep.module()` checks
     them, the ONNX model cannot, and other sizes give wrong results or fail in onnxruntime."""
-    guards = path_guards(ep)
+    guards = _diagnostic(path_guards, ep)
     if not guards:
         return []
     message = ("torch.export's program holds only for inputs whose sizes meet: " + "; ".join(guards)

@@ -311,7 +311,7 @@ def batch_norms(builder: GraphBuilder, uses: Uses, mapped_budget_bytes: int = 25
         if b.shape != s.shape:
             continue
         new_b = (b * s + shift).astype(w.const_value.dtype)
-        set_payload(w, new_w.astype(w.const_value.dtype))
+        set_payload(w, new_w)  # in the weight's dtype
         if bias is None:
             base = w.name.rsplit(".", 1)[0] + ".bias" if w.name.endswith(".weight") else w.name + "_bias"
             bias = builder.initializer(_fresh(builder, base), new_b)
@@ -338,22 +338,32 @@ def _read_only_by(uses: Uses, y: Value, bn: Node) -> bool:
 
 
 def _scaled_weight(node: Node, w: np.ndarray, s: np.ndarray) -> np.ndarray | None:
-    w64 = w.astype(np.float64)
+    """W scaled by s along the node's output channels, in W's dtype (see `_times`)."""
     if node.op_type == "Conv":
         if w.shape[0] != s.shape[0]:
             return None
-        return w64 * s.reshape((-1,) + (1,) * (w.ndim - 1))
+        return _times(w, s.reshape((-1,) + (1,) * (w.ndim - 1)))
     if node.op_type == "ConvTranspose":
         group = int(node.attributes.get("group", 1))
         c_in, c_out_g = w.shape[0], w.shape[1]
         if c_out_g * group != s.shape[0] or c_in % group:
             return None
-        grouped = w64.reshape((group, c_in // group, c_out_g) + w.shape[2:])
-        scaled = grouped * s.reshape((group, 1, c_out_g) + (1,) * (w.ndim - 2))
-        return scaled.reshape(w.shape)
+        grouped = w.reshape((group, c_in // group, c_out_g) + w.shape[2:])
+        return _times(grouped, s.reshape((group, 1, c_out_g) + (1,) * (w.ndim - 2))).reshape(w.shape)
     # Gemm: Y = alpha * A' B' + beta * C, channels are the columns of B'
     if node.attributes.get("beta", 1.0) != 1.0 or w.ndim != 2:
         return None
     if node.attributes.get("transB", 0):
-        return w64 * s[:, None] if w.shape[0] == s.shape[0] else None
-    return w64 * s[None, :] if w.shape[1] == s.shape[0] else None
+        return _times(w, s[:, None]) if w.shape[0] == s.shape[0] else None
+    return _times(w, s[None, :]) if w.shape[1] == s.shape[0] else None
+
+
+def _times(w: np.ndarray, s: np.ndarray) -> np.ndarray:
+    """w * s computed in float64 and rounded once to w's dtype. For numpy's own float types the
+    ufunc converts w chunk by chunk into its float64 loop and rounds into the result: the same
+    bits as `(w.astype(float64) * s).astype(w.dtype)` without two float64 copies of the weight
+    (resnet18: 0.2 s of its export); other types (bfloat16) take that path."""
+    if w.dtype.kind == "f":
+        out = np.empty(np.broadcast_shapes(w.shape, s.shape), w.dtype)
+        return np.multiply(w, s, out=out, dtype=np.float64, casting="same_kind")
+    return (w.astype(np.float64) * s).astype(w.dtype)

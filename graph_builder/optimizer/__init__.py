@@ -70,7 +70,8 @@ def optimize(builder: GraphBuilder, rules: list[Rule] | None = None, fold_budget
         elif count:
             report[name] = report.get(name, 0) + count
 
-    run("constants folded", folding.constants(builder, uses, fold_budget_bytes))
+    growth = folding.Growth(builder)  # one allowance for both folding passes
+    run("constants folded", folding.constants(builder, uses, fold_budget_bytes, growth))
     run("identities removed", cleanup.identities(uses))
     run("reshapes merged", cleanup.reshape_chains(builder, uses))
     run("identities removed", cleanup.identities(uses))  # a merged Reshape to its input's own shape
@@ -83,7 +84,7 @@ def optimize(builder: GraphBuilder, rules: list[Rule] | None = None, fold_budget
         run("dead nodes removed", cleanup.dead_code(uses))
         run("fused", pattern.rewrite(builder, uses, attention.PAST))
     run("identities removed", cleanup.identities(uses))  # e.g. the key's Transpose pair after unfusing
-    run("constants folded", folding.constants(builder, uses, fold_budget_bytes))
+    run("constants folded", folding.constants(builder, uses, fold_budget_bytes, growth))
     run("common subexpressions merged", cleanup.common_subexpressions(uses, merged))
     run("dead nodes removed", cleanup.dead_code(uses))
     run("unused outputs dropped", cleanup.unused_outputs(uses, builder.opset))

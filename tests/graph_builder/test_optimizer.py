@@ -94,6 +94,52 @@ def test_a_weight_gathered_by_an_index_buffer_folds_within_the_growth_allowance(
         torch.testing.assert_close(result(y), model(y), rtol=0, atol=0)
 
 
+class RelativeBiasInModel(torch.nn.Module):
+    """RelativeBias beside a 1024 x 1024 Linear: 4.2 MB of weights, a growth allowance of 2 %
+    (84 KB) over the 64 KB any one node may make."""
+
+    def __init__(self, heads: int):
+        super().__init__()
+        self.bias = RelativeBias(heads)
+        self.proj = torch.nn.Linear(1024, 1024)
+
+    def forward(self, x, y):
+        return self.bias(x), self.proj(y)
+
+
+@pytest.mark.parametrize("heads, folded", [(8, True), (16, False)])
+def test_a_gathered_weight_over_64_kb_folds_within_2_percent_of_the_models_weights(heads, folded):
+    """8 heads make 77 KB, over the 64 KB a node may grow the weights by but within the model's
+    2 % (84 KB): the bias folds into one weight; 16 heads (154 KB) stay a Gather. The bias is
+    torch's exactly either way."""
+    model, x, y = RelativeBiasInModel(heads), torch.randn(2, heads, 49, 49), torch.randn(2, 1024)
+    result = torchlib.export(model, (x, y), dynamic_shapes=({0: torch.export.Dim("b")}, {0: torch.export.Dim("b")}))
+    ops = [n.op_type for n in result.model_proto.graph.node]
+    assert ("Gather" in ops) != folded and ops.count("Add") + ops.count("Gemm") + ops.count("MatMul") >= 2
+    with torch.no_grad():
+        x, y = torch.randn(3, heads, 49, 49), torch.randn(3, 1024)
+        (got, got_proj), (want, want_proj) = result(x, y), model(x, y)
+    torch.testing.assert_close(got, want, rtol=0, atol=0)  # the folded bias: torch's values exactly
+    torch.testing.assert_close(got_proj, want_proj)
+
+
+def test_the_growth_allowance_is_shared_by_the_nodes_that_use_it():
+    """Two 77 KB biases in a model with an 84 KB allowance: the first folds, the second, which
+    would take the weights 2 x 77 KB past them, stays a Gather."""
+
+    class Two(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.a, self.b, self.proj = RelativeBias(8), RelativeBias(8), torch.nn.Linear(1024, 1024)
+
+        def forward(self, x, y):
+            return self.b(self.a(x)), self.proj(y)
+
+    model, x, y = Two(), torch.randn(2, 8, 49, 49), torch.randn(2, 1024)
+    result = torchlib.export(model, (x, y))
+    assert [n.op_type for n in result.model_proto.graph.node].count("Gather") == 1
+
+
 def test_a_float16_weight_cast_to_float32_for_an_activation_stays_a_cast():
     def build(g):
         x = g.input("x", FLOAT, [2, 3, 8])

@@ -158,18 +158,33 @@ class ExportResult:
             options = ort.SessionOptions()
             if threads:
                 options.intra_op_num_threads = threads
-            options.log_severity_level = 3
-            try:
-                self._session = weights.ort_session(self.graph, options)
-            except Exception as e:  # onnxruntime raises its own exception types
-                if "Could not find an implementation" not in str(e):
-                    raise
-                raise NoRuntimeKernelError(
-                    f"onnxruntime {ort.__version__} cannot run this model, which is valid ONNX: it has no kernel for one "
-                    f"of its ops ({e}){_FLOAT4_NOTE if _holds(self.graph, 'FLOAT4E2M1') else ''}. The saved model "
-                    f"(result.save(path)) runs in a runtime that has the kernel"
-                ) from None
+            self._session = self._new_session(options)
         return self._session
+
+    def check_session(self) -> ort.InferenceSession:
+        """A session for one run on the sample (the self-check): the graph as written, with no
+        onnxruntime graph optimization, on one thread, its weights not prepacked (packing pays
+        off over many runs). A quarter to a third of the optimized session's CPU time to build
+        and run once (docs/performance.md), and the closest run of what was exported;
+        `session()`, which `result(...)` uses, is built apart on the first call."""
+        options = ort.SessionOptions()
+        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+        options.intra_op_num_threads = 1
+        options.add_session_config_entry("session.disable_prepacking", "1")
+        return self._new_session(options)
+
+    def _new_session(self, options: ort.SessionOptions) -> ort.InferenceSession:
+        options.log_severity_level = 3
+        try:
+            return weights.ort_session(self.graph, options)
+        except Exception as e:  # onnxruntime raises its own exception types
+            if "Could not find an implementation" not in str(e):
+                raise
+            raise NoRuntimeKernelError(
+                f"onnxruntime {ort.__version__} cannot run this model, which is valid ONNX: it has no kernel for one "
+                f"of its ops ({e}){_FLOAT4_NOTE if _holds(self.graph, 'FLOAT4E2M1') else ''}. The saved model "
+                f"(result.save(path)) runs in a runtime that has the kernel"
+            ) from None
 
     def _feeds(self, args: tuple, kwargs: dict) -> dict[str, np.ndarray]:
         args, kwargs = self._bind(args, kwargs)
@@ -234,8 +249,12 @@ class ExportResult:
     def run(self, *args: Any, **kwargs: Any) -> list[torch.Tensor]:
         """Run in onnxruntime; the graph's outputs as a flat list of torch tensors, in order
         (complex outputs, carried as real views in the graph, come back complex)."""
+        return self.run_in(self.session(), args, kwargs)
+
+    def run_in(self, session: ort.InferenceSession, args: tuple, kwargs: dict) -> list[torch.Tensor]:
+        """`run(*args, **kwargs)` in the given session (one of this graph's)."""
         self._weights.check("calling the exported model")
-        results = run_session(self.session(), self._feeds(args, kwargs))
+        results = run_session(session, self._feeds(args, kwargs))
         complex_outputs = [COMPLEX_KEY in v.metadata for v in self.graph.outputs]
         return [numpy_to_torch(complex_from_real_view(r) if c else r) for r, c in zip(results, complex_outputs)]
 

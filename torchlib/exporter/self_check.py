@@ -2,7 +2,9 @@
 
 torch eager runs once on (a copy of) the sample; then the ONNX model in onnxruntime (after
 translation) runs on the same sample, and every tensor output must agree with torch's within its
-dtype's tolerance (`result.compare`). The captured program runs too: right after capture when
+dtype's tolerance (`result.compare`). The ONNX model runs as written: in a session of its own
+with onnxruntime's graph optimizations off, on one thread (`result.check_session()`), which costs
+a fraction of the optimized session `result(...)` builds on its first call. The captured program runs too: right after capture when
 draft_export captured it (it specialised the model: fail before translating), else only when the
 ONNX model differs, so that the error says whether capture or translation is wrong (building
 `ep.module()` costs more than the rest of the check for a small model).
@@ -317,7 +319,7 @@ class Sample:
     def _check_onnx(self, result: ExportResult, ep: torch.export.ExportedProgram, strategy: str) -> list[str]:
         args, kwargs = pytree.tree_map_only(torch.Tensor, lambda t: t.clone(), (self.args, self.kwargs))
         try:
-            actual = result.run(*args, **kwargs)[len(result.written_inputs):]
+            actual = result.run_in(result.check_session(), args, kwargs)[len(result.written_inputs):]
         except Exception as e:  # noqa: BLE001  (onnxruntime failing on the sample is the finding)
             raise SelfCheckError(f"the ONNX model fails in onnxruntime on the sample input it was exported from: "
                                  f"{type(e).__name__}: {str(e).strip()[:300]}") from e

@@ -270,6 +270,40 @@ def test_batch_norm_folds_into_conv_with_dynamic_dims(bias, dims):
     assert ops == ["Conv", "Relu"]
 
 
+@pytest.mark.parametrize("conv", [torch.nn.Conv2d, torch.nn.ConvTranspose2d])
+def test_the_folded_weight_is_the_float64_product_rounded_once(conv):
+    """W' = W * s computed in float64 and rounded once to W's dtype, bit for bit."""
+    torch.manual_seed(0)
+    model = _conv_bn(True, conv=conv)
+    result = torchlib.export(model, (torch.randn(2, 3, 10, 9),), check=False)
+    assert [n.op_type for n in result.model_proto.graph.node] == [conv.__name__.removesuffix("2d"), "Relu"]
+    folded = next(v for v in result.graph.initializers.values() if v.const_value.ndim == 4).const_value
+    w, bn = model[0].weight.detach().double(), model[1]
+    s = (bn.weight.double() / torch.sqrt(bn.running_var.double() + bn.eps)).detach()
+    want = (w * (s.view(-1, 1, 1, 1) if conv is torch.nn.Conv2d else s.view(1, -1, 1, 1))).float()
+    assert np.array_equal(np.asarray(folded).view(np.uint32), want.numpy().view(np.uint32))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16", "float64", "bfloat16"])
+@pytest.mark.parametrize("strided", [False, True])
+def test_the_scaling_of_a_weight_is_the_float64_product_rounded_once(dtype, strided):
+    """folding._times, which computes W * s without float64 copies of W, gives the bits of
+    `(W.astype(float64) * s).astype(W.dtype)`: values across the dtype's range, overflow to inf
+    and subnormals included, also for a strided (transposed) weight."""
+    import ml_dtypes
+
+    from graph_builder.optimizer.folding import _times
+
+    np_dtype = ml_dtypes.bfloat16 if dtype == "bfloat16" else np.dtype(dtype)
+    rng = np.random.default_rng(0)
+    w = (rng.standard_normal((16, 8, 3, 3)) * np.exp(rng.uniform(-30, 30, (16, 8, 3, 3)))).astype(np_dtype)
+    s = rng.standard_normal((16, 1, 1, 1)) * np.exp(rng.uniform(-5, 5, (16, 1, 1, 1)))
+    if strided:
+        w, s = w.transpose(1, 0, 2, 3), s.reshape(1, 16, 1, 1)
+    got, want = _times(w, s), (w.astype(np.float64) * s).astype(np_dtype)
+    assert got.dtype == want.dtype and np.array_equal(got.view(np.uint8), want.view(np.uint8))
+
+
 def test_batch_norm_of_a_conv_output_read_elsewhere_stays():
     class Residual(torch.nn.Module):
         def __init__(self):

@@ -71,70 +71,201 @@ def _decode_takes_mask(model: Any, ids: Any, cache: Any, mask: Any) -> bool:
     return prepared.get("attention_mask") is not None
 
 
-def run_model(model_type: str, class_name: str, tokens: int) -> dict:
+def _prepare(model_type: str, class_name: str, row: dict) -> tuple[Any, dict, dict, Any]:
+    """The tiny model, the step's inputs (with the model's own prefill cache) and dynamic_shapes,
+    and the cache (None: the model returns none; `row` says so)."""
     import torch
-    import transformers
     from bench_transformers import build
 
-    from torchlib import export, generation
     from torchlib.exporter.hf_cache import dynamic_shapes_of
 
-    row: dict[str, Any] = {"model": model_type, "class": class_name}
-    stage = "build"
+    row["stage"] = "build"
+    model, config = build("causal_lm", model_type, class_name)
+    for c in (config, getattr(config, "get_text_config", lambda: config)()):
+        c.use_cache = True
+    vocab = getattr(config.get_text_config(), "vocab_size", None) or 100
+    torch.manual_seed(1)
+    row["stage"] = "prefill"
+    with torch.no_grad():
+        cache = _cache_of(model(torch.randint(3, vocab - 3, PROMPT), use_cache=True))
+    if cache is None:
+        return model, {}, {}, None
+    row["cache"] = type(cache).__name__
+    row["layers"] = sorted({type(layer).__name__ for layer in getattr(cache, "layers", [])})
+    one_token = any(hasattr(layer, "conv_states") for layer in getattr(cache, "layers", []))
+    row["one_token"] = one_token
+    step = 1 if one_token else STEP
+    parameters = set(__import__("inspect").signature(model.forward).parameters)
+    cache_name = "cache" if "cache" in parameters else "past_key_values"
+    past = cache.get_seq_length() if not one_token else PROMPT[1]
+    inputs: dict[str, Any] = {"input_ids": torch.randint(3, vocab - 3, (PROMPT[0], step))}
+    dynamic: dict[str, Any] = {"input_ids": {0: "batch"} if one_token else {0: "batch", 1: "sequence"}}
+    mask = torch.ones(PROMPT[0], past + step, dtype=torch.long)
+    if "attention_mask" in parameters and _decode_takes_mask(model, inputs["input_ids"], cache, mask):
+        inputs["attention_mask"], dynamic["attention_mask"] = mask, {0: "batch", 1: "total_sequence"}
+    inputs[cache_name], inputs["use_cache"] = cache, True
+    dynamic[cache_name] = dynamic_shapes_of(cache)
+    return model, inputs, dynamic, cache
+
+
+def _expected(model: Any, tokens: int) -> tuple[Any, Any, Any, Any]:
+    """A new prompt and generate's ids for it with plain greedy settings (and the eos / pad ids)."""
+    import torch
+    import transformers
+
+    vocab = getattr(model.config.get_text_config(), "vocab_size", None) or 100
+    torch.manual_seed(2)
+    prompt = torch.randint(3, vocab - 3, NEW_PROMPT)
+    eos, pad = model.generation_config.eos_token_id, model.generation_config.pad_token_id
+    # the model's generation config replaced (one given to generate is merged with it): no forced
+    # or suppressed tokens (BART's forced_eos_token_id), no penalties
+    model.generation_config = transformers.GenerationConfig(max_new_tokens=tokens, do_sample=False, num_beams=1,
+                                                            eos_token_id=eos, pad_token_id=pad)
+    return prompt, model.generate(prompt, attention_mask=torch.ones_like(prompt)), eos, pad
+
+
+def _compare(actual: Any, expected: Any, prompt: Any) -> dict:
+    import torch
+
+    new = expected.shape[1] - prompt.shape[1]
+    same_shape = actual.shape == expected.shape
+    equal = int((actual[:, -new:] == expected[:, -new:]).sum()) if same_shape else 0
+    out = {"tokens_equal": equal, "tokens": expected.shape[0] * new}
+    if same_shape and torch.equal(actual, expected):
+        return {**out, "status": "exact"}
+    return {**out, "status": "tokens differ", "reason": f"{equal}/{out['tokens']} new ids equal"}
+
+
+def _ours(model: Any, inputs: dict, dynamic: dict, expected: tuple) -> dict:
+    from torchlib import export, generation
+
+    row: dict[str, Any] = {}
+    stage = "export"
     try:
-        model, config = build("causal_lm", model_type, class_name)
-        for c in (config, getattr(config, "get_text_config", lambda: config)()):
-            c.use_cache = True
-        vocab = getattr(config.get_text_config(), "vocab_size", None) or 100
-        torch.manual_seed(1)
-        stage = "prefill"
-        with torch.no_grad():
-            cache = _cache_of(model(torch.randint(3, vocab - 3, PROMPT), use_cache=True))
-        if cache is None:
-            return {**row, "status": "no cache", "reason": "forward(use_cache=True) returns no cache"}
-        row["cache"] = type(cache).__name__
-        row["layers"] = sorted({type(layer).__name__ for layer in getattr(cache, "layers", [])})
-        one_token = any(hasattr(layer, "conv_states") for layer in getattr(cache, "layers", []))
-        step = 1 if one_token else STEP
-        parameters = set(__import__("inspect").signature(model.forward).parameters)
-        cache_name = "cache" if "cache" in parameters else "past_key_values"
-        past = cache.get_seq_length() if not one_token else PROMPT[1]
-        inputs: dict[str, Any] = {"input_ids": torch.randint(3, vocab - 3, (PROMPT[0], step))}
-        dynamic: dict[str, Any] = {"input_ids": {0: "batch"} if one_token else {0: "batch", 1: "sequence"}}
-        mask = torch.ones(PROMPT[0], past + step, dtype=torch.long)
-        if "attention_mask" in parameters and _decode_takes_mask(model, inputs["input_ids"], cache, mask):
-            inputs["attention_mask"], dynamic["attention_mask"] = mask, {0: "batch", 1: "total_sequence"}
-        inputs[cache_name], inputs["use_cache"] = cache, True
-        dynamic[cache_name] = dynamic_shapes_of(cache)
-        stage = "export"
         start = time.perf_counter()
-        result = export(model, (), inputs, dynamic_shapes=dynamic)
+        result = export(model, (), {**inputs, **_fresh_cache(inputs)}, dynamic_shapes=dynamic)
         row["export_s"] = round(time.perf_counter() - start, 1)
-        row["one_token"] = one_token
         row["inputs"] = [v.name for v in result.graph.inputs]
         stage = "greedy"
-        prompt = torch.randint(3, vocab - 3, NEW_PROMPT)
-        eos, pad = model.generation_config.eos_token_id, model.generation_config.pad_token_id
-        # the model's generation config replaced (one given to generate is merged with it): no forced
-        # or suppressed tokens (BART's forced_eos_token_id), no penalties
-        model.generation_config = transformers.GenerationConfig(max_new_tokens=tokens, do_sample=False, num_beams=1,
-                                                                eos_token_id=eos, pad_token_id=pad)
-        expected = model.generate(prompt, attention_mask=torch.ones_like(prompt))
-        actual = generation.greedy(result, prompt, tokens, eos_token_id=eos, pad_token_id=pad)
-        new = expected.shape[1] - prompt.shape[1]
-        equal = actual.shape == expected.shape and torch.equal(actual, expected)
-        row["tokens_equal"] = int((actual[:, -new:] == expected[:, -new:]).sum()) if actual.shape == expected.shape else 0
-        row["tokens"] = expected.shape[0] * new
-        if equal:
-            return {**row, "status": "exact"}
-        return {**row, "status": "tokens differ", "reason": f"{row['tokens_equal']}/{row['tokens']} new ids equal"}
+        prompt, ids, eos, pad = expected
+        return {**row, **_compare(generation.greedy(result, prompt, ids.shape[1] - prompt.shape[1], eos_token_id=eos,
+                                                    pad_token_id=pad), ids, prompt)}
     except Exception as e:  # noqa: BLE001  (the failure is the row)
         return {**row, "status": f"{stage} error", "reason": f"{type(e).__name__}: {_first_line(e)}",
                 "traceback": traceback.format_exc()[-1500:]}
 
 
+def _fresh_cache(inputs: dict) -> dict:
+    """The cache input deep-copied: an export may update the sample's cache while tracing."""
+    import copy
+
+    return {k: copy.deepcopy(v) for k, v in inputs.items() if k in ("cache", "past_key_values")}
+
+
+def _reference(model: Any, inputs: dict, dynamic: dict, cache: Any, expected: tuple) -> dict:
+    """torch.onnx.export(..., dynamo=True) of the same step, as a user does it: transformers'
+    pytree registration of DynamicCache (`register_dynamic_cache_export_support`; its
+    dynamic_shapes layout, one list of keys' and one of values' specs), the same dims as
+    `torch.export.Dim`s, a cache passed through `**kwargs` given under that name. Its ONNX inputs
+    and outputs are renamed to ours by position (the cache's keys then values, over the layers
+    that hold keys) and the same greedy loop runs it."""
+    import inspect
+
+    import onnxruntime as ort
+    import torch
+    from transformers.integrations.executorch import register_dynamic_cache_export_support
+
+    from torchlib import generation
+
+    row: dict[str, Any] = {}
+    stage = "export"
+    try:
+        register_dynamic_cache_export_support()
+        dims: dict[str, Any] = {}
+
+        def dim(name: str) -> Any:
+            return dims.setdefault(name, torch.export.Dim(name))
+
+        cache_name = "cache" if "cache" in inputs else "past_key_values"
+        held = [i for i, layer in enumerate(cache.layers) if getattr(layer, "keys", None) is not None]
+        per_layer = dynamic[cache_name]
+        spec: dict[str, Any] = {k: {a: dim(n) for a, n in dynamic[k].items()} if k in dynamic else None
+                                for k in inputs if k != cache_name}
+        spec[cache_name] = [[{a: dim(n) for a, n in per_layer[i][e].items()} for i in held] for e in ("key", "value")]
+        parameters = inspect.signature(model.forward).parameters
+        var_kw = next((p.name for p in parameters.values() if p.kind is p.VAR_KEYWORD), None)
+        spec = {k: v for k, v in spec.items() if k in parameters} | (
+            {var_kw: {k: v for k, v in spec.items() if k not in parameters}} if var_kw and any(k not in parameters for k in spec) else {})
+        start = time.perf_counter()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            program = torch.onnx.export(model, (), kwargs={**inputs, **_fresh_cache(inputs)}, dynamic_shapes=spec,
+                                        dynamo=True, verbose=False)
+        row["export_s"] = round(time.perf_counter() - start, 1)
+        stage = "greedy"
+        proto = program.model_proto
+        plain = [k for k, v in inputs.items() if isinstance(v, torch.Tensor)]
+        names = plain + [f"past_key_values.{i}.{e}" for e in ("key", "value") for i in held]
+        outputs = ["logits"] + [f"present.{i}.{e}" for e in ("key", "value") for i in held]
+        if len(proto.graph.input) != len(names) or len(proto.graph.output) < len(outputs):
+            raise ValueError(f"the reference's ONNX model has inputs {[i.name for i in proto.graph.input]} and outputs "
+                             f"{[o.name for o in proto.graph.output]}: expected {len(names)} inputs and {len(outputs)} outputs")
+        _rename(proto, dict(zip([i.name for i in proto.graph.input], names))
+                | dict(zip([o.name for o in proto.graph.output], outputs)))
+        session = ort.InferenceSession(proto.SerializeToString(), providers=["CPUExecutionProvider"])
+        prompt, ids, eos, pad = expected
+        return {**row, **_compare(generation.greedy(session, prompt, ids.shape[1] - prompt.shape[1], eos_token_id=eos,
+                                                    pad_token_id=pad), ids, prompt)}
+    except Exception as e:  # noqa: BLE001  (the failure is the row)
+        lines = [ln for ln in str(e).splitlines() if ln.strip()]
+        summary = next((lines[i + 1] for i, ln in enumerate(lines[:-1]) if ln.startswith("## Exception summary")), None)
+        reason = summary if summary is not None else f"{type(e).__name__}: {_first_line(e)}"
+        return {**row, "status": f"{stage} error", "reason": re.sub(r"\x1b\[[0-9;]*m", "", reason)[:300]}
+
+
+def _rename(proto: Any, renames: dict[str, str]) -> None:
+    """Rename values of an ONNX graph (its inputs, outputs and every use, subgraphs included)."""
+    def walk(graph: Any) -> None:
+        for v in [*graph.input, *graph.output, *graph.value_info]:
+            v.name = renames.get(v.name, v.name)
+        for node in graph.node:
+            node.input[:] = [renames.get(n, n) for n in node.input]
+            node.output[:] = [renames.get(n, n) for n in node.output]
+            for attribute in node.attribute:
+                for g in [attribute.g] if attribute.HasField("g") else list(attribute.graphs):
+                    walk(g)
+
+    walk(proto.graph)
+
+
+def run_model(model_type: str, class_name: str, tokens: int, reference: Path | None, ours: bool = True) -> dict:
+    """One model's row: ours (unless not `ours`: the reference's only), and the reference's (in
+    `reference`, a JSON file: cached, read when it is there; None: not run)."""
+    row: dict[str, Any] = {"model": model_type, "class": class_name}
+    try:
+        model, inputs, dynamic, cache = _prepare(model_type, class_name, row)
+        if cache is None:
+            return {**row, "status": "no cache", "reason": "forward(use_cache=True) returns no cache"}
+        row["stage"] = "generate"
+        expected = _expected(model, tokens)
+    except Exception as e:  # noqa: BLE001  (the failure is the row)
+        return {**row, "status": f"{row.pop('stage')} error", "reason": f"{type(e).__name__}: {_first_line(e)}",
+                "traceback": traceback.format_exc()[-1500:]}
+    row.pop("stage")
+    if ours:
+        row.update(_ours(model, inputs, dynamic, expected))
+    if reference is not None:
+        if reference.exists():
+            row["reference"] = json.loads(reference.read_text())
+        else:
+            row["reference"] = _reference(model, inputs, dynamic, cache, expected)
+            reference.parent.mkdir(parents=True, exist_ok=True)
+            reference.write_text(json.dumps(row["reference"]))
+    return row
+
+
 def _worker(argv: list[str]) -> None:
-    model_type, class_name, tokens = argv
+    model_type, class_name, tokens, *rest = argv  # rest: the reference's JSON file ("-": none), "reference-only"
     import torch
 
     from torchlib.conformance import torchvision_reference
@@ -142,21 +273,30 @@ def _worker(argv: list[str]) -> None:
     torch.set_num_threads(1)
     warnings.simplefilter("ignore")
     torchvision_reference.register()  # transformers imports torchvision, whose CUDA-built ops do not load here
-    print("@@ROW " + json.dumps(run_model(model_type, class_name, int(tokens))), flush=True)
+    reference = Path(rest[0]) if rest and rest[0] != "-" else None
+    print("@@ROW " + json.dumps(run_model(model_type, class_name, int(tokens), reference, ours=rest[1:] != ["reference-only"])), flush=True)
 
 
 def _mask(text: str) -> str:
     return re.sub(r"\d+", "N", re.sub(r"0x[0-9a-f]+", "0x…", text))[:160]
 
 
-def sweep(only: set[str] | None, limit: int | None, timeout: int, results: Path, tokens: int) -> list[dict]:
+def sweep(only: set[str] | None, limit: int | None, timeout: int, results: Path, tokens: int,
+          reference: Path | None) -> list[dict]:
+    """Run the models not in `results` yet, and those there without the reference's row where
+    `reference` (a folder of one JSON per model) has none either; append their rows."""
     from bench_transformers import architectures
 
     rows = [json.loads(ln) for ln in results.read_text().splitlines() if ln.strip()] if results.exists() else []
+    rows = list({r["model"]: r for r in rows}.values())  # the last row of each model (a re-run appends one)
     done = {r["model"] for r in rows}
-    todo = [(m, c) for m, c in architectures("causal_lm") if (only is None or m in only) and m not in done]
-    for model_type, class_name in todo[:limit]:
-        cmd = [sys.executable, __file__, "--worker", model_type, class_name, str(tokens)]
+    todo = [(m, c, None) for m, c in architectures("causal_lm") if (only is None or m in only) and m not in done]
+    if reference is not None:  # rows run before the reference's was cached: the reference's run only
+        todo += [(r["model"], r["class"], r) for r in rows if (only is None or r["model"] in only)
+                 and "reference" not in r and r["status"] not in _NOT_BUILT]
+    for model_type, class_name, before in todo[:limit]:
+        cmd = [sys.executable, __file__, "--worker", model_type, class_name, str(tokens),
+               "-" if reference is None else str(reference / f"{model_type}.json"), "reference-only" if before else "all"]
         start = time.perf_counter()
         try:
             proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
@@ -166,31 +306,51 @@ def sweep(only: set[str] | None, limit: int | None, timeout: int, results: Path,
                 "reason": (proc.stderr.strip().splitlines() or ["no output"])[-1][:300]}
         except subprocess.TimeoutExpired:
             row = {"model": model_type, "class": class_name, "status": "timeout", "reason": f"over {timeout} s"}
-        row["wall_s"] = round(time.perf_counter() - start, 1)
-        print(f"{model_type:28s} {row['status']:14s} {row.get('reason', '')[:110]}", flush=True)
-        rows.append(row)
+        if before is not None:  # ours as it was; the reference's as it came (a crash or timeout is its row)
+            row = {**before, "reference": row.get("reference") or {k: row[k] for k in ("status", "reason") if k in row}}
+        else:
+            row["wall_s"] = round(time.perf_counter() - start, 1)
+        ref = row.get("reference", {})
+        print(f"{model_type:28s} {row['status']:14s} {row.get('reason', '')[:80]:80s} | ref {ref.get('status', '-')}",
+              flush=True)
+        rows = [r for r in rows if r["model"] != model_type] + [row]
         with results.open("a") as f:
             f.write(json.dumps(row) + "\n")
     return rows
 
 
-def report(rows: list[dict]) -> None:
-    by_status = collections.Counter(r["status"] for r in rows)
-    cached = [r for r in rows if r["status"] not in ("no cache", "build error", "prefill error")]
-    exact = sum(r["status"] == "exact" for r in cached)
-    print(f"\n{len(rows)} causal LMs; {len(cached)} built and returned a cache; exact: {exact}/{len(cached)}")
-    print("by status: " + ", ".join(f"{s} {n}" for s, n in by_status.most_common()))
-    tokens = sum(r.get("tokens", 0) for r in cached)
-    if tokens:
-        print(f"new token ids equal to generate's, where greedy ran: {sum(r.get('tokens_equal', 0) for r in cached)}/{tokens}")
+_NOT_BUILT = ("no cache", "build error", "prefill error", "generate error")
+
+
+def _column(rows: list[dict], name: str) -> None:
+    """One exporter's counts and failure classes over the rows that built and returned a cache."""
+    print(f"\n== {name}: exact {sum(r['status'] == 'exact' for r in rows)}/{len(rows)}; new token ids equal to "
+          f"generate's {sum(r.get('tokens_equal', 0) for r in rows)}/{sum(r.get('tokens', 0) for r in rows)} "
+          f"(where greedy ran: {sum('tokens' in r for r in rows)} models)")
     classes = collections.Counter((r["status"], _mask(r.get("reason", ""))) for r in rows if r["status"] != "exact")
-    print("\nfailure classes (status, first line):")
     for (status, reason), n in classes.most_common():
         models = [r["model"] for r in rows if r["status"] == status and _mask(r.get("reason", "")) == reason]
         print(f"  {n:3d}  {status}: {reason}  [{', '.join(models[:8])}{', ...' if len(models) > 8 else ''}]")
-    layers = collections.Counter(layer for r in cached for layer in r.get("layers", []))
-    exact_layers = collections.Counter(layer for r in cached if r["status"] == "exact" for layer in r.get("layers", []))
-    print("\ncache layer classes (exact / models holding them): "
+
+
+def report(rows: list[dict]) -> None:
+    built = [r for r in rows if r["status"] not in _NOT_BUILT]
+    print(f"\n{len(rows)} causal LMs; {len(built)} built and returned a cache")
+    print("not built / no cache: " + ", ".join(f"{s} {n}" for s, n in collections.Counter(
+        r["status"] for r in rows if r["status"] in _NOT_BUILT).most_common()))
+    for r in rows:
+        if r["status"] in _NOT_BUILT:
+            print(f"  {r['model']}: {r['status']}: {r.get('reason', '')[:140]}")
+    _column(built, "ours")
+    referenced = [r["reference"] | {"model": r["model"]} for r in built if "reference" in r]
+    if referenced:
+        _column(referenced, f"reference (torch.onnx.export dynamo=True; {len(referenced)} of {len(built)} run)")
+    caches = collections.Counter(r.get("cache") for r in built)
+    exact_caches = collections.Counter(r.get("cache") for r in built if r["status"] == "exact")
+    print("\ncache classes (exact / models returning one): " + ", ".join(f"{k} {exact_caches[k]}/{n}" for k, n in caches.most_common()))
+    layers = collections.Counter(layer for r in built for layer in r.get("layers", []))
+    exact_layers = collections.Counter(layer for r in built if r["status"] == "exact" for layer in r.get("layers", []))
+    print("cache layer classes (exact / models holding them): "
           + ", ".join(f"{k} {exact_layers[k]}/{n}" for k, n in layers.most_common()))
 
 
@@ -204,9 +364,12 @@ def main() -> None:
     parser.add_argument("--timeout", type=int, default=300, help="seconds per model (its subprocess is killed after)")
     parser.add_argument("--results", type=Path, default=Path("bench_decode_sweep.jsonl"), help="JSONL rows; re-runs resume")
     parser.add_argument("--tokens", type=int, default=12, help="new tokens per greedy run")
+    parser.add_argument("--reference-cache", type=Path, default=Path("bench_decode_sweep_reference"),
+                        help="the reference's row per model (a JSON file each), run once and read after")
+    parser.add_argument("--no-reference", action="store_true", help="ours only")
     ns = parser.parse_args()
     only = set(ns.only.split(",")) if ns.only else None
-    rows = sweep(only, ns.limit, ns.timeout, ns.results, ns.tokens)
+    rows = sweep(only, ns.limit, ns.timeout, ns.results, ns.tokens, None if ns.no_reference else ns.reference_cache)
     report([r for r in rows if only is None or r["model"] in only])
 
 

@@ -15,6 +15,7 @@ import torch.utils._pytree as pytree
 import torchlib
 from torchlib import generation
 from torchlib.exporter import hf_cache
+from torchlib.exporter.names import leaf_names
 
 transformers = pytest.importorskip("transformers")
 
@@ -185,3 +186,27 @@ def test_gemma2_sliding_and_full_layers():
                "cache": hf_cache.dynamic_shapes_of(cache)}
     result = torchlib.export(model, (), inputs, dynamic_shapes=dynamic)
     _greedy_parity(model, result)
+
+
+def test_encoder_decoder_cache_comes_per_layer_as_optimum_orders_it():
+    """Self-attention key and value, then cross-attention key and value, for each layer; the
+    cross entries' dim 2 is the encoder's length; transformers' layout of dynamic_shapes (one spec
+    per cache) is the same spec; the cache comes back whole."""
+    def dynamic(length: int) -> object:
+        return transformers.DynamicCache([(torch.randn(2, 4, length, 8), torch.randn(2, 4, length, 8)) for _ in range(2)])
+
+    cache = transformers.EncoderDecoderCache(dynamic(5), dynamic(7))
+    with hf_cache.registered():
+        leaves, spec = pytree.tree_flatten({"cache": cache})
+        back = pytree.tree_unflatten(leaves, spec)["cache"]
+        names = leaf_names(spec.children()[0], "past_key_values")
+    entries = ("decoder.key", "decoder.value", "encoder.key", "encoder.value")
+    assert names == [f"past_key_values.{i}.{e}" for i in range(2) for e in entries]
+    layers = [cache.self_attention_cache.layers, cache.cross_attention_cache.layers]
+    assert all(leaf is t for leaf, t in zip(leaves, [t for i in range(2) for part in layers for t in (part[i].keys, part[i].values)]))
+    assert type(back) is transformers.EncoderDecoderCache and back.is_updated == {0: True, 1: True}
+    assert back.cross_attention_cache.layers[1].values is cache.cross_attention_cache.layers[1].values
+    past, encoder = {0: "batch", 2: "past_sequence"}, {0: "batch", 2: "encoder_sequence"}
+    expected = [dict(zip(entries, (past, past, encoder, encoder)))] * 2
+    assert hf_cache.dynamic_shapes_of(cache) == expected
+    assert hf_cache.cache_spec(cache, [[[past] * 2, [past] * 2], [[encoder] * 2, [encoder] * 2]]) == expected

@@ -15,7 +15,9 @@ then value, as optimum and onnxruntime-genai order them. Its `dynamic_shapes` en
 structure (`dynamic_shapes_of(cache)` writes it), or transformers' own layout, one list per entry
 over the layers that hold it (`[[keys' specs], [values' specs]]`, as for
 `register_dynamic_cache_export_support`), which `cache_spec` turns into the first. An
-EncoderDecoderCache flattens to `[self_attention_cache, cross_attention_cache]`.
+EncoderDecoderCache flattens to one dict per layer too, as optimum orders a seq2seq decoder's
+cache: `decoder.key`, `decoder.value` (its self-attention layer), then `encoder.key`,
+`encoder.value` (its cross-attention layer).
 
 A sliding-window layer (DynamicSlidingWindowLayer, and the hybrid layers built on it) flattens as
 its full-attention counterpart (DynamicLayer), which it comes back as: the exported step takes and
@@ -24,9 +26,9 @@ builds from the config. Its count of tokens seen is the length of its keys, so a
 dropped keys (a prompt longer than the window) is refused with the reason.
 
 ONNX names (names.py): a cache input's tensors are `past_key_values.{i}.{entry}` (`key`, `value`,
-`conv_states.0`, ...; `.decoder.` / `.encoder.` before the entry for an EncoderDecoderCache's
-self- and cross-attention), a cache output's `present.{i}.{entry}`, with `i` the model's layer;
-other outputs are named by their field (`logits`).
+`conv_states.0`, ...; `decoder.key`, `decoder.value`, `encoder.key`, `encoder.value` for an
+EncoderDecoderCache), a cache output's `present.{i}.{entry}`, with `i` the model's layer; other
+outputs are named by their field (`logits`).
 """
 
 from __future__ import annotations
@@ -166,17 +168,34 @@ def _unflatten_cache(children: Any, context: tuple, cls: Any) -> Any:  # cls: a 
     return cache
 
 
-def _flatten_encoder_decoder(cache: Any) -> tuple[list[Any], None]:
-    return [cache.self_attention_cache, cache.cross_attention_cache], None
+# an EncoderDecoderCache's two caches: (entry prefix, attribute)
+_PARTS = (("decoder", "self_attention_cache"), ("encoder", "cross_attention_cache"))
 
 
-def _flatten_encoder_decoder_with_keys(cache: Any) -> tuple[list[tuple[Any, Any]], None]:
-    return [(pytree.GetAttrKey("self_attention_cache"), cache.self_attention_cache),
-            (pytree.GetAttrKey("cross_attention_cache"), cache.cross_attention_cache)], None
+def _flatten_encoder_decoder(cache: Any) -> tuple[list[dict[str, torch.Tensor]], tuple]:
+    """One dict per layer, as optimum orders a seq2seq decoder's cache: the self-attention layer's
+    entries (`decoder.key`, `decoder.value`) then the cross-attention layer's (`encoder.key`,
+    `encoder.value`); the context holds each cache's class, its own context and layer count."""
+    parts = [(type(getattr(cache, attr)), *_flatten_cache(getattr(cache, attr))) for _, attr in _PARTS]
+    layers: list[dict[str, torch.Tensor]] = [{} for _ in range(max(len(children) for _, children, _ in parts))]
+    for (prefix, _), (_, children, _) in zip(_PARTS, parts):
+        for layer, tensors in zip(layers, children):
+            layer.update((f"{prefix}.{entry}", t) for entry, t in tensors.items())
+    return layers, tuple((cls, context, len(children)) for cls, children, context in parts)
 
 
-def _unflatten_encoder_decoder(children: Any, context: None, cls: type) -> Any:
-    return cls(*children)
+def _flatten_encoder_decoder_with_keys(cache: Any) -> tuple[list[tuple[Any, Any]], tuple]:
+    children, context = _flatten_encoder_decoder(cache)
+    return [(pytree.SequenceKey(i), c) for i, c in enumerate(children)], context
+
+
+def _unflatten_encoder_decoder(children: Any, context: tuple, cls: type) -> Any:
+    caches = []
+    for (prefix, _), (part_cls, part_context, count) in zip(_PARTS, context):
+        start = len(prefix) + 1
+        part = [{e[start:]: t for e, t in layer.items() if e.startswith(prefix + ".")} for layer in children[:count]]
+        caches.append(_unflatten_cache(part, part_context, part_cls))
+    return cls(*caches)
 
 
 def _cache_classes() -> dict[type, str]:
@@ -195,16 +214,18 @@ def _cache_classes() -> dict[type, str]:
     return classes
 
 
-def dynamic_shapes_of(cache: Any, batch: str = "batch", past: str = "past_sequence") -> Any:
+def dynamic_shapes_of(cache: Any, batch: str = "batch", past: str = "past_sequence",
+                      encoder: str = "encoder_sequence") -> Any:
     """The `dynamic_shapes` entry of a cache (the layout it flattens to): dim 0 of every tensor is
     `batch`, dim 2 of the keys and values of a layer that grows (DynamicLayer and the layers built
-    on it) is `past`; a StaticCache's fixed-length keys and a state-space layer's states keep their
-    other dims; scalars (`cumulative_length`) have none."""
+    on it) is `past` (`encoder` for an EncoderDecoderCache's cross-attention entries: the encoder's
+    length); a StaticCache's fixed-length keys and a state-space layer's states keep their other
+    dims; scalars (`cumulative_length`) have none."""
     from transformers import cache_utils
 
     if isinstance(cache, cache_utils.EncoderDecoderCache):
-        return [dynamic_shapes_of(cache.self_attention_cache, batch, past),
-                dynamic_shapes_of(cache.cross_attention_cache, batch, past)]
+        return _merge_parts(cache, [dynamic_shapes_of(cache.self_attention_cache, batch, past),
+                                    dynamic_shapes_of(cache.cross_attention_cache, batch, encoder)])
     specs = []
     for i, layer in enumerate(cache.layers):
         tensors, _ = _describe_layer(layer, i)
@@ -214,12 +235,29 @@ def dynamic_shapes_of(cache: Any, batch: str = "batch", past: str = "past_sequen
     return specs
 
 
+def _merge_parts(cache: Any, specs: list[Any]) -> list[dict[str, Any]]:
+    """An EncoderDecoderCache's spec per layer from its two caches' (see _flatten_encoder_decoder)."""
+    layers: list[dict[str, Any]] = [{} for _ in range(max(len(s) for s in specs))]
+    for (prefix, _), spec in zip(_PARTS, specs):
+        for layer, entries in zip(layers, spec):
+            layer.update((f"{prefix}.{entry}", s) for entry, s in (entries or {}).items())
+    return layers
+
+
 def cache_spec(cache: Any, spec: Any) -> Any:
     """A cache's `dynamic_shapes` entry in the layout it flattens to (one dict per layer), from
-    that layout or from transformers' (one list per entry, over the layers that hold it)."""
-    children, (layouts, _) = _flatten_cache(cache)
+    that layout or from transformers' (one list per entry, over the layers that hold it; for an
+    EncoderDecoderCache, `[self-attention cache's spec, cross-attention cache's spec]`)."""
     if not isinstance(spec, (list, tuple)) or all(isinstance(s, Mapping) or s is None for s in spec):
         return spec  # one dict per layer (or a spec torch.export judges)
+    from transformers import cache_utils
+
+    if isinstance(cache, cache_utils.EncoderDecoderCache):
+        if len(spec) != 2:
+            raise ValueError(f"an EncoderDecoderCache's dynamic_shapes is one dict per layer, or [self-attention cache's, "
+                             f"cross-attention cache's]; got {len(spec)} entries")
+        return _merge_parts(cache, [cache_spec(getattr(cache, attr), s) for (_, attr), s in zip(_PARTS, spec)])
+    children, (layouts, _) = _flatten_cache(cache)
     columns: dict[str, list[int]] = {}
     for i, (_, entries, _) in enumerate(layouts):
         for entry, _, _ in entries:

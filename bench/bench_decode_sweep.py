@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import collections
+import contextlib
 import json
 import re
 import subprocess
@@ -71,16 +72,59 @@ def _decode_takes_mask(model: Any, ids: Any, cache: Any, mask: Any) -> bool:
     return prepared.get("attention_mask") is not None
 
 
+def _holds_keys(layer_type: str) -> bool:
+    """Whether transformers' cache layer for a `layer_types` entry keeps keys and values (an
+    attention layer; a type it does not map is a model's own attention layer)."""
+    from transformers import cache_utils
+
+    return issubclass(cache_utils.DYNAMIC_LAYER_TYPE_MAPPING.get(layer_type, cache_utils.DynamicLayer),
+                      cache_utils.DynamicLayer)
+
+
+def _keep_an_attention_layer(model_type: str, config: Any) -> int | None:
+    """Where the shrunk config's layers (its decoder's `layer_types`, from which transformers
+    builds the cache) hold no attention layer but the model's have one, keep layers up to its
+    first: transformers' `get_seq_length` needs one, and the cache class is then the model's own.
+    The layer counts become that many and the per-layer lists the model's first entries. Returns
+    the new count, or None where nothing changed."""
+    import transformers
+
+    text = config.get_text_config(decoder=True)
+    types = getattr(text, "layer_types", None)
+    if not types or any(_holds_keys(t) for t in types):
+        return None
+    original = transformers.AutoConfig.for_model(model_type).get_text_config(decoder=True)
+    full = list(getattr(original, "layer_types", None) or [])
+    n = next((i + 1 for i, t in enumerate(full) if _holds_keys(t)), None)
+    if n is None:
+        return None  # the model has no attention layer
+    for name, value in list(vars(text).items()):
+        if isinstance(value, int) and not isinstance(value, bool) and "layers" in name and value == len(types):
+            setattr(text, name, n)
+        elif isinstance(value, list) and len(value) == len(types) and len(getattr(original, name, [])) == len(full):
+            setattr(text, name, list(getattr(original, name))[:n])
+    return n
+
+
 def _prepare(model_type: str, class_name: str, row: dict) -> tuple[Any, dict, dict, Any]:
     """The tiny model, the step's inputs (with the model's own prefill cache) and dynamic_shapes,
     and the cache (None: the model returns none; `row` says so)."""
     import torch
-    from bench_transformers import build
+    import transformers
+    from bench_transformers import shrink_config
 
     from torchlib.exporter.hf_cache import dynamic_shapes_of
 
     row["stage"] = "build"
-    model, config = build("causal_lm", model_type, class_name)
+    # bench_transformers.py's build, keeping an attention layer
+    config = shrink_config(transformers.AutoConfig.for_model(model_type))
+    kept = _keep_an_attention_layer(model_type, config)
+    if kept:
+        row["layers_kept"] = kept
+    with contextlib.suppress(Exception):
+        config._attn_implementation = "eager"
+    torch.manual_seed(0)
+    model = getattr(transformers, class_name)(config).eval()
     for c in (config, getattr(config, "get_text_config", lambda: config)()):
         c.use_cache = True
     vocab = getattr(config.get_text_config(), "vocab_size", None) or 100
@@ -163,55 +207,47 @@ def _fresh_cache(inputs: dict) -> dict:
 
 
 def _reference(model: Any, inputs: dict, dynamic: dict, cache: Any, expected: tuple) -> dict:
-    """torch.onnx.export(..., dynamo=True) of the same step, as a user does it: transformers'
-    pytree registration of DynamicCache (`register_dynamic_cache_export_support`; its
-    dynamic_shapes layout, one list of keys' and one of values' specs), the same dims as
-    `torch.export.Dim`s, a cache passed through `**kwargs` given under that name. Its ONNX inputs
-    and outputs are renamed to ours by position (the cache's keys then values, over the layers
-    that hold keys) and the same greedy loop runs it."""
+    """torch.onnx.export(..., dynamo=True) of the same step with the same dynamic_shapes (and
+    `None` for the inputs without dims), given the caches registered by torchlib as bench_decode.py
+    does (with transformers' own registration it fails at its step 2/3 already on Llama,
+    docs/language_models.md). Its ONNX inputs and outputs are renamed to ours by position (the
+    cache's tensors come in the same order) and the same greedy loop runs it."""
     import inspect
 
     import onnxruntime as ort
     import torch
-    from transformers.integrations.executorch import register_dynamic_cache_export_support
+    import torch.utils._pytree as pytree
 
     from torchlib import generation
+    from torchlib.exporter import hf_cache
 
     row: dict[str, Any] = {}
     stage = "export"
     try:
-        register_dynamic_cache_export_support()
-        dims: dict[str, Any] = {}
-
-        def dim(name: str) -> Any:
-            return dims.setdefault(name, torch.export.Dim(name))
-
-        cache_name = "cache" if "cache" in inputs else "past_key_values"
-        held = [i for i, layer in enumerate(cache.layers) if getattr(layer, "keys", None) is not None]
-        per_layer = dynamic[cache_name]
-        spec: dict[str, Any] = {k: {a: dim(n) for a, n in dynamic[k].items()} if k in dynamic else None
-                                for k in inputs if k != cache_name}
-        spec[cache_name] = [[{a: dim(n) for a, n in per_layer[i][e].items()} for i in held] for e in ("key", "value")]
         parameters = inspect.signature(model.forward).parameters
         var_kw = next((p.name for p in parameters.values() if p.kind is p.VAR_KEYWORD), None)
-        spec = {k: v for k, v in spec.items() if k in parameters} | (
-            {var_kw: {k: v for k, v in spec.items() if k not in parameters}} if var_kw and any(k not in parameters for k in spec) else {})
-        start = time.perf_counter()
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            program = torch.onnx.export(model, (), kwargs={**inputs, **_fresh_cache(inputs)}, dynamic_shapes=spec,
-                                        dynamo=True, verbose=False)
+        spec = {k: dynamic.get(k) for k in inputs if k in parameters}  # torch.export: **kwargs' under its name
+        if var_kw is not None and any(k not in parameters for k in inputs):
+            spec[var_kw] = {k: dynamic.get(k) for k in inputs if k not in parameters}
+        with hf_cache.registered():
+            entries = [f"{i}.{e}" for i, layer in enumerate(pytree.tree_flatten(cache)[1].children())
+                       for e in layer.context]
+            start = time.perf_counter()
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                program = torch.onnx.export(model, (), kwargs={**inputs, **_fresh_cache(inputs)}, dynamic_shapes=spec,
+                                            dynamo=True, verbose=False)
         row["export_s"] = round(time.perf_counter() - start, 1)
         stage = "greedy"
         proto = program.model_proto
         plain = [k for k, v in inputs.items() if isinstance(v, torch.Tensor)]
-        names = plain + [f"past_key_values.{i}.{e}" for e in ("key", "value") for i in held]
-        outputs = ["logits"] + [f"present.{i}.{e}" for e in ("key", "value") for i in held]
-        if len(proto.graph.input) != len(names) or len(proto.graph.output) < len(outputs):
-            raise ValueError(f"the reference's ONNX model has inputs {[i.name for i in proto.graph.input]} and outputs "
-                             f"{[o.name for o in proto.graph.output]}: expected {len(names)} inputs and {len(outputs)} outputs")
-        _rename(proto, dict(zip([i.name for i in proto.graph.input], names))
-                | dict(zip([o.name for o in proto.graph.output], outputs)))
+        names = plain + [f"past_key_values.{e}" for e in entries]
+        outputs = ["logits"] + [f"present.{e}" for e in entries]
+        have_in, have_out = [i.name for i in proto.graph.input], [o.name for o in proto.graph.output]
+        if len(have_in) != len(names) or len(have_out) < len(outputs) or have_in[: len(plain)] != plain:
+            raise ValueError(f"the reference's ONNX model has inputs {have_in} and outputs {have_out}: expected "
+                             f"{plain} then {len(entries)} cache inputs, and logits then {len(entries)} cache outputs")
+        _rename(proto, dict(zip(have_in, names)) | dict(zip(have_out, outputs)))
         session = ort.InferenceSession(proto.SerializeToString(), providers=["CPUExecutionProvider"])
         prompt, ids, eos, pad = expected
         return {**row, **_compare(generation.greedy(session, prompt, ids.shape[1] - prompt.shape[1], eos_token_id=eos,
@@ -291,7 +327,11 @@ def sweep(only: set[str] | None, limit: int | None, timeout: int, results: Path,
     rows = list({r["model"]: r for r in rows}.values())  # the last row of each model (a re-run appends one)
     done = {r["model"] for r in rows}
     todo = [(m, c, None) for m, c in architectures("causal_lm") if (only is None or m in only) and m not in done]
-    if reference is not None:  # rows run before the reference's was cached: the reference's run only
+    if reference is not None:  # the reference's cached rows; rows without one: the reference's run only
+        for r in rows:
+            cached = reference / f"{r['model']}.json"
+            if "reference" not in r and cached.exists():
+                r["reference"] = json.loads(cached.read_text())
         todo += [(r["model"], r["class"], r) for r in rows if (only is None or r["model"] in only)
                  and "reference" not in r and r["status"] not in _NOT_BUILT]
     for model_type, class_name, before in todo[:limit]:

@@ -18,6 +18,7 @@ from torchlib.exporter import hf_cache
 from torchlib.exporter.names import leaf_names
 
 transformers = pytest.importorskip("transformers")
+cache_utils = pytest.importorskip("transformers.cache_utils")
 
 TOKENS = 12
 COMMON = dict(vocab_size=128, hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4,
@@ -210,3 +211,37 @@ def test_encoder_decoder_cache_comes_per_layer_as_optimum_orders_it():
     expected = [dict(zip(entries, (past, past, encoder, encoder)))] * 2
     assert hf_cache.dynamic_shapes_of(cache) == expected
     assert hf_cache.cache_spec(cache, [[[past] * 2, [past] * 2], [[encoder] * 2, [encoder] * 2]]) == expected
+
+
+class _ModelsOwnSlidingLayer(cache_utils.DynamicSlidingWindowLayer):
+    """A sliding layer class a model's module defines (extra state, the window's behaviour kept)."""
+
+    def extra(self) -> int:
+        return 1
+
+
+class _LayerWithItsOwnWindow(cache_utils.DynamicSlidingWindowLayer):
+    def update(self, key_states, value_states, *args, **kwargs):  # keeps the last keys its own way
+        return super().update(key_states, value_states, *args, **kwargs)
+
+
+def test_a_models_own_sliding_layer_comes_back_without_its_window():
+    """A sliding layer class transformers has no full-attention class for is rebuilt on DynamicLayer
+    (one class, so contexts compare equal); one that redefines `update` has a window of its own
+    and is refused with the reason."""
+    layer = _ModelsOwnSlidingLayer(sliding_window=8)
+    layer.update(torch.randn(2, 2, 5, 4), torch.randn(2, 2, 5, 4))
+    cache = transformers.DynamicCache()
+    cache.layers = [layer]
+    with hf_cache.registered():
+        leaves, spec = pytree.tree_flatten(cache)
+        back = pytree.tree_unflatten(leaves, spec)
+        assert pytree.tree_structure(back) == spec
+    rebuilt = type(back.layers[0])
+    assert rebuilt.__name__ == "_ModelsOwnSlidingLayer" and rebuilt.__bases__ == (cache_utils.DynamicLayer,)
+    assert back.layers[0].extra() == 1 and back.layers[0].keys is leaves[0]
+    own = _LayerWithItsOwnWindow(sliding_window=8)
+    own.update(torch.randn(2, 2, 5, 4), torch.randn(2, 2, 5, 4))
+    with hf_cache.registered(), pytest.raises(TypeError, match="defines _LayerWithItsOwnWindow.update itself"):
+        cache.layers = [own]
+        pytree.tree_flatten(cache)

@@ -73,22 +73,36 @@ def _sliding(layer: Any) -> bool:
     return isinstance(layer, cache_utils.DynamicSlidingWindowLayer)
 
 
+# what makes a DynamicSlidingWindowLayer slide: a subclass that defines one of these again has a
+# window of its own, which dropping the class's window would not remove
+_SLIDING_BEHAVIOUR = ("update", "get_mask_sizes", "get_seq_length", "get_max_length")
+
+
+@functools.cache
 def _full_counterpart(cls: type) -> type:
     """The layer class that is `cls` with its sliding window dropped: DynamicSlidingWindowLayer ->
-    DynamicLayer; a class built on it (LinearAttentionAndSlidingWindowAttentionLayer) -> the
-    cache_utils class with the same bases but DynamicLayer (LinearAttentionAndFullAttentionLayer)."""
+    DynamicLayer; a class built on it -> the transformers class with the same bases but DynamicLayer
+    (LinearAttentionAndSlidingWindowAttentionLayer -> LinearAttentionAndFullAttentionLayer) or, where
+    transformers has none (a model's own layer class), the same class rebuilt on DynamicLayer. One
+    class per `cls` (cached): a pytree context holds it and is compared."""
     from transformers import cache_utils
 
     sliding, full = cache_utils.DynamicSlidingWindowLayer, cache_utils.DynamicLayer
     if cls is sliding:
         return full
-    bases = tuple(full if b is sliding else b for b in cls.__bases__)
-    found = [c for c in vars(cache_utils).values() if isinstance(c, type) and c.__bases__ == bases]
-    if len(found) != 1:
-        raise TypeError(f"{cls.__name__} is a sliding-window layer with no full-attention counterpart in "
-                        "transformers.cache_utils (a class with its bases, DynamicLayer for DynamicSlidingWindowLayer): "
-                        "torchlib exports a sliding layer as that counterpart")
-    return found[0]
+    own = [f"{c.__name__}.{name}" for c in cls.__mro__ if c is not sliding and issubclass(c, sliding)
+           for name in _SLIDING_BEHAVIOUR if name in vars(c)]
+    if own:
+        raise TypeError(f"{cls.__name__} is a sliding-window layer that defines {', '.join(own)} itself (a window of "
+                        f"its own): torchlib exports a sliding layer as the same layer without its window, every past "
+                        f"token kept and the window applied by the attention mask, which this class would not be")
+    bases = tuple(full if b is sliding else _full_counterpart(b) if issubclass(b, sliding) else b for b in cls.__bases__)
+    if cls.__module__ == full.__module__:
+        found = [c for c in vars(cache_utils).values() if isinstance(c, type) and c.__bases__ == bases]
+        if len(found) == 1:
+            return found[0]
+    body = {k: v for k, v in vars(cls).items() if k not in ("__dict__", "__weakref__")}
+    return type(cls)(cls.__name__, bases, body)
 
 
 def _describe_layer(layer: Any, index: int) -> tuple[list[tuple[str, torch.Tensor]], tuple]:

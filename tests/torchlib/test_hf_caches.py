@@ -245,3 +245,22 @@ def test_a_models_own_sliding_layer_comes_back_without_its_window():
     with hf_cache.registered(), pytest.raises(TypeError, match="defines _LayerWithItsOwnWindow.update itself"):
         cache.layers = [own]
         pytree.tree_flatten(cache)
+
+
+def test_a_list_of_tensors_the_cache_holds_per_layer_is_an_entry_of_each_layer():
+    """MiniMaxCache keeps its linear-attention states in its own `linear_cache` list (a tensor for
+    each linear-attention layer, [] for the attention ones): each is an entry of its layer."""
+    from transformers.models.minimax.modeling_minimax import MiniMaxCache
+
+    cache = MiniMaxCache()
+    cache.set_linear_cache(0, torch.randn(2, 4, 8, 8))
+    cache.update(torch.randn(2, 2, 5, 4), torch.randn(2, 2, 5, 4), 1)
+    cache.set_linear_cache(1, [])
+    with hf_cache.registered():
+        leaves, spec = pytree.tree_flatten(cache)
+        back = pytree.tree_unflatten(leaves, spec)
+        assert leaf_names(spec, "past_key_values") == ["past_key_values.0.linear_cache", "past_key_values.1.key",
+                                                       "past_key_values.1.value"]
+    assert back.linear_cache[0] is cache.linear_cache[0] and back.linear_cache[1] == []
+    assert back.layers[1].keys is cache.layers[1].keys and back.get_seq_length(1) == 5
+    assert hf_cache.dynamic_shapes_of(cache)[0] == {"linear_cache": {0: "batch"}}

@@ -10,7 +10,8 @@ is put back). transformers is never imported unless the model's inputs hold one 
 A cache flattens to one dict per layer, in layer order, of that layer's tensors: `key`, `value`,
 then its other tensor attributes (a StaticCache's `cumulative_length`; a linear-attention or
 state-space layer's `conv_states.{j}` / `recurrent_states.{j}`, one per state it holds; a layer
-without tensors, such as a DummyLayer, is an empty dict). So the ONNX inputs come per layer, key
+without tensors, such as a DummyLayer, is an empty dict), then its item of each list of tensors
+the cache itself holds per layer (MiniMaxCache's `linear_cache`, [] for its attention layers). So the ONNX inputs come per layer, key
 then value, as optimum and onnxruntime-genai order them. Its `dynamic_shapes` entry is that
 structure (`dynamic_shapes_of(cache)` writes it), or transformers' own layout, one list per entry
 over the layers that hold it (`[[keys' specs], [values' specs]]`, as for
@@ -147,10 +148,36 @@ def _check_window(layer: Any, index: int) -> None:
             f"sample's cache from a prompt shorter than the window (fewer than {layer.sliding_window} tokens)")
 
 
+@dataclasses.dataclass(frozen=True)
+class _EmptyList:
+    """An empty list in a per-layer list of the cache (MiniMaxCache.linear_cache's attention layers)."""
+
+
+def _per_layer_lists(cache: Any) -> list[str]:
+    """The cache's own attributes that are lists holding tensors: one item per layer
+    (MiniMaxCache's `linear_cache`, a tensor for each linear-attention layer, [] for the others)."""
+    return [k for k, v in vars(cache).items()
+            if k != "layers" and isinstance(v, list) and any(isinstance(x, torch.Tensor) for x in v)]
+
+
 def _flatten_cache(cache: Any) -> tuple[list[dict[str, torch.Tensor]], tuple]:
+    """One dict per layer: its layer's tensors, then its item of each per-layer list of the cache
+    (an entry named after the list). The context: the layers' layouts, the cache's plain
+    attributes, and each list's items (None for a tensor)."""
     described = [_describe_layer(layer, i) for i, layer in enumerate(cache.layers)]
-    attrs = tuple((k, _plain(cache, k, v)) for k, v in vars(cache).items() if k != "layers")
-    return [dict(tensors) for tensors, _ in described], (tuple(layout for _, layout in described), attrs)
+    lists = _per_layer_lists(cache)
+    children = [dict(tensors) for tensors, _ in described]
+    children += [{} for _ in range(max([0, *(len(getattr(cache, k)) for k in lists)]) - len(children))]
+    items = []
+    for name in lists:
+        values = getattr(cache, name)
+        for i, v in enumerate(values):
+            if isinstance(v, torch.Tensor):
+                children[i][name] = v
+        items.append((name, tuple(None if isinstance(v, torch.Tensor) else _EmptyList() if isinstance(v, list) and not v
+                                  else _plain(cache, f"{name}[{i}]", v) for i, v in enumerate(values))))
+    attrs = tuple((k, _plain(cache, k, v)) for k, v in vars(cache).items() if k != "layers" and k not in lists)
+    return children, (tuple(layout for _, layout in described), attrs, tuple(items))
 
 
 def _flatten_cache_with_keys(cache: Any) -> tuple[list[tuple[Any, Any]], tuple]:
@@ -174,11 +201,14 @@ def _unflatten_layer(layout: tuple, tensors: dict[str, torch.Tensor]) -> Any:
 
 
 def _unflatten_cache(children: Any, context: tuple, cls: Any) -> Any:  # cls: a transformers Cache class
-    layouts, attrs = context
+    layouts, attrs, lists = context
     cache = cls.__new__(cls)
     for k, v in attrs:
         setattr(cache, k, v)
     cache.layers = [_unflatten_layer(layout, tensors) for layout, tensors in zip(layouts, children)]
+    for name, items in lists:
+        setattr(cache, name, [children[i][name] if v is None else [] if isinstance(v, _EmptyList) else v
+                              for i, v in enumerate(items)])
     return cache
 
 
@@ -241,11 +271,10 @@ def dynamic_shapes_of(cache: Any, batch: str = "batch", past: str = "past_sequen
         return _merge_parts(cache, [dynamic_shapes_of(cache.self_attention_cache, batch, past),
                                     dynamic_shapes_of(cache.cross_attention_cache, batch, encoder)])
     specs = []
-    for i, layer in enumerate(cache.layers):
-        tensors, _ = _describe_layer(layer, i)
-        grows = isinstance(layer, cache_utils.DynamicLayer)
+    for i, tensors in enumerate(_flatten_cache(cache)[0]):
+        grows = i < len(cache.layers) and isinstance(cache.layers[i], cache_utils.DynamicLayer)
         specs.append({entry: None if t.dim() == 0 else {0: batch, 2: past} if grows and entry in ("key", "value")
-                      else {0: batch} for entry, t in tensors})
+                      else {0: batch} for entry, t in tensors.items()})
     return specs
 
 
@@ -271,7 +300,7 @@ def cache_spec(cache: Any, spec: Any) -> Any:
             raise ValueError(f"an EncoderDecoderCache's dynamic_shapes is one dict per layer, or [self-attention cache's, "
                              f"cross-attention cache's]; got {len(spec)} entries")
         return _merge_parts(cache, [cache_spec(getattr(cache, attr), s) for (_, attr), s in zip(_PARTS, spec)])
-    children, (layouts, _) = _flatten_cache(cache)
+    children, (layouts, _, _) = _flatten_cache(cache)
     columns: dict[str, list[int]] = {}
     for i, (_, entries, _) in enumerate(layouts):
         for entry, _, _ in entries:

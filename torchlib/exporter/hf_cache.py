@@ -79,18 +79,22 @@ def _sliding(layer: Any) -> bool:
 _SLIDING_BEHAVIOUR = ("update", "get_mask_sizes", "get_seq_length", "get_max_length")
 
 
-@functools.cache
+_COUNTERPARTS: dict[type, type] = {}
+
+
 def _full_counterpart(cls: type) -> type:
     """The layer class that is `cls` with its sliding window dropped: DynamicSlidingWindowLayer ->
     DynamicLayer; a class built on it -> the transformers class with the same bases but DynamicLayer
     (LinearAttentionAndSlidingWindowAttentionLayer -> LinearAttentionAndFullAttentionLayer) or, where
     transformers has none (a model's own layer class), the same class rebuilt on DynamicLayer. One
-    class per `cls` (cached): a pytree context holds it and is compared."""
+    class per `cls` (kept in _COUNTERPARTS): a pytree context holds it and is compared."""
     from transformers import cache_utils
 
     sliding, full = cache_utils.DynamicSlidingWindowLayer, cache_utils.DynamicLayer
     if cls is sliding:
         return full
+    if cls in _COUNTERPARTS:
+        return _COUNTERPARTS[cls]
     own = [f"{c.__name__}.{name}" for c in cls.__mro__ if c is not sliding and issubclass(c, sliding)
            for name in _SLIDING_BEHAVIOUR if name in vars(c)]
     if own:
@@ -103,7 +107,7 @@ def _full_counterpart(cls: type) -> type:
         if len(found) == 1:
             return found[0]
     body = {k: v for k, v in vars(cls).items() if k not in ("__dict__", "__weakref__")}
-    return type(cls)(cls.__name__, bases, body)
+    return _COUNTERPARTS.setdefault(cls, type(cls)(cls.__name__, bases, body))
 
 
 def _describe_layer(layer: Any, index: int) -> tuple[list[tuple[str, torch.Tensor]], tuple]:

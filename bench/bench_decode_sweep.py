@@ -2,12 +2,16 @@
 weights, no download), exported with its own prefill cache as input, and greedy decoding with
 `torchlib.generation.greedy` against `model.generate` (issue 34, "Decode step").
 
-    nice -n 5 python bench/bench_decode_sweep.py [--only llama,mistral] [--limit N] [--timeout 300]
-        [--results bench_decode_sweep.jsonl] [--tokens 12]
+    OMP_NUM_THREADS=1 nice -n 5 python bench/bench_decode_sweep.py [--only llama,mistral] [--limit N]
+        [--timeout 300] [--results bench_decode_sweep.jsonl] [--tokens 12]
+        [--reference-cache bench_decode_sweep_reference | --no-reference]
 
 Per model, in its own subprocess (a crash or a hang is that model's row):
 
-1. build it tiny: bench_transformers.py's `shrink_config` (the forward sweep's sizes), cache on;
+1. build it tiny: bench_transformers.py's `shrink_config` (the forward sweep's sizes), cache on,
+   keeping layers up to the model's first attention layer where the shrunk ones hold none
+   (transformers' `get_seq_length` needs one), and its `vary_constant_weights` (afmoe's zero
+   router gates tie every expert in top-k, which torch and onnxruntime break differently);
 2. prefill: `model(prompt, use_cache=True)` on a prompt of batch 2 and 5 tokens; the cache it
    returns (whatever class and layers transformers made) is the sample's cache;
 3. export the step `model(input_ids, attention_mask, cache, use_cache=True)` with
@@ -21,9 +25,17 @@ Per model, in its own subprocess (a crash or a hang is that model's row):
    model's eos and pad ids: no forced, suppressed or penalised tokens): "exact" when every id is
    equal.
 
-Rows are appended to `--results` (JSONL) as they finish; a re-run skips the models already there.
-At the end the script prints the counts by status, the failure classes (the error's first line,
-numbers masked) and the cache classes and layer classes met.
+5. the reference: `torch.onnx.export(..., dynamo=True)` of the same step with the same
+   dynamic_shapes, given the caches registered by torchlib (`hf_cache.registered()`, as
+   bench_decode.py does: with transformers' own registration it fails at its step 2/3 already
+   on Llama), its inputs and outputs renamed to ours by position, and the same greedy loop. Its
+   row is cached in `--reference-cache` (one JSON per model): a re-run reads it and exports ours
+   only; a model whose row has none runs the reference only.
+
+Rows are appended to `--results` (JSONL) as they finish; a re-run skips the models already there
+(the last row of a model counts). At the end the script prints, over the models that built and
+returned a cache, both columns (exact models, new ids equal, failure classes: the error's first
+line, numbers masked) and the cache classes and layer classes met.
 """
 
 from __future__ import annotations
@@ -111,7 +123,7 @@ def _prepare(model_type: str, class_name: str, row: dict) -> tuple[Any, dict, di
     and the cache (None: the model returns none; `row` says so)."""
     import torch
     import transformers
-    from bench_transformers import shrink_config
+    from bench_transformers import shrink_config, vary_constant_weights
 
     from torchlib.exporter.hf_cache import dynamic_shapes_of
 
@@ -125,6 +137,9 @@ def _prepare(model_type: str, class_name: str, row: dict) -> tuple[Any, dict, di
         config._attn_implementation = "eager"
     torch.manual_seed(0)
     model = getattr(transformers, class_name)(config).eval()
+    varied = vary_constant_weights(model)  # afmoe's zero router gates: ties in top-k, broken either way
+    if varied:
+        row["varied_weights"] = varied
     for c in (config, getattr(config, "get_text_config", lambda: config)()):
         c.use_cache = True
     vocab = getattr(config.get_text_config(), "vocab_size", None) or 100

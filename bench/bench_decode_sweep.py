@@ -17,9 +17,11 @@ Per model, in its own subprocess (a crash or a hang is that model's row):
 3. export the step `model(input_ids, attention_mask, cache, use_cache=True)` with
    `dynamic_shapes` from `hf_cache.dynamic_shapes_of(cache)`: dynamic batch, past and sequence (3
    tokens); `attention_mask` (over past and new tokens) only where generate gives one at a decode
-   step (its `prepare_inputs_for_generation`). A cache with linear-attention or state-space layers (conv / recurrent states) is
+   step (its `prepare_inputs_for_generation`). A cache with states besides keys and values
+   (linear-attention or state-space layers' conv / recurrent states, MiniMax's linear_cache) is
    exported for one token: transformers' single-token path is the one that reads those states
-   (its multi-token path starts them from zero), so `greedy` feeds the prompt token by token;
+   (its multi-token path starts them from zero, or loops over the tokens), so `greedy` feeds the
+   prompt token by token;
 4. `greedy(result, prompt, tokens)` on a new prompt (batch 2, 7 tokens) against `model.generate`
    with plain greedy settings (a GenerationConfig of `max_new_tokens`, `do_sample=False`, the
    model's eos and pad ids: no forced, suppressed or penalised tokens): "exact" when every id is
@@ -151,7 +153,10 @@ def _prepare(model_type: str, class_name: str, row: dict) -> tuple[Any, dict, di
         return model, {}, {}, None
     row["cache"] = type(cache).__name__
     row["layers"] = sorted({type(layer).__name__ for layer in getattr(cache, "layers", [])})
-    one_token = any(hasattr(layer, "conv_states") for layer in getattr(cache, "layers", []))
+    row["stage"] = "export"  # the cache's layout is ours: a cache we refuse is an export error
+    cache_spec = dynamic_shapes_of(cache)
+    # states besides keys and values (conv / recurrent states, MiniMax's linear_cache): a step of one token
+    one_token = any(entry not in ("key", "value") for layer in cache_spec for entry in layer)
     row["one_token"] = one_token
     step = 1 if one_token else STEP
     parameters = set(__import__("inspect").signature(model.forward).parameters)
@@ -163,7 +168,7 @@ def _prepare(model_type: str, class_name: str, row: dict) -> tuple[Any, dict, di
     if "attention_mask" in parameters and _decode_takes_mask(model, inputs["input_ids"], cache, mask):
         inputs["attention_mask"], dynamic["attention_mask"] = mask, {0: "batch", 1: "total_sequence"}
     inputs[cache_name], inputs["use_cache"] = cache, True
-    dynamic[cache_name] = dynamic_shapes_of(cache)
+    dynamic[cache_name] = cache_spec
     return model, inputs, dynamic, cache
 
 

@@ -175,6 +175,20 @@ def test_hybrid_cache_of_mamba_and_attention_layers():
 
 
 @pytest.mark.slow
+def test_bamba_mamba2_layer_then_attention_layer():
+    """Bamba (Mamba-2 mixers): its conv and SSM states named as Mamba's and Jamba's."""
+    torch.manual_seed(0)
+    config = transformers.BambaConfig(**{**COMMON, "hidden_size": 64}, attn_layer_indices=[1], mamba_n_heads=4,
+                                      mamba_d_head=32, mamba_n_groups=1, mamba_d_state=8, mamba_chunk_size=16)
+    model = transformers.BambaForCausalLM(config).eval()
+    result = _one_token_step(model, mask=True)
+    names = [v.name for v in result.graph.inputs if v.name.startswith("past")]
+    assert names == ["past_key_values.0.conv_states.0", "past_key_values.0.recurrent_states.0",
+                     "past_key_values.1.key", "past_key_values.1.value"]
+    _greedy_parity(model, result)
+
+
+@pytest.mark.slow
 def test_gemma2_sliding_and_full_layers():
     torch.manual_seed(0)
     config = transformers.Gemma2Config(**COMMON, head_dim=8, sliding_window=8)

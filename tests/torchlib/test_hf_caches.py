@@ -189,6 +189,23 @@ def test_bamba_mamba2_layer_then_attention_layer():
 
 
 @pytest.mark.slow
+def test_zamba_hybrid_layers_carry_keys_and_states():
+    """Zamba: Mamba layers and hybrid layers (attention and a Mamba mixer, LinearAttentionAndFullAttentionLayer);
+    a hybrid layer's entries are its key and value, then its states. Two hybrid layers: with one,
+    transformers' own tied-weights check fails to build the model."""
+    torch.manual_seed(0)
+    config = transformers.ZambaConfig(**{**COMMON, "hidden_size": 64, "num_hidden_layers": 6, "num_key_value_heads": 4},
+                                      attention_hidden_size=128, attention_head_dim=32, n_mamba_heads=2,
+                                      attn_layer_period=2, attn_layer_offset=1, mamba_d_state=8, mamba_dt_rank=8,
+                                      use_mamba_kernels=False, initializer_range=0.5)
+    model = transformers.ZambaForCausalLM(config).eval()
+    result = _one_token_step(model, mask=True)
+    names = [v.name for v in result.graph.inputs if v.name.startswith("past_key_values.2.")]
+    assert names == [f"past_key_values.2.{e}" for e in ("key", "value", "conv_states.0", "recurrent_states.0")]
+    _greedy_parity(model, result)
+
+
+@pytest.mark.slow
 def test_gemma2_sliding_and_full_layers():
     torch.manual_seed(0)
     config = transformers.Gemma2Config(**COMMON, head_dim=8, sliding_window=8)

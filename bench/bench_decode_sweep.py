@@ -21,7 +21,8 @@ Per model, in its own subprocess (a crash or a hang is that model's row):
    (linear-attention or state-space layers' conv / recurrent states, MiniMax's linear_cache) is
    exported for one token: transformers' single-token path is the one that reads those states
    (its multi-token path starts them from zero, or loops over the tokens), so `greedy` feeds the
-   prompt token by token;
+   prompt token by token; so is the step of a model whose own forward refuses more than one new
+   token with a past (ProphetNet);
 4. `greedy(result, prompt, tokens)` on a new prompt (batch 2, 7 tokens) against `model.generate`
    with plain greedy settings (a GenerationConfig of `max_new_tokens`, `do_sample=False`, the
    model's eos and pad ids: no forced, suppressed or penalised tokens): "exact" when every id is
@@ -157,19 +158,33 @@ def _prepare(model_type: str, class_name: str, row: dict) -> tuple[Any, dict, di
     cache_spec = dynamic_shapes_of(cache)
     # states besides keys and values (conv / recurrent states, MiniMax's linear_cache): a step of one token
     one_token = any(entry not in ("key", "value") for layer in cache_spec for entry in layer)
+    if not one_token:  # a model whose own forward takes one new token only with a past (ProphetNet asserts it)
+        inputs, _ = _step(model, cache, cache_spec, STEP, vocab)
+        try:
+            with torch.no_grad():
+                model(**{**inputs, **_fresh_cache(inputs)})
+        except Exception:  # noqa: BLE001  (its reason is the model's: the step is then one token)
+            one_token = True
     row["one_token"] = one_token
-    step = 1 if one_token else STEP
+    inputs, dynamic = _step(model, cache, cache_spec, 1 if one_token else STEP, vocab)
+    return model, inputs, dynamic, cache
+
+
+def _step(model: Any, cache: Any, cache_spec: Any, step: int, vocab: int) -> tuple[dict, dict]:
+    """The decode step's inputs (`step` new tokens after the cache) and their dynamic_shapes."""
+    import torch
+
     parameters = set(__import__("inspect").signature(model.forward).parameters)
     cache_name = "cache" if "cache" in parameters else "past_key_values"
-    past = cache.get_seq_length() if not one_token else PROMPT[1]
+    past = PROMPT[1]  # the prefill's length (a state-space cache's get_seq_length has no attention layer to read)
     inputs: dict[str, Any] = {"input_ids": torch.randint(3, vocab - 3, (PROMPT[0], step))}
-    dynamic: dict[str, Any] = {"input_ids": {0: "batch"} if one_token else {0: "batch", 1: "sequence"}}
+    dynamic: dict[str, Any] = {"input_ids": {0: "batch"} if step == 1 else {0: "batch", 1: "sequence"}}
     mask = torch.ones(PROMPT[0], past + step, dtype=torch.long)
     if "attention_mask" in parameters and _decode_takes_mask(model, inputs["input_ids"], cache, mask):
         inputs["attention_mask"], dynamic["attention_mask"] = mask, {0: "batch", 1: "total_sequence"}
     inputs[cache_name], inputs["use_cache"] = cache, True
     dynamic[cache_name] = cache_spec
-    return model, inputs, dynamic, cache
+    return inputs, dynamic
 
 
 def _expected(model: Any, tokens: int) -> tuple[Any, Any, Any, Any]:

@@ -217,6 +217,14 @@ def test_any_all_empty_scalar_nan():
     check(R.aten_any, A.any.default, torch.tensor([0.0, float("nan")]))
 
 
+def test_is_all_true_is_any_true():
+    """What torch.export records for `torch._assert(mask.all(), ...)`-style checks (ProphetNet)."""
+    for x in (torch.tensor([[True, False], [True, True]]), torch.ones(2, 3, dtype=torch.bool),
+              torch.zeros(3, dtype=torch.bool), torch.zeros(0, 2, dtype=torch.bool), torch.tensor(True)):
+        check(R.aten_is_all_true, A._is_all_true.default, x)
+        check(R.aten_is_any_true, A._is_any_true.default, x)
+
+
 # -- cumsum, cumprod, logsumexp ------------------------------------------------------------------
 @pytest.mark.parametrize("dtype", ALL, ids=str)
 def test_cumsum_cumprod(dtype):

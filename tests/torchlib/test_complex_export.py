@@ -110,6 +110,24 @@ def test_rotary_embeddings_with_polar():
     assert_matches(torchlib.export(Rotary().eval(), (x,)), x)
 
 
+class RotaryMovedToDevice(Rotary):
+    """Llama 4's rotary step: the complex frequencies moved to the activations' device first, which
+    torch.export records as `aten::_assert_tensor_metadata` on a complex tensor."""
+
+    def forward(self, x):
+        freqs_cis = torch.polar(torch.ones_like(self.angles), self.angles).to(x.device)
+        xc = torch.view_as_complex(self.proj(x).reshape(*x.shape[:-1], -1, 2))
+        return torch.view_as_real(xc * freqs_cis).flatten(-2)
+
+
+def test_complex_tensor_metadata_assertion():
+    torch.manual_seed(0)
+    x = torch.randn(2, 12, 16)
+    result = torchlib.export(RotaryMovedToDevice().eval(), (x,))
+    assert "aten._assert_tensor_metadata.default" in str(result.exported_program.graph)
+    assert_matches(result, x)
+
+
 class ComplexInOut(nn.Module):
     def __init__(self):
         super().__init__()

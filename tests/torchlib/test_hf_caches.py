@@ -15,8 +15,10 @@ import torch.utils._pytree as pytree
 import torchlib
 from torchlib import generation
 from torchlib.exporter import hf_cache
+from torchlib.exporter.names import leaf_names
 
 transformers = pytest.importorskip("transformers")
+cache_utils = pytest.importorskip("transformers.cache_utils")
 
 TOKENS = 12
 COMMON = dict(vocab_size=128, hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4,
@@ -173,6 +175,37 @@ def test_hybrid_cache_of_mamba_and_attention_layers():
 
 
 @pytest.mark.slow
+def test_bamba_mamba2_layer_then_attention_layer():
+    """Bamba (Mamba-2 mixers): its conv and SSM states named as Mamba's and Jamba's."""
+    torch.manual_seed(0)
+    config = transformers.BambaConfig(**{**COMMON, "hidden_size": 64}, attn_layer_indices=[1], mamba_n_heads=4,
+                                      mamba_d_head=32, mamba_n_groups=1, mamba_d_state=8, mamba_chunk_size=16)
+    model = transformers.BambaForCausalLM(config).eval()
+    result = _one_token_step(model, mask=True)
+    names = [v.name for v in result.graph.inputs if v.name.startswith("past")]
+    assert names == ["past_key_values.0.conv_states.0", "past_key_values.0.recurrent_states.0",
+                     "past_key_values.1.key", "past_key_values.1.value"]
+    _greedy_parity(model, result)
+
+
+@pytest.mark.slow
+def test_zamba_hybrid_layers_carry_keys_and_states():
+    """Zamba: Mamba layers and hybrid layers (attention and a Mamba mixer, LinearAttentionAndFullAttentionLayer);
+    a hybrid layer's entries are its key and value, then its states. Two hybrid layers: with one,
+    transformers' own tied-weights check fails to build the model."""
+    torch.manual_seed(0)
+    config = transformers.ZambaConfig(**{**COMMON, "hidden_size": 64, "num_hidden_layers": 6, "num_key_value_heads": 4},
+                                      attention_hidden_size=128, attention_head_dim=32, n_mamba_heads=2,
+                                      attn_layer_period=2, attn_layer_offset=1, mamba_d_state=8, mamba_dt_rank=8,
+                                      use_mamba_kernels=False, initializer_range=0.5)
+    model = transformers.ZambaForCausalLM(config).eval()
+    result = _one_token_step(model, mask=True)
+    names = [v.name for v in result.graph.inputs if v.name.startswith("past_key_values.2.")]
+    assert names == [f"past_key_values.2.{e}" for e in ("key", "value", "conv_states.0", "recurrent_states.0")]
+    _greedy_parity(model, result)
+
+
+@pytest.mark.slow
 def test_gemma2_sliding_and_full_layers():
     torch.manual_seed(0)
     config = transformers.Gemma2Config(**COMMON, head_dim=8, sliding_window=8)
@@ -185,3 +218,80 @@ def test_gemma2_sliding_and_full_layers():
                "cache": hf_cache.dynamic_shapes_of(cache)}
     result = torchlib.export(model, (), inputs, dynamic_shapes=dynamic)
     _greedy_parity(model, result)
+
+
+def test_encoder_decoder_cache_comes_per_layer_as_optimum_orders_it():
+    """Self-attention key and value, then cross-attention key and value, for each layer; the
+    cross entries' dim 2 is the encoder's length; transformers' layout of dynamic_shapes (one spec
+    per cache) is the same spec; the cache comes back whole."""
+    def dynamic(length: int) -> object:
+        return transformers.DynamicCache([(torch.randn(2, 4, length, 8), torch.randn(2, 4, length, 8)) for _ in range(2)])
+
+    cache = transformers.EncoderDecoderCache(dynamic(5), dynamic(7))
+    with hf_cache.registered():
+        leaves, spec = pytree.tree_flatten({"cache": cache})
+        back = pytree.tree_unflatten(leaves, spec)["cache"]
+        names = leaf_names(spec.children()[0], "past_key_values")
+    entries = ("decoder.key", "decoder.value", "encoder.key", "encoder.value")
+    assert names == [f"past_key_values.{i}.{e}" for i in range(2) for e in entries]
+    layers = [cache.self_attention_cache.layers, cache.cross_attention_cache.layers]
+    assert all(leaf is t for leaf, t in zip(leaves, [t for i in range(2) for part in layers for t in (part[i].keys, part[i].values)]))
+    assert type(back) is transformers.EncoderDecoderCache and back.is_updated == {0: True, 1: True}
+    assert back.cross_attention_cache.layers[1].values is cache.cross_attention_cache.layers[1].values
+    past, encoder = {0: "batch", 2: "past_sequence"}, {0: "batch", 2: "encoder_sequence"}
+    expected = [dict(zip(entries, (past, past, encoder, encoder)))] * 2
+    assert hf_cache.dynamic_shapes_of(cache) == expected
+    assert hf_cache.cache_spec(cache, [[[past] * 2, [past] * 2], [[encoder] * 2, [encoder] * 2]]) == expected
+
+
+class _ModelsOwnSlidingLayer(cache_utils.DynamicSlidingWindowLayer):
+    """A sliding layer class a model's module defines (extra state, the window's behaviour kept)."""
+
+    def extra(self) -> int:
+        return 1
+
+
+class _LayerWithItsOwnWindow(cache_utils.DynamicSlidingWindowLayer):
+    def update(self, key_states, value_states, *args, **kwargs):  # keeps the last keys its own way
+        return super().update(key_states, value_states, *args, **kwargs)
+
+
+def test_a_models_own_sliding_layer_comes_back_without_its_window():
+    """A sliding layer class transformers has no full-attention class for is rebuilt on DynamicLayer
+    (one class, so contexts compare equal); one that redefines `update` has a window of its own
+    and is refused with the reason."""
+    layer = _ModelsOwnSlidingLayer(sliding_window=8)
+    layer.update(torch.randn(2, 2, 5, 4), torch.randn(2, 2, 5, 4))
+    cache = transformers.DynamicCache()
+    cache.layers = [layer]
+    with hf_cache.registered():
+        leaves, spec = pytree.tree_flatten(cache)
+        back = pytree.tree_unflatten(leaves, spec)
+        assert pytree.tree_structure(back) == spec
+    rebuilt = type(back.layers[0])
+    assert rebuilt.__name__ == "_ModelsOwnSlidingLayer" and rebuilt.__bases__ == (cache_utils.DynamicLayer,)
+    assert back.layers[0].extra() == 1 and back.layers[0].keys is leaves[0]
+    own = _LayerWithItsOwnWindow(sliding_window=8)
+    own.update(torch.randn(2, 2, 5, 4), torch.randn(2, 2, 5, 4))
+    with hf_cache.registered(), pytest.raises(TypeError, match="defines _LayerWithItsOwnWindow.update itself"):
+        cache.layers = [own]
+        pytree.tree_flatten(cache)
+
+
+def test_a_list_of_tensors_the_cache_holds_per_layer_is_an_entry_of_each_layer():
+    """MiniMaxCache keeps its linear-attention states in its own `linear_cache` list (a tensor for
+    each linear-attention layer, [] for the attention ones): each is an entry of its layer."""
+    from transformers.models.minimax.modeling_minimax import MiniMaxCache
+
+    cache = MiniMaxCache()
+    cache.set_linear_cache(0, torch.randn(2, 4, 8, 8))
+    cache.update(torch.randn(2, 2, 5, 4), torch.randn(2, 2, 5, 4), 1)
+    cache.set_linear_cache(1, [])
+    with hf_cache.registered():
+        leaves, spec = pytree.tree_flatten(cache)
+        back = pytree.tree_unflatten(leaves, spec)
+        assert leaf_names(spec, "past_key_values") == ["past_key_values.0.linear_cache", "past_key_values.1.key",
+                                                       "past_key_values.1.value"]
+    assert back.linear_cache[0] is cache.linear_cache[0] and back.linear_cache[1] == []
+    assert back.layers[1].keys is cache.layers[1].keys and back.get_seq_length(1) == 5
+    assert hf_cache.dynamic_shapes_of(cache)[0] == {"linear_cache": {0: "batch"}}

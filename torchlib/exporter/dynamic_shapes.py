@@ -101,7 +101,7 @@ def normalize(forward: Any, args: tuple, kwargs: dict, dynamic_shapes: Any = Non
         if isinstance(value, (list, tuple)) and isinstance(spec, (list, tuple)):
             return type(spec)(walk(v, s, f"{where}[{i}]") for i, (v, s) in enumerate(zip(value, spec)))
         node = pytree.SUPPORTED_NODES.get(type(value))
-        if node is not None and is_cache_type(type(value)) and type(value).__name__ != "EncoderDecoderCache":
+        if node is not None and is_cache_type(type(value)):
             spec = cache_spec(value, spec)  # transformers' layout (a list per entry) or ours (a dict per layer)
         if node is not None and isinstance(spec, (list, tuple)):  # another pytree node (a KV cache): specs per child
             children = node.flatten_fn(value)[0]

@@ -10,12 +10,15 @@ is put back). transformers is never imported unless the model's inputs hold one 
 A cache flattens to one dict per layer, in layer order, of that layer's tensors: `key`, `value`,
 then its other tensor attributes (a StaticCache's `cumulative_length`; a linear-attention or
 state-space layer's `conv_states.{j}` / `recurrent_states.{j}`, one per state it holds; a layer
-without tensors, such as a DummyLayer, is an empty dict). So the ONNX inputs come per layer, key
+without tensors, such as a DummyLayer, is an empty dict), then its item of each list of tensors
+the cache itself holds per layer (MiniMaxCache's `linear_cache`, [] for its attention layers). So the ONNX inputs come per layer, key
 then value, as optimum and onnxruntime-genai order them. Its `dynamic_shapes` entry is that
 structure (`dynamic_shapes_of(cache)` writes it), or transformers' own layout, one list per entry
 over the layers that hold it (`[[keys' specs], [values' specs]]`, as for
 `register_dynamic_cache_export_support`), which `cache_spec` turns into the first. An
-EncoderDecoderCache flattens to `[self_attention_cache, cross_attention_cache]`.
+EncoderDecoderCache flattens to one dict per layer too, as optimum orders a seq2seq decoder's
+cache: `decoder.key`, `decoder.value` (its self-attention layer), then `encoder.key`,
+`encoder.value` (its cross-attention layer).
 
 A sliding-window layer (DynamicSlidingWindowLayer, and the hybrid layers built on it) flattens as
 its full-attention counterpart (DynamicLayer), which it comes back as: the exported step takes and
@@ -24,9 +27,9 @@ builds from the config. Its count of tokens seen is the length of its keys, so a
 dropped keys (a prompt longer than the window) is refused with the reason.
 
 ONNX names (names.py): a cache input's tensors are `past_key_values.{i}.{entry}` (`key`, `value`,
-`conv_states.0`, ...; `.decoder.` / `.encoder.` before the entry for an EncoderDecoderCache's
-self- and cross-attention), a cache output's `present.{i}.{entry}`, with `i` the model's layer;
-other outputs are named by their field (`logits`).
+`conv_states.0`, ...; `decoder.key`, `decoder.value`, `encoder.key`, `encoder.value` for an
+EncoderDecoderCache), a cache output's `present.{i}.{entry}`, with `i` the model's layer; other
+outputs are named by their field (`logits`).
 """
 
 from __future__ import annotations
@@ -71,22 +74,40 @@ def _sliding(layer: Any) -> bool:
     return isinstance(layer, cache_utils.DynamicSlidingWindowLayer)
 
 
+# what makes a DynamicSlidingWindowLayer slide: a subclass that defines one of these again has a
+# window of its own, which dropping the class's window would not remove
+_SLIDING_BEHAVIOUR = ("update", "get_mask_sizes", "get_seq_length", "get_max_length")
+
+
+_COUNTERPARTS: dict[type, type] = {}
+
+
 def _full_counterpart(cls: type) -> type:
     """The layer class that is `cls` with its sliding window dropped: DynamicSlidingWindowLayer ->
-    DynamicLayer; a class built on it (LinearAttentionAndSlidingWindowAttentionLayer) -> the
-    cache_utils class with the same bases but DynamicLayer (LinearAttentionAndFullAttentionLayer)."""
+    DynamicLayer; a class built on it -> the transformers class with the same bases but DynamicLayer
+    (LinearAttentionAndSlidingWindowAttentionLayer -> LinearAttentionAndFullAttentionLayer) or, where
+    transformers has none (a model's own layer class), the same class rebuilt on DynamicLayer. One
+    class per `cls` (kept in _COUNTERPARTS): a pytree context holds it and is compared."""
     from transformers import cache_utils
 
     sliding, full = cache_utils.DynamicSlidingWindowLayer, cache_utils.DynamicLayer
     if cls is sliding:
         return full
-    bases = tuple(full if b is sliding else b for b in cls.__bases__)
-    found = [c for c in vars(cache_utils).values() if isinstance(c, type) and c.__bases__ == bases]
-    if len(found) != 1:
-        raise TypeError(f"{cls.__name__} is a sliding-window layer with no full-attention counterpart in "
-                        "transformers.cache_utils (a class with its bases, DynamicLayer for DynamicSlidingWindowLayer): "
-                        "torchlib exports a sliding layer as that counterpart")
-    return found[0]
+    if cls in _COUNTERPARTS:
+        return _COUNTERPARTS[cls]
+    own = [f"{c.__name__}.{name}" for c in cls.__mro__ if c is not sliding and issubclass(c, sliding)
+           for name in _SLIDING_BEHAVIOUR if name in vars(c)]
+    if own:
+        raise TypeError(f"{cls.__name__} is a sliding-window layer that defines {', '.join(own)} itself (a window of "
+                        f"its own): torchlib exports a sliding layer as the same layer without its window, every past "
+                        f"token kept and the window applied by the attention mask, which this class would not be")
+    bases = tuple(full if b is sliding else _full_counterpart(b) if issubclass(b, sliding) else b for b in cls.__bases__)
+    if cls.__module__ == full.__module__:
+        found = [c for c in vars(cache_utils).values() if isinstance(c, type) and c.__bases__ == bases]
+        if len(found) == 1:
+            return found[0]
+    body = {k: v for k, v in vars(cls).items() if k not in ("__dict__", "__weakref__")}
+    return _COUNTERPARTS.setdefault(cls, type(cls)(cls.__name__, bases, body))
 
 
 def _describe_layer(layer: Any, index: int) -> tuple[list[tuple[str, torch.Tensor]], tuple]:
@@ -131,10 +152,36 @@ def _check_window(layer: Any, index: int) -> None:
             f"sample's cache from a prompt shorter than the window (fewer than {layer.sliding_window} tokens)")
 
 
+@dataclasses.dataclass(frozen=True)
+class _EmptyList:
+    """An empty list in a per-layer list of the cache (MiniMaxCache.linear_cache's attention layers)."""
+
+
+def _per_layer_lists(cache: Any) -> list[str]:
+    """The cache's own attributes that are lists holding tensors: one item per layer
+    (MiniMaxCache's `linear_cache`, a tensor for each linear-attention layer, [] for the others)."""
+    return [k for k, v in vars(cache).items()
+            if k != "layers" and isinstance(v, list) and any(isinstance(x, torch.Tensor) for x in v)]
+
+
 def _flatten_cache(cache: Any) -> tuple[list[dict[str, torch.Tensor]], tuple]:
+    """One dict per layer: its layer's tensors, then its item of each per-layer list of the cache
+    (an entry named after the list). The context: the layers' layouts, the cache's plain
+    attributes, and each list's items (None for a tensor)."""
     described = [_describe_layer(layer, i) for i, layer in enumerate(cache.layers)]
-    attrs = tuple((k, _plain(cache, k, v)) for k, v in vars(cache).items() if k != "layers")
-    return [dict(tensors) for tensors, _ in described], (tuple(layout for _, layout in described), attrs)
+    lists = _per_layer_lists(cache)
+    children = [dict(tensors) for tensors, _ in described]
+    children += [{} for _ in range(max([0, *(len(getattr(cache, k)) for k in lists)]) - len(children))]
+    items = []
+    for name in lists:
+        values = getattr(cache, name)
+        for i, v in enumerate(values):
+            if isinstance(v, torch.Tensor):
+                children[i][name] = v
+        items.append((name, tuple(None if isinstance(v, torch.Tensor) else _EmptyList() if isinstance(v, list) and not v
+                                  else _plain(cache, f"{name}[{i}]", v) for i, v in enumerate(values))))
+    attrs = tuple((k, _plain(cache, k, v)) for k, v in vars(cache).items() if k != "layers" and k not in lists)
+    return children, (tuple(layout for _, layout in described), attrs, tuple(items))
 
 
 def _flatten_cache_with_keys(cache: Any) -> tuple[list[tuple[Any, Any]], tuple]:
@@ -158,25 +205,45 @@ def _unflatten_layer(layout: tuple, tensors: dict[str, torch.Tensor]) -> Any:
 
 
 def _unflatten_cache(children: Any, context: tuple, cls: Any) -> Any:  # cls: a transformers Cache class
-    layouts, attrs = context
+    layouts, attrs, lists = context
     cache = cls.__new__(cls)
     for k, v in attrs:
         setattr(cache, k, v)
     cache.layers = [_unflatten_layer(layout, tensors) for layout, tensors in zip(layouts, children)]
+    for name, items in lists:
+        setattr(cache, name, [children[i][name] if v is None else [] if isinstance(v, _EmptyList) else v
+                              for i, v in enumerate(items)])
     return cache
 
 
-def _flatten_encoder_decoder(cache: Any) -> tuple[list[Any], None]:
-    return [cache.self_attention_cache, cache.cross_attention_cache], None
+# an EncoderDecoderCache's two caches: (entry prefix, attribute)
+_PARTS = (("decoder", "self_attention_cache"), ("encoder", "cross_attention_cache"))
 
 
-def _flatten_encoder_decoder_with_keys(cache: Any) -> tuple[list[tuple[Any, Any]], None]:
-    return [(pytree.GetAttrKey("self_attention_cache"), cache.self_attention_cache),
-            (pytree.GetAttrKey("cross_attention_cache"), cache.cross_attention_cache)], None
+def _flatten_encoder_decoder(cache: Any) -> tuple[list[dict[str, torch.Tensor]], tuple]:
+    """One dict per layer, as optimum orders a seq2seq decoder's cache: the self-attention layer's
+    entries (`decoder.key`, `decoder.value`) then the cross-attention layer's (`encoder.key`,
+    `encoder.value`); the context holds each cache's class, its own context and layer count."""
+    parts = [(type(getattr(cache, attr)), *_flatten_cache(getattr(cache, attr))) for _, attr in _PARTS]
+    layers: list[dict[str, torch.Tensor]] = [{} for _ in range(max(len(children) for _, children, _ in parts))]
+    for (prefix, _), (_, children, _) in zip(_PARTS, parts):
+        for layer, tensors in zip(layers, children):
+            layer.update((f"{prefix}.{entry}", t) for entry, t in tensors.items())
+    return layers, tuple((cls, context, len(children)) for cls, children, context in parts)
 
 
-def _unflatten_encoder_decoder(children: Any, context: None, cls: type) -> Any:
-    return cls(*children)
+def _flatten_encoder_decoder_with_keys(cache: Any) -> tuple[list[tuple[Any, Any]], tuple]:
+    children, context = _flatten_encoder_decoder(cache)
+    return [(pytree.SequenceKey(i), c) for i, c in enumerate(children)], context
+
+
+def _unflatten_encoder_decoder(children: Any, context: tuple, cls: type) -> Any:
+    caches = []
+    for (prefix, _), (part_cls, part_context, count) in zip(_PARTS, context):
+        start = len(prefix) + 1
+        part = [{e[start:]: t for e, t in layer.items() if e.startswith(prefix + ".")} for layer in children[:count]]
+        caches.append(_unflatten_cache(part, part_context, part_cls))
+    return cls(*caches)
 
 
 def _cache_classes() -> dict[type, str]:
@@ -195,31 +262,49 @@ def _cache_classes() -> dict[type, str]:
     return classes
 
 
-def dynamic_shapes_of(cache: Any, batch: str = "batch", past: str = "past_sequence") -> Any:
+def dynamic_shapes_of(cache: Any, batch: str = "batch", past: str = "past_sequence",
+                      encoder: str = "encoder_sequence") -> Any:
     """The `dynamic_shapes` entry of a cache (the layout it flattens to): dim 0 of every tensor is
     `batch`, dim 2 of the keys and values of a layer that grows (DynamicLayer and the layers built
-    on it) is `past`; a StaticCache's fixed-length keys and a state-space layer's states keep their
-    other dims; scalars (`cumulative_length`) have none."""
+    on it) is `past` (`encoder` for an EncoderDecoderCache's cross-attention entries: the encoder's
+    length); a StaticCache's fixed-length keys and a state-space layer's states keep their other
+    dims; scalars (`cumulative_length`) have none."""
     from transformers import cache_utils
 
     if isinstance(cache, cache_utils.EncoderDecoderCache):
-        return [dynamic_shapes_of(cache.self_attention_cache, batch, past),
-                dynamic_shapes_of(cache.cross_attention_cache, batch, past)]
+        return _merge_parts(cache, [dynamic_shapes_of(cache.self_attention_cache, batch, past),
+                                    dynamic_shapes_of(cache.cross_attention_cache, batch, encoder)])
     specs = []
-    for i, layer in enumerate(cache.layers):
-        tensors, _ = _describe_layer(layer, i)
-        grows = isinstance(layer, cache_utils.DynamicLayer)
+    for i, tensors in enumerate(_flatten_cache(cache)[0]):
+        grows = i < len(cache.layers) and isinstance(cache.layers[i], cache_utils.DynamicLayer)
         specs.append({entry: None if t.dim() == 0 else {0: batch, 2: past} if grows and entry in ("key", "value")
-                      else {0: batch} for entry, t in tensors})
+                      else {0: batch} for entry, t in tensors.items()})
     return specs
+
+
+def _merge_parts(cache: Any, specs: list[Any]) -> list[dict[str, Any]]:
+    """An EncoderDecoderCache's spec per layer from its two caches' (see _flatten_encoder_decoder)."""
+    layers: list[dict[str, Any]] = [{} for _ in range(max(len(s) for s in specs))]
+    for (prefix, _), spec in zip(_PARTS, specs):
+        for layer, entries in zip(layers, spec):
+            layer.update((f"{prefix}.{entry}", s) for entry, s in (entries or {}).items())
+    return layers
 
 
 def cache_spec(cache: Any, spec: Any) -> Any:
     """A cache's `dynamic_shapes` entry in the layout it flattens to (one dict per layer), from
-    that layout or from transformers' (one list per entry, over the layers that hold it)."""
-    children, (layouts, _) = _flatten_cache(cache)
+    that layout or from transformers' (one list per entry, over the layers that hold it; for an
+    EncoderDecoderCache, `[self-attention cache's spec, cross-attention cache's spec]`)."""
     if not isinstance(spec, (list, tuple)) or all(isinstance(s, Mapping) or s is None for s in spec):
         return spec  # one dict per layer (or a spec torch.export judges)
+    from transformers import cache_utils
+
+    if isinstance(cache, cache_utils.EncoderDecoderCache):
+        if len(spec) != 2:
+            raise ValueError(f"an EncoderDecoderCache's dynamic_shapes is one dict per layer, or [self-attention cache's, "
+                             f"cross-attention cache's]; got {len(spec)} entries")
+        return _merge_parts(cache, [cache_spec(getattr(cache, attr), s) for (_, attr), s in zip(_PARTS, spec)])
+    children, (layouts, _, _) = _flatten_cache(cache)
     columns: dict[str, list[int]] = {}
     for i, (_, entries, _) in enumerate(layouts):
         for entry, _, _ in entries:

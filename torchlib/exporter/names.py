@@ -5,8 +5,8 @@ A leaf's name is the path that leads to it:
   (nothing before it: `field`): `{"logits": t}` gives `logits`, `{"a": {"b": t}}` `a.b`;
 - a position in a tuple or list adds `_i` (nothing before it: `output_i`): `(t, (u, v))` gives
   `output_0`, `output_1_0`, `output_1_1`; `{"hidden": (t, u)}` gives `hidden_0`, `hidden_1`;
-- a transformers KV cache's tensors are `{cache_prefix}.{layer}[.decoder|.encoder].{key|value}`
-  (`present.0.key` for an output cache, `past_key_values.0.key` for an input one; hf_cache.py);
+- a transformers KV cache's tensors are `{cache_prefix}.{layer}.{entry}` (`present.0.key` for an
+  output cache, `past_key_values.0.decoder.key` for an input EncoderDecoderCache's; hf_cache.py);
 - forward returning one tensor: `output`.
 
 Names that two leaves share (a key holding a dot) get a free variant when the graph is built.
@@ -26,17 +26,13 @@ def leaf_names(spec: pytree.TreeSpec, cache_prefix: str, root: str = "output") -
     """The name of each leaf of a tree of this structure (flattened with the caches registered)."""
     names: list[str] = []
 
-    def walk(spec: pytree.TreeSpec, path: str, cache: list[str]) -> None:
+    def walk(spec: pytree.TreeSpec, path: str) -> None:
         if spec.is_leaf():
             names.append(path or root)
             return
-        if is_cache_type(spec.type) and spec.type.__name__ == "EncoderDecoderCache":
-            for part, child in zip(("decoder", "encoder"), spec.children()):
-                walk(child, path, [part])
-            return
         if is_cache_type(spec.type):  # one dict per layer (hf_cache.py)
             for layer, entries in enumerate(spec.children()):
-                names.extend(".".join([cache_prefix, str(layer), *cache, entry]) for entry in entries.context)
+                names.extend(f"{cache_prefix}.{layer}.{entry}" for entry in entries.context)
             return
         fields = _fields(spec)
         for i, child in enumerate(spec.children()):
@@ -44,9 +40,9 @@ def leaf_names(spec: pytree.TreeSpec, cache_prefix: str, root: str = "output") -
                 step = f"{path}.{fields[i]}" if path else str(fields[i])
             else:
                 step = f"{path or root}_{i}"
-            walk(child, step, cache)
+            walk(child, step)
 
-    walk(spec, "", [])
+    walk(spec, "")
     return names
 
 

@@ -345,6 +345,18 @@ def aten_all_dims(self: TRealOrBool, dim: Sequence[int] | None = None, keepdim: 
     return _any_all(op.ReduceMin, self, axes, keepdim)
 
 
+@aten_op("aten::_is_all_true")
+def aten_is_all_true(self: TRealOrBool) -> TBool:
+    """_is_all_true(Tensor self) -> Tensor"""
+    return _any_all(op.ReduceMin, self, _dims(self, None), False)  # torch.all of a bool tensor (an assert's test)
+
+
+@aten_op("aten::_is_any_true")
+def aten_is_any_true(self: TRealOrBool) -> TBool:
+    """_is_any_true(Tensor self) -> Tensor"""
+    return _any_all(op.ReduceMax, self, _dims(self, None), False)
+
+
 def _product_input(self: Value, dtype: DType | None) -> tuple[Value, DType]:
     """self cast to the result dtype of prod/cumprod, then to a dtype ReduceProd has a kernel
     for (float32/float64/int64: integers compute in int64, which wraps around like torch);

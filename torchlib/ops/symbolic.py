@@ -155,6 +155,14 @@ def aten_assert_tensor_metadata(a: TTensor, size: Sequence[SymValue] | None = No
     return None
 
 
+@aten_op("aten::_assert_tensor_metadata", complex=True)
+def aten_assert_tensor_metadata_complex(a: TTensor, size: Sequence[SymValue] | None = None,
+                                        stride: Sequence[SymValue] | None = None, dtype: types.DType | None = None,
+                                        *, device: Any = None, layout: Any = None) -> None:
+    """_assert_tensor_metadata(Tensor a, SymInt[]? size=None, SymInt[]? stride=None, ScalarType? dtype=None, *, Device? device=None, Layout? layout=None) -> ()"""
+    return None  # torch checked the metadata at capture, complex or not (a complex tensor's `.to(device)`)
+
+
 @aten_op("aten::sym_constrain_range")
 def aten_sym_constrain_range(size: SymValue, *, min: int | None = None, max: int | None = None) -> None:
     """sym_constrain_range(Scalar size, *, int? min=None, int? max=None) -> ()"""

@@ -372,3 +372,24 @@ def test_the_check_runs_the_graph_as_written_and_the_result_builds_its_session_w
     torch.testing.assert_close(result(torch.ones(2, 4)), model(torch.ones(2, 4)))
     assert made[1:] == [(ort.GraphOptimizationLevel.ORT_ENABLE_ALL, 0)]  # built on the first call, once
     assert torchlib.export(model, (x,), check=False)(x) is not None and len(made) == 3  # unchecked: no check session
+
+
+def _off_by_a_hundredth_relu(self):
+    return op.Add(op.Relu(self), op.CastLike(0.01, self))
+
+
+def test_native_forms_differ_only_where_torch_gives_nan_or_infinity():
+    """The default (exact_nan=False) max pool ignores a NaN torch propagates: on a sample with a
+    NaN the check names that difference (inconclusive, with what to do), and exact_nan=True
+    passes; a difference at an element where torch's value is finite still raises."""
+    model = nn.Sequential(nn.MaxPool2d(2), nn.ReLU())
+    x = torch.randn(1, 1, 4, 4)
+    x[0, 0, 0, 0] = float("nan")
+    with pytest.warns(UserWarning, match="exact_nan=True"):
+        loose = torchlib.export(model, (x,))
+    assert loose.self_check.startswith("inconclusive") and "NaN or infinity" in loose.self_check
+    assert torchlib.export(model, (x,), exact_nan=True).self_check.startswith("passed")
+    with pytest.raises(SelfCheckError, match="does not reproduce"):
+        torchlib.export(model, (x,), functions={torch.ops.aten.relu.default: _off_by_a_hundredth_relu})
+    clean = torch.randn(1, 1, 4, 4)  # no NaN: nothing to excuse
+    assert torchlib.export(model, (clean,)).self_check.startswith("passed")

@@ -59,6 +59,19 @@ def compare(name: str, expected: torch.Tensor, actual: torch.Tensor) -> OutputDi
                       tuple(e.shape), str(e.dtype).removeprefix("torch."))
 
 
+def agree_where_finite(expected: torch.Tensor, actual: torch.Tensor) -> bool:
+    """Whether `actual` is within `compare`'s tolerance of `expected` at every element where
+    torch's value is finite (the same shape and dtype): what the runtime's native forms
+    (`export(exact_nan=False)`) promise, as they differ from torch only where torch gives NaN or
+    overflows to infinity."""
+    if expected.shape != actual.shape or expected.dtype != actual.dtype:
+        return False
+    e = torch.view_as_real(expected.detach().resolve_conj()) if expected.is_complex() else expected.detach()
+    a = torch.view_as_real(actual.detach().resolve_conj()) if actual.is_complex() else actual.detach()
+    finite = torch.isfinite(e.to(torch.float64)) if e.is_floating_point() else torch.ones_like(e, dtype=torch.bool)
+    return compare("", e[finite], a[finite]).ok()
+
+
 class Differences(list[OutputDiff]):
     """What `ExportResult.verify(*args)` returns: one OutputDiff per output of forward, in order.
     A list; printed, a table:

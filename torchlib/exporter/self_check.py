@@ -56,6 +56,7 @@ import torch.fx.experimental.symbolic_shapes as _symbolic_shapes
 import torch.utils._pytree as pytree
 from torch.utils._python_dispatch import TorchDispatchMode
 
+from torchlib.exporter.comparison import agree_where_finite
 from torchlib.exporter.result import ExportResult, OutputDiff, compare, put_back, snapshot
 from torchlib.exporter.subgraph import all_nodes
 from torchlib.registry import NOT_UNIQUE, qualified_name
@@ -301,22 +302,26 @@ class Sample:
         self._raise_on_mismatch(names, self.expected, [o.tensor for o in actual],
                                 f"the program captured by torch.export ({strategy})", strategy)
 
-    def check_onnx(self, result: ExportResult, ep: torch.export.ExportedProgram, strategy: str) -> list[str]:
+    def check_onnx(self, result: ExportResult, ep: torch.export.ExportedProgram, strategy: str,
+                   native_forms: bool = False) -> list[str]:
         """The ONNX model in onnxruntime against torch eager (raises SelfCheckError). When it
         differs, the captured program is checked too (unless it already was, after
         draft_export), so that the error says which of capture and translation is wrong.
 
         An output that differs but depends on an op whose outputs the math leaves free
         (`aten_op(..., not_unique=...)`: eigenvectors up to sign, equal scores in either order)
-        does not raise: it is returned as an inconclusive finding, and the caller warns."""
+        does not raise: it is returned as an inconclusive finding, and the caller warns. So does,
+        with `native_forms` (exact_nan=False, and a function chose a native form), an output that
+        differs only where torch's value is NaN or infinite: the difference those forms document."""
         try:
-            return self._check_onnx(result, ep, strategy)
+            return self._check_onnx(result, ep, strategy, native_forms)
         except SelfCheckError:
             if strategy != "draft_export":
                 self.check_program(ep, strategy)
             raise
 
-    def _check_onnx(self, result: ExportResult, ep: torch.export.ExportedProgram, strategy: str) -> list[str]:
+    def _check_onnx(self, result: ExportResult, ep: torch.export.ExportedProgram, strategy: str,
+                    native_forms: bool) -> list[str]:
         args, kwargs = pytree.tree_map_only(torch.Tensor, lambda t: t.clone(), (self.args, self.kwargs))
         try:
             actual = result.run_in(result.check_session(), args, kwargs)[len(result.written_inputs):]
@@ -327,8 +332,14 @@ class Sample:
         nodes = self._graph_output_nodes(ep)
         # reached only with a program that reproduces the model (checked before, or by check_onnx
         # when this raises): what differs is the translation
-        return self._raise_on_mismatch(names, self._graph_outputs(ep), actual, "the ONNX model", TRANSLATION,
-                                       excuse=lambda i: _not_unique_source(nodes[i]) if i < len(nodes) else None)
+        expected = self._graph_outputs(ep)
+
+        def excuse(i: int) -> str | None:
+            if native_forms and i < len(actual) and agree_where_finite(expected[i].tensor, actual[i]):
+                return _NATIVE_FORMS
+            return _not_unique_source(nodes[i]) if i < len(nodes) else None
+
+        return self._raise_on_mismatch(names, expected, actual, "the ONNX model", TRANSLATION, excuse=excuse)
 
     def _graph_outputs(self, ep: torch.export.ExportedProgram) -> list[_Output]:
         """The eager outputs that are graph outputs: tensors and symbolic ints / floats, not the
@@ -359,6 +370,11 @@ class Sample:
                                          f"from: {_describe(expected, a, diff)}" + _advice(strategy))
                 inconclusive.append(f"{_describe(expected, a, diff)}, and it depends on {source}")
         return inconclusive
+
+
+_NATIVE_FORMS = ("elements where torch gives NaN or infinity only, which the runtime's native ops chosen by "
+                 "exact_nan=False (the default) do not reproduce (docs/exact_nan.md); export(..., exact_nan=True) "
+                 "gives torch's values there")
 
 
 def _not_unique_source(output: Any) -> str | None:

@@ -190,3 +190,16 @@ def constrain_range(dtype: torch.dtype) -> Iterator[Any]:
     for value, low, high in ((5, 0, 10), (2, 2, None), (7, None, 7)):
         yield sample_input(torch.tensor(value, dtype=dtype), min=low, max=high)
 
+
+
+def truth_tensors(dtype: torch.dtype) -> Iterator[Any]:
+    """Boolean tensors all true, all false, mixed, 0-d and empty (an assert's test: aten::_is_all_true)."""
+    for x in (torch.ones(2, 3), torch.zeros(4), torch.tensor([[1.0, 0.0], [1.0, 1.0]]), torch.tensor(1.0),
+              torch.tensor(0.0), torch.zeros(0, 3)):
+        yield sample_input(x.to(dtype))
+
+
+def complex_assert_tensor_metadata(dtype: torch.dtype) -> Iterator[Any]:
+    x = torch.complex(_values(torch.float32, (2, 3)), _values(torch.float32, (2, 3))).to(dtype)
+    yield sample_input(x, [2, 3], [3, 1], dtype)
+    yield sample_input(x)

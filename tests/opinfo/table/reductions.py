@@ -7,6 +7,7 @@ import torch
 from torchlib.conformance.spec import Entry, sample_input
 
 from . import _helpers as h
+from . import _own_samples as own
 
 FLOATS = [torch.float32, torch.float16, torch.bfloat16, torch.float64]
 
@@ -26,6 +27,8 @@ def _powsum(dtype: torch.dtype):
 
 ENTRIES = [
     Entry('aten_all', opinfo=['all']),  # all
+    Entry('aten_is_all_true', samples=own.truth_tensors, dtypes=[torch.bool]),
+    Entry('aten_is_any_true', samples=own.truth_tensors, dtypes=[torch.bool]),
     Entry('aten_all_dim', opinfo=['all']),  # all.dim
     Entry('aten_all_dims', opinfo=['all']),  # all.dims
     Entry('aten_amax', opinfo=['amax']),  # amax

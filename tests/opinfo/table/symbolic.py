@@ -21,6 +21,7 @@ ENTRIES = [
     Entry('aten_assert_async_msg', samples=own.assert_true_msg, dtypes=[torch.float32, torch.int64, torch.bool], xfail=[_NO_OUTPUT]),
     Entry('aten_assert_scalar', samples=own.assert_scalar, dtypes=[torch.bool], reference=h.on_python(torch.ops.aten._assert_scalar), xfail=[_NO_OUTPUT]),
     Entry('aten_assert_tensor_metadata', samples=own.assert_tensor_metadata, dtypes=own.ALL, xfail=[_NO_OUTPUT]),
+    Entry('aten_assert_tensor_metadata_complex', samples=own.complex_assert_tensor_metadata, dtypes=[torch.complex64, torch.complex128], xfail=[_NO_OUTPUT]),
     Entry('aten_sym_constrain_range', samples=own.constrain_range, dtypes=[torch.int64], reference=h.on_python(torch.ops.aten.sym_constrain_range), xfail=[_NO_OUTPUT]),
     Entry('aten_sym_constrain_range_for_size', samples=own.constrain_range, dtypes=[torch.int64], reference=h.on_python(torch.ops.aten.sym_constrain_range_for_size), xfail=[_NO_OUTPUT]),
     Entry('aten_sym_numel', samples=h.tensors, dtypes=[torch.float32, torch.int64], reference=lambda x: x.numel(), xfail=[

@@ -221,3 +221,21 @@ def test_size_condition_the_onnx_model_cannot_check_is_named():
     assert any("The ONNX model does not check this" in d for d in result.diagnostics)
     assert all(isinstance(d, str) for d in input_dims(result))  # both dims stay dynamic
     assert all_ok(result, torch.randn(3, 16))  # the path exported
+
+
+class LongerOrShorter(nn.Module):
+    """Sizes compared, no remainder: a condition that is most often the inputs' contract (a
+    decode step's mask as long as the past and the new tokens)."""
+
+    def forward(self, x, y):
+        if x.shape[1] <= y.shape[1]:
+            return x.sum(1) + y.sum(1)
+        return x.sum(1) - y.sum(1)
+
+
+def test_an_inequality_between_sizes_is_a_diagnostic_not_a_warning():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        result = torchlib.export(LongerOrShorter(), (torch.randn(2, 3), torch.randn(2, 5)),
+                                 dynamic_shapes=({0: Dim.AUTO, 1: Dim.AUTO}, {0: Dim.AUTO, 1: Dim.AUTO}))
+    assert any("holds only for inputs whose sizes meet" in d and "<=" in d for d in result.diagnostics)

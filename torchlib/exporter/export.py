@@ -323,7 +323,12 @@ def _size_guards(ep: torch.export.ExportedProgram) -> list[str]:
     """A warning (also returned for the diagnostics) when torch.export's program holds only for
     input sizes that meet conditions beyond their ranges (focalnet: the width's patch count even,
     where the model pads otherwise; dinov2: the patch count of the sample): `ep.module()` checks
-    them, the ONNX model cannot, and other sizes give wrong results or fail in onnxruntime."""
+    them, the ONNX model cannot, and other sizes give wrong results or fail in onnxruntime.
+
+    Only a condition with a floor division or a remainder warns: a size's parity or multiple is
+    how a model chooses a path. Inequalities between sizes alone (a decode step's attention mask
+    as long as the past and the new tokens) are the inputs' own contract far more often: they go
+    to the diagnostics only, so that every language model's export does not warn."""
     guards = _diagnostic(path_guards, ep)
     if not guards:
         return []
@@ -331,7 +336,8 @@ def _size_guards(ep: torch.export.ExportedProgram) -> list[str]:
                + ". The ONNX model does not check this: inputs of other sizes give wrong results or fail in "
                "onnxruntime (the model's code takes another path for them; mark those dims static, or export "
                "one model per path)")
-    warnings.warn(message, UserWarning, stacklevel=caller_level())
+    if any("//" in g or "%" in g for g in guards):
+        warnings.warn(message, UserWarning, stacklevel=caller_level())
     return [message]
 
 

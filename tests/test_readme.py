@@ -75,6 +75,15 @@ def test_readme_quotes_commands():
     assert any("codegen coverage" in c for c in COMMANDS)
 
 
+def test_readme_stays_a_front_door():
+    """At most 200 lines, and the quick starts come before the tables: figures and their
+    history belong in docs/ (docs/performance.md, docs/benchmarks.md), not here."""
+    lines = README.splitlines()
+    assert len(lines) <= 200, f"README.md has {len(lines)} lines: move detail into docs/"
+    headings = [line for line in lines if line.startswith("## ")]
+    assert headings[:2] == ["## Set up", "## Quick start"], headings
+
+
 PYTHON_BLOCKS = re.findall(r"```python\n(.*?)```", README, re.S)
 
 

@@ -127,6 +127,7 @@ def build(
     position_ids: bool | None = None,
     opset: int = 23,
     target: str = "onnxruntime",
+    progress: bool = True,
 ) -> GenaiBuild:
     """Write onnxruntime-genai's folder for a causal language model.
 
@@ -155,6 +156,8 @@ def build(
     opset: the ONNX opset (21 and up for int4).
     target: "onnxruntime" (default): the export's onnxruntime target, contrib operators where
         onnxruntime's kernels are faster (docs/genai.md); "onnx": standard ONNX only.
+    progress: a bar counts the weights' bytes as they are written, on a terminal only
+        (`graph_builder.progress`); False: none.
     """
     import torchlib
 
@@ -207,7 +210,7 @@ def build(
         notes.append(_check_target(result, spec, with_positions, quantization is not None))
     out.mkdir(parents=True, exist_ok=True)
     filename = "model.onnx"
-    result.save(out / filename, external_data=True)
+    result.save(out / filename, external_data=True, progress=progress)
     session_options = {"session.qdq_matmulnbits_accuracy_level": str(accuracy_level)} if precision == "int4" else {}
     generation = _generation(module, folder)
     token_folder = Path(tokenizer) if tokenizer is not None else folder

@@ -25,7 +25,7 @@ def _main(ns: argparse.Namespace) -> int:
         built = genai.build(ns.model or ns.input, ns.output, precision=ns.precision, block_size=ns.block_size,
                             accuracy_level=ns.accuracy_level, tokenizer=ns.tokenizer,
                             position_ids=None if ns.position_ids is None else ns.position_ids == "yes",
-                            opset=ns.opset, target=ns.target)  # fmt: skip
+                            opset=ns.opset, target=ns.target, progress=not ns.no_progress)  # fmt: skip
     except (ModelFolderError, FileNotFoundError) as e:
         raise UsageError(str(e)) from e
     seconds = time.perf_counter() - start
@@ -56,4 +56,6 @@ def genai_main(argv: list[str]) -> int:
                         help="whether the graph takes position_ids (default: no for the onnxruntime target, as the "
                              "builder's graph; yes for onnx)")  # fmt: skip
     parser.add_argument("--opset", type=int, default=23, help="ONNX opset (default 23; 21 and up for int4)")
+    parser.add_argument("--no-progress", action="store_true",
+                        help="no progress bar while the weights are written (it shows only on a terminal)")
     return run_cli(_main, parser, argv)

@@ -139,14 +139,17 @@ def read_expectations(path: Path = EXPECTATIONS) -> dict[str, str]:
 
 
 def main(argv: list[str]) -> int:
-    """Runs every case; prints the not-applicable rules with counts, the failures and the rate."""
+    """Runs every case; prints the not-applicable rules with counts, the failures and the rate.
+    On a terminal a bar counts the cases (`--no-progress`: none)."""
+    from graph_builder.progress import progress
+
     verbose = "-v" in argv
     start = time.perf_counter()
     cases = load_cases()
     skipped: Counter[str] = Counter()
     failures: dict[str, str] = {}
     passed = 0
-    for name, case in sorted(cases.items()):
+    for name, case in progress(sorted(cases.items()), desc="node tests", unit="case", enabled="--no-progress" not in argv):
         rule = not_applicable(case)
         if rule:
             skipped[rule] += 1

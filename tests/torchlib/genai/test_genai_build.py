@@ -135,7 +135,7 @@ def test_int4_writes_the_accuracy_level(llama_folder, tmp_path):
 def test_cli(llama_folder, tmp_path, capsys):
     from torchlib.__main__ import main
 
-    assert main(["genai", str(llama_folder), "-o", str(tmp_path / "out"), "--precision", "fp32"]) == 0
+    assert main(["genai", str(llama_folder), "-o", str(tmp_path / "out"), "--precision", "fp32", "--no-progress"]) == 0
     assert "wrote" in capsys.readouterr().out
     assert (tmp_path / "out" / "genai_config.json").is_file()
     assert main(["genai", str(tmp_path / "missing"), "-o", str(tmp_path / "x")]) == 2

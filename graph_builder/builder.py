@@ -18,7 +18,7 @@ from __future__ import annotations
 import contextlib
 import gc
 from collections.abc import Iterator, Sequence
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import onnx
@@ -27,8 +27,9 @@ from onnx import shape_inference
 from graph_builder import ir, types, weights
 from graph_builder.arrays import as_array, numpy_to_torch
 from graph_builder.evaluator import EAGER, pop_evaluator, push_evaluator, run_session
+from graph_builder.evaluator import require as graph_builder_require
 from graph_builder.fast_infer import RULES, SYM_RULES
-from graph_builder.ir import COMPLEX_KEY, Graph, ModelTooLargeError, Node, Value
+from graph_builder.ir import CHECK_PREFIX, COMPLEX_KEY, Graph, ModelTooLargeError, Node, Value
 from graph_builder.opset import CHANGED_MEANING, opset
 from graph_builder.schema import DEFAULT_OPSET, OpError, OpSignature
 from graph_builder.types import DType
@@ -94,6 +95,7 @@ class GraphBuilder:
         self._constants_by_id: dict[int, tuple[np.ndarray, Value]] = {}  # read-only arrays only
         self._targets: dict[OpSignature, OpSignature] = {}
         self._gc_paused: list[bool] = []  # per open `with self:`, whether it paused the collector
+        self._checks: list[tuple[Value, str]] = []  # `require`d conditions not yet tied to an output
 
     # -- graph inputs, weights, constants ------------------------------------------------------
     def input(self, name: str, dtype: DType, shape: Sequence[ir.Dim] | None) -> Value:
@@ -154,11 +156,14 @@ class GraphBuilder:
         """Mark a value as a graph output, under `name` when given. A value that cannot carry
         the name (an input, an initializer, an output already, a value of an outer graph) is
         passed through an Identity node. With exact=False the name is a preference: when an
-        input, a weight or another output holds it, the output gets a free variant (`name_1`)."""
+        input, a weight or another output holds it, the output gets a free variant (`name_1`).
+        The run-time checks `require`d since the last output are tied into this one."""
         complex_dtype = value.complex_dtype if isinstance(value, Value) else None
         if not isinstance(value, Value) or value.graph is not self.graph:
             with self:
                 value = self._as_value(value)
+        if self._checks and value.dtype is not None and value.shape is not None:
+            value = self._checked(value)
         needs_identity = value.graph is not self.graph or value.producer is None or value in self.graph.outputs
         if name is not None and value.name != name:
             if not self._free_name(name, exact):
@@ -176,6 +181,46 @@ class GraphBuilder:
             value.as_complex().metadata[COMPLEX_KEY] = complex_dtype.name.lower()
         self.graph.outputs.append(value)
         return value
+
+    def require(self, condition: Value, message: str) -> None:
+        """Record a run-time check (`graph_builder.require`): a BOOL Value that must hold, every
+        element of it, on every run. It is tied into the next output declared."""
+        if condition.dtype is not types.BOOL:
+            raise OpError(f"require({message!r}): the condition must be BOOL, not {condition.dtype}")
+        with self:
+            if condition.shape is None or len(condition.shape) != 0:
+                ints = opset(self.opset).Cast(condition, to=types.INT64.onnx)
+                condition = opset(self.opset).Cast(opset(self.opset).ReduceMin(ints, keepdims=0), to=types.BOOL.onnx)
+        if condition.const_value is not None:
+            graph_builder_require(condition, message)  # known now: raises if false
+            return
+        self._checks.append((condition, message))
+
+    def _checked(self, value: Value) -> Value:
+        """`value` through one Reshape per pending check: to its own shape where the check holds,
+        else to an impossible shape (each dim plus one), so that onnxruntime stops there. Each is
+        named `check: <message>`, which onnxruntime's error quotes, and the optimizer keeps it
+        (`ir.is_check`). onnxruntime merges a chain of Reshape, Squeeze and Unsqueeze nodes that
+        ends in a static shape into one Reshape to that shape, and the checks with it: a value
+        made by one of them, and each check after the first, is carried through a Flatten, which
+        it does not merge (a scalar as [1], Gathered back after)."""
+        o = opset(self.opset)
+        with self:
+            scalar = len(value.shape or ()) == 0
+            carried = value
+            shape = np.array([1], dtype=np.int64) if scalar else o.Shape(value)
+            impossible = o.Add(shape, np.array(1, dtype=np.int64))
+            for condition, message in self._checks:
+                made = carried.producer
+                if scalar or (made is not None and made.domain in ("", "ai.onnx")
+                              and made.op_type in ("Reshape", "Squeeze", "Unsqueeze")):
+                    carried = o.Flatten(carried, axis=0)
+                carried = o.Reshape(carried, o.Where(condition, shape, impossible))
+                cast(Node, carried.producer).name = self._root.unique(CHECK_PREFIX + message)
+            out = o.Gather(carried, np.array(0, dtype=np.int64), axis=0) if scalar else carried
+        out.set_type(value.dtype, value.shape)
+        self._checks.clear()
+        return out
 
     def _free_name(self, name: str, exact: bool = True) -> bool:
         """Make `name` available: a node output that holds it is renamed (names matter only
@@ -558,6 +603,10 @@ class GraphBuilder:
         return nodes, inits
 
     def _graph_for(self, outputs: Sequence[Value]) -> Graph:
+        if self._checks:
+            raise OpError(f"{len(self._checks)} run-time check(s) ({self._checks[0][1]!r}, ...) were required after the "
+                          f"last output of graph {self.graph.name!r}, or no output could carry them: declare an "
+                          "output after them")  # fmt: skip
         nodes, inits = self._live(outputs)
         g = Graph(self.graph.name, self.graph.opset_imports)
         g.inputs = self.graph.inputs

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import re
 import threading
 from collections.abc import Iterator
 from typing import Any, Protocol
@@ -16,7 +17,7 @@ import onnx
 import onnxruntime as ort
 
 from graph_builder import ir, types
-from graph_builder.arrays import numpy_to_torch, torch_to_numpy, unpack_nibbles
+from graph_builder.arrays import as_array, numpy_to_torch, torch_to_numpy, unpack_nibbles
 from graph_builder.schema import DEFAULT_OPSET, OpError, OpSignature
 
 
@@ -54,6 +55,31 @@ def pop_evaluator(evaluator: Evaluator) -> None:
     if not stack or stack[-1] is not evaluator:
         raise RuntimeError("evaluators must be entered and exited in nested order")
     stack.pop()
+
+
+class CheckFailed(RuntimeError):
+    """A condition given to `require` does not hold."""
+
+
+def require(condition: Any, message: str) -> None:
+    """A condition the computation relies on, checked whenever it runs (torch's `_assert_scalar`,
+    `_assert_async`, the size conditions of an exported program's path).
+
+    `condition` is a Python or numpy bool, a bool tensor (every element must hold) or a BOOL
+    Value. Eagerly, or when the condition is a constant, a false one raises CheckFailed(message)
+    now. While tracing, the builder records it and ties it into the next output it declares
+    (`GraphBuilder.output`): the model then stops in onnxruntime, at a Reshape node named
+    `check: <message>`, on any input where it does not hold, instead of computing on. ONNX has no
+    assertion operator; a Reshape to an impossible shape is the failure it is given."""
+    record = getattr(current_evaluator(), "require", None)
+    if isinstance(condition, ir.Value) and condition.const_value is None:
+        if record is None:
+            raise OpError(f"require({message!r}): a graph value outside of the graph being built")
+        record(condition, message)
+        return
+    array = condition.const_value if isinstance(condition, ir.Value) else as_array(condition)
+    if not bool(np.all(array)):
+        raise CheckFailed(message)
 
 
 class EagerEvaluator:
@@ -203,15 +229,23 @@ def _run_with_ort_values(
 
 def run_session(session: ort.InferenceSession, feeds: dict[str, np.ndarray], output_names: list[str] | None = None) -> list[np.ndarray]:
     """session.run, also for bfloat16 and float8 inputs and outputs (as ml_dtypes arrays), which
-    onnxruntime's numpy bridge does not take or give."""
+    onnxruntime's numpy bridge does not take or give. A run-time check of the graph (`require`)
+    that does not hold raises CheckFailed with its condition."""
     outputs = {o.name: types.from_type_str(o.type) for o in session.get_outputs()}
     names = list(outputs) if output_names is None else list(output_names)
     dtypes = [outputs.get(n) for n in names]
-    if all(a.dtype not in _NOT_IN_ORT_NUMPY for a in feeds.values()) and all(
-        d is None or d.numpy not in _NOT_IN_ORT_NUMPY for d in dtypes
-    ):
-        return session.run(names, feeds)
-    return _run_with_ort_values(session, feeds, dtypes, names)
+    try:
+        if all(a.dtype not in _NOT_IN_ORT_NUMPY for a in feeds.values()) and all(
+            d is None or d.numpy not in _NOT_IN_ORT_NUMPY for d in dtypes
+        ):
+            return session.run(names, feeds)
+        return _run_with_ort_values(session, feeds, dtypes, names)
+    except Exception as e:
+        found = re.search(r"Name:'" + re.escape(ir.CHECK_PREFIX) + r"(.*?)' Status Message", str(e))
+        if found is None:
+            raise
+        raise CheckFailed(f"the model's run-time check does not hold for these inputs: {found.group(1)} (onnxruntime "
+                          f"stopped at the node checking it)") from e
 
 
 def _describe_call(sig: OpSignature, arrays: list[np.ndarray | None], attrs: dict[str, Any]) -> str:

@@ -277,6 +277,15 @@ class Value:
         self._type_proto = None
 
 
+CHECK_PREFIX = "check: "  # the name of a Reshape that carries a run-time check (GraphBuilder._checked)
+
+
+def is_check(node: Node) -> bool:
+    """Whether `node` carries a run-time check: its output has its input's shape only where the
+    check holds, so no rewrite may take it for an identity."""
+    return node.name is not None and node.name.startswith(CHECK_PREFIX)
+
+
 class Node:
     """One operator call. `attributes` holds plain Python values (Graph for subgraphs, numpy
     arrays for tensors); `attr_types` the AttributeProto type of each. A node made by the

@@ -10,7 +10,7 @@ import numpy as np
 from onnx import defs
 
 from graph_builder.builder import GraphBuilder
-from graph_builder.ir import Node, Value, _freeze
+from graph_builder.ir import Node, Value, _freeze, is_check
 from graph_builder.optimizer.editing import Uses, ints, subgraphs
 
 _NONDETERMINISTIC = {"RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUniformLike", "Multinomial",
@@ -109,7 +109,7 @@ def _is_identity(node: Node) -> bool:
         perm = node.attributes.get("perm")
         return perm is not None and list(perm) == list(range(len(perm)))
     if op in ("Reshape", "Expand"):  # the same shape, static or torch's symbolic dims (equal names, equal sizes)
-        return _known(x.shape) and x.shape == out.shape and x.dtype is out.dtype
+        return _known(x.shape) and x.shape == out.shape and x.dtype is out.dtype and not is_check(node)
     if op == "Unsqueeze" and len(node.inputs) > 1:
         return ints(node.inputs[1]) == []
     if op == "Squeeze" and len(node.inputs) > 1:  # empty axes squeeze every dim of size 1
@@ -201,7 +201,7 @@ def reshape_chains(builder: GraphBuilder, uses: Uses) -> int:
             continue
         x = node.inputs[0]
         inner = x.producer if x is not None else None
-        if inner is None or inner.domain not in ("", "ai.onnx") or not uses.alive(inner):
+        if inner is None or inner.domain not in ("", "ai.onnx") or not uses.alive(inner) or is_check(inner):
             continue
         if inner.op_type != "Reshape" and not (inner.op_type == "Unsqueeze" and len(inner.inputs) == 2
                                                and ints(inner.inputs[1]) is not None):

@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import warnings
 
+import numpy as np
+import onnxruntime as ort
 import pytest
 import torch
 from torch import nn
 from torch.export import Dim
 
 import torchlib
+from graph_builder.evaluator import CheckFailed
 from torchlib.exporter import ExportError
 
 
@@ -207,7 +210,7 @@ def test_specialised_dim_names_the_line_that_fixed_it():
 
 class EvenPatchCount(nn.Module):
     """A path for an even patch count only (focalnet pads otherwise): torch.export's program
-    guards it, the ONNX model cannot."""
+    guards it, and the ONNX model checks the guard."""
 
     def forward(self, x):
         if (x.shape[1] // 4) % 2 == 0:
@@ -215,12 +218,22 @@ class EvenPatchCount(nn.Module):
         return x + 1
 
 
-def test_size_condition_the_onnx_model_cannot_check_is_named():
+def test_size_condition_is_named_and_checked_by_the_onnx_model(tmp_path):
     with pytest.warns(UserWarning, match=r"holds only for inputs whose sizes meet: \(\(L\['x'\]\.size\(\)\[1\] // 4\) % 2\) == 0"):
         result = torchlib.export(EvenPatchCount(), (torch.randn(2, 8),), dynamic_shapes=({0: Dim.AUTO, 1: Dim.AUTO},))
-    assert any("The ONNX model does not check this" in d for d in result.diagnostics)
+    assert any("the ONNX model checks the condition" in d for d in result.diagnostics)
     assert all(isinstance(d, str) for d in input_dims(result))  # both dims stay dynamic
-    assert all_ok(result, torch.randn(3, 16))  # the path exported
+    assert all_ok(result, torch.randn(3, 16))  # the path exported: 16 // 4 is even
+    assert all_ok(result, torch.randn(1, 0))
+    for width in (12, 4, 13):  # the other path: the model pads, which the program does not; never a wrong answer
+        with pytest.raises(CheckFailed, match=r"run-time check does not hold for these inputs: \(\(L\['x'\]\.size\(\)\[1\] // 4\) % 2\) == 0"):
+            result(torch.randn(3, width))
+    result.save(tmp_path / "m.onnx")  # a plain onnxruntime session, every graph optimization on, stops too
+    session = ort.InferenceSession(str(tmp_path / "m.onnx"), providers=["CPUExecutionProvider"])
+    name = session.get_inputs()[0].name
+    assert session.run(None, {name: np.ones((3, 16), np.float32)})[0].shape == (3, 16)
+    with pytest.raises(Exception, match="check: "):
+        session.run(None, {name: np.ones((3, 12), np.float32)})
 
 
 class LongerOrShorter(nn.Module):
@@ -238,4 +251,4 @@ def test_an_inequality_between_sizes_is_a_diagnostic_not_a_warning():
         warnings.simplefilter("error")
         result = torchlib.export(LongerOrShorter(), (torch.randn(2, 3), torch.randn(2, 5)),
                                  dynamic_shapes=({0: Dim.AUTO, 1: Dim.AUTO}, {0: Dim.AUTO, 1: Dim.AUTO}))
-    assert any("holds only for inputs whose sizes meet" in d and "<=" in d for d in result.diagnostics)
+    assert any("assumes of the input sizes" in d and "<=" in d for d in result.diagnostics)

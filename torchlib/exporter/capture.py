@@ -180,8 +180,9 @@ def _capture(model: torch.nn.Module, args: tuple, kwargs: dict, dynamic_shapes: 
         notes.extend(f"dynamic_shapes refined: {fixes}" for fixes in refinements)
         if strategy == "draft_export" and failures:
             warning = ("draft_export made the program follow the sample's path where torch.export could not trace "
-                       "the model; inputs that take another path will give wrong results. Why the other strategies "
-                       "failed:\n" + capture_failure(failures[0][1]))
+                       "the model. Where it recorded what it assumed of the data (a branch on a value, as run-time "
+                       "assertions), the ONNX model checks it and stops on inputs that take another path; anything it "
+                       "assumed without recording gives wrong results for them. Why the other strategies failed:\n" + capture_failure(failures[0][1]))
             notes.insert(0, "WARNING: " + warning)
             warnings.warn(warning, UserWarning, stacklevel=caller_level())
         notes.extend(_draft_report(program) if strategy == "draft_export" else [])

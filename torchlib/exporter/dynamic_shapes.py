@@ -175,10 +175,16 @@ def _shape_env(program: torch.export.ExportedProgram) -> Any:
 
 
 def path_guards(program: torch.export.ExportedProgram) -> list[str]:
-    """torch.export's guards on input sizes that choose the model's path and that the ONNX model
-    cannot express: those with a floor division or a remainder (focalnet's even patch count,
+    """torch.export's guards on input sizes that choose the model's path and that the ONNX model's
+    inputs do not show: those with a floor division or a remainder (focalnet's even patch count,
     dinov2's patch count of the sample) and inequalities between sizes. Equalities without them
     are dims torch made equal or static, which the ONNX inputs show already."""
+    return [text for _, text, _ in path_conditions(program)]
+
+
+def path_conditions(program: torch.export.ExportedProgram) -> list[tuple[Any, str, bool]]:
+    """`path_guards` as (sympy condition over the inputs' size symbols, its text, whether it has a
+    floor division or a remainder)."""
     import sympy
     from torch._dynamo.source import ConstantSource
     from torch.fx.experimental.symbolic_shapes import ShapeGuardPythonPrinter
@@ -188,7 +194,7 @@ def path_guards(program: torch.export.ExportedProgram) -> list[str]:
         return []
     inputs = {v for v, sources in shape_env.var_to_sources.items() if not any(isinstance(x, ConstantSource) for x in sources)}
     printer = ShapeGuardPythonPrinter(shape_env.var_to_sources, lambda x: x.name, shape_env.var_to_sources)
-    found = []
+    found: list[tuple[Any, str, bool]] = []
     for guard in shape_env.guards:
         expr = guard.expr
         if not expr.free_symbols or not expr.free_symbols <= inputs:
@@ -199,8 +205,8 @@ def path_guards(program: torch.export.ExportedProgram) -> list[str]:
         if not isinstance(expr, sympy.Eq) and len(expr.free_symbols) < 2 and not path:
             continue  # a range: the dim's bounds
         text = printer.doprint(expr)
-        if "L['self']" not in text and text not in found:
-            found.append(text)
+        if "L['self']" not in text and text not in [t for _, t, _ in found]:
+            found.append((expr, text, path))
     return found
 
 

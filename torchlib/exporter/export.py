@@ -46,6 +46,7 @@ from torchlib.exporter.mutation import Aliases, functional_variant, is_inplace_v
 from torchlib.exporter.names import leaf_names
 from torchlib.exporter.onnxscript_functions import adapt as adapt_function
 from torchlib.exporter.result import ExportResult
+from torchlib.exporter.size_checks import require_path_conditions
 from torchlib.exporter.source import module_class, module_path, source_line
 from torchlib.exporter.stack_room import with_stack_room
 from torchlib.exporter.storage import storage_arguments
@@ -323,7 +324,7 @@ def _size_guards(ep: torch.export.ExportedProgram) -> list[str]:
     """A warning (also returned for the diagnostics) when torch.export's program holds only for
     input sizes that meet conditions beyond their ranges (focalnet: the width's patch count even,
     where the model pads otherwise; dinov2: the patch count of the sample): `ep.module()` checks
-    them, the ONNX model cannot, and other sizes give wrong results or fail in onnxruntime.
+    them, and so does the ONNX model (`size_checks`): onnxruntime stops on inputs of other sizes.
 
     Only a condition with a floor division or a remainder warns: a size's parity or multiple is
     how a model chooses a path. Inequalities between sizes alone (a decode step's attention mask
@@ -332,13 +333,20 @@ def _size_guards(ep: torch.export.ExportedProgram) -> list[str]:
     guards = _diagnostic(path_guards, ep)
     if not guards:
         return []
-    message = ("torch.export's program holds only for inputs whose sizes meet: " + "; ".join(guards)
-               + ". The ONNX model does not check this: inputs of other sizes give wrong results or fail in "
-               "onnxruntime (the model's code takes another path for them; mark those dims static, or export "
-               "one model per path)")
-    if any("//" in g or "%" in g for g in guards):
+    paths = [g for g in guards if "//" in g or "%" in g]
+    others = [g for g in guards if g not in paths]
+    messages = []
+    if paths:
+        message = ("torch.export's program holds only for inputs whose sizes meet: " + "; ".join(paths)
+                   + ". The model's code takes another path for other sizes, which this program does not have: the "
+                   "ONNX model checks the condition, and onnxruntime stops with 'check: <condition>' on inputs that "
+                   "do not meet it (to run them, export with an input of such a size, or one model per path)")
         warnings.warn(message, UserWarning, stacklevel=caller_level())
-    return [message]
+        messages.append(message)
+    if others:
+        messages.append("torch.export's program assumes of the input sizes: " + "; ".join(others)
+                        + " (the ONNX model does not check this)")
+    return messages
 
 
 def check_supported(ep: torch.export.ExportedProgram, registry: Registry) -> None:
@@ -460,6 +468,12 @@ def translate(
         elif node.op == "get_attr":  # a higher-order op's body (a Body its function translates)
             env[node.name] = attribute(g, ep.graph_module, node, _body_translator(registry, renames, diagnostics))
         elif node.op == "output":
+            with g:  # the program's size conditions, checked on every run (before the outputs carry them)
+                for text in require_path_conditions(ep, env):
+                    message = (f"torch.export's program holds only for inputs whose sizes meet {text}, which the "
+                               "ONNX model cannot check: inputs of other sizes give wrong results")
+                    warnings.warn(message, UserWarning, stacklevel=caller_level())
+                    diagnostics.append(message)
             written = _written_outputs(ctx, specs)
             fx_outputs = pytree.tree_leaves(node.args[0], is_leaf=lambda x: x is None)
             kinds = [s.kind.name for s in ep.graph_signature.output_specs]

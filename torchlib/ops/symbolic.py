@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from graph_builder import op, types
+from graph_builder.evaluator import require
 from graph_builder.ir import Value
 from graph_builder.type_constraints import TTensor
 from torchlib.ops._helpers import dim_size
@@ -130,21 +131,31 @@ def aten__local_scalar_dense(self: TTensor) -> SymValue:
 
 @aten_op("aten::_assert_scalar")
 def aten_assert_scalar(self: SymValue, assert_msg: str) -> None:
-    """_assert_scalar(Scalar self, str assert_msg) -> ()"""
-    # torch.export checked the condition for the example inputs; the graph keeps no runtime check.
-    return None
+    """_assert_scalar(Scalar self, str assert_msg) -> ()
+
+    torch.export's run-time assertion (a data-dependent condition it could not prove: a
+    `torch._check`, the branch draft_export took at the sample): the ONNX model checks it on
+    every run and stops, naming it, where it does not hold (`graph_builder.require`)."""
+    require(_truth(self), assert_msg)
 
 
 @aten_op("aten::_assert_async")
 def aten_assert_async(self: TTensor) -> None:
     """_assert_async(Tensor self) -> ()"""
-    return None
+    require(_truth(self), "torch._assert_async: the condition is false")
 
 
 @aten_op("aten::_assert_async.msg")
 def aten_assert_async_msg(self: TTensor, assert_msg: str) -> None:
     """_assert_async.msg(Tensor self, str assert_msg) -> ()"""
-    return None
+    require(_truth(self), assert_msg)
+
+
+def _truth(x: Any) -> Any:
+    """A condition as BOOL: a number is true where it is nonzero, as Python and torch take it."""
+    if isinstance(x, Value) and x.dtype is not types.BOOL:
+        return op.Not(op.Equal(x, op.CastLike(np.array(0), x)))
+    return x
 
 
 @aten_op("aten::_assert_tensor_metadata")

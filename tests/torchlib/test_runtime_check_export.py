@@ -1,0 +1,53 @@
+"""What torch.export's program assumes at run time, the ONNX model checks: never a wrong answer
+on inputs the program was not made for (`aten::_assert_scalar`, draft_export's branches; the
+size conditions are in test_dynamic_dims.py)."""
+
+from __future__ import annotations
+
+import warnings
+
+import pytest
+import torch
+
+import torchlib
+from graph_builder.evaluator import CheckFailed
+
+
+class CountedScale(torch.nn.Module):
+    def forward(self, x):
+        n = (x > 0).sum().item()
+        torch._check(n <= 6)
+        return x * n
+
+
+def test_torch_check_on_data_is_checked_by_the_onnx_model():
+    result = torchlib.export(CountedScale(), (torch.tensor([1.0, -1.0, 2.0, 3.0]),), dynamic_shapes=({0: "n"},))
+    assert any(n.name and n.name.startswith("check: ") for n in result.graph.nodes)
+    x = torch.tensor([1.0, 2.0, -3.0, 4.0, 5.0, 6.0, -7.0, 8.0])  # six positive
+    torch.testing.assert_close(result(x), CountedScale()(x))
+    with pytest.raises(CheckFailed, match=r"u0 <= 6"):
+        result(torch.ones(8))
+
+
+class MaskedWhenPadded(torch.nn.Module):
+    """fsmt's pattern: a branch on `mask.any()`, which torch.export cannot trace and draft_export
+    takes the sample's way."""
+
+    def forward(self, x, mask):
+        if mask.any():
+            x = x.masked_fill(mask, 0.0)
+        return x * 2
+
+
+def test_draft_exports_branch_is_checked_by_the_onnx_model():
+    x, mask = torch.randn(2, 5), torch.zeros(2, 5, dtype=torch.bool)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # draft_export's warning
+        result = torchlib.export(MaskedWhenPadded(), (x, mask), dynamic_shapes=({0: "b", 1: "s"}, {0: "b", 1: "s"}))
+    assert result.capture_strategy == "draft_export"
+    other = (torch.randn(3, 7), torch.zeros(3, 7, dtype=torch.bool))  # the sample's path, other sizes
+    torch.testing.assert_close(result(*other), MaskedWhenPadded()(*other))
+    padded = mask.clone()
+    padded[0, 1] = True
+    with pytest.raises(CheckFailed, match=r"Ne\(u0, 1\)"):  # the other path: stopped, not answered wrongly
+        result(x, padded)

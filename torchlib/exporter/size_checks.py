@@ -1,0 +1,116 @@
+"""The size conditions of torch.export's program, checked by the ONNX model on every run.
+
+torch.export may keep a dim dynamic and still hold only for sizes that meet a condition beyond
+the dim's range: focalnet pads a width that is not a multiple of its patch size, so its program
+(captured at a width where it did not) holds only for `width // 16 % 2 == 0`. `ep.module()`
+refuses other inputs ("Guard failed"); an ONNX model has no such check of its own, and would run
+the sample's path on them and answer wrongly. So each such condition, one with a floor division
+or a remainder (`dynamic_shapes.path_conditions`), is written into the graph from the inputs'
+shapes and `require`d (`graph_builder.require`): onnxruntime stops at a node named
+`check: <condition>` on inputs that do not meet it. A condition this module cannot write (a
+function it does not know) is left to the export's warning, which says so.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import reduce
+from typing import Any
+
+import numpy as np
+import torch
+
+from graph_builder import op
+from graph_builder.evaluator import require
+from graph_builder.ir import Value
+from torchlib.exporter.dynamic_shapes import path_conditions
+
+
+class NotWritable(Exception):
+    """A condition with a function the ONNX graph is not given here."""
+
+
+def require_path_conditions(program: torch.export.ExportedProgram, inputs: dict[str, Any]) -> list[str]:
+    """Require, in the graph being built (inside `with builder:`), each path condition of the
+    program (a floor division or a remainder of input sizes). `inputs` maps each placeholder's
+    name to what it became. Returns the texts of the conditions it could not write."""
+    conditions = [(expr, text) for expr, text, path in path_conditions(program) if path]
+    if not conditions:
+        return []
+    sizes = _size_symbols(program, inputs)
+    unwritten = []
+    for expr, text in conditions:
+        try:
+            condition = _write(expr, sizes)
+        except NotWritable:
+            unwritten.append(text)
+            continue
+        require(condition, text)
+    return unwritten
+
+
+def _size_symbols(program: torch.export.ExportedProgram, inputs: dict[str, Any]) -> dict[Any, Callable[[], Any]]:
+    """torch's symbol of each dynamic input dim -> how to read that size in the graph."""
+    found: dict[Any, Callable[[], Any]] = {}
+    for node in program.graph.nodes:
+        value, fake = inputs.get(node.name), node.meta.get("val")
+        if node.op != "placeholder" or not isinstance(value, Value) or not isinstance(fake, torch.Tensor):
+            continue
+        for axis, size in enumerate(fake.shape):
+            if isinstance(size, torch.SymInt) and size.node.expr.is_Symbol and size.node.expr not in found:
+                found[size.node.expr] = lambda value=value, axis=axis: op.Squeeze(op.Shape(value, start=axis, end=axis + 1), [0])
+    return found
+
+
+def _int(x: Any) -> Any:
+    return np.array(x, dtype=np.int64) if isinstance(x, int) else x
+
+
+def _floor_div(a: Any, b: Any) -> Any:
+    """Python's `a // b` on INT64 scalars: ONNX's integer Div truncates, so one less where the
+    signs differ and the division is inexact."""
+    quot = op.Div(_int(a), _int(b))
+    inexact = op.Not(op.Equal(op.Sub(_int(a), op.Mul(quot, _int(b))), _int(0)))
+    fix = op.And(inexact, op.Xor(op.Less(_int(a), _int(0)), op.Less(_int(b), _int(0))))
+    return op.Sub(quot, op.Cast(fix, to=7))  # INT64
+
+
+def _write(expr: Any, sizes: dict[Any, Callable[[], Any]]) -> Any:
+    """The INT64 or BOOL scalar Value (or Python value) that computes a sympy expression of size
+    symbols: sums, products, floor divisions, remainders, min / max, comparisons and logic."""
+    import sympy
+
+    if expr.is_Symbol:
+        if expr not in sizes:
+            raise NotWritable(f"the symbol {expr} is no input's size")
+        return sizes[expr]()
+    if expr.is_Integer:
+        return int(expr)
+    if expr is sympy.true or expr is sympy.false:
+        return bool(expr)
+    kind = type(expr).__name__
+    args = [_write(a, sizes) for a in expr.args]
+    if isinstance(expr, sympy.Add):
+        return reduce(lambda a, b: op.Add(_int(a), _int(b)), args)
+    if isinstance(expr, sympy.Mul):
+        return reduce(lambda a, b: op.Mul(_int(a), _int(b)), args)
+    if kind == "FloorDiv":
+        return _floor_div(args[0], args[1])
+    if kind in ("Mod", "PythonMod"):  # Python's remainder: the divisor's sign, as ONNX's Mod with fmod=0
+        return op.Mod(_int(args[0]), _int(args[1]))
+    if kind in ("Max", "Min"):
+        return (op.Max if kind == "Max" else op.Min)(*[_int(a) for a in args])
+    compare: dict[str, Callable[..., Any]] = {
+        "Equality": op.Equal, "StrictLessThan": op.Less, "LessThan": op.LessOrEqual,
+        "StrictGreaterThan": op.Greater, "GreaterThan": op.GreaterOrEqual,
+    }  # fmt: skip
+    if kind in compare:
+        return compare[kind](_int(args[0]), _int(args[1]))
+    if kind == "Unequality":
+        return op.Not(op.Equal(_int(args[0]), _int(args[1])))
+    if kind in ("And", "Or"):
+        return reduce(op.And if kind == "And" else op.Or, args)
+    if kind == "Not":
+        return op.Not(args[0])
+    raise NotWritable(f"{kind} in {expr}")
+

@@ -215,7 +215,8 @@ class GraphBuilder:
                 if scalar or (made is not None and made.domain in ("", "ai.onnx")
                               and made.op_type in ("Reshape", "Squeeze", "Unsqueeze")):
                     carried = o.Flatten(carried, axis=0)
-                carried = o.Reshape(carried, o.Where(condition, shape, impossible))
+                # allowzero: a 0 in the shape is an empty dim, not "the input's dim" (Flatten made [1, 0])
+                carried = o.Reshape(carried, o.Where(condition, shape, impossible), allowzero=1)
                 cast(Node, carried.producer).name = self._root.unique(CHECK_PREFIX + message)
             out = o.Gather(carried, np.array(0, dtype=np.int64), axis=0) if scalar else carried
         out.set_type(value.dtype, value.shape)

@@ -82,6 +82,35 @@ def test_several_checks_each_named(shape):
             run_session(session, {"x": np.full(sizes, -1.0, np.float32)})
 
 
+@pytest.mark.parametrize("producer", ["mul", "reshape"])
+def test_checks_on_an_empty_output(producer):
+    """An output with no elements carries its checks too, and runs when they hold (a 0 in a
+    Reshape's shape would copy the input's dim without allowzero: after a Flatten, 1)."""
+    model = _model([0, "a"] if producer == "mul" else ["a", 0], producer, conditions=3)
+    for level in LEVELS:
+        session = _session(model, level)
+        x = np.zeros((0, 5) if producer == "mul" else (5, 0), np.float32)
+        with pytest.raises(CheckFailed, match=r"sum\(x\) > 0"):  # the sum of nothing is 0
+            run_session(session, {"x": x})
+
+
+def test_checks_that_hold_on_an_empty_output():
+    g = GraphBuilder(opset=23)
+    x = g.input("x", FLOAT, ["n", 4])
+    with g:
+        count = op.Squeeze(op.Shape(x, start=0, end=1), [0])
+        require(op.GreaterOrEqual(count, np.array(0, np.int64)), "n >= 0")
+        require(op.LessOrEqual(count, np.array(40, np.int64)), "n <= 40")
+        y = op.Reshape(op.Mul(x, np.array(2, np.float32)), np.array([-1, 2], np.int64))
+    g.output(y, "y")
+    for level in LEVELS:
+        session = _session(g.to_model(), level)
+        assert run_session(session, {"x": np.zeros((0, 4), np.float32)})[0].shape == (0, 2)
+        assert run_session(session, {"x": np.ones((3, 4), np.float32)})[0].shape == (6, 2)
+        with pytest.raises(CheckFailed, match="n <= 40"):
+            run_session(session, {"x": np.ones((41, 4), np.float32)})
+
+
 def test_eager_require_raises_at_once():
     require(torch.tensor([True, True]), "holds")
     require(np.bool_(True), "holds")

@@ -100,6 +100,19 @@ def test_unknown_op_error_names_op_node_and_opset():
         import_onnx(model)
 
 
+def test_old_opset_is_version_converted_or_the_node_named():
+    x, y = h.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3]), h.make_tensor_value_info("y", TensorProto.FLOAT, None)
+    relu = h.make_node("Relu", ["x"], ["r"], name="first")
+    converts = h.make_model(h.make_graph([relu, h.make_node("Neg", ["r"], ["y"])], "g", [x], [y]),
+                            opset_imports=[h.make_opsetid("", 6)], ir_version=3)
+    data = torch.randn(2, 3)
+    torch.testing.assert_close(import_onnx(converts)(data), -torch.relu(data))
+    custom = h.make_model(h.make_graph([relu, h.make_node("ATen", ["r"], ["y"], name="custom_op")], "g", [x], [y]),
+                          opset_imports=[h.make_opsetid("", 6)], ir_version=3)
+    with pytest.raises(OnnxImportError, match=r"opset 6; .* could not bring node 'custom_op' \(ATen\) to opset 7"):
+        import_onnx(custom)
+
+
 def test_sequence_input_is_refused():
     seq = h.make_tensor_sequence_value_info("s", TensorProto.FLOAT, None)
     y = h.make_tensor_value_info("y", TensorProto.INT64, [])

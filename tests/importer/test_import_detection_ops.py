@@ -124,6 +124,35 @@ def test_nms_exports_with_dynamic_box_count():
         np.testing.assert_array_equal(program.module()(*map(torch.from_numpy, arrays)).numpy(), expected)
 
 
+def test_nms_exports_on_an_unbacked_box_count():
+    """The boxes NonMaxSuppression reads are those over a score (NonZero then Gather): their
+    number is unbacked under torch.export, at the top level of the program."""
+    init = [onnx.numpy_helper.from_array(np.array(v, dtype), name) for name, v, dtype in
+            (("floor", 0.2, np.float32), ("flat", [-1], np.int64), ("zero", [0], np.int64), ("one", [1], np.int64),
+             ("limit", [100], np.int64), ("iou", [0.5], np.float32))]  # fmt: skip
+    nodes = [h.make_node("Greater", ["scores", "floor"], ["over"]), h.make_node("NonZero", ["over"], ["nz"]),
+             h.make_node("Reshape", ["nz", "flat"], ["idx"]), h.make_node("Gather", ["boxes", "idx"], ["b"]),
+             h.make_node("Gather", ["scores", "idx"], ["s"]), h.make_node("Unsqueeze", ["b", "zero"], ["b3"]),
+             h.make_node("Unsqueeze", ["s", "zero"], ["s2"]), h.make_node("Unsqueeze", ["s2", "one"], ["s3"]),
+             h.make_node("NonMaxSuppression", ["b3", "s3", "limit", "iou"], ["selected"])]
+    graph = h.make_graph(nodes, "nms", [h.make_tensor_value_info("boxes", TensorProto.FLOAT, ["n", 4]),
+                                        h.make_tensor_value_info("scores", TensorProto.FLOAT, ["n"])],
+                         [h.make_tensor_value_info("selected", TensorProto.INT64, [None, 3])], init)
+    model = h.make_model(graph, opset_imports=[h.make_opsetid("", 13)], ir_version=8)
+    session = ort.InferenceSession(model.SerializeToString())
+    program = None
+    for count, seed in ((40, 0), (300, 1), (7, 2)):
+        boxes, scores = (a[0] for a in _inputs(count, seed, 0, 0.5, None)[:2])
+        scores = scores[0]
+        if program is None:
+            n = torch.export.Dim("n")
+            program = torch.export.export(import_onnx(model), (torch.from_numpy(boxes), torch.from_numpy(scores)),
+                                          dynamic_shapes=({0: n}, {0: n}))
+        (expected,) = session.run(None, {"boxes": boxes, "scores": scores})
+        np.testing.assert_array_equal(program.module()(torch.from_numpy(boxes), torch.from_numpy(scores)).numpy(),
+                                      expected)
+
+
 def _roi_align_model(mode: str, sampling_ratio: int, transform: str) -> onnx.ModelProto:
     node = h.make_node("RoiAlign", ["x", "rois", "batch_indices"], ["y"], mode=mode, output_height=3, output_width=4,
                        sampling_ratio=sampling_ratio, spatial_scale=0.5, coordinate_transformation_mode=transform)

@@ -89,8 +89,9 @@ def _traced_blocks(candidate: torch.Tensor, corners: torch.Tensor, areas: torch.
         rows, row_areas = torch.index_select(corners, -1, at), torch.index_select(areas, -1, at)
         open_ = torch.index_select(candidate, -1, at) & inside
         kept = _decide_block(rows, row_areas, open_, corners, areas, keep, threshold) & inside
-        column = (torch.arange(n, device=keep.device).unsqueeze(-1) == at) & inside  # [n, block]
-        return start + BLOCK, keep | (column & kept.unsqueeze(-2)).any(-1)
+        # the block's decisions into place (ranks past the end add a False to rank 0)
+        placed = torch.zeros_like(keep, dtype=torch.int64).scatter_add(-1, at.expand(kept.shape), kept.to(torch.int64))
+        return start + BLOCK, keep | (placed > 0)
 
     keep = torch.zeros_like(candidate)
     start = torch.zeros((), dtype=torch.int64, device=keep.device)

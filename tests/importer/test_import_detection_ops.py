@@ -1,5 +1,6 @@
-"""NonMaxSuppression against onnxruntime's kernel on random boxes, eager and captured by
-torch.export with a dynamic number of boxes (the selection is a torch.while_loop there)."""
+"""NonMaxSuppression against onnxruntime's kernel on random boxes (ties, thresholds met exactly,
+several blocks of ranks), eager and captured by torch.export with a dynamic number of boxes
+(the selection is a torch.while_loop there); RoiAlign likewise."""
 
 from __future__ import annotations
 
@@ -52,6 +53,62 @@ def test_nms_matches_onnxruntime(center, n, seed, limit, iou, score):
     np.testing.assert_array_equal(got.numpy(), expected)
 
 
+def _onnxruntime_iou(a: np.ndarray, b: np.ndarray, center: int) -> np.float32:
+    """IoU of two boxes in float32, with onnxruntime's formula."""
+    def corners(box: np.ndarray) -> tuple[np.float32, ...]:
+        if center:
+            half_w, half_h = box[2] / np.float32(2), box[3] / np.float32(2)
+            return box[0] - half_w, box[1] - half_h, box[0] + half_w, box[1] + half_h
+        return min(box[1], box[3]), min(box[0], box[2]), max(box[1], box[3]), max(box[0], box[2])
+
+    (ax0, ay0, ax1, ay1), (bx0, by0, bx1, by1) = corners(a), corners(b)
+    w, h = min(ax1, bx1) - max(ax0, bx0), min(ay1, by1) - max(ay0, by0)
+    if w <= 0 or h <= 0:
+        return np.float32(0)
+    inter = w * h
+    return inter / ((ax1 - ax0) * (ay1 - ay0) + (bx1 - bx0) * (by1 - by0) - inter)
+
+
+def _boundary_inputs(n: int, seed: int, grid: bool, center: int, limit: int) -> list[np.ndarray]:
+    """Boxes (integer corners on a small grid, or random floats), few distinct scores (many ties)
+    or a third of them tied, the score threshold equal to one of the scores and the IoU
+    threshold equal to the float32 IoU of an overlapping pair that ranks first and second in
+    (batch 0, class 0): both comparisons are strict, so the pair is kept, though for the random
+    floats the pair's IoU computed in float64 exceeds the threshold."""
+    rng = np.random.default_rng(seed)
+    if grid:
+        corner, size = rng.integers(0, 12, (2, n, 2)), rng.integers(1, 6, (2, n, 2))
+        scores = rng.integers(0, 8, (2, 3, n)).astype(np.float32) / 8
+    else:
+        corner, size = rng.uniform(0, 30, (2, n, 2)), rng.uniform(1, 15, (2, n, 2))
+        scores = rng.uniform(0, 1, (2, 3, n)).astype(np.float32)
+        scores[:, :, : n // 3] = scores[:, :, n // 3: 2 * (n // 3)]
+    boxes = np.concatenate([corner, size if center else corner + size], -1).astype(np.float32)
+    pairs = [(i, j, _onnxruntime_iou(boxes[0, i], boxes[0, j], center)) for i in range(40) for j in range(i + 1, 40)]
+    wide = boxes[0].astype(np.float64)
+    pairs = [(i, j, iou) for i, j, iou in pairs if 0 < iou < 1
+             and (grid or _onnxruntime_iou(wide[i], wide[j], center) > np.float64(iou))]
+    i, j, iou = pairs[int(rng.integers(len(pairs)))]
+    scores[0, 0, i], scores[0, 0, j] = 2, 1.5
+    return [boxes, scores, np.array([limit], np.int64), np.array([iou], np.float32),
+            np.array([scores[0, 0, n - 1]], np.float32)]
+
+
+@pytest.mark.parametrize("center", [0, 1])
+@pytest.mark.parametrize("grid", [True, False])
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_nms_at_the_thresholds_matches_onnxruntime(center, grid, seed):
+    """Over several blocks of ranks (300 boxes), ties, and thresholds met exactly: the IoUs are
+    compared in float32 as onnxruntime computes them."""
+    model = _nms_model(center, True)
+    arrays = _boundary_inputs(300, seed, grid, center, [300, 40, 7][seed])
+    (expected,) = ort.InferenceSession(model.SerializeToString()).run(None, dict(zip(["boxes", "scores", "max_output", "iou_threshold",
+                                                                  "score_threshold"], arrays)))
+    got = import_onnx(model)(*map(torch.from_numpy, arrays))
+    assert len(expected) > 20
+    np.testing.assert_array_equal(got.numpy(), expected)
+
+
 def test_nms_exports_with_dynamic_box_count():
     model = _nms_model(0, True)
     gm = import_onnx(model)
@@ -60,11 +117,40 @@ def test_nms_exports_with_dynamic_box_count():
     program = torch.export.export(gm, args, dynamic_shapes=({1: n}, {2: n}, None, None, None))
     assert "while_loop" in str(program.graph)
     session = ort.InferenceSession(model.SerializeToString())
-    for count, seed in ((30, 1), (57, 2), (9, 3)):
+    for count, seed in ((30, 1), (57, 2), (9, 3), (300, 4)):  # 300: three blocks of ranks
         arrays = _inputs(count, seed, 20, 0.4, 0.2)
         (expected,) = session.run(None, dict(zip(["boxes", "scores", "max_output", "iou_threshold", "score_threshold"],
                                                  arrays)))
         np.testing.assert_array_equal(program.module()(*map(torch.from_numpy, arrays)).numpy(), expected)
+
+
+def test_nms_exports_on_an_unbacked_box_count():
+    """The boxes NonMaxSuppression reads are those over a score (NonZero then Gather): their
+    number is unbacked under torch.export, at the top level of the program."""
+    init = [onnx.numpy_helper.from_array(np.array(v, dtype), name) for name, v, dtype in
+            (("floor", 0.2, np.float32), ("flat", [-1], np.int64), ("zero", [0], np.int64), ("one", [1], np.int64),
+             ("limit", [100], np.int64), ("iou", [0.5], np.float32))]  # fmt: skip
+    nodes = [h.make_node("Greater", ["scores", "floor"], ["over"]), h.make_node("NonZero", ["over"], ["nz"]),
+             h.make_node("Reshape", ["nz", "flat"], ["idx"]), h.make_node("Gather", ["boxes", "idx"], ["b"]),
+             h.make_node("Gather", ["scores", "idx"], ["s"]), h.make_node("Unsqueeze", ["b", "zero"], ["b3"]),
+             h.make_node("Unsqueeze", ["s", "zero"], ["s2"]), h.make_node("Unsqueeze", ["s2", "one"], ["s3"]),
+             h.make_node("NonMaxSuppression", ["b3", "s3", "limit", "iou"], ["selected"])]
+    graph = h.make_graph(nodes, "nms", [h.make_tensor_value_info("boxes", TensorProto.FLOAT, ["n", 4]),
+                                        h.make_tensor_value_info("scores", TensorProto.FLOAT, ["n"])],
+                         [h.make_tensor_value_info("selected", TensorProto.INT64, [None, 3])], init)
+    model = h.make_model(graph, opset_imports=[h.make_opsetid("", 13)], ir_version=8)
+    session = ort.InferenceSession(model.SerializeToString())
+    program = None
+    for count, seed in ((40, 0), (300, 1), (7, 2)):
+        boxes, scores = (a[0] for a in _inputs(count, seed, 0, 0.5, None)[:2])
+        scores = scores[0]
+        if program is None:
+            n = torch.export.Dim("n")
+            program = torch.export.export(import_onnx(model), (torch.from_numpy(boxes), torch.from_numpy(scores)),
+                                          dynamic_shapes=({0: n}, {0: n}))
+        (expected,) = session.run(None, {"boxes": boxes, "scores": scores})
+        np.testing.assert_array_equal(program.module()(torch.from_numpy(boxes), torch.from_numpy(scores)).numpy(),
+                                      expected)
 
 
 def _roi_align_model(mode: str, sampling_ratio: int, transform: str) -> onnx.ModelProto:

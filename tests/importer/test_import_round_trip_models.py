@@ -43,27 +43,49 @@ def test_imported_llama_exports_with_dynamic_batch_sequence_and_past(llama):
             torch.testing.assert_close(g, w, rtol=1e-4, atol=1e-5)
 
 
-@pytest.mark.slow
-def test_imported_detector_matches_torchvision_at_two_images():
-    """torchvision's Faster R-CNN (MobileNetV3, random weights, calibrated) exported by torchlib,
-    imported, and compared with torchvision as sets of detections at the sample image and another
-    one (the ONNX graph holds If, Loop and NonMaxSuppression)."""
+@pytest.fixture(scope="module")
+def detector():
+    """torchvision's Faster R-CNN (MobileNetV3, random weights, calibrated) exported by torchlib
+    and imported; the ONNX graph holds If, Loop and NonMaxSuppression."""
     pytest.importorskip("torchvision")
     import torchlib
-    from torchlib.conformance.detection_models import MODELS, build, image, match
+    from torchlib.conformance.detection_models import MODELS, build, image
 
     name = "fasterrcnn_mobilenet_v3_large_320_fpn"
     model, size = build(name), MODELS[name][0]
     proto = torchlib.export(model, ([image(size, 0)],), check=False).model_proto
     assert {"If", "Loop"} <= {n.op_type for n in proto.graph.node} | {
         n.op_type for node in proto.graph.node for a in node.attribute for n in a.g.node}
-    gm = import_onnx(proto)
-    keys = [o.name.split(".")[-1] for o in proto.graph.output]
+    return model, size, import_onnx(proto), [o.name.split(".")[-1] for o in proto.graph.output]
+
+
+def _check_detections(model, size, run, keys):
+    """The same detections as torchvision (as sets, within 1e-3) at the sample image and another."""
+    from torchlib.conformance.detection_models import image, match
+
     for seed in (0, 1):
         img = image(size, seed)
         with torch.no_grad():
             expected = model([img])[0]
-            got = dict(zip(keys, gm(img)))
+            got = dict(zip(keys, run(img)))
         assert expected["scores"].numel() > 10
         problem = match(expected, got)
         assert problem is None, problem
+
+
+@pytest.mark.slow
+def test_imported_detector_matches_torchvision_at_two_images(detector):
+    model, size, gm, keys = detector
+    _check_detections(model, size, gm, keys)
+
+
+@pytest.mark.slow
+def test_exported_imported_detector_matches_torchvision_at_two_images(detector):
+    """torch.export.export of the imported detector (its Ifs as torch.cond, the Loop and
+    NonMaxSuppression as torch.while_loop, the detection counts unbacked), run as a torch
+    program, at the sample image and another one."""
+    from torchlib.conformance.detection_models import image
+
+    model, size, gm, keys = detector
+    program = torch.export.export(gm, (image(size, 0),))
+    _check_detections(model, size, program.module(), keys)

@@ -153,3 +153,135 @@ def test_tree_ensemble_exports_with_dynamic_batch():
         x = _inputs(rng, n)
         (want,) = session.run(None, {"x": x})
         torch.testing.assert_close(program.module()(torch.from_numpy(x)), torch.from_numpy(want), rtol=1e-5, atol=1e-5)
+
+
+def _classifier_model(rng: np.random.Generator, labels: list[int], weighted: list[int], post: str,
+                      base: list[float] | None, positive: bool, strings: bool = False) -> onnx.ModelProto:
+    """TreeEnsembleClassifier (ai.onnx.ml 3): 5 trees of depth 3 in the regressor's layout, each
+    leaf weighting one or more of the classes `weighted` (uniform [0, 0.2) weights, or normal)."""
+    names = ["BRANCH_LEQ", "BRANCH_LT", "BRANCH_GTE", "BRANCH_GT", "BRANCH_EQ", "BRANCH_NEQ"]
+    a: dict[str, list] = {k: [] for k in ("treeids", "nodeids", "modes", "values", "features", "true", "false",
+                                          "c_tree", "c_node", "c_id", "c_w")}  # fmt: skip
+    for tree in range(5):
+        ids = iter(range(16))
+
+        def build(level: int) -> int:
+            me = next(ids)
+            a["treeids"].append(tree)
+            a["nodeids"].append(me)
+            k = len(a["modes"])
+            for key in ("values", "features", "true", "false"):
+                a[key].append(0)
+            if level == 3:
+                a["modes"].append("LEAF")
+                for c in rng.choice(weighted, size=int(rng.integers(1, len(weighted) + 1)), replace=False):
+                    a["c_tree"].append(tree)
+                    a["c_node"].append(me)
+                    a["c_id"].append(int(c))
+                    a["c_w"].append(float(rng.uniform(0, 0.2) if positive else rng.normal()))
+                return me
+            a["modes"].append(str(rng.choice(names)))
+            a["values"][k] = float(np.round(rng.normal() * 5) / 5)
+            a["features"][k] = int(rng.integers(FEATURES))
+            a["true"][k] = build(level + 1)
+            a["false"][k] = build(level + 1)
+            return me
+
+        build(0)
+    attrs = dict(nodes_treeids=a["treeids"], nodes_nodeids=a["nodeids"], nodes_modes=a["modes"],
+                 nodes_values=a["values"], nodes_featureids=a["features"], nodes_truenodeids=a["true"],
+                 nodes_falsenodeids=a["false"], class_treeids=a["c_tree"], class_nodeids=a["c_node"],
+                 class_ids=a["c_id"], class_weights=a["c_w"], post_transform=post)  # fmt: skip
+    if strings:
+        attrs["classlabels_strings"] = [f"c{v}" for v in labels]
+    else:
+        attrs["classlabels_int64s"] = labels
+    if base is not None:
+        attrs["base_values"] = base
+    node = h.make_node("TreeEnsembleClassifier", ["x"], ["label", "scores"], domain="ai.onnx.ml", **attrs)
+    graph = h.make_graph([node], "g", [h.make_tensor_value_info("x", T.FLOAT, ["n", FEATURES])],
+                         [h.make_tensor_value_info("label", T.STRING if strings else T.INT64, ["n"]),
+                          h.make_tensor_value_info("scores", T.FLOAT, ["n", len(labels)])])
+    return h.make_model(graph, opset_imports=[h.make_opsetid("", 21), h.make_opsetid("ai.onnx.ml", 3)], ir_version=10)
+
+
+def _check_classifier(model: onnx.ModelProto, x: np.ndarray, atol: float = 1e-5) -> tuple[np.ndarray, torch.Tensor]:
+    """Scores against onnxruntime within atol; returns onnxruntime's labels and the import's."""
+    want_labels, want_scores = ort.InferenceSession(model.SerializeToString()).run(None, {"x": x})
+    labels, scores = import_onnx(model)(torch.from_numpy(x))
+    assert labels.dtype == torch.int64
+    torch.testing.assert_close(scores, torch.from_numpy(want_scores), rtol=1e-5, atol=atol)
+    return want_labels, labels
+
+
+MULTICLASS = [([10, 20, 30, 40], [0, 1, 2, 3], None), ([10, 20, 30, 40], [0, 2], None),
+              ([7, -3, 5], [0, 1, 2], [0.1, -0.2, 0.3]), ([0, 1, 2, 3], [1, 3], [0.0, 0.5, -0.5, 0.2])]
+
+
+@pytest.mark.parametrize("labels, weighted, base", MULTICLASS)
+@pytest.mark.parametrize("post", ["NONE", "SOFTMAX", "LOGISTIC", "PROBIT"])
+def test_tree_ensemble_classifier_multiclass_matches_onnxruntime(labels, weighted, base, post):
+    """Labels and scores; the label is the best class among those a leaf weights (or all, with base values)."""
+    rng = np.random.default_rng(len(labels) * 10 + len(weighted) + len(post))
+    positive = post == "PROBIT"  # probit reads probabilities
+    model = _classifier_model(rng, labels, weighted, post, None if positive else base, positive)
+    # probit's erfinv approximation, in float32 here and in onnxruntime, differs by up to 4e-5 near p = 0.5
+    want, got = _check_classifier(model, _inputs(rng, 200), atol=1e-4 if positive else 1e-5)
+    np.testing.assert_array_equal(got.numpy(), want)
+
+
+BINARY = [(0, True, None, "NONE"), (0, False, None, "NONE"), (0, True, [-0.1], "LOGISTIC"), (0, False, [-0.5], "NONE"),
+          (0, False, None, "LOGISTIC"), (1, True, None, "NONE"), (1, False, None, "LOGISTIC"), (1, False, None, "SOFTMAX")]
+
+
+@pytest.mark.parametrize("weighted, positive, base, post", BINARY)
+def test_tree_ensemble_classifier_binary_matches_onnxruntime(weighted, positive, base, post):
+    """Every weight for one class: its score p decides (p > 0.5 with weights >= 0, else p > 0);
+    int64 labels that are not 0 and 1."""
+    rng = np.random.default_rng(weighted * 100 + 10 * positive + len(post))
+    model = _classifier_model(rng, [4, 9], [weighted], post, base, positive)
+    want, got = _check_classifier(model, _inputs(rng, 200))
+    assert set(want) == {4, 9}
+    np.testing.assert_array_equal(got.numpy(), want)
+
+
+@pytest.mark.parametrize("post", ["NONE", "SOFTMAX", "LOGISTIC"])
+def test_tree_ensemble_classifier_two_weighted_classes(post):
+    """Two classes, both weighted: the scores as onnxruntime's; the label the class of highest
+    score (onnxruntime returns 1 when class 1's score is > 0, else 0, whatever the labels)."""
+    rng = np.random.default_rng(len(post))
+    model = _classifier_model(rng, [4, 9], [0, 1], post, None, False)
+    x = _inputs(rng, 200)
+    _, got = _check_classifier(model, x)
+    _, scores = import_onnx(model)(torch.from_numpy(x))
+    np.testing.assert_array_equal(got.numpy(), np.array([4, 9])[scores.argmax(1).numpy()])
+    assert set(got.tolist()) == {4, 9}
+
+
+@pytest.mark.parametrize("strings, labels, weighted, base, post, message", [
+    (True, [0, 1, 2], [0, 1, 2], None, "NONE", "string class labels"),
+    (False, [4, 9], [0, 1], [0.1, 0.2], "NONE", "onnxruntime and onnx's reference disagree"),
+    (False, [4, 9], [0], None, "SOFTMAX", "untransformed"),
+    (False, [4, 9, 5], [0, 1], None, "SOFTMAX_ZERO", "SOFTMAX_ZERO"),
+])  # fmt: skip
+def test_tree_ensemble_classifier_refuses_with_reason(strings, labels, weighted, base, post, message):
+    from torchlib.importer import OnnxImportError
+
+    model = _classifier_model(np.random.default_rng(0), labels, weighted, post, base, False, strings)
+    with pytest.raises(OnnxImportError, match=message) as e:
+        import_onnx(model)
+    assert "TreeEnsembleClassifier" in str(e.value)
+
+
+def test_tree_ensemble_classifier_exports_with_dynamic_batch():
+    rng = np.random.default_rng(3)
+    model = _classifier_model(rng, [10, 20, 30], [0, 1, 2], "SOFTMAX", None, False)
+    program = torch.export.export(import_onnx(model), (torch.from_numpy(_inputs(rng, 8)),),
+                                  dynamic_shapes=({0: torch.export.Dim("n")},))
+    session = ort.InferenceSession(model.SerializeToString())
+    for n in (1, 8, 33):
+        x = _inputs(rng, n)
+        want_labels, want_scores = session.run(None, {"x": x})
+        labels, scores = program.module()(torch.from_numpy(x))
+        np.testing.assert_array_equal(labels.numpy(), want_labels)
+        torch.testing.assert_close(scores, torch.from_numpy(want_scores), rtol=1e-5, atol=1e-5)

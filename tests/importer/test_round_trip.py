@@ -64,7 +64,32 @@ def test_fine_tune_imported_model():
     changed = [k for k, v in gm.named_parameters() if not torch.equal(v.detach(), before[k])]
     assert changed, "one optimizer step changes the parameters"
     loss1 = gm(*args).square().mean()
-    assert float(loss1) != float(loss0)
+    assert float(loss1.detach()) != float(loss0.detach())
+
+
+def test_fine_tune_step_matches_the_original_model():
+    """Three Adam steps on the imported module and on the torch model it came from: the same
+    parameters (by name) and the same losses."""
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(6, 16), torch.nn.GELU(), torch.nn.LayerNorm(16), torch.nn.Linear(16, 3))
+    x, target = torch.randn(8, 6), torch.randn(8, 3)
+    gm = import_onnx(torchlib.export(model, (x,)).model_proto)
+    assert [k for k, _ in gm.named_parameters()] == [k for k, _ in model.named_parameters()]
+    losses = []
+    for module in (model, gm):
+        opt = torch.optim.Adam(module.parameters(), lr=0.01)
+        run = []
+        for _ in range(3):
+            opt.zero_grad()
+            loss = torch.nn.functional.mse_loss(module(x), target)
+            loss.backward()
+            opt.step()
+            run.append(float(loss.detach()))
+        losses.append(run)
+    assert losses[0][0] > losses[0][-1]
+    torch.testing.assert_close(torch.tensor(losses[1]), torch.tensor(losses[0]), rtol=1e-5, atol=1e-6)
+    for (name, p), (_, q) in zip(gm.named_parameters(), model.named_parameters()):
+        torch.testing.assert_close(p, q, rtol=1e-5, atol=1e-6, msg=name)
 
 
 def _model(nodes, inputs, outputs, inits=(), opset=18):
@@ -98,6 +123,19 @@ def test_unknown_op_error_names_op_node_and_opset():
                          opset_imports=[h.make_opsetid("", 18), h.make_opsetid("my.domain", 3)])
     with pytest.raises(OnnxImportError, match=r"'mystery' \(my.domain:NoSuchOp, opset 3\)"):
         import_onnx(model)
+
+
+def test_old_opset_is_version_converted_or_the_node_named():
+    x, y = h.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3]), h.make_tensor_value_info("y", TensorProto.FLOAT, None)
+    relu = h.make_node("Relu", ["x"], ["r"], name="first")
+    converts = h.make_model(h.make_graph([relu, h.make_node("Neg", ["r"], ["y"])], "g", [x], [y]),
+                            opset_imports=[h.make_opsetid("", 6)], ir_version=3)
+    data = torch.randn(2, 3)
+    torch.testing.assert_close(import_onnx(converts)(data), -torch.relu(data))
+    custom = h.make_model(h.make_graph([relu, h.make_node("ATen", ["r"], ["y"], name="custom_op")], "g", [x], [y]),
+                          opset_imports=[h.make_opsetid("", 6)], ir_version=3)
+    with pytest.raises(OnnxImportError, match=r"opset 6; .* could not bring node 'custom_op' \(ATen\) to opset 7"):
+        import_onnx(custom)
 
 
 def test_sequence_input_is_refused():

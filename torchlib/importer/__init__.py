@@ -55,5 +55,20 @@ def import_onnx(model_or_path: onnx.ModelProto | str | os.PathLike[str]) -> torc
             model = onnx.version_converter.convert_version(model, 7)
         except Exception as e:  # onnx's converter raises its own C++ errors
             raise OnnxImportError(f"the model uses ai.onnx opset {opset}; onnx's version converter could not "
-                                  f"bring it to opset 7: {e}") from e  # fmt: skip
+                                  f"bring {_unconvertible(model)} to opset 7: {e}") from e  # fmt: skip
     return Importer(model, base_dir).import_model()
+
+
+def _unconvertible(model: onnx.ModelProto) -> str:
+    """The first node that onnx's version converter cannot bring to opset 7 on its own (a
+    one-node model of it), as "node 'name' (op type)"; "it" when every node converts alone."""
+    for node in model.graph.node:
+        values = [onnx.helper.make_tensor_value_info(n, onnx.TensorProto.FLOAT, None) for n in node.input if n]
+        outputs = [onnx.helper.make_tensor_value_info(n, onnx.TensorProto.FLOAT, None) for n in node.output if n]
+        alone = onnx.helper.make_model(onnx.helper.make_graph([node], "node", values, outputs),
+                                       opset_imports=model.opset_import, ir_version=model.ir_version)
+        try:
+            onnx.version_converter.convert_version(alone, 7)
+        except Exception:
+            return f"node {node.name!r} ({node.op_type})"
+    return "it"

@@ -24,7 +24,7 @@ def _pads(in_shape: list[int], kernel: list[int], strides: list[int], dilations:
         span = (kernel[i] - 1) * dilations[i] + 1
         if auto_pad in ("SAME_UPPER", "SAME_LOWER"):
             out[i] = -(-in_shape[i] // strides[i])
-            total = max((out[i] - 1) * strides[i] + span - in_shape[i], 0)
+            total = torch.sym_max((out[i] - 1) * strides[i] + span - in_shape[i], 0)
             small, big = total // 2, total - total // 2
             begin[i], end[i] = (small, big) if auto_pad == "SAME_UPPER" else (big, small)
         else:
@@ -79,7 +79,7 @@ def conv_transpose(x: torch.Tensor, w: torch.Tensor, b: torch.Tensor | None = No
         end = [total[i] - begin[i] for i in range(rank)]
     elif auto_pad in ("SAME_UPPER", "SAME_LOWER"):
         target = [x.shape[2 + i] * s[i] for i in range(rank)]
-        total = [max(full[i] - target[i], 0) for i in range(rank)]
+        total = [torch.sym_max(full[i] - target[i], 0) for i in range(rank)]
         begin = [t // 2 if auto_pad == "SAME_UPPER" else t - t // 2 for t in total]
         end = [total[i] - begin[i] for i in range(rank)]
     else:
@@ -112,7 +112,7 @@ def _pool_geometry(x: torch.Tensor, kernel_shape: tuple[int, ...], strides: tupl
     d = list(dilations or [1] * rank)
     begin, end, out = _pads(list(x.shape[2:]), k, s, d, pads, auto_pad, ceil_mode)
     # end padding that the last window needs beyond the explicit pads (ceil mode)
-    extra = [max((out[i] - 1) * s[i] + (k[i] - 1) * d[i] + 1 - (x.shape[2 + i] + begin[i] + end[i]), 0)
+    extra = [torch.sym_max((out[i] - 1) * s[i] + (k[i] - 1) * d[i] + 1 - (x.shape[2 + i] + begin[i] + end[i]), 0)
              for i in range(rank)]
     return k, s, d, begin, end, extra
 

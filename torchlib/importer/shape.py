@@ -105,7 +105,7 @@ def _split(x: torch.Tensor, sizes: list[int] | None, axis: int, count: int) -> t
     if not sizes:
         length = x.shape[axis]
         chunk = -(-length // count)
-        sizes = [min(chunk, length - i * chunk) for i in range(count)]
+        sizes = [torch.sym_min(chunk, length - i * chunk) for i in range(count)]
     return tuple(torch.split(x, sizes, dim=axis))
 
 
@@ -147,11 +147,13 @@ def _scalar(value: torch.Tensor | tuple[int, ...] | Any) -> Any:
 
 
 def range_(start: Any, limit: Any, delta: Any, dtype: torch.dtype) -> torch.Tensor:
+    # torch.sym_max, not max, on what may be a SymInt: torch.export's non-strict mode replaces
+    # builtins.max, and inside a torch.cond branch that replacement gave the minimum (torch 2.13)
     first, last, step = _scalar(start), _scalar(limit), _scalar(delta)
     if dtype.is_floating_point:
-        count = max(math.ceil((last - first) / step), 0)
+        count = torch.sym_max(math.ceil((last - first) / step), 0)
     else:  # integer ceil division (no float round trip, and traceable on SymInts)
-        count = max(-(-(last - first) // step), 0)
+        count = torch.sym_max(-(-(last - first) // step), 0)
     return (first + torch.arange(count, dtype=dtype) * step).to(dtype)
 
 
@@ -195,9 +197,9 @@ def _slice(x: torch.Tensor, starts: list[int], ends: list[int], axes: list[int] 
         else:
             s = s + n if s < 0 else s
             e = e + n if e < 0 else e
-            s, e = min(max(s, -1), n - 1), min(max(e, -1), n - 1)
+            s, e = torch.sym_min(torch.sym_max(s, -1), n - 1), torch.sym_min(torch.sym_max(e, -1), n - 1)
             # walk backward: flip the axis and slice forward
-            count = max(0, -(-(s - e) // -st))
+            count = torch.sym_max(0, -(-(s - e) // -st))
             lo = n - 1 - s
             index[a] = slice(lo, lo + (count - 1) * -st + 1 if count else lo, -st)
             flips.append(a)

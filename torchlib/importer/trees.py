@@ -1,4 +1,4 @@
-"""ai.onnx.ml tree ensembles (TreeEnsemble-5, TreeEnsembleRegressor), vectorised.
+"""ai.onnx.ml tree ensembles (TreeEnsemble-5, TreeEnsembleRegressor, TreeEnsembleClassifier), vectorised.
 
 At import time the trees become tables over one index space (the branch nodes, then the leaves;
 a leaf points to itself): per entry its feature, split, comparison mode, next entry when the
@@ -124,9 +124,10 @@ def forest_from_attributes(ctx: Ctx) -> Tables:
     return t
 
 
-def forest_from_regressor(ctx: Ctx) -> Tables:
-    """TreeEnsembleRegressor's per-tree node ids and string modes as tables; a leaf may hold
-    values for several targets (target_* lists)."""
+def forest_from_regressor(ctx: Ctx, prefix: str = "target") -> Tables:
+    """TreeEnsembleRegressor's (and TreeEnsembleClassifier's) per-tree node ids and string modes
+    as tables; a leaf may hold values for several targets (target_* lists; class_* for the
+    classifier)."""
     tree_ids, node_ids = ctx.attr("nodes_treeids"), ctx.attr("nodes_nodeids")
     modes = ctx.attr("nodes_modes")
     values = ctx.attr("nodes_values") or []
@@ -135,10 +136,11 @@ def forest_from_regressor(ctx: Ctx) -> Tables:
     missing = ctx.attr("nodes_missing_value_tracks_true") or [0] * len(modes)
     entry = {(tree, node): k for k, (tree, node) in enumerate(zip(tree_ids, node_ids))}
     leaf_values: dict[int, dict[int, float]] = {}
-    weights = ctx.attr("target_weights") or []
-    if not weights and "target_weights_as_tensor" in ctx.attrs:
-        weights = onnx.numpy_helper.to_array(ctx.attrs["target_weights_as_tensor"].t).tolist()
-    for tree, node, target, w in zip(ctx.attr("target_treeids"), ctx.attr("target_nodeids"), ctx.attr("target_ids"), weights):
+    weights = ctx.attr(f"{prefix}_weights") or []
+    if not weights and f"{prefix}_weights_as_tensor" in ctx.attrs:
+        weights = onnx.numpy_helper.to_array(ctx.attrs[f"{prefix}_weights_as_tensor"].t).tolist()
+    for tree, node, target, w in zip(ctx.attr(f"{prefix}_treeids"), ctx.attr(f"{prefix}_nodeids"),
+                                     ctx.attr(f"{prefix}_ids"), weights):
         per_target = leaf_values.setdefault(entry[(tree, node)], {})
         per_target[target] = per_target.get(target, 0.0) + w
     t = Tables(members=[[]])
@@ -178,15 +180,11 @@ def _probit(p: torch.Tensor) -> torch.Tensor:
     return 1.41421356 * torch.where(t == 0, edge, torch.where(x < 0, -root, root))
 
 
-def run_forest(x: torch.Tensor, feature: torch.Tensor, split: torch.Tensor, mode: torch.Tensor, true_next: torch.Tensor,
-               false_next: torch.Tensor, missing_true: torch.Tensor, member_row: torch.Tensor, members: torch.Tensor,
-               values: torch.Tensor, has_value: torch.Tensor, roots: torch.Tensor, base: torch.Tensor, *, depth: int,
-               aggregate: int, post_transform: int) -> torch.Tensor:
-    """x [N, F] -> [N, targets]: every tree's leaf for every sample, its values aggregated over
-    the trees (SUM, AVERAGE, MIN, MAX), plus `base`, then the post transform."""
-    x = x.reshape(x.shape[0], -1) if x.dim() != 2 else x
-    data = x if x.is_floating_point() else x.to(torch.float32)
-    at = roots.expand(x.shape[0], roots.shape[0])  # [N, trees]
+def _descend(data: torch.Tensor, feature: torch.Tensor, split: torch.Tensor, mode: torch.Tensor,
+             true_next: torch.Tensor, false_next: torch.Tensor, missing_true: torch.Tensor, member_row: torch.Tensor,
+             members: torch.Tensor, roots: torch.Tensor, depth: int) -> torch.Tensor:
+    """[N, trees]: the leaf entry every sample reaches in every tree."""
+    at = roots.expand(data.shape[0], roots.shape[0])
     thresholds = split.to(data.dtype)
     for _ in range(depth):
         v = torch.gather(data, 1, feature[at])
@@ -196,6 +194,22 @@ def run_forest(x: torch.Tensor, feature: torch.Tensor, split: torch.Tensor, mode
             m == GT, v > s, torch.where(m == EQ, v == s, torch.where(m == NEQ, v != s, member))))))
         holds = holds | (missing_true[at] & torch.isnan(v))
         at = torch.where(holds, true_next[at], false_next[at])
+    return at
+
+
+def _features(x: torch.Tensor) -> torch.Tensor:
+    x = x.reshape(x.shape[0], -1) if x.dim() != 2 else x
+    return x if x.is_floating_point() else x.to(torch.float32)
+
+
+def run_forest(x: torch.Tensor, feature: torch.Tensor, split: torch.Tensor, mode: torch.Tensor, true_next: torch.Tensor,
+               false_next: torch.Tensor, missing_true: torch.Tensor, member_row: torch.Tensor, members: torch.Tensor,
+               values: torch.Tensor, has_value: torch.Tensor, roots: torch.Tensor, base: torch.Tensor, *, depth: int,
+               aggregate: int, post_transform: int) -> torch.Tensor:
+    """x [N, F] -> [N, targets]: every tree's leaf for every sample, its values aggregated over
+    the trees (SUM, AVERAGE, MIN, MAX), plus `base`, then the post transform."""
+    data = _features(x)
+    at = _descend(data, feature, split, mode, true_next, false_next, missing_true, member_row, members, roots, depth)
     leaf, hit = values[at], has_value[at]  # [N, trees, targets]
     if aggregate in (0, 1):
         out = leaf.sum(1) / (roots.shape[0] if aggregate == 0 else 1)
@@ -216,10 +230,8 @@ def run_forest(x: torch.Tensor, feature: torch.Tensor, split: torch.Tensor, mode
     return out
 
 
-def _convert(ctx: Ctx, x: Any, t: Tables, n_targets: int, aggregate: int, post_transform: int,
-             base: list[float]) -> Any:
-    if post_transform not in (0, 1, 2, 4):
-        raise ctx.error(f"post_transform {post_transform} (SOFTMAX_ZERO) is not supported")
+def _table_nodes(ctx: Ctx, t: Tables, n_targets: int, base: list[float]) -> tuple[list[Any], int]:
+    """The tables as buffers of the module (in run_forest's argument order) and the depth."""
     values = np.zeros((len(t.feature), n_targets), np.float64)
     has_value = np.zeros((len(t.feature), n_targets), bool)
     for entry, per_target in enumerate(t.leaf_values):
@@ -243,9 +255,48 @@ def _convert(ctx: Ctx, x: Any, t: Tables, n_targets: int, aggregate: int, post_t
         ctx.created.append(node)
         nodes.append(node)
     try:
-        depth = t.depth()
+        return nodes, t.depth()
     except ValueError as e:
         raise ctx.error(str(e)) from None
+
+
+def run_classifier(x: torch.Tensor, feature: torch.Tensor, split: torch.Tensor, mode: torch.Tensor,
+                   true_next: torch.Tensor, false_next: torch.Tensor, missing_true: torch.Tensor,
+                   member_row: torch.Tensor, members: torch.Tensor, values: torch.Tensor, has_value: torch.Tensor,
+                   roots: torch.Tensor, base: torch.Tensor, labels: torch.Tensor, *, depth: int, has_base: bool,
+                   binary: int, all_positive: bool, post_transform: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """x [N, F] -> (labels [N], scores [N, classes]) as onnxruntime's TreeEnsembleClassifier: a
+    class's score is its leaf weights summed over the trees plus its base value, the label the
+    first class of highest score among those with a weight (or a base value), the scores then
+    post-transformed. `binary` (two classes, every weight for one class: its id + 1): that class's
+    score p decides the label, the second one when p > 0.5 (all weights >= 0) or p > 0; with
+    class 0's weights the scores are (1 - p, p) (all weights >= 0, no transform) or (-p, p)."""
+    data = _features(x)
+    at = _descend(data, feature, split, mode, true_next, false_next, missing_true, member_row, members, roots, depth)
+    scores = values[at].sum(1) + base  # [N, classes], float64
+    if binary:
+        p = scores[:, binary - 1]
+        index = ((p > 0.5) if all_positive else (p > 0)).to(torch.int64)
+        if binary == 1:
+            scores = torch.stack((1 - p if all_positive and post_transform == 0 else -p, p), 1)
+    else:
+        scored = has_value[at].any(1) | has_base
+        index = torch.argmax(torch.where(scored, scores, torch.full_like(scores, -torch.inf)), 1)
+    scores = scores.to(torch.float32)
+    if post_transform == 1:
+        scores = torch.softmax(scores, dim=-1)
+    elif post_transform == 2:
+        scores = torch.sigmoid(scores)
+    elif post_transform == 4:
+        scores = _probit(scores)
+    return labels[index], scores
+
+
+def _convert(ctx: Ctx, x: Any, t: Tables, n_targets: int, aggregate: int, post_transform: int,
+             base: list[float]) -> Any:
+    if post_transform not in (0, 1, 2, 4):
+        raise ctx.error(f"post_transform {post_transform} (SOFTMAX_ZERO) is not supported")
+    nodes, depth = _table_nodes(ctx, t, n_targets, base)
     return ctx.call(run_forest, x, *nodes, depth=depth, aggregate=aggregate, post_transform=post_transform)
 
 
@@ -265,3 +316,41 @@ def tree_ensemble_regressor(ctx: Ctx, x: Any) -> Any:
         raise ctx.error(f"aggregate_function {aggregate!r} / post_transform {post!r} unknown")
     return _convert(ctx, x, forest_from_regressor(ctx), ctx.attr("n_targets"), AGGREGATES[aggregate],
                     POST_TRANSFORMS[post], list(base))
+
+
+@onnx_op(ML, "TreeEnsembleClassifier", since=1)
+def tree_ensemble_classifier(ctx: Ctx, x: Any) -> Any:
+    """Integer class labels only; the two-class forms where onnxruntime and onnx's reference
+    disagree (or onnxruntime drops the trees' scores) are refused, naming the form."""
+    if ctx.attr("classlabels_strings"):
+        raise ctx.error("string class labels (classlabels_strings): torch has no string tensor; a model with "
+                        "integer labels (classlabels_int64s) imports")
+    labels = list(ctx.attr("classlabels_int64s") or [])
+    if len(labels) < 2:
+        raise ctx.error(f"{len(labels)} class label(s): at least two are needed")
+    base = list(ctx.attr("base_values") or [])
+    if not base and "base_values_as_tensor" in ctx.attrs:
+        base = onnx.numpy_helper.to_array(ctx.attrs["base_values_as_tensor"].t).tolist()
+    post = ctx.attr("post_transform", "NONE")
+    if post not in POST_TRANSFORMS or post == "SOFTMAX_ZERO":
+        raise ctx.error(f"post_transform {post!r} is not supported (NONE, SOFTMAX, LOGISTIC, PROBIT are)")
+    weights = ctx.attr("class_weights") or []
+    if not weights and "class_weights_as_tensor" in ctx.attrs:
+        weights = onnx.numpy_helper.to_array(ctx.attrs["class_weights_as_tensor"].t).tolist()
+    weighted = sorted(set(ctx.attr("class_ids") or []))
+    binary = weighted[0] + 1 if len(labels) == 2 and len(weighted) == 1 else 0
+    if len(labels) == 2 and base and not (binary == 1 and len(base) == 1):
+        raise ctx.error(f"two classes with base_values {base} (weights for classes {weighted}): onnxruntime and "
+                        "onnx's reference disagree here (onnxruntime adds base_values[1] to class 0's score); "
+                        "only a one-class (class 0) binary forest takes a base value")
+    if binary == 1 and post in ("SOFTMAX", "PROBIT"):
+        raise ctx.error(f"a binary forest (class 0's weights) with post_transform {post}: onnxruntime returns the "
+                        "scores untransformed, onnx's reference transforms (-p, p); not imported")
+    if base and len(base) != len(labels) and binary != 1:
+        raise ctx.error(f"{len(base)} base_values for {len(labels)} classes")
+    nodes, depth = _table_nodes(ctx, forest_from_regressor(ctx, "class"), len(labels), base + [0.0] * (len(labels) - len(base)))
+    label_node = ctx.builder.add_tensor(f"{ctx.node.name or ctx.node.op_type}_labels",
+                                        torch.tensor(labels, dtype=torch.int64), False)
+    ctx.created.append(label_node)
+    return ctx.call_multi(run_classifier, 2, x, *nodes, label_node, depth=depth, has_base=bool(base), binary=binary,
+                          all_positive=all(w >= 0 for w in weights), post_transform=POST_TRANSFORMS[post])

@@ -51,3 +51,28 @@ def test_draft_exports_branch_is_checked_by_the_onnx_model():
     padded[0, 1] = True
     with pytest.raises(CheckFailed, match=r"Ne\(u0, 1\)"):  # the other path: stopped, not answered wrongly
         result(x, padded)
+
+
+class KeptRows(torch.nn.Module):
+    def forward(self, scores, boxes):
+        keep = scores > 0.5
+        kept = scores[keep]
+        top = torch.topk(kept, min(5, kept.shape[0]))  # torch asserts Min(5, u) <= u
+        return boxes[keep], top.values
+
+
+def test_what_the_ops_make_true_is_not_checked():
+    """torch asserts the range it gave each data-decided size (nonzero's count: u >= 0, u <= 40)
+    and Min(k, u) <= u: true of any correct translation, so the ONNX model leaves them out
+    (ssdlite had 291 such checks)."""
+    scores, boxes = torch.linspace(0, 1, 40), torch.randn(40, 4)
+    program = torch.export.export(KeptRows(), (scores, boxes))
+    asserted = [n for n in program.graph.nodes if n.target is torch.ops.aten._assert_scalar.default]
+    assert asserted, "the model should make torch assert its sizes' ranges"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = torchlib.export(KeptRows(), (scores, boxes))
+    assert not [n.name for n in result.graph.nodes if n.name and n.name.startswith("check: ")]
+    few = torch.linspace(0, 0.6, 40)
+    for got, want in zip(result(few, boxes), KeptRows()(few, boxes)):
+        torch.testing.assert_close(got, want)

@@ -46,7 +46,7 @@ from torchlib.exporter.mutation import Aliases, functional_variant, is_inplace_v
 from torchlib.exporter.names import leaf_names
 from torchlib.exporter.onnxscript_functions import adapt as adapt_function
 from torchlib.exporter.result import ExportResult
-from torchlib.exporter.size_checks import require_path_conditions
+from torchlib.exporter.size_checks import implied_assertions, require_path_conditions
 from torchlib.exporter.source import module_class, module_path, source_line
 from torchlib.exporter.stack_room import with_stack_room
 from torchlib.exporter.storage import storage_arguments
@@ -456,8 +456,11 @@ def translate(
     ctx = _Context(ep.graph, registry, decompose_nodes)
     onnx_names = _onnx_names(ep, input_names, output_names)
     values: dict[str, list[Value]] = {}  # call_function FX node -> the Values it became
+    implied = implied_assertions(ep)  # run-time assertions the ops themselves make true
     for node in ep.graph.nodes:
-        if node.op == "placeholder":
+        if node.name in implied:
+            env[node.name] = None
+        elif node.op == "placeholder":
             name = onnx_names.get(node.name, node.name)
             env[node.name] = _placeholder(g, node, specs.get(node.name), state, constants, renames, name)
         elif node.op == "call_function":

@@ -23,7 +23,41 @@ import torch
 from graph_builder import op
 from graph_builder.evaluator import require
 from graph_builder.ir import Value
-from torchlib.exporter.dynamic_shapes import path_conditions
+from torchlib.exporter.dynamic_shapes import _shape_env, path_conditions
+
+
+def implied_assertions(program: torch.export.ExportedProgram) -> set[str]:
+    """The FX nodes of the program's run-time assertions (`aten::_assert_scalar`) that restate
+    what the ops themselves make true, and so hold in any correct translation: torch asserts the
+    range it gave each size that data decides (nonzero's count: `u0 >= 0`, `u0 <= numel`), and
+    `Min(k, u) <= u`. The ONNX model leaves them out (detection models have hundreds: ssdlite's
+    291 were a third of its graph). An assertion torch was asked for (a `torch._check` in the
+    model, a branch draft_export assumed) is in the shape environment's deferred assertions, or
+    about a value that is no size, and is kept."""
+    import sympy
+
+    shape_env = _shape_env(program)
+    if shape_env is None:
+        return set()
+    asked = {str(a.expr) for found in getattr(shape_env, "deferred_runtime_asserts", {}).values() for a in found}
+    sizes = set(getattr(shape_env, "size_like", ()))
+    implied = set()
+    for node in program.graph.nodes:
+        if node.op != "call_function" or node.target is not torch.ops.aten._assert_scalar.default:
+            continue
+        condition = getattr(getattr(node.args[0], "meta", {}).get("val"), "node", None)
+        expr = getattr(condition, "expr", None)
+        if not isinstance(expr, sympy.Rel):
+            continue
+        lhs, rhs = expr.lhs, expr.rhs
+        if isinstance(expr, (sympy.GreaterThan, sympy.StrictGreaterThan)):
+            lhs, rhs = rhs, lhs  # as lhs <= rhs (or <)
+        bound = (lhs in sizes and rhs.is_Integer) or (rhs in sizes and lhs.is_Integer and lhs <= 0)
+        tautology = isinstance(expr, (sympy.LessThan, sympy.GreaterThan)) and (
+            (type(lhs).__name__ == "Min" and rhs in lhs.args) or (type(rhs).__name__ == "Max" and lhs in rhs.args))  # torch's or sympy's
+        if tautology or (bound and str(expr) not in asked):
+            implied.add(node.name)
+    return implied
 
 
 class NotWritable(Exception):

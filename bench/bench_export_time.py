@@ -10,8 +10,13 @@ all alike: `torch.export.export(model, args)`; `torchlib.export(model, args)` wi
 `torchlib.export(..., check=False)`; and the reference (skipped with `--no-reference`). Columns
 are the medians over the rounds, the ratios of ours (default) to torch.export and to the
 reference (and to torch.export in CPU seconds of this process, `process_time`, which a loaded
-machine disturbs less than wall time), the ratio with check=False, what the self-check did (`result.self_check`)
-and its seconds inside the default export (`result.timings["self_check"]`). Targets (issue 30):
+machine disturbs less than wall time), the ratio with check=False (in wall and in CPU seconds), what the self-check did (`result.self_check`)
+and where the default export's time went (`result.timings`, medians): the capture (`torch.export`
+inside ours), translation, the self-check and its parts (torch eager on the sample / building the
+check session / running it: `self_check.eager`, `.session`, `.onnxruntime`), and what is left of
+the total (`other`: the check's decision, copies and comparison, the notes). `added / torch.export`:
+what ours adds to its capture (the default's total less its capture) over torch.export alone; on
+a loaded machine two runs of the same capture differ by 10-30 %, this column far less. Targets (issue 30):
 ours / torch.export at most 1.15, ours / reference at most 0.3.
 
 The six small models are bench_latency's (bert, llama, vit, resnet, lstm, and nn.TransformerEncoder
@@ -83,14 +88,15 @@ def timed(fn: Any, cpu: list[float]) -> tuple[Any, float]:
 def bench(model: torch.nn.Module, args: tuple, dyn: Any, repeat: int, with_reference: bool) -> dict[str, Any]:
     runs: dict[str, list[float]] = {"torch.export": [], "ours": [], "ours, check=False": [], "reference": []}
     cpu: dict[str, list[float]] = {k: [] for k in runs}
-    check_s: list[float] = []
+    parts: dict[str, list[float]] = {k: [] for k in _PARTS}
     checked = ""
     for _ in range(repeat):
         _, s = timed(lambda: torch.export.export(model, args, dynamic_shapes=dyn), cpu["torch.export"])
         runs["torch.export"].append(s)
         result, s = timed(lambda: torchlib.export(model, args, dynamic_shapes=dyn), cpu["ours"])
         runs["ours"].append(s)
-        check_s.append(result.timings.get("self_check", 0.0))
+        for k in _PARTS:
+            parts[k].append(_part(result.timings, k))
         checked = result.self_check.split(":")[0]
         result = None
         _, s = timed(lambda: torchlib.export(model, args, dynamic_shapes=dyn, check=False), cpu["ours, check=False"])
@@ -100,9 +106,25 @@ def bench(model: torch.nn.Module, args: tuple, dyn: Any, repeat: int, with_refer
             runs["reference"].append(s)
     row: dict[str, Any] = {k: statistics.median(v) if v else float("nan") for k, v in runs.items()}
     row["CPU ratio"] = statistics.median(cpu["ours"]) / statistics.median(cpu["torch.export"])
-    row["self-check s"] = statistics.median(check_s)
+    row["CPU ratio, check=False"] = statistics.median(cpu["ours, check=False"]) / statistics.median(cpu["torch.export"])
+    row.update({"part " + k: statistics.median(v) for k, v in parts.items()})
     row["self-check"] = checked
     return row
+
+
+_PARTS = ("torch.export", "translate", "self_check", "self_check.eager", "self_check.session", "self_check.onnxruntime",
+          "other", "added")
+
+
+def _part(timings: dict[str, float], key: str) -> float:
+    """A part of the default export's seconds; "other": the total less capture, decompositions,
+    translation and the check; "added": the total less the capture."""
+    if key == "added":
+        return timings["total"] - timings["torch.export"]
+    if key == "other":
+        return timings["total"] - sum(timings.get(k, 0.0) for k in ("torch.export", "decompositions", "translate",
+                                                                   "self_check"))
+    return timings.get(key, 0.0)
 
 
 def main() -> None:
@@ -129,8 +151,9 @@ def main() -> None:
     if not ns.no_reference:
         reference(warm, warm_args, None)
     print("| model | torch.export s | ours s (default) | ours s (check=False) | reference s | ours / torch.export "
-          "| same, CPU s | check=False / torch.export | ours / reference | self-check | self-check s |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
+          "| same, CPU s | check=False / torch.export | same, CPU s | ours / reference | self-check | capture s "
+          "| translate s | self-check s | eager / session / onnxruntime s | other s | added / torch.export |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     ratios: list[float] = []
     failed = []
     for name in progress(names, desc="models", unit="model", enabled=not ns.no_progress):
@@ -144,7 +167,10 @@ def main() -> None:
         ratios.append(r["ours"] / r["torch.export"])
         write(f"| {name} | {r['torch.export']:.3f} | {r['ours']:.3f} | {r['ours, check=False']:.3f} | {r['reference']:.3f} "
               f"| {r['ours'] / r['torch.export']:.2f} | {r['CPU ratio']:.2f} | {r['ours, check=False'] / r['torch.export']:.2f} "
-              f"| {r['ours'] / r['reference']:.2f} | {r['self-check']} | {r['self-check s']:.3f} |")
+              f"| {r['CPU ratio, check=False']:.2f} | {r['ours'] / r['reference']:.2f} | {r['self-check']} "
+              f"| {r['part torch.export']:.3f} | {r['part translate']:.3f} | {r['part self_check']:.3f} "
+              f"| {r['part self_check.eager']:.3f} / {r['part self_check.session']:.3f} "
+              f"/ {r['part self_check.onnxruntime']:.3f} | {r['part other']:.3f} | {r['part added'] / r['torch.export']:.2f} |")
     if ratios:
         print(f"\nmedian ours / torch.export: {statistics.median(ratios):.2f}, worst {max(ratios):.2f}")
     if failed:

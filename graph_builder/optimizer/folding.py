@@ -164,7 +164,8 @@ def _fold_cone(
                 continue
             if v.producer is None or not compute(v.producer):
                 return False
-        out = _evaluate(builder, node, [None if v is None else known.get(id(v), v.const_value) for v in node.inputs])
+        arrays = [None if v is None else known.get(id(v), v.const_value) for v in node.inputs]
+        out = _view(node, arrays) or _evaluate(builder, node, arrays)
         if out is None:
             return False
         made[0] += sum(r.nbytes for r in out)
@@ -237,16 +238,74 @@ def _static_result(node: Node) -> list[np.ndarray] | None:
 
 
 def _view_result(node: Node) -> list[np.ndarray] | None:
-    """A Transpose of a weight or constant as a numpy view of its array: no bytes are copied (they
-    are laid out when the model is written, tensor by tensor), so folding every Linear's weight
-    transpose never holds a second copy of the weights."""
-    if node.op_type != "Transpose" or not node.inputs or node.inputs[0] is None:
+    """`_view` of a node whose inputs are constants or weights."""
+    return _view(node, [None if v is None else v.const_value for v in node.inputs])
+
+
+def _view(node: Node, arrays: list) -> list[np.ndarray] | None:
+    """A Transpose, Reshape, Squeeze, Unsqueeze or Flatten of a known array as a numpy view of
+    it (the same values in a new layout: exact): no bytes are copied (they are laid out when the
+    model is written, tensor by tensor), so folding every Linear's weight transpose never holds a
+    second copy of the weights, and NFNet's weight reshapes cost nothing (onnxruntime copies).
+    None for any other node, an input that is not known, or arguments the op rejects (then
+    onnxruntime runs it and says so)."""
+    if node.op_type not in _VIEWS or not arrays or not all(isinstance(a, np.ndarray) for a in arrays if a is not None):
         return None
-    array = node.inputs[0].const_value
-    if not isinstance(array, np.ndarray):
+    array = arrays[0]
+    if array is None:
         return None
-    perm = node.attributes.get("perm")
-    return [np.transpose(array, None if perm is None else list(perm))]
+    second = arrays[1] if len(arrays) > 1 else None
+    if second is not None and (second.dtype != np.int64 or second.ndim != 1):
+        return None
+    try:
+        return [_VIEWS[node.op_type](array, None if second is None else [int(i) for i in second], node.attributes)]
+    except (ValueError, IndexError, np.exceptions.AxisError):  # what onnxruntime rejects too
+        return None
+
+
+def _transpose(array: np.ndarray, _: list[int] | None, attributes: dict) -> np.ndarray:
+    perm = attributes.get("perm")
+    return np.transpose(array, None if perm is None else list(perm))
+
+
+def _reshape(array: np.ndarray, shape: list[int] | None, attributes: dict) -> np.ndarray:
+    """ONNX Reshape: a 0 keeps the input's size at that position (unless allowzero), one -1 is
+    inferred."""
+    if shape is None or shape.count(-1) > 1 or any(d < -1 for d in shape):
+        raise ValueError("not a reshape")
+    if not attributes.get("allowzero", 0):
+        if any(d == 0 and i >= array.ndim for i, d in enumerate(shape)):
+            raise ValueError("no input size to keep")
+        shape = [array.shape[i] if d == 0 else d for i, d in enumerate(shape)]
+    elif 0 in shape and -1 in shape:
+        raise ValueError("allowzero with both 0 and -1")
+    return array.reshape(shape)
+
+
+def _squeeze(array: np.ndarray, axes: list[int] | None, _: dict) -> np.ndarray:
+    if axes is None:
+        return array.squeeze()
+    if any(not -array.ndim <= a < array.ndim for a in axes) or len({a % array.ndim for a in axes}) != len(axes):
+        raise ValueError("bad axes")
+    return array.squeeze(tuple(axes))
+
+
+def _unsqueeze(array: np.ndarray, axes: list[int] | None, _: dict) -> np.ndarray:
+    rank = array.ndim + len(axes or [])
+    if axes is None or any(not -rank <= a < rank for a in axes) or len({a % rank for a in axes}) != len(axes):
+        raise ValueError("bad axes")
+    return np.expand_dims(array, tuple(axes))
+
+
+def _flatten(array: np.ndarray, _: list[int] | None, attributes: dict) -> np.ndarray:
+    axis = attributes.get("axis", 1)
+    if not -array.ndim <= axis <= array.ndim:
+        raise ValueError("bad axis")
+    axis += array.ndim if axis < 0 else 0
+    return array.reshape(int(np.prod(array.shape[:axis], dtype=np.int64)), int(np.prod(array.shape[axis:], dtype=np.int64)))
+
+
+_VIEWS = {"Transpose": _transpose, "Reshape": _reshape, "Squeeze": _squeeze, "Unsqueeze": _unsqueeze, "Flatten": _flatten}
 
 
 def _constant(builder: GraphBuilder, node: Node, old: Value, array: np.ndarray) -> Value:

@@ -393,3 +393,16 @@ def test_native_forms_differ_only_where_torch_gives_nan_or_infinity():
         torchlib.export(model, (x,), functions={torch.ops.aten.relu.default: _off_by_a_hundredth_relu})
     clean = torch.randn(1, 1, 4, 4)  # no NaN: nothing to excuse
     assert torchlib.export(model, (clean,)).self_check.startswith("passed")
+
+
+def test_timings_say_where_the_default_export_went():
+    """`result.timings`: capture, translation and the check, whose parts (torch eager, building
+    the check session, running it) are within it; with check=False there are no parts."""
+    model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2))
+    result = torchlib.export(model, (torch.randn(3, 4),))
+    t = result.timings
+    parts = [t["self_check.eager"], t["self_check.session"], t["self_check.onnxruntime"]]
+    assert all(p > 0 for p in parts) and sum(parts) <= t["self_check"]
+    assert t["torch.export"] + t["translate"] + t["self_check"] <= t["total"]
+    unchecked = torchlib.export(model, (torch.randn(3, 4),), check=False).timings
+    assert unchecked["self_check"] < t["self_check"] and "self_check.eager" not in unchecked

@@ -49,6 +49,7 @@ import dataclasses
 import inspect
 import math
 import operator
+import time
 from typing import Any
 
 import torch
@@ -227,11 +228,15 @@ def _poison(dtype: torch.dtype) -> Any:
 
 
 class Sample:
-    """The sample and torch eager's outputs on it, computed once."""
+    """The sample and torch eager's outputs on it, computed once. `seconds` says where the
+    check's time went: "eager" (torch on the sample, every run the check makes), "session"
+    (building the check session), "onnxruntime" (running it on the sample); the rest of the
+    check (deciding whether it runs, copying the sample, comparing) is what these leave of it."""
 
     def __init__(self, model: torch.nn.Module, args: tuple, kwargs: dict, ep: torch.export.ExportedProgram):
         self.args, self.kwargs = args, kwargs
         self.model = model
+        self.seconds = {"eager": 0.0, "session": 0.0, "onnxruntime": 0.0}
         self.expected = self._run(model)
         self.random = ""  # why the outputs cannot be compared, when they cannot
         ops = sorted({_op_name(n.target) for n in all_nodes(ep.graph_module) if _is_random(n)})
@@ -273,6 +278,7 @@ class Sample:
         """function(copy of the sample), with the model's buffers put back after (a program captured
         for training writes buffers in place, with no trace in its signature). `fill` ("zeros" or
         "poison"): every torch.empty-like allocation is filled so (_FillUninitialized)."""
+        start = time.perf_counter()
         saved = snapshot(self.model.buffers())
         args, kwargs = pytree.tree_map_only(torch.Tensor, lambda t: t.clone(), (self.args, self.kwargs))
         mode = _FillUninitialized(fill) if fill else contextlib.nullcontext()
@@ -285,6 +291,7 @@ class Sample:
                 out = function(*args, **kwargs)
         finally:
             put_back(saved)
+            self.seconds["eager"] += time.perf_counter() - start
         leaves, _ = pytree.tree_flatten_with_path(out)
         return [_Output(pytree.keystr(path), v, False) if isinstance(v, torch.Tensor) else
                 _Output(pytree.keystr(path), torch.tensor(v), True) for path, v in leaves if isinstance(v, (torch.Tensor, int, float))]
@@ -323,11 +330,19 @@ class Sample:
     def _check_onnx(self, result: ExportResult, ep: torch.export.ExportedProgram, strategy: str,
                     native_forms: bool) -> list[str]:
         args, kwargs = pytree.tree_map_only(torch.Tensor, lambda t: t.clone(), (self.args, self.kwargs))
+        start = time.perf_counter()
         try:
-            actual = result.run_in(result.check_session(), args, kwargs)[len(result.written_inputs):]
+            try:
+                session = result.check_session()
+            finally:
+                built = time.perf_counter()
+                self.seconds["session"] += built - start
+            actual = result.run_in(session, args, kwargs)[len(result.written_inputs):]
         except Exception as e:  # noqa: BLE001  (onnxruntime failing on the sample is the finding)
             raise SelfCheckError(f"the ONNX model fails in onnxruntime on the sample input it was exported from: "
                                  f"{type(e).__name__}: {str(e).strip()[:300]}") from e
+        finally:
+            self.seconds["onnxruntime"] += time.perf_counter() - built
         names = [v.name for v in result.graph.outputs][len(result.written_inputs):]
         nodes = self._graph_output_nodes(ep)
         # reached only with a program that reproduces the model (checked before, or by check_onnx

@@ -174,7 +174,7 @@ class ExportResult:
         return self._new_session(options)
 
     def _new_session(self, options: ort.SessionOptions) -> ort.InferenceSession:
-        options.log_severity_level = 3
+        options.log_severity_level = 4  # a failed run raises with onnxruntime's message; not logged twice
         try:
             return weights.ort_session(self.graph, options)
         except Exception as e:  # onnxruntime raises its own exception types

@@ -393,6 +393,8 @@ def skip_norms(builder: GraphBuilder, uses: Uses) -> int:
         outs = [(types.FLOAT, y.shape)] + ([(types.FLOAT, None), (types.FLOAT, None), (types.FLOAT, shape)] if sum_read else [])
         inputs = [a, b, w] + ([beta] if beta is not None else [])
         results = build_before(builder, uses, node, functools.partial(_skip_call, fused, inputs, outs, eps))
+        for unread in results[1:3]:  # the mean and inverse standard deviation: named, the kernel would write them
+            unread.name = ""
         uses.remove(node)
         _replace_outputs(uses, [(y, results[0])] + ([(x, results[3])] if sum_read else []))
         _remove_if_unread(uses, [add])

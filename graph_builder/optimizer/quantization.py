@@ -216,7 +216,7 @@ def packed_projections(builder: GraphBuilder) -> int:
                   for i, suffix in enumerate(("_quantized", "_scale", "_zero_point")[:len(dqs[0].inputs)])]  # type: ignore[union-attr]  # fmt: skip
         sizes = [int(d.inputs[0].const_value.shape[1]) for d in dqs]  # type: ignore[union-attr]
         head = min(nodes, key=graph.nodes.index)
-        parts = build_before(builder, uses, head, functools.partial(_packed, inputs, block, nodes[0].inputs[0], sizes))
+        parts = build_before(builder, uses, head, functools.partial(_packed, inputs, block, nodes[0].inputs[0], sizes))  # type: ignore[arg-type]
         for n, dq, part in zip(nodes, dqs, parts):
             part.set_type(n.outputs[0].dtype, n.outputs[0].shape)
             uses.replace(n.outputs[0], part)

@@ -902,6 +902,54 @@ def _same_keys(d: Value, keys: object, query: Value, past: Value, contract: tupl
     return source is contract[0]
 
 
+def _float_bias(op: Any, mask: Value, query: Value, past: Value,
+                contract: tuple[Value, Value] | None) -> tuple[Value, Value | None, Value | None]:
+    """(bias, past + new as int64 [1], batch as int64 [1]) for a float mask [., 1, new, past +
+    new] that is Where(c, a, b) of a boolean c with transformers' padding conjunct
+    (`key_padding`, of the mask's length: `_same_keys`), maybe under torch_lowest_mask's
+    raising of b = lowest (`_raised_lowest`; a is then a one-element constant other than
+    lowest): the same values as Where(c', a, b'), c' the conjuncts with the padding read from
+    the 2-D mask itself, unsqueezed (and expanded to [., 1, new, past + new] unless another
+    conjunct has the rows and one the batch), b' the raised value where b was raised. The
+    index subgraph of the padding (GatherND and the Range, Expand, Concat it reads) goes, and
+    the raising with it. Else (mask, None, None): the mask as it is."""
+    node = mask.producer
+    raised = None
+    if _std(node, "Where") and len(node.inputs) == 3 and _raised_lowest(node) is not None:  # type: ignore[union-attr,arg-type]
+        raised, node = node.inputs[1], node.inputs[2].producer  # type: ignore[union-attr]
+    if not _std(node, "Where") or len(node.inputs) != 3 or None in node.inputs:  # type: ignore[union-attr]
+        return mask, None, None
+    c, a, b = node.inputs  # type: ignore[union-attr]
+    if c.dtype is not types.BOOL or c.rank != 4 or any(x.rank is None or x.rank > 4 for x in (a, b)):  # type: ignore[union-attr]
+        return mask, None, None
+    if raised is not None:
+        lowest = float(np.finfo(np.float32).min)
+        if scalar(a) is None or scalar(a) == lowest or scalar(b) != lowest:
+            return mask, None, None
+        b = raised
+    queries, keys = mask.shape[2], mask.shape[3]  # type: ignore[index]
+    parts = _conjuncts(c)  # type: ignore[arg-type]
+    paddings = [key_padding(x) for x in parts]
+    paddings = [d if d is not None and _same_keys(d, keys, query, past, contract) else None for d in paddings]
+    found = [d for d in paddings if d is not None]
+    if not found or any(x.rank is None or x.rank > 4 for x in parts):
+        return mask, None, None
+    kept = None
+    for x, d in zip(parts, paddings):
+        if d is not None:
+            x = op.Unsqueeze(d, np.arange(1, x.rank - 1, dtype=np.int64))  # type: ignore[operator]
+        kept = x if kept is None else op.And(kept, x)
+    total = op.Shape(found[0], start=-1)
+    # the shape the kernel reads: the rows from another conjunct, the batch from any, the keys from the padding
+    others = [x for x, d in zip(parts, paddings) if d is None and x.shape is not None]
+    full = any(_same(x.shape[2], queries) for x in others) and any(  # type: ignore[index]
+        _same(v.shape[0], mask.shape[0]) for v in [*others, *found] if v.shape is not None)  # type: ignore[index]
+    if not full:
+        kept = op.Expand(kept, op.Concat(np.array([1, 1], np.int64), op.Shape(query, start=1, end=2), total, axis=0))
+    batch = op.Shape(found[0], start=0, end=1) if _same(found[0].shape[0], query.shape[0]) else None  # type: ignore[index]
+    return op.Where(kept, a, b), total, batch
+
+
 def _lengths_and_bias(op: Any, mask: Value | None, causal: bool, query: Value, past: Value,
                       contract: tuple[Value, Value] | None) -> tuple[Value, Value, Value | None, Value]:
     """GroupQueryAttention's seqlens_k (past + new - 1 for every row), total_sequence_length
@@ -917,8 +965,10 @@ def _lengths_and_bias(op: Any, mask: Value | None, causal: bool, query: Value, p
     past + new is the mask's last dim, read from the 2-D padding mask where it has that dim (the
     4-D mask is then not computed at all), else from the mask kept, else the past's and the
     query's lengths added."""
-    bias: Value | None = mask  # a float mask as it is
+    bias: Value | None = mask  # a float mask as it is, or `_float_bias`'s
     total = batch = None
+    if mask is not None and mask.dtype is types.FLOAT:
+        bias, total, batch = _float_bias(op, mask, query, past, contract)
     if mask is not None and mask.dtype is types.BOOL:
         queries, keys = mask.shape[2], mask.shape[3]  # type: ignore[index]
         parts = _conjuncts(mask)

@@ -10,9 +10,10 @@ Passes, in order (each counted under its name, as the optimizer's rules are):
    `accuracy_level` (onnxruntime fuses the standard form itself, at its session default level
    4). Exact at levels 0 and 1 (float32 activations: the same dequantized weights); levels 2-4
    round the activations (float16, bfloat16, int8 per block): a choice the user makes.
-2. **Packed projections**: MatMuls (or MatMulNBits) of one input by constant weights of the same
-   reduction size become one MatMul over the weights side by side and a Split: Q, K and V; a
-   gated MLP's gate and up. Exact: each output column is the same dot product.
+2. **Packed projections**: MatMuls of one input by constant float weights of the same reduction
+   size become one MatMul over the weights side by side and a Split: Q, K and V; a gated MLP's
+   gate and up. Exact: each output column is the same dot product. (Quantized weights are
+   packed by weight quantization itself, for both targets: pass 1 then makes one MatMulNBits.)
 3. **SkipSimplifiedLayerNormalization / SkipLayerNormalization**: a residual `Add(a, b)` read by
    an RMSNormalization / a LayerNormalization: the norm of the sum and the sum itself (its fourth
    output) in one node.
@@ -258,20 +259,6 @@ def _float_weight(node: Node) -> np.ndarray | None:
     return b if b is not None and b.ndim == 2 and b.dtype == np.float32 else None
 
 
-def _nbits_key(node: Node) -> tuple | None:
-    """What MatMulNBits nodes must share to be packed: K, bits, block size, accuracy level,
-    whether they have zero points, and constant weights."""
-    if node.op_type != "MatMulNBits" or node.domain != "com.microsoft":
-        return None
-    ins = list(node.inputs) + [None] * 6
-    if any(v is not None for v in ins[4:6]) or ins[1] is None or ins[1].const_value is None or ins[2] is None or ins[2].const_value is None:
-        return None
-    if ins[3] is not None and ins[3].const_value is None:
-        return None
-    a = node.attributes
-    return (a["K"], a.get("bits", 4), a["block_size"], a.get("accuracy_level", 0), ins[3] is not None)
-
-
 PACK_BUDGET = 256 << 20  # bytes of float weights copied side by side at most (as the folding budget)
 
 
@@ -283,26 +270,13 @@ def _packed_float(builder: GraphBuilder, a: Value, nodes: list[Node], op: Any) -
     return list(op.Split(op.MatMul(a, packed), np.array(sizes, np.int64), axis=-1, _outputs=len(sizes)))
 
 
-def _packed_nbits(builder: GraphBuilder, a: Value, nodes: list[Node], op: Any) -> list[Value]:
-    sizes = [int(n.attributes["N"]) for n in nodes]
-    ins = [list(n.inputs) + [None] * (4 - len(n.inputs)) for n in nodes]
-    base = ins[0][1].name  # type: ignore[union-attr]
-    parts = [builder.initializer(f"{base}_packed{suffix}", np.concatenate([i[j].const_value for i in ins], axis=0))  # type: ignore[union-attr,misc]
-             for j, suffix in ((1, ""), (2, "_scale"), (3, "_zero_point")) if ins[0][j] is not None]  # fmt: skip
-    attrs = {**nodes[0].attributes, "N": sum(sizes)}
-    out_shape = nodes[0].outputs[0].shape
-    shape = None if out_shape is None else (*out_shape[:-1], sum(sizes))
-    (y,) = call("MatMulNBits", [a, *parts], [(types.FLOAT, shape)], **attrs)
-    return list(op.Split(y, np.array(sizes, np.int64), axis=-1, _outputs=len(sizes)))
-
-
 def packed_projections(builder: GraphBuilder, uses: Uses, budget: int = PACK_BUDGET) -> int:
-    """Readers of one float32 input by MatMul with a constant 2-D weight (or MatMulNBits of the
-    same K, bits, block size, accuracy level and zero points) -> one node and a Split. The
-    input's rank must be known (MatMul reads B as [K, N] for any rank of A). The packed weights
-    are new arrays: float ones only within `budget` bytes in all (past it, the MatMuls stay
-    apart: a model larger than memory keeps its weights streamed from the checkpoint), 4- and
-    8-bit ones always (an eighth or a quarter of float32)."""
+    """Readers of one float32 input by MatMul with a constant 2-D float32 weight of the same K
+    -> one MatMul and a Split. The input's rank must be known (MatMul reads B as [K, N] for any
+    rank of A). The packed weights are new arrays, only within `budget` bytes in all (past it,
+    the MatMuls stay apart: a model larger than memory keeps its weights streamed from the
+    checkpoint). Quantized weights were packed before, by weight quantization
+    (`quantization.packed_projections`): their MatMulNBits is one node already."""
     done = 0
     groups: dict[tuple, list[Node]] = {}
     for node in uses.graph.nodes:
@@ -312,27 +286,20 @@ def packed_projections(builder: GraphBuilder, uses: Uses, budget: int = PACK_BUD
         if a.dtype is not types.FLOAT or a.rank is None or a.rank < 2:
             continue
         w = _float_weight(node)
-        key = (id(a), "f", w.shape[0]) if w is not None else None
-        nk = _nbits_key(node)
-        if nk is not None:
-            key = (id(a), "n", *nk)
-        if key is not None:
-            groups.setdefault(key, []).append(node)
-    for key, nodes in groups.items():
+        if w is not None:
+            groups.setdefault((id(a), w.shape[0]), []).append(node)
+    for nodes in groups.values():
         if len(nodes) < 2:
             continue
-        if key[1] == "f":
-            size = 0
-            for n in nodes:
-                size += n.inputs[1].const_value.nbytes  # type: ignore[union-attr]
-            if size > budget:
-                continue
-            budget -= size
+        size = sum(n.inputs[1].const_value.nbytes for n in nodes)  # type: ignore[union-attr,misc]
+        if size > budget:
+            continue
+        budget -= size
         first = min(nodes, key=uses.graph.nodes.index)
         a = first.inputs[0]
         if a is None:
             continue
-        pack = functools.partial(_packed_float if key[1] == "f" else _packed_nbits, builder, a, nodes)
+        pack = functools.partial(_packed_float, builder, a, nodes)
         outputs = build_before(builder, uses, first, pack)
         _replace_outputs(uses, [(n.outputs[0], o) for n, o in zip(nodes, outputs)])
         for n in nodes:

@@ -10,9 +10,10 @@ Passes, in order (each counted under its name, as the optimizer's rules are):
    `accuracy_level` (onnxruntime fuses the standard form itself, at its session default level
    4). Exact at levels 0 and 1 (float32 activations: the same dequantized weights); levels 2-4
    round the activations (float16, bfloat16, int8 per block): a choice the user makes.
-2. **Packed projections**: MatMuls (or MatMulNBits) of one input by constant weights of the same
-   reduction size become one MatMul over the weights side by side and a Split: Q, K and V; a
-   gated MLP's gate and up. Exact: each output column is the same dot product.
+2. **Packed projections**: MatMuls of one input by constant float weights of the same reduction
+   size become one MatMul over the weights side by side and a Split: Q, K and V; a gated MLP's
+   gate and up. Exact: each output column is the same dot product. (Quantized weights are
+   packed by weight quantization itself, for both targets: pass 1 then makes one MatMulNBits.)
 3. **SkipSimplifiedLayerNormalization / SkipLayerNormalization**: a residual `Add(a, b)` read by
    an RMSNormalization / a LayerNormalization: the norm of the sum and the sum itself (its fourth
    output) in one node.
@@ -258,20 +259,6 @@ def _float_weight(node: Node) -> np.ndarray | None:
     return b if b is not None and b.ndim == 2 and b.dtype == np.float32 else None
 
 
-def _nbits_key(node: Node) -> tuple | None:
-    """What MatMulNBits nodes must share to be packed: K, bits, block size, accuracy level,
-    whether they have zero points, and constant weights."""
-    if node.op_type != "MatMulNBits" or node.domain != "com.microsoft":
-        return None
-    ins = list(node.inputs) + [None] * 6
-    if any(v is not None for v in ins[4:6]) or ins[1] is None or ins[1].const_value is None or ins[2] is None or ins[2].const_value is None:
-        return None
-    if ins[3] is not None and ins[3].const_value is None:
-        return None
-    a = node.attributes
-    return (a["K"], a.get("bits", 4), a["block_size"], a.get("accuracy_level", 0), ins[3] is not None)
-
-
 PACK_BUDGET = 256 << 20  # bytes of float weights copied side by side at most (as the folding budget)
 
 
@@ -283,26 +270,13 @@ def _packed_float(builder: GraphBuilder, a: Value, nodes: list[Node], op: Any) -
     return list(op.Split(op.MatMul(a, packed), np.array(sizes, np.int64), axis=-1, _outputs=len(sizes)))
 
 
-def _packed_nbits(builder: GraphBuilder, a: Value, nodes: list[Node], op: Any) -> list[Value]:
-    sizes = [int(n.attributes["N"]) for n in nodes]
-    ins = [list(n.inputs) + [None] * (4 - len(n.inputs)) for n in nodes]
-    base = ins[0][1].name  # type: ignore[union-attr]
-    parts = [builder.initializer(f"{base}_packed{suffix}", np.concatenate([i[j].const_value for i in ins], axis=0))  # type: ignore[union-attr,misc]
-             for j, suffix in ((1, ""), (2, "_scale"), (3, "_zero_point")) if ins[0][j] is not None]  # fmt: skip
-    attrs = {**nodes[0].attributes, "N": sum(sizes)}
-    out_shape = nodes[0].outputs[0].shape
-    shape = None if out_shape is None else (*out_shape[:-1], sum(sizes))
-    (y,) = call("MatMulNBits", [a, *parts], [(types.FLOAT, shape)], **attrs)
-    return list(op.Split(y, np.array(sizes, np.int64), axis=-1, _outputs=len(sizes)))
-
-
 def packed_projections(builder: GraphBuilder, uses: Uses, budget: int = PACK_BUDGET) -> int:
-    """Readers of one float32 input by MatMul with a constant 2-D weight (or MatMulNBits of the
-    same K, bits, block size, accuracy level and zero points) -> one node and a Split. The
-    input's rank must be known (MatMul reads B as [K, N] for any rank of A). The packed weights
-    are new arrays: float ones only within `budget` bytes in all (past it, the MatMuls stay
-    apart: a model larger than memory keeps its weights streamed from the checkpoint), 4- and
-    8-bit ones always (an eighth or a quarter of float32)."""
+    """Readers of one float32 input by MatMul with a constant 2-D float32 weight of the same K
+    -> one MatMul and a Split. The input's rank must be known (MatMul reads B as [K, N] for any
+    rank of A). The packed weights are new arrays, only within `budget` bytes in all (past it,
+    the MatMuls stay apart: a model larger than memory keeps its weights streamed from the
+    checkpoint). Quantized weights were packed before, by weight quantization
+    (`quantization.packed_projections`): their MatMulNBits is one node already."""
     done = 0
     groups: dict[tuple, list[Node]] = {}
     for node in uses.graph.nodes:
@@ -312,27 +286,20 @@ def packed_projections(builder: GraphBuilder, uses: Uses, budget: int = PACK_BUD
         if a.dtype is not types.FLOAT or a.rank is None or a.rank < 2:
             continue
         w = _float_weight(node)
-        key = (id(a), "f", w.shape[0]) if w is not None else None
-        nk = _nbits_key(node)
-        if nk is not None:
-            key = (id(a), "n", *nk)
-        if key is not None:
-            groups.setdefault(key, []).append(node)
-    for key, nodes in groups.items():
+        if w is not None:
+            groups.setdefault((id(a), w.shape[0]), []).append(node)
+    for nodes in groups.values():
         if len(nodes) < 2:
             continue
-        if key[1] == "f":
-            size = 0
-            for n in nodes:
-                size += n.inputs[1].const_value.nbytes  # type: ignore[union-attr]
-            if size > budget:
-                continue
-            budget -= size
+        size = sum(n.inputs[1].const_value.nbytes for n in nodes)  # type: ignore[union-attr,misc]
+        if size > budget:
+            continue
+        budget -= size
         first = min(nodes, key=uses.graph.nodes.index)
         a = first.inputs[0]
         if a is None:
             continue
-        pack = functools.partial(_packed_float if key[1] == "f" else _packed_nbits, builder, a, nodes)
+        pack = functools.partial(_packed_float, builder, a, nodes)
         outputs = build_before(builder, uses, first, pack)
         _replace_outputs(uses, [(n.outputs[0], o) for n, o in zip(nodes, outputs)])
         for n in nodes:
@@ -393,6 +360,8 @@ def skip_norms(builder: GraphBuilder, uses: Uses) -> int:
         outs = [(types.FLOAT, y.shape)] + ([(types.FLOAT, None), (types.FLOAT, None), (types.FLOAT, shape)] if sum_read else [])
         inputs = [a, b, w] + ([beta] if beta is not None else [])
         results = build_before(builder, uses, node, functools.partial(_skip_call, fused, inputs, outs, eps))
+        for unread in results[1:3]:  # the mean and inverse standard deviation: named, the kernel would write them
+            unread.name = ""
         uses.remove(node)
         _replace_outputs(uses, [(y, results[0])] + ([(x, results[3])] if sum_read else []))
         _remove_if_unread(uses, [add])
@@ -900,6 +869,54 @@ def _same_keys(d: Value, keys: object, query: Value, past: Value, contract: tupl
     return source is contract[0]
 
 
+def _float_bias(op: Any, mask: Value, query: Value, past: Value,
+                contract: tuple[Value, Value] | None) -> tuple[Value, Value | None, Value | None]:
+    """(bias, past + new as int64 [1], batch as int64 [1]) for a float mask [., 1, new, past +
+    new] that is Where(c, a, b) of a boolean c with transformers' padding conjunct
+    (`key_padding`, of the mask's length: `_same_keys`), maybe under torch_lowest_mask's
+    raising of b = lowest (`_raised_lowest`; a is then a one-element constant other than
+    lowest): the same values as Where(c', a, b'), c' the conjuncts with the padding read from
+    the 2-D mask itself, unsqueezed (and expanded to [., 1, new, past + new] unless another
+    conjunct has the rows and one the batch), b' the raised value where b was raised. The
+    index subgraph of the padding (GatherND and the Range, Expand, Concat it reads) goes, and
+    the raising with it. Else (mask, None, None): the mask as it is."""
+    node = mask.producer
+    raised = None
+    if _std(node, "Where") and len(node.inputs) == 3 and _raised_lowest(node) is not None:  # type: ignore[union-attr,arg-type]
+        raised, node = node.inputs[1], node.inputs[2].producer  # type: ignore[union-attr]
+    if not _std(node, "Where") or len(node.inputs) != 3 or None in node.inputs:  # type: ignore[union-attr]
+        return mask, None, None
+    c, a, b = node.inputs  # type: ignore[union-attr]
+    if c.dtype is not types.BOOL or c.rank != 4 or any(x.rank is None or x.rank > 4 for x in (a, b)):  # type: ignore[union-attr]
+        return mask, None, None
+    if raised is not None:
+        lowest = float(np.finfo(np.float32).min)
+        if scalar(a) is None or scalar(a) == lowest or scalar(b) != lowest:
+            return mask, None, None
+        b = raised
+    queries, keys = mask.shape[2], mask.shape[3]  # type: ignore[index]
+    parts = _conjuncts(c)  # type: ignore[arg-type]
+    paddings = [key_padding(x) for x in parts]
+    paddings = [d if d is not None and _same_keys(d, keys, query, past, contract) else None for d in paddings]
+    found = [d for d in paddings if d is not None]
+    if not found or any(x.rank is None or x.rank > 4 for x in parts):
+        return mask, None, None
+    kept = None
+    for x, d in zip(parts, paddings):
+        if d is not None:
+            x = op.Unsqueeze(d, np.arange(1, x.rank - 1, dtype=np.int64))  # type: ignore[operator]
+        kept = x if kept is None else op.And(kept, x)
+    total = op.Shape(found[0], start=-1)
+    # the shape the kernel reads: the rows from another conjunct, the batch from any, the keys from the padding
+    others = [x for x, d in zip(parts, paddings) if d is None and x.shape is not None]
+    full = any(_same(x.shape[2], queries) for x in others) and any(  # type: ignore[index]
+        _same(v.shape[0], mask.shape[0]) for v in [*others, *found] if v.shape is not None)  # type: ignore[index]
+    if not full:
+        kept = op.Expand(kept, op.Concat(np.array([1, 1], np.int64), op.Shape(query, start=1, end=2), total, axis=0))
+    batch = op.Shape(found[0], start=0, end=1) if _same(found[0].shape[0], query.shape[0]) else None  # type: ignore[index]
+    return op.Where(kept, a, b), total, batch
+
+
 def _lengths_and_bias(op: Any, mask: Value | None, causal: bool, query: Value, past: Value,
                       contract: tuple[Value, Value] | None) -> tuple[Value, Value, Value | None, Value]:
     """GroupQueryAttention's seqlens_k (past + new - 1 for every row), total_sequence_length
@@ -915,8 +932,10 @@ def _lengths_and_bias(op: Any, mask: Value | None, causal: bool, query: Value, p
     past + new is the mask's last dim, read from the 2-D padding mask where it has that dim (the
     4-D mask is then not computed at all), else from the mask kept, else the past's and the
     query's lengths added."""
-    bias: Value | None = mask  # a float mask as it is
+    bias: Value | None = mask  # a float mask as it is, or `_float_bias`'s
     total = batch = None
+    if mask is not None and mask.dtype is types.FLOAT:
+        bias, total, batch = _float_bias(op, mask, query, past, contract)
     if mask is not None and mask.dtype is types.BOOL:
         queries, keys = mask.shape[2], mask.shape[3]  # type: ignore[index]
         parts = _conjuncts(mask)

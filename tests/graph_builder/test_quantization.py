@@ -8,7 +8,13 @@ import onnx
 import pytest
 
 from graph_builder import FLOAT, GraphBuilder, op
-from graph_builder.optimizer.quantization import WeightQuantization, dequantize, quantize, quantize_weights
+from graph_builder.optimizer.quantization import (
+    WeightQuantization,
+    dequantize,
+    packed_projections,
+    quantize,
+    quantize_weights,
+)
 
 CONFIGS = [WeightQuantization(d, b, s) for d in ("int4", "int8") for b in (32, 128) for s in (True, False)]
 
@@ -107,3 +113,46 @@ def test_bad_options():
     with pytest.raises(ValueError, match="power of two, 16 or more"):
         WeightQuantization("int4", block_size=48)
     assert WeightQuantization.of("int8") == WeightQuantization("int8", 32, True)
+
+
+def _projections(ks=(64, 64, 64), ns=(48, 16, 32)):
+    """x read by MatMuls of weights [k, n] each (the same x where the k's are equal), outputs y0, y1, ..."""
+    g = GraphBuilder(opset=21)
+    x = g.input("x", FLOAT, ["batch", "seq", 64])
+    with g:
+        ys = [op.MatMul(x, g.initializer(f"w{i}", _weight((k, n), i))) for i, (k, n) in enumerate(zip(ks, ns))]
+    for i, y in enumerate(ys):
+        g.output(y, f"y{i}")
+    return g
+
+
+@pytest.mark.parametrize("config", [CONFIGS[0], CONFIGS[3]], ids=repr)  # int4 symmetric, int4 asymmetric
+def test_projections_of_one_input_read_their_quantized_weights_side_by_side(config):
+    g = _projections()
+    x = np.random.default_rng(5).standard_normal((2, 3, 64)).astype(np.float32)
+    assert quantize_weights(g, config) == 3
+    before = g.run({"x": x})
+    assert packed_projections(g) == 1
+    ops = [n.op_type for n in g.graph.nodes]
+    assert ops.count("DequantizeLinear") == 1 and ops.count("MatMul") == 1 and ops.count("Split") == 1
+    parts = ("quantized", "scale") + (() if config.symmetric else ("zero_point",))
+    weights = sorted(name for name in g.graph.initializers if name.startswith("w"))
+    assert weights == sorted(f"w0_packed_{p}" for p in parts)  # the separate ones are gone
+    model = g.to_model()
+    onnx.checker.check_model(model, full_check=True)
+    assert [o.name for o in model.graph.output] == ["y0", "y1", "y2"]
+    for a, b in zip(before, g.run({"x": x})):
+        np.testing.assert_array_equal(a, b)  # the same dot products, bit for bit
+
+
+def test_projections_that_differ_stay_apart():
+    g = _projections(ns=(48, 16))  # two of one input: packed
+    config = WeightQuantization("int4", 32)
+    quantize_weights(g, config)
+    assert packed_projections(g) == 1
+    g = _projections(ns=(48, 16))
+    quantize_weights(g, config)
+    dq = [n for n in g.graph.nodes if n.op_type == "DequantizeLinear"]
+    dq[1].attributes["block_size"] = 64  # another block size: not packed with the first
+    dq[1].inputs[1].const_value = dq[1].inputs[1].const_value[::2].copy()
+    assert packed_projections(g) == 0

@@ -27,7 +27,7 @@ from graph_builder.optimizer import optimize as optimize_graph
 from graph_builder.optimizer import optimize_for_onnxruntime, runtime_guards
 from graph_builder.optimizer.folding import BATCH_NORMS_LEFT
 from graph_builder.optimizer.onnxruntime import OnnxRuntime
-from graph_builder.optimizer.quantization import WeightQuantization, check_opset, quantize_weights
+from graph_builder.optimizer.quantization import WeightQuantization, check_opset, packed_projections, quantize_weights
 from torchlib.exporter import dataclass_trees, self_check
 from torchlib.exporter.capture import EXPORT_LOCK, caller_level, capture, keywords_as_parameters
 from torchlib.exporter.checkpoint import Weights, WeightsError, attached, meta_tensors
@@ -526,9 +526,11 @@ def translate(
             diagnostics.append(f"{report[BATCH_NORMS_LEFT]} {BATCH_NORMS_LEFT}: they stay BatchNormalization nodes")
     if weight_quantization is not None:
         count = quantize_weights(g, weight_quantization)
+        packed = packed_projections(g)
         q = weight_quantization
         diagnostics.append(f"weight_quantization: {count} MatMul/Gemm weight(s) quantized to {q.dtype}, blocks of "
-                           f"{q.block_size}, {'symmetric' if q.symmetric else 'asymmetric'}")  # fmt: skip
+                           f"{q.block_size}, {'symmetric' if q.symmetric else 'asymmetric'}; {packed} group(s) of "
+                           f"MatMuls of one input packed side by side")  # fmt: skip
     if target is not None:
         counts = optimize_for_onnxruntime(g, target)
         g.graph.metadata["torchlib.target"] = f"onnxruntime (accuracy_level {target.accuracy_level})"

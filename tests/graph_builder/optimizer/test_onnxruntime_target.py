@@ -102,12 +102,13 @@ def test_target_names():
         OnnxRuntime(accuracy_level=5)
 
 
-def _llama_decode_step(position_ids: bool):
-    """The tiny Llama's decode step as torchlib.genai exports it: (spec, module, sample, export kwargs)."""
+def _llama_decode_step(position_ids: bool, family: str = "llama"):
+    """The tiny Llama's (or `family`'s) decode step as torchlib.genai exports it: (spec, module,
+    sample, export kwargs)."""
     pytest.importorskip("transformers")
     from torchlib.genai import demo_folders, step
 
-    model = demo_folders.model("llama")
+    model = demo_folders.model(family)
     spec = step.DecoderSpec.of(model.config)
     wrapped = step.DecodeStep(model, spec.layers, position_ids=position_ids)
     names, args, shapes = step.sample_inputs(spec, position_ids)
@@ -182,6 +183,31 @@ def test_left_padded_batch_is_exact_with_one_bias_for_every_layer():
         _, inputs, _ = step.sample_inputs(spec, False, batch=batch, new=new, past=past)
         mask = torch.ones(batch, past + new, dtype=torch.long)
         mask[0, :2] = 0  # row 0 left-padded by 2
+        inputs = (inputs[0], mask, *inputs[2:])
+        for a, b in zip(standard.run(*inputs), runtime.run(*inputs)):
+            torch.testing.assert_close(a, b, atol=1e-5, rtol=1e-5)
+
+
+def test_float_mask_reads_its_padding_from_attention_mask():
+    """Gemma 2's eager attention masks with floats, Where(causal AND window AND attention_mask[batch,
+    key], 0, lowest) (raised to the next float up for Attention): the bias keeps those values and
+    causal=0 (a row the mask empties is uniform over its keys, as in torch), but its padding
+    conjunct is attention_mask itself and the raising is folded into the Where: no GatherND, no
+    Equal. A left-padded batch (queries at padded positions seeing no key, a prompt longer than
+    the window of 16) gives the standard graph's logits and presents."""
+    from torchlib.genai import step
+
+    spec, wrapped, args, kwargs = _llama_decode_step(position_ids=False, family="gemma2")
+    standard = torchlib.export(wrapped, args, **kwargs)
+    target = OnnxRuntime(max_sequence_length=64, past_length_from=("attention_mask", "input_ids"))
+    runtime = torchlib.export(wrapped, args, target=target, check=False, **kwargs)
+    ops = _ops(runtime)
+    assert ops["GroupQueryAttention"] == spec.layers and ops["GatherND"] == 0 and ops["Equal"] == 0
+    assert {n.attributes["causal"] for n in runtime.graph.nodes if n.op_type == "GroupQueryAttention"} == {0}
+    for batch, new, past in ((2, 1, 5), (2, 20, 0), (1, 4, 3), (2, 1, 20)):
+        _, inputs, _ = step.sample_inputs(spec, False, batch=batch, new=new, past=past)
+        mask = torch.ones(batch, past + new, dtype=torch.long)
+        mask[0, :3] = 0  # row 0 left-padded by 3
         inputs = (inputs[0], mask, *inputs[2:])
         for a, b in zip(standard.run(*inputs), runtime.run(*inputs)):
             torch.testing.assert_close(a, b, atol=1e-5, rtol=1e-5)

@@ -1,0 +1,99 @@
+"""onnxruntime-genai's folders counted by valgrind: instructions and data-cache misses per token.
+
+    python bench/bench_genai_callgrind.py --dir WORK [--tokens 64] [--folders "builder int4,torchlib int4"]
+
+WORK is a folder bench/bench_genai.py wrote (`--dir WORK`): its six folders (builder's, torchlib's
+onnxruntime target, torchlib's standard target; fp32 and int4). Each chosen folder generates
+`--tokens` greedy tokens in onnxruntime-genai once to warm up, then again under callgrind's
+instrumentation (valgrind --tool=callgrind --cache-sim=yes, switched on around the second
+generation only: the model's loading is not counted), one process per folder, one thread.
+
+Counts do not depend on what else runs on the machine, where times do (a machine shared by
+other work moves tokens/s by several percent from run to run): a difference of a few tenths of
+a percent between two folders is visible here. They are a simulation: instructions executed and
+a modelled cache's misses, not time. Prints one JSON line per folder, then a table (per token;
+ratio: the folder's count over the builder folder's of the same precision, below 1 is fewer).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+PROMPT = [5, 17, 99, 250, 1000, 7, 3, 4242, 31000, 12]  # bench_genai.py's
+COUNTS = {"instructions": r"I\s+refs:\s+([\d,]+)", "data reads and writes": r"D\s+refs:\s+([\d,]+)",
+          "L1 data misses": r"D1\s+misses:\s+([\d,]+)", "last-level data misses": r"LLd\s+misses:\s+([\d,]+)"}  # fmt: skip
+
+
+def child(folder: str, tokens: int) -> None:
+    """Generate twice in this process; callgrind counts only the second generation."""
+    import numpy as np
+    import onnxruntime_genai as og
+
+    model = og.Model(folder)
+
+    def generate() -> None:
+        params = og.GeneratorParams(model)
+        length = len(PROMPT) + tokens
+        params.set_search_options(do_sample=False, max_length=length, min_length=length)
+        generator = og.Generator(model, params)
+        generator.append_tokens(np.array([PROMPT], np.int64))
+        while not generator.is_done():
+            generator.generate_next_token()
+
+    generate()
+    subprocess.run(["callgrind_control", "-i", "on", str(os.getpid())], capture_output=True, check=True)
+    generate()
+    subprocess.run(["callgrind_control", "-i", "off", str(os.getpid())], capture_output=True, check=True)
+
+
+def count(folder: Path, tokens: int) -> dict[str, int]:
+    with tempfile.TemporaryDirectory() as tmp:
+        proc = subprocess.run(["valgrind", "--tool=callgrind", "--cache-sim=yes", "--instr-atstart=no",
+                               f"--callgrind-out-file={tmp}/out", sys.executable, __file__, "--child", str(folder),
+                               "--tokens", str(tokens)],
+                              capture_output=True, text=True, env=dict(os.environ, OMP_NUM_THREADS="1"), check=False)  # fmt: skip
+    found = {k: re.search(p, proc.stderr) for k, p in COUNTS.items()}
+    if proc.returncode != 0 or not all(found.values()):
+        raise RuntimeError(f"valgrind on {folder} failed:\n{proc.stderr[-3000:]}")
+    return {k: int(m.group(1).replace(",", "")) for k, m in found.items()}  # type: ignore[union-attr]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--dir", help="a folder bench/bench_genai.py --dir wrote")
+    parser.add_argument("--tokens", type=int, default=64, help="new tokens per generation (default 64)")
+    parser.add_argument("--folders", default="builder int4,torchlib int4,torchlib standard int4",
+                        help="comma-separated bench_genai.py folder names (default: the int4 ones)")
+    parser.add_argument("--child", help=argparse.SUPPRESS)
+    ns = parser.parse_args()
+    if ns.child:
+        child(ns.child, ns.tokens)
+        return 0
+    if ns.dir is None or shutil.which("valgrind") is None:
+        parser.error("--dir WORK (from bench/bench_genai.py --dir WORK) and valgrind on the PATH are needed")
+    names = [n.strip() for n in ns.folders.split(",")]
+    results = {}
+    for name in names:
+        results[name] = count(Path(ns.dir) / name.replace(" ", "_"), ns.tokens)
+        print(json.dumps({"folder": name, "tokens": ns.tokens, **results[name]}), flush=True)
+    print(f"\nper token, {ns.tokens} greedy tokens after a {len(PROMPT)}-token prompt, 1 thread "
+          f"(ratio: over the builder's folder of the same precision)\n")
+    print("| folder | " + " | ".join(COUNTS) + " |")
+    print("|---|" + "---|" * len(COUNTS))
+    for name, counts in results.items():
+        builder = results.get("builder " + name.split()[-1])
+        cells = [f"{v / ns.tokens / 1e6:.3f} M" + (f" ({v / builder[k]:.4f})" if builder else "") for k, v in counts.items()]
+        print(f"| {name} | " + " | ".join(cells) + " |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

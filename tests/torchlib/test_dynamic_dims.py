@@ -3,6 +3,7 @@ does not, with the reason; capture's fallback chain does not retry what cannot s
 
 from __future__ import annotations
 
+import math
 import warnings
 
 import pytest
@@ -221,6 +222,31 @@ def test_size_condition_the_onnx_model_cannot_check_is_named():
     assert any("The ONNX model does not check this" in d for d in result.diagnostics)
     assert all(isinstance(d, str) for d in input_dims(result))  # both dims stay dynamic
     assert all_ok(result, torch.randn(3, 16))  # the path exported
+
+
+class FixedPatchGrid(nn.Module):
+    """mobilevit's `unfolding`: `int(math.ceil(height / patch) * patch)` of a feature map's height
+    (here a strided slice's, a strided convolution's in mobilevit) makes the patched height a
+    constant (the int() of a symbolic size), and the reshape into patches uses it, while the
+    input's height stays dynamic: the program holds for heights that round to the sample's only."""
+
+    def forward(self, x):
+        features = x[:, :, ::4]
+        new_height = int(math.ceil(features.shape[2] / 2) * 2)
+        return features.reshape(x.shape[0], new_height // 2, 2).sum(2)
+
+
+def test_a_size_the_model_fixes_names_the_models_line():
+    line = FixedPatchGrid.forward.__code__.co_firstlineno + 2
+    with pytest.warns(UserWarning, match="holds only for inputs whose sizes meet") as record:
+        result = torchlib.export(FixedPatchGrid(), (torch.randn(2, 1, 32),), dynamic_shapes=({0: Dim.AUTO, 2: Dim.AUTO},))
+    message = next(str(w.message) for w in record if "holds only" in str(w.message))
+    # the guard the model's line added comes first, with the line
+    assert message.startswith("torch.export's program holds only for inputs whose sizes meet: ")
+    first = message.split(": ", 1)[1].split("; ")[0]
+    assert f"(at {__file__}:{line} in forward)" in first and "== 8" in first, message
+    assert isinstance(input_dims(result)[2], str)  # the height stays dynamic: nothing else says so
+    assert all_ok(result, torch.randn(3, 1, 29))  # a height with the sample's patch grid: right
 
 
 class LongerOrShorter(nn.Module):

@@ -332,13 +332,19 @@ def _size_guards(ep: torch.export.ExportedProgram) -> list[str]:
     guards = _diagnostic(path_guards, ep)
     if not guards:
         return []
-    message = ("torch.export's program holds only for inputs whose sizes meet: " + "; ".join(guards)
-               + ". The ONNX model does not check this: inputs of other sizes give wrong results or fail in "
-               "onnxruntime (the model's code takes another path for them; mark those dims static, or export "
-               "one model per path)")
-    if any("//" in g or "%" in g for g in guards):
-        warnings.warn(message, UserWarning, stacklevel=caller_level())
+    tail = ("The ONNX model does not check this: inputs of other sizes give wrong results or fail in onnxruntime "
+            "(the model's code takes another path for them, or fixes a size it computes from them; mark those dims "
+            "static, or export one model per path)")
+    message = "torch.export's program holds only for inputs whose sizes meet: " + "; ".join(guards) + ". " + tail
+    if any(" // " in g or " % " in g for g in guards):
+        shown = guards[:_GUARDS_SHOWN] + ([f"and {len(guards) - _GUARDS_SHOWN} more (all in the result's diagnostics)"]
+                                          if len(guards) > _GUARDS_SHOWN else [])
+        warnings.warn("torch.export's program holds only for inputs whose sizes meet: " + "; ".join(shown) + ". " + tail,
+                      UserWarning, stacklevel=caller_level())
     return [message]
+
+
+_GUARDS_SHOWN = 8  # in the warning; those the model's own lines added come first
 
 
 def check_supported(ep: torch.export.ExportedProgram, registry: Registry) -> None:

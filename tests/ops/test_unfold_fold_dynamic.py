@@ -42,7 +42,10 @@ def test_col2im_dynamic_output_size(dtype: torch.dtype):
     sample = _cols(2, 3, 7, 9, dtype)
     result = torchlib.export(Fold(), sample, dynamic_shapes=({0: "n", 1: "c", 2: "l"}, {0: "h", 1: "w"}))
     for inputs in (sample, _cols(3, 2, 11, 6, dtype), _cols(1, 1, 4, 3, dtype)):
-        assert torch.equal(result(*inputs), Fold()(*inputs))
+        got, want = result(*inputs), Fold()(*inputs)
+        assert torch.equal(got, want) and torch.equal(got.signbit(), want.signbit())
+    negative_zeros = (-torch.zeros_like(sample[0]), sample[1])  # torch adds onto +0.0: every pixel is +0.0
+    assert not result(*negative_zeros).signbit().any()
 
 
 class PatchRoundTrip(torch.nn.Module):

@@ -592,7 +592,7 @@ def aten_col2im(
     x = op.Unsqueeze(self, [0]) if self.rank == 2 else self
     batch_channels = op.Div(op.Shape(x, start=0, end=2), [1, kh * kw])  # [N, C]
     blocks = op.Reshape(x, op.Concat(batch_channels, as_shape([kh * kw, out_h, out_w]), axis=0), allowzero=1)
-    image = None
+    image = op.Constant(value=np.zeros((), self.known_dtype.numpy))  # torch's start: 0 + -0.0 is +0.0
     for k in range(kh * kw):
         i, j = divmod(k, kw)
         block = op.Unsqueeze(op.Gather(blocks, np.array(k, np.int64), axis=2), [3, 5])  # [N, C, out_h, 1, out_w, 1]
@@ -601,8 +601,7 @@ def aten_col2im(
         strided = op.Reshape(strided, op.Concat(batch_channels, rows_cols, axis=0), allowzero=1)
         # at rows i*dh + o*sh; every image has out_h*sh + (kh-1)*dh >= the padded height rows
         spread = _pad(strided, [0, 0, i * dh, j * dw, 0, 0, (kh - 1 - i) * dh, (kw - 1 - j) * dw])
-        image = spread if image is None else _add_rounded(image, spread)
-    assert image is not None
+        image = _add_rounded(image, spread)
     image = op.Slice(image, [ph, pw], as_shape([_sym_add(height, ph), _sym_add(width, pw)]), [2, 3])
     return op.Squeeze(image, [0]) if self.rank == 2 else image
 

@@ -493,20 +493,25 @@ def sweep(tasks: list[str], only: set[str] | None, limit: int | None, timeout: i
 
 
 def report(rows: list[dict]) -> None:
-    print("\n| task | built | ours right at both sizes | reference right at both sizes |\n|---|---|---|---|")
+    print("\n| task | built | ours right at both sizes | reference right at both sizes (of those it ran on) |\n|---|---|---|---|")
+
+    def counts(rs: list[dict]) -> tuple[int, int, int]:
+        ran = [r for r in rs if "reference" in r]
+        return (sum(r["ours"]["status"] == "ok" for r in rs), sum(r["reference"].get("status") == "ok" for r in ran), len(ran))
+
     for task in TASKS:
         rs = [r for r in rows if r["task"] == task]
         if not rs:
             continue
         built = [r for r in rs if "ours" in r]
-        ours = sum(r["ours"]["status"] == "ok" for r in built)
-        ref = sum(r.get("reference", {}).get("status") == "ok" for r in built)
-        print(f"| {task} | {len(built)} / {len(rs)} | {ours} | {ref} |")
+        ours, ref, ran = counts(built)
+        print(f"| {task} | {len(built)} / {len(rs)} | {ours} | {ref} / {ran} |")
     built = [r for r in rows if "ours" in r]
-    ours = sum(r["ours"]["status"] == "ok" for r in built)
-    ref = sum(r.get("reference", {}).get("status") == "ok" for r in built)
+    ours, ref, ran = counts(built)
     if built:
-        print(f"| all | {len(built)} / {len(rows)} | {ours} ({100 * ours / len(built):.1f} %) | {ref} ({100 * ref / len(built):.1f} %) |")
+        print(f"| all | {len(built)} / {len(rows)} | {ours} ({100 * ours / len(built):.1f} %) | {ref} / {ran} ({100 * ref / max(ran, 1):.1f} %) |")
+        ours_ran = sum(r["ours"]["status"] == "ok" for r in built if "reference" in r)
+        print(f"\nover the {ran} built models the reference ran on: ours right on {ours_ran}, the reference on {ref}")
     for who in ("ours", "reference"):
         classes: dict[str, list[str]] = {}
         for r in built:

@@ -265,3 +265,25 @@ def test_an_inequality_between_sizes_is_a_diagnostic_not_a_warning():
         result = torchlib.export(LongerOrShorter(), (torch.randn(2, 3), torch.randn(2, 5)),
                                  dynamic_shapes=({0: Dim.AUTO, 1: Dim.AUTO}, {0: Dim.AUTO, 1: Dim.AUTO}))
     assert any("holds only for inputs whose sizes meet" in d and "<=" in d for d in result.diagnostics)
+
+
+class VmapMask(nn.Module):
+    """A mask built with torch.vmap (transformers' masking_utils does so for a model's or/and mask
+    functions: t5gemma2). The per-node trace fails inside vmap's nesting; its layer must not stay
+    on functorch's stack, or the whole-program decomposition that follows fails."""
+
+    def forward(self, x):
+        q = torch.arange(x.shape[1])
+        causal = torch.vmap(torch.vmap(lambda i, j: i >= j, in_dims=(None, 0)), in_dims=(0, None))
+        return x.masked_fill(~causal(q, q), 0.0)
+
+
+def test_vmap_in_forward_exports_with_its_dims():
+    x = torch.randn(2, 5, 5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = torchlib.export(VmapMask(), (x,), dynamic_shapes=({0: Dim.AUTO, 1: Dim.AUTO, 2: Dim.AUTO},))
+    assert any("the whole program was decomposed" in d and "_vmap_increment_nesting" in d for d in result.diagnostics)
+    assert all(isinstance(d, str) for d in input_dims(result))
+    y = torch.randn(3, 7, 7)
+    assert torch.equal(result(y), VmapMask()(y))

@@ -70,6 +70,17 @@ def test_report_cpu_seconds_where_both_measured(capsys):
     assert "median ratio ours / reference 0.375" in out
 
 
+def test_report_counts_the_reference_over_the_rows_it_ran_on(capsys):
+    """A sweep run with --no-reference leaves rows without the reference: they are not its failures."""
+    rows = [{"task": "causal_lm", "model": m, "ours": {"status": "ok"}} for m in ("a", "b", "c")]
+    rows[0]["reference"] = {"status": "ok"}
+    rows[1]["reference"] = {"status": "export failed", "reason": "x"}
+    bench.report(rows)
+    out = capsys.readouterr().out
+    assert "| all | 3 / 3 | 3 (100.0 %) | 1 / 2 (50.0 %) |" in out
+    assert "over the 2 built models the reference ran on: ours right on 2, the reference on 1" in out
+
+
 @pytest.mark.slow
 def test_sweep_subprocesses_rows_and_resume(tmp_path, capsys):
     results = tmp_path / "rows.jsonl"

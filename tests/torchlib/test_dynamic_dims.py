@@ -3,6 +3,7 @@ does not, with the reason; capture's fallback chain does not retry what cannot s
 
 from __future__ import annotations
 
+import math
 import warnings
 
 import numpy as np
@@ -221,7 +222,7 @@ class EvenPatchCount(nn.Module):
 def test_size_condition_is_named_and_checked_by_the_onnx_model(tmp_path):
     with pytest.warns(UserWarning, match=r"holds only for inputs whose sizes meet: \(\(L\['x'\]\.size\(\)\[1\] // 4\) % 2\) == 0"):
         result = torchlib.export(EvenPatchCount(), (torch.randn(2, 8),), dynamic_shapes=({0: Dim.AUTO, 1: Dim.AUTO},))
-    assert any("the ONNX model checks the condition" in d for d in result.diagnostics)
+    assert any("the ONNX model checks each such condition" in d for d in result.diagnostics)
     assert all(isinstance(d, str) for d in input_dims(result))  # both dims stay dynamic
     assert all_ok(result, torch.randn(3, 16))  # the path exported: 16 // 4 is even
     assert all_ok(result, torch.randn(1, 0))
@@ -234,6 +235,35 @@ def test_size_condition_is_named_and_checked_by_the_onnx_model(tmp_path):
     assert session.run(None, {name: np.ones((3, 16), np.float32)})[0].shape == (3, 16)
     with pytest.raises(Exception, match="check: "):
         session.run(None, {name: np.ones((3, 12), np.float32)})
+
+
+class FixedPatchGrid(nn.Module):
+    """mobilevit's `unfolding`: `int(math.ceil(height / patch) * patch)` of a feature map's height
+    (here a strided slice's, a strided convolution's in mobilevit) makes the patched height a
+    constant (the int() of a symbolic size), and the reshape into patches uses it, while the
+    input's height stays dynamic: the program holds for heights that round to the sample's only."""
+
+    def forward(self, x):
+        features = x[:, :, ::4]
+        new_height = int(math.ceil(features.shape[2] / 2) * 2)
+        return features.reshape(x.shape[0], new_height // 2, 2).sum(2)
+
+
+def test_a_size_the_model_fixes_names_the_models_line():
+    line = FixedPatchGrid.forward.__code__.co_firstlineno + 2
+    with pytest.warns(UserWarning, match="holds only for inputs whose sizes meet") as record:
+        result = torchlib.export(FixedPatchGrid(), (torch.randn(2, 1, 32),), dynamic_shapes=({0: Dim.AUTO, 2: Dim.AUTO},))
+    message = next(str(w.message) for w in record if "holds only" in str(w.message))
+    # the guard the model's line added comes first, with the line
+    assert message.startswith("torch.export's program holds only for inputs whose sizes meet: ")
+    first = message.split(": ", 1)[1].split("; ")[0]
+    assert f"(at {__file__}:{line} in forward)" in first and "== 8" in first, message
+    assert isinstance(input_dims(result)[2], str)  # the height stays dynamic: nothing else says so
+    assert all_ok(result, torch.randn(3, 1, 32))  # another batch at the sample's height: right
+    # torch's program holds only where its guards do: `ep.module()` refuses 29 ("Guard failed: x.size()[2] ==
+    # 4 * ((3 + x.size()[2]) // 4)"), and the ONNX model checks the same condition, math.ceil included
+    with pytest.raises(CheckFailed, match=r"L\['x'\]\.size\(\)\[2\] == \(4\*\(\(3 \+ L\['x'\]\.size\(\)\[2\]\) // 4\)\)"):
+        result(torch.randn(3, 1, 29))
 
 
 class LongerOrShorter(nn.Module):
@@ -251,4 +281,26 @@ def test_an_inequality_between_sizes_is_a_diagnostic_not_a_warning():
         warnings.simplefilter("error")
         result = torchlib.export(LongerOrShorter(), (torch.randn(2, 3), torch.randn(2, 5)),
                                  dynamic_shapes=({0: Dim.AUTO, 1: Dim.AUTO}, {0: Dim.AUTO, 1: Dim.AUTO}))
-    assert any("assumes of the input sizes" in d and "<=" in d for d in result.diagnostics)
+    assert any("holds only for inputs whose sizes meet" in d and "<=" in d and "does not check" in d for d in result.diagnostics)
+
+
+class VmapMask(nn.Module):
+    """A mask built with torch.vmap (transformers' masking_utils does so for a model's or/and mask
+    functions: t5gemma2). The per-node trace fails inside vmap's nesting; its layer must not stay
+    on functorch's stack, or the whole-program decomposition that follows fails."""
+
+    def forward(self, x):
+        q = torch.arange(x.shape[1])
+        causal = torch.vmap(torch.vmap(lambda i, j: i >= j, in_dims=(None, 0)), in_dims=(0, None))
+        return x.masked_fill(~causal(q, q), 0.0)
+
+
+def test_vmap_in_forward_exports_with_its_dims():
+    x = torch.randn(2, 5, 5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = torchlib.export(VmapMask(), (x,), dynamic_shapes=({0: Dim.AUTO, 1: Dim.AUTO, 2: Dim.AUTO},))
+    assert any("the whole program was decomposed" in d and "_vmap_increment_nesting" in d for d in result.diagnostics)
+    assert all(isinstance(d, str) for d in input_dims(result))
+    y = torch.randn(3, 7, 7)
+    assert torch.equal(result(y), VmapMask()(y))

@@ -76,3 +76,29 @@ def test_what_the_ops_make_true_is_not_checked():
     few = torch.linspace(0, 0.6, 40)
     for got, want in zip(result(few, boxes), KeptRows()(few, boxes)):
         torch.testing.assert_close(got, want)
+
+
+def test_size_conditions_are_written_exactly():
+    """`size_checks._write` against sympy's own value of each condition, at sizes 0..40 (negative
+    sums too): floor division and remainders with torch's sympy functions, math.ceil / math.floor
+    of a true division, min / max, comparisons and logic."""
+    import numpy as np
+    import sympy
+    from torch.utils._sympy.functions import CeilToInt, FloorDiv, FloorToInt, IntTrueDiv, Max, Min, PythonMod
+
+    from torchlib.exporter import size_checks
+
+    s = sympy.Symbol("s0", integer=True, positive=True)
+    conditions = [
+        sympy.Eq(PythonMod(FloorDiv(s, 4), 2), 0),
+        sympy.Eq(2 * CeilToInt(IntTrueDiv(FloorDiv(s + 3, 4), 2)), 8),
+        sympy.Ge(FloorToInt(IntTrueDiv(s - 20, 3)), -2),
+        sympy.Ne(FloorDiv(s - 17, 5), -1),
+        sympy.Le(Min(s, 12), Max(7, FloorDiv(s, 2))),
+        sympy.And(sympy.Gt(s, 3), sympy.Lt(s, 30)),
+    ]
+    for condition in conditions:
+        for size in range(41):
+            got = size_checks._write(condition, {s: lambda size=size: np.array(size, np.int64)})
+            want = bool(condition.xreplace({s: sympy.Integer(size)}))
+            assert bool(np.asarray(got)) == want, (condition, size)

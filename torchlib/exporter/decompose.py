@@ -152,11 +152,16 @@ def _trace(run: Any, tensors: list[torch.Tensor], node: torch.fx.Node, table: di
     user's code of `node`. `what` starts the reason given when tracing fails."""
     from torch.fx.experimental.proxy_tensor import make_fx
 
+    depth = torch._C._functorch.get_dynamic_layer_stack_depth()
     try:
         with fake_mode:
             graph = make_fx(torch.func.functionalize(run, remove="mutations_and_views"),
                             decomposition_table={**_VIEW_COPIES, **table})(*tensors)
     except Exception as e:  # torch raises many kinds here; the reason goes to the diagnostics
+        # a node that failed inside a functorch transform (t5gemma2's `_vmap_increment_nesting`, from
+        # the vmap of transformers' mask functions) leaves its layer on functorch's stack: every later
+        # trace, run_decompositions' too, would run inside it ("expected non-functional tensor")
+        torch._C._functorch.pop_dynamic_layer_stack_and_undo_to_depth(depth)
         first = str(e).splitlines()[0] if str(e) else ""
         raise NeedsWholeProgramDecomposition(
             f"{node.target} (FX node {node.name!r}) {what} could not be traced on its own ({type(e).__name__}: {first})"

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
+import os
 import traceback
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -177,8 +178,10 @@ def _shape_env(program: torch.export.ExportedProgram) -> Any:
 def path_guards(program: torch.export.ExportedProgram) -> list[str]:
     """torch.export's guards on input sizes that choose the model's path and that the ONNX model's
     inputs do not show: those with a floor division or a remainder (focalnet's even patch count,
-    dinov2's patch count of the sample) and inequalities between sizes. Equalities without them
-    are dims torch made equal or static, which the ONNX inputs show already."""
+    dinov2's patch count of the sample, mobilevit's patch grid fixed by `int(math.ceil(...))`)
+    and inequalities between sizes. Equalities without them are dims torch made equal or static,
+    which the ONNX inputs show already. A guard added by a line outside torch (the model's code)
+    names that line, and those come first."""
     return [text for _, text, _ in path_conditions(program)]
 
 
@@ -194,7 +197,9 @@ def path_conditions(program: torch.export.ExportedProgram) -> list[tuple[Any, st
         return []
     inputs = {v for v, sources in shape_env.var_to_sources.items() if not any(isinstance(x, ConstantSource) for x in sources)}
     printer = ShapeGuardPythonPrinter(shape_env.var_to_sources, lambda x: x.name, shape_env.var_to_sources)
-    found: list[tuple[Any, str, bool]] = []
+    in_model: list[tuple[Any, str, bool]] = []
+    in_torch: list[tuple[Any, str, bool]] = []
+    seen: set[str] = set()
     for guard in shape_env.guards:
         expr = guard.expr
         if not expr.free_symbols or not expr.free_symbols <= inputs:
@@ -205,9 +210,18 @@ def path_conditions(program: torch.export.ExportedProgram) -> list[tuple[Any, st
         if not isinstance(expr, sympy.Eq) and len(expr.free_symbols) < 2 and not path:
             continue  # a range: the dim's bounds
         text = printer.doprint(expr)
-        if "L['self']" not in text and text not in [t for _, t, _ in found]:
-            found.append((expr, text, path))
-    return found
+        if "L['self']" in text or text in seen:
+            continue
+        seen.add(text)
+        loc = guard.sloc.framework_loc
+        if isinstance(loc, traceback.FrameSummary) and not loc.filename.startswith(_TORCH_DIR):
+            in_model.append((expr, f"{text} (at {loc.filename}:{loc.lineno} in {loc.name})", path))
+        else:
+            in_torch.append((expr, text, path))
+    return in_model + in_torch
+
+
+_TORCH_DIR = os.path.dirname(torch.__file__) + os.sep
 
 
 def _is_static(spec: Any) -> bool:

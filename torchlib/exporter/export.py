@@ -36,7 +36,7 @@ from torchlib.exporter.decompose import (
     decompose_node,
     decompose_view_write,
 )
-from torchlib.exporter.dynamic_shapes import became_static, path_guards, specialising_guards
+from torchlib.exporter.dynamic_shapes import became_static, path_conditions, specialising_guards
 from torchlib.exporter.dynamic_shapes import normalize as normalize_dynamic_shapes
 from torchlib.exporter.errors import ExportError
 from torchlib.exporter.explain import quiet_torch
@@ -332,23 +332,29 @@ def _size_guards(ep: torch.export.ExportedProgram) -> list[str]:
     how a model chooses a path. Inequalities between sizes alone (a decode step's attention mask
     as long as the past and the new tokens) are the inputs' own contract far more often: they go
     to the diagnostics only, so that every language model's export does not warn."""
-    guards = _diagnostic(path_guards, ep)
-    if not guards:
-        return []
-    paths = [g for g in guards if "//" in g or "%" in g]
-    others = [g for g in guards if g not in paths]
+    conditions = _diagnostic(path_conditions, ep)
+    paths = [text for _, text, path in conditions if path]
+    others = [text for _, text, path in conditions if not path]
     messages = []
     if paths:
-        message = ("torch.export's program holds only for inputs whose sizes meet: " + "; ".join(paths)
-                   + ". The model's code takes another path for other sizes, which this program does not have: the "
-                   "ONNX model checks the condition, and onnxruntime stops with 'check: <condition>' on inputs that "
-                   "do not meet it (to run them, export with an input of such a size, or one model per path)")
-        warnings.warn(message, UserWarning, stacklevel=caller_level())
-        messages.append(message)
+        def message(shown: list[str]) -> str:
+            return ("torch.export's program holds only for inputs whose sizes meet: " + "; ".join(shown) + ". The "
+                    "model's code takes another path for other sizes, which this program does not have: the ONNX "
+                    "model checks each such condition, and onnxruntime stops with 'check: <condition>' on inputs "
+                    "that do not meet it (a condition it cannot write has a warning of its own; to run other sizes, "
+                    "export with an input of such a size, or one model per path)")  # fmt: skip
+
+        more = len(paths) - _GUARDS_SHOWN
+        warnings.warn(message(paths[:_GUARDS_SHOWN] + ([f"and {more} more (all in the result's diagnostics)"] if more > 0 else [])),
+                      UserWarning, stacklevel=caller_level())  # fmt: skip
+        messages.append(message(paths))
     if others:
-        messages.append("torch.export's program assumes of the input sizes: " + "; ".join(others)
-                        + " (the ONNX model does not check this)")
+        messages.append("torch.export's program holds only for inputs whose sizes meet: " + "; ".join(others)
+                        + " (the inputs' own contract, most often: the ONNX model does not check this)")
     return messages
+
+
+_GUARDS_SHOWN = 8  # in the warning; those the model's own lines added come first
 
 
 def check_supported(ep: torch.export.ExportedProgram, registry: Registry) -> None:

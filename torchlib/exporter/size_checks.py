@@ -123,6 +123,10 @@ def _write(expr: Any, sizes: dict[Any, Callable[[], Any]]) -> Any:
     if expr is sympy.true or expr is sympy.false:
         return bool(expr)
     kind = type(expr).__name__
+    if kind in ("CeilToInt", "FloorToInt") and type(expr.args[0]).__name__ == "IntTrueDiv":
+        # math.ceil(a / b) and math.floor(a / b) of integers (mobilevit's patch grid), exactly
+        a, b = (_write(x, sizes) for x in expr.args[0].args)
+        return _floor_div(a, b) if kind == "FloorToInt" else op.Neg(_floor_div(op.Neg(_int(a)), b))
     args = [_write(a, sizes) for a in expr.args]
     if isinstance(expr, sympy.Add):
         return reduce(lambda a, b: op.Add(_int(a), _int(b)), args)

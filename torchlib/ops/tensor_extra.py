@@ -21,7 +21,7 @@ from graph_builder import op, types
 from graph_builder.ir import Value
 from graph_builder.type_constraints import TBool, TFloat, TInt, TReal, TRealOrBool, TTensor
 from graph_builder.types import DType
-from torchlib.ops._helpers import dim_size, normalize_dim
+from torchlib.ops._helpers import as_shape, dim_size, normalize_dim
 from torchlib.ops._kernels import NUMERIC, run_supported
 from torchlib.ops.comparison import aten_where
 from torchlib.ops.elementwise import aten_mul
@@ -47,6 +47,11 @@ def _expand(x: Value, shape: Any) -> Value:
     if x.dtype is types.BFLOAT16:
         return cast_to(op.Expand(cast_to(x, types.FLOAT), shape), types.BFLOAT16)
     return op.Expand(x, shape)
+
+
+def _pad(x: Value, pads: list[int]) -> Value:
+    """Pad with zeros; bfloat16 (no onnxruntime kernel) goes through float32, exactly."""
+    return cast_to(op.Pad(cast_to(x, _NO_BF16.get(x.known_dtype, x.known_dtype)), pads), x.known_dtype)
 
 
 def _tile(x: Value, repeats: Any) -> Value:
@@ -556,6 +561,18 @@ def aten_im2col(
     return op.Squeeze(result, [0]) if self.rank == 3 else result
 
 
+def _sym_add(size: int | Value, offset: int) -> int | Value:
+    """size + offset, size a Python int or an INT64 scalar Value (a SymInt)."""
+    return size + offset if isinstance(size, int) else op.Add(_as_int64(size), np.array(offset, np.int64))
+
+
+def _sym_blocks(size: int | Value, kernel: int, dilation: int, stride: int) -> int | Value:
+    """_blocks for a size that may be an INT64 scalar Value (its numerator is >= 0 for any size torch accepts)."""
+    if isinstance(size, int):
+        return _blocks(size, kernel, dilation, stride)
+    return _sym_add(op.Div(_sym_add(size, -dilation * (kernel - 1) - 1), np.array(stride, np.int64)), 1)
+
+
 @aten_op("aten::col2im")
 def aten_col2im(
     self: TFloat, output_size: Sequence[int], kernel_size: Sequence[int], dilation: Sequence[int],
@@ -563,25 +580,29 @@ def aten_col2im(
 ) -> TFloat:  # fmt: skip
     """col2im(Tensor self, SymInt[2] output_size, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride) -> Tensor
 
-    Written as one ScatterElements per kernel offset into the padded image, added in torch's
-    order and dtype (onnxruntime's Col2Im has a float32 kernel only). output_size must be static."""
-    if not all(isinstance(s, int) for s in output_size):
-        raise ValueError("col2im needs a static output_size")
+    Static or symbolic output_size. Each kernel offset's blocks [N, C, out_h, out_w] are spread
+    over the padded image by data movement alone: zeros interleaved for the stride (a Pad of
+    stride - 1 after each block, a Reshape), then a Pad to the offset's place; the offsets are
+    added in torch's order and dtype (one offset never hits a pixel twice; onnxruntime's Col2Im
+    has a float32 kernel only), and the padding cropped."""
+    (kh, kw), (dh, dw), (ph, pw), (sh, sw) = _pair(kernel_size), _pair(dilation), _pair(padding), _pair(stride)
     height, width = output_size
-    (kh, kw), (ph, pw) = _pair(kernel_size), _pair(padding)
-    hp, wp = height + 2 * ph, width + 2 * pw
-    index = _im2col_index(hp, wp, kernel_size, dilation, stride)  # [kh*kw, L]
+    out_h = _sym_blocks(_sym_add(height, 2 * ph), kh, dh, sh)
+    out_w = _sym_blocks(_sym_add(width, 2 * pw), kw, dw, sw)
     x = op.Unsqueeze(self, [0]) if self.rank == 2 else self
     batch_channels = op.Div(op.Shape(x, start=0, end=2), [1, kh * kw])  # [N, C]
-    blocks = op.Reshape(x, op.Concat(batch_channels, [kh * kw, index.shape[1]], axis=0), allowzero=1)
-    zeros = op.ConstantOfShape(op.Concat(batch_channels, [hp * wp], axis=0), value=np.zeros(1, self.known_dtype.numpy))
-    image = zeros
-    for k in range(kh * kw):  # one kernel offset never hits a pixel twice: add them in torch's order
-        update = op.Gather(blocks, np.array(k, np.int64), axis=2)
-        spread = op.ScatterElements(zeros, op.Expand(op.Constant(value=index[k:k + 1]), op.Shape(update)), update, axis=2)
+    blocks = op.Reshape(x, op.Concat(batch_channels, as_shape([kh * kw, out_h, out_w]), axis=0), allowzero=1)
+    image = op.Constant(value=np.zeros((), self.known_dtype.numpy))  # torch's start: 0 + -0.0 is +0.0
+    for k in range(kh * kw):
+        i, j = divmod(k, kw)
+        block = op.Unsqueeze(op.Gather(blocks, np.array(k, np.int64), axis=2), [3, 5])  # [N, C, out_h, 1, out_w, 1]
+        strided = _pad(block, [0] * 6 + [0, 0, 0, sh - 1, 0, sw - 1])  # [N, C, out_h, sh, out_w, sw]
+        rows_cols = op.Mul(op.Gather(op.Shape(strided), [2, 4]), [sh, sw])  # [out_h * sh, out_w * sw]
+        strided = op.Reshape(strided, op.Concat(batch_channels, rows_cols, axis=0), allowzero=1)
+        # at rows i*dh + o*sh; every image has out_h*sh + (kh-1)*dh >= the padded height rows
+        spread = _pad(strided, [0, 0, i * dh, j * dw, 0, 0, (kh - 1 - i) * dh, (kw - 1 - j) * dw])
         image = _add_rounded(image, spread)
-    image = op.Reshape(image, op.Concat(batch_channels, [hp, wp], axis=0), allowzero=1)
-    image = op.Slice(image, [ph, pw], [ph + height, pw + width], [2, 3])
+    image = op.Slice(image, [ph, pw], as_shape([_sym_add(height, ph), _sym_add(width, pw)]), [2, 3])
     return op.Squeeze(image, [0]) if self.rank == 2 else image
 
 

@@ -38,7 +38,7 @@ ENTRIES = [
               "or offset to read around it", samples=[1, 2], opinfo='as_strided.partial_views'),
     ]),  # as_strided
     Entry('aten_bucketize_Tensor', opinfo=['bucketize']),  # bucketize.Tensor
-    Entry('aten_col2im', samples=_col2im, dtypes=[torch.float32, torch.float16, torch.float64]),  # col2im
+    Entry('aten_col2im', samples=_col2im, dtypes=[torch.float32, torch.float16, torch.bfloat16, torch.float64]),  # col2im
     Entry('aten_combinations', opinfo=['combinations']),  # combinations (CompositeImplicit)
     Entry('aten_cross', opinfo=['cross', 'linalg.cross']),  # cross (CompositeImplicit)
     Entry('aten_diag', opinfo=['diag']),  # diag (CompositeImplicit)

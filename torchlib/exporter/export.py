@@ -14,7 +14,7 @@ import time
 import warnings
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 import torch
 import torch.utils._pytree as pytree
@@ -312,7 +312,10 @@ def _static_dims(graph: Any, ep: torch.export.ExportedProgram, requested: list[A
     return messages
 
 
-def _diagnostic(read: Callable[..., list[str]], *args: Any) -> list[str]:
+_Note = TypeVar("_Note")
+
+
+def _diagnostic(read: Callable[..., list[_Note]], *args: Any) -> list[_Note]:
     """What `read` (a reader of torch.export's shape environment, private to torch) finds, or
     nothing where this torch's shape environment does not have what it reads: a note must not
     fail the export it annotates."""

@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import ml_dtypes
 import numpy as np
@@ -170,22 +170,26 @@ def quantize_weights(builder: GraphBuilder, config: WeightQuantization) -> int:
     return done
 
 
-def _quantized_b(node: Node, uses: Uses) -> tuple | None:
-    """(K, q dtype, block size, has zero point) when node is MatMul(a, DequantizeLinear(q, scale[,
-    zero_point], axis=0)) of constants, the DequantizeLinear read by that MatMul only."""
-    if node.op_type != "MatMul" or node.domain not in ("", "ai.onnx") or len(node.inputs) != 2 or None in node.inputs:
+def _dequantized_b(node: Node, uses: Uses) -> Node | None:
+    """The DequantizeLinear when node is MatMul(a, DequantizeLinear(q, scale[, zero_point],
+    axis=0)) of 2-D constants, read by that MatMul only, a of rank 2 or more."""
+    if node.op_type != "MatMul" or node.domain not in ("", "ai.onnx") or len(node.inputs) != 2:
         return None
     a, w = node.inputs
-    dq = w.producer  # type: ignore[union-attr]
-    if dq is None or dq.op_type != "DequantizeLinear" or dq.domain not in ("", "ai.onnx") or uses.count(w) != 1:  # type: ignore[arg-type]
+    if a is None or w is None or a.rank is None or a.rank < 2 or w.dtype is not a.dtype:
         return None
-    if int(dq.attributes.get("axis", 1)) != 0 or len(dq.inputs) not in (2, 3) or any(
+    dq = w.producer
+    if dq is None or dq.op_type != "DequantizeLinear" or dq.domain not in ("", "ai.onnx") or uses.count(w) != 1:
+        return None
+    if int(dq.attributes.get("axis", 1)) != 0 or len(dq.inputs) not in (2, 3) or "output_dtype" in dq.attributes or any(
             v is None or v.const_value is None or v.const_value.ndim != 2 for v in dq.inputs):  # fmt: skip
         return None
-    if a.rank is None or a.rank < 2 or w.dtype is not a.dtype or "output_dtype" in dq.attributes:  # type: ignore[union-attr]
-        return None
-    q = dq.inputs[0]
-    return q.shape[0], q.dtype, int(dq.attributes["block_size"]), len(dq.inputs) == 3, w.dtype  # type: ignore[union-attr,index]
+    return dq
+
+
+def _constants(dq: Node) -> list[np.ndarray]:
+    """A DequantizeLinear's quantized weights, scales (and zero points): known arrays (`_dequantized_b`)."""
+    return [cast(np.ndarray, cast(Value, v).const_value) for v in dq.inputs]
 
 
 def _packed(inputs: list[Value], block_size: int, a: Value, sizes: list[int], op: Any) -> list[Value]:
@@ -199,29 +203,31 @@ def packed_projections(builder: GraphBuilder) -> int:
     N, one MatMul and a Split; returns how many groups."""
     graph = builder.graph
     uses = Uses(graph)
-    groups: dict[tuple, list[Node]] = {}
+    groups: dict[tuple[Any, ...], list[tuple[Node, Node]]] = {}
     for node in graph.nodes:
-        key = _quantized_b(node, uses)
-        if key is not None:
-            groups.setdefault((id(node.inputs[0]), *key), []).append(node)
+        dq = _dequantized_b(node, uses)
+        if dq is not None:
+            q, scale = _constants(dq)[:2]  # packed together: the same K, types, block size and zero points or none
+            key = (id(node.inputs[0]), q.shape[0], q.dtype, scale.dtype, int(dq.attributes.get("block_size", 0)), len(dq.inputs))
+            groups.setdefault(key, []).append((node, dq))
     done = 0
-    for (_, _, _, block, _, _), nodes in groups.items():
-        if len(nodes) < 2:
+    for key, members in groups.items():
+        if len(members) < 2:
             continue
-        dqs = [n.inputs[1].producer for n in nodes]  # type: ignore[union-attr]
-        first = dqs[0].inputs[0]  # type: ignore[union-attr]
-        base = first.name.removesuffix("_quantized")  # type: ignore[union-attr]
-        inputs = [builder.initializer(f"{base}_packed{suffix}",
-                                      np.concatenate([d.inputs[i].const_value for d in dqs], axis=1))  # type: ignore[union-attr]
-                  for i, suffix in enumerate(("_quantized", "_scale", "_zero_point")[:len(dqs[0].inputs)])]  # type: ignore[union-attr]  # fmt: skip
-        sizes = [int(d.inputs[0].const_value.shape[1]) for d in dqs]  # type: ignore[union-attr]
-        head = min(nodes, key=graph.nodes.index)
-        parts = build_before(builder, uses, head, functools.partial(_packed, inputs, block, nodes[0].inputs[0], sizes))  # type: ignore[arg-type]
-        for n, dq, part in zip(nodes, dqs, parts):
+        dqs = [dq for _, dq in members]
+        base = cast(Value, dqs[0].inputs[0]).name.removesuffix("_quantized")
+        suffixes = ("_quantized", "_scale", "_zero_point")[:len(dqs[0].inputs)]
+        inputs = [builder.initializer(f"{base}_packed{suffix}", np.concatenate([_constants(d)[i] for d in dqs], axis=1))
+                  for i, suffix in enumerate(suffixes)]  # fmt: skip
+        sizes = [int(_constants(d)[0].shape[1]) for d in dqs]
+        head = min((n for n, _ in members), key=graph.nodes.index)
+        a = cast(Value, head.inputs[0])
+        parts = build_before(builder, uses, head, functools.partial(_packed, inputs, key[4], a, sizes))
+        for (n, dq), part in zip(members, parts):
             part.set_type(n.outputs[0].dtype, n.outputs[0].shape)
             uses.replace(n.outputs[0], part)
             uses.remove(n)
-            uses.remove(dq)  # type: ignore[arg-type]
+            uses.remove(dq)
         done += 1
     uses.commit()
     for name in [name for name, v in graph.initializers.items() if uses.count(v) == 0 and id(v) not in uses.outputs]:

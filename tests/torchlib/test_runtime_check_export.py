@@ -102,3 +102,21 @@ def test_size_conditions_are_written_exactly():
             got = size_checks._write(condition, {s: lambda size=size: np.array(size, np.int64)})
             want = bool(condition.xreplace({s: sympy.Integer(size)}))
             assert bool(np.asarray(got)) == want, (condition, size)
+
+
+def test_which_size_conditions_the_onnx_model_checks():
+    """A path of one size is checked (focalnet's parity; a remainder that is not zero, the other
+    side of `if w % 16 != 0: pad`); torch's assumption that a derived size is not 0 or 1, and a
+    condition relating two sizes, are the inputs' contract: listed, not checked (col2im's fold at
+    one channel and one block per row is right, tests/ops/test_unfold_fold_dynamic.py)."""
+    import sympy
+    from torch.utils._sympy.functions import FloorDiv, PythonMod
+
+    from torchlib.exporter.size_checks import checked
+
+    s, t = sympy.Symbol("s0", integer=True, positive=True), sympy.Symbol("s1", integer=True, positive=True)
+    assert checked(sympy.Eq(PythonMod(FloorDiv(s, 16), 2), 0), True)
+    assert checked(sympy.Ne(PythonMod(s, 16), 0), True)
+    assert not checked(sympy.Ne(FloorDiv(s, 6), 1), True)
+    assert not checked(sympy.Ne(1 + FloorDiv(s - 1, 2), t), True)
+    assert not checked(sympy.Ge(s, 3), False)

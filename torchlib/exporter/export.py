@@ -46,7 +46,7 @@ from torchlib.exporter.mutation import Aliases, functional_variant, is_inplace_v
 from torchlib.exporter.names import leaf_names
 from torchlib.exporter.onnxscript_functions import adapt as adapt_function
 from torchlib.exporter.result import ExportResult
-from torchlib.exporter.size_checks import implied_assertions, require_path_conditions
+from torchlib.exporter.size_checks import checked, implied_assertions, require_path_conditions
 from torchlib.exporter.source import module_class, module_path, source_line
 from torchlib.exporter.stack_room import with_stack_room
 from torchlib.exporter.storage import storage_arguments
@@ -336,7 +336,8 @@ def _size_guards(ep: torch.export.ExportedProgram) -> list[str]:
     as long as the past and the new tokens) are the inputs' own contract far more often: they go
     to the diagnostics only, so that every language model's export does not warn."""
     conditions = _diagnostic(path_conditions, ep)
-    paths = [text for _, text, path in conditions if path]
+    paths = [text for expr, text, path in conditions if checked(expr, path)]
+    unchecked = [text for expr, text, path in conditions if path and not checked(expr, path)]
     others = [text for _, text, path in conditions if not path]
     messages = []
     if paths:
@@ -351,6 +352,13 @@ def _size_guards(ep: torch.export.ExportedProgram) -> list[str]:
         warnings.warn(message(paths[:_GUARDS_SHOWN] + ([f"and {more} more (all in the result's diagnostics)"] if more > 0 else [])),
                       UserWarning, stacklevel=caller_level())  # fmt: skip
         messages.append(message(paths))
+    if unchecked:
+        note = ("torch.export's program holds only for inputs whose sizes meet: " + "; ".join(unchecked) + ". These "
+                "relate several input sizes, or assume a size is not 0 or 1 (`size_checks.checked`): most often the "
+                "inputs' own contract, which the ONNX model does not check; inputs that break them may give wrong "
+                "results")  # fmt: skip
+        warnings.warn(note, UserWarning, stacklevel=caller_level())
+        messages.append(note)
     if others:
         messages.append("torch.export's program holds only for inputs whose sizes meet: " + "; ".join(others)
                         + " (the inputs' own contract, most often: the ONNX model does not check this)")

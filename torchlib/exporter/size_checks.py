@@ -5,7 +5,7 @@ the dim's range: focalnet pads a width that is not a multiple of its patch size,
 (captured at a width where it did not) holds only for `width // 16 % 2 == 0`. `ep.module()`
 refuses other inputs ("Guard failed"); an ONNX model has no such check of its own, and would run
 the sample's path on them and answer wrongly. So each such condition, one with a floor division
-or a remainder (`dynamic_shapes.path_conditions`), is written into the graph from the inputs'
+or a remainder of one input size (`checked`), is written into the graph from the inputs'
 shapes and `require`d (`graph_builder.require`): onnxruntime stops at a node named
 `check: <condition>` on inputs that do not meet it. A condition this module cannot write (a
 function it does not know) is left to the export's warning, which says so.
@@ -68,7 +68,7 @@ def require_path_conditions(program: torch.export.ExportedProgram, inputs: dict[
     """Require, in the graph being built (inside `with builder:`), each path condition of the
     program (a floor division or a remainder of input sizes). `inputs` maps each placeholder's
     name to what it became. Returns the texts of the conditions it could not write."""
-    conditions = [(expr, text) for expr, text, path in path_conditions(program) if path]
+    conditions = [(expr, text) for expr, text, path in path_conditions(program) if checked(expr, path)]
     if not conditions:
         return []
     sizes = _size_symbols(program, inputs)
@@ -81,6 +81,25 @@ def require_path_conditions(program: torch.export.ExportedProgram, inputs: dict[
             continue
         require(condition, text)
     return unwritten
+
+
+def checked(expr: Any, path: bool) -> bool:
+    """Whether the ONNX model checks a path condition: one with a floor division or a remainder
+    of one input size (focalnet's `w // 16 % 2 == 0`, mobilevit's height a multiple of 4). Not
+    checked, only listed: a condition relating several sizes (`1 + (h - 1) // 2 != l`, torch
+    assuming two sizes stay as distinct as at the sample), and a size that is not 0 or 1
+    (`c // 6 != 1`: torch's assumption for every dynamic size, which a graph broadcasting at run
+    time handles either way). Both are most often the inputs' contract, not the model's path."""
+    import sympy
+
+    if not path or len(expr.free_symbols) != 1:
+        return False
+    if isinstance(expr, sympy.Ne) and not expr.has(sympy.Mod) and not any(
+            type(f).__name__ in ("Mod", "PythonMod") for f in expr.atoms(sympy.Function)):  # fmt: skip
+        sides = {expr.lhs, expr.rhs}
+        if sides & {sympy.Integer(0), sympy.Integer(1)}:
+            return False
+    return True
 
 
 def _size_symbols(program: torch.export.ExportedProgram, inputs: dict[str, Any]) -> dict[Any, Callable[[], Any]]:

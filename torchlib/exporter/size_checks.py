@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from graph_builder import op
+from graph_builder import op, types
 from graph_builder.evaluator import require
 from graph_builder.ir import Value
 from torchlib.exporter.dynamic_shapes import _shape_env, path_conditions
@@ -125,7 +125,7 @@ def _floor_div(a: Any, b: Any) -> Any:
     quot = op.Div(_int(a), _int(b))
     inexact = op.Not(op.Equal(op.Sub(_int(a), op.Mul(quot, _int(b))), _int(0)))
     fix = op.And(inexact, op.Xor(op.Less(_int(a), _int(0)), op.Less(_int(b), _int(0))))
-    return op.Sub(quot, op.Cast(fix, to=7))  # INT64
+    return op.Sub(quot, op.Cast(fix, to=types.INT64.onnx))
 
 
 def _write(expr: Any, sizes: dict[Any, Callable[[], Any]]) -> Any:

@@ -168,6 +168,18 @@ def forest_from_regressor(ctx: Ctx, prefix: str = "target") -> Tables:
     return t
 
 
+def _post_transformed(scores: torch.Tensor, post_transform: int) -> torch.Tensor:
+    """The ensemble's post_transform: 0 NONE, 1 SOFTMAX, 2 LOGISTIC, 4 PROBIT (3 SOFTMAX_ZERO is
+    refused where the attribute is read)."""
+    if post_transform == 1:
+        return torch.softmax(scores, dim=-1)
+    if post_transform == 2:
+        return torch.sigmoid(scores)
+    if post_transform == 4:
+        return _probit(scores)
+    return scores
+
+
 def _probit(p: torch.Tensor) -> torch.Tensor:
     """sqrt(2) erfinv(2 p - 1) with the approximation of erfinv (a = 0.147) that onnx's reference
     and onnxruntime use, not the exact inverse."""
@@ -220,14 +232,7 @@ def run_forest(x: torch.Tensor, feature: torch.Tensor, split: torch.Tensor, mode
     # a target that no tree's leaf reaches is 0, base value not added, as in onnxruntime (onnx's
     # reference for MIN / MAX: the dtype's max / min)
     out = torch.where(hit.any(1), out + base, torch.zeros_like(out))
-    out = out.to(data.dtype)  # the post transform in the output's type, as onnxruntime computes it
-    if post_transform == 1:
-        out = torch.softmax(out, dim=-1)
-    elif post_transform == 2:
-        out = torch.sigmoid(out)
-    elif post_transform == 4:
-        out = _probit(out)
-    return out
+    return _post_transformed(out.to(data.dtype), post_transform)  # in the output's type, as onnxruntime computes it
 
 
 def _table_nodes(ctx: Ctx, t: Tables, n_targets: int, base: list[float]) -> tuple[list[Any], int]:
@@ -282,14 +287,7 @@ def run_classifier(x: torch.Tensor, feature: torch.Tensor, split: torch.Tensor, 
     else:
         scored = has_value[at].any(1) | has_base
         index = torch.argmax(torch.where(scored, scores, torch.full_like(scores, -torch.inf)), 1)
-    scores = scores.to(torch.float32)
-    if post_transform == 1:
-        scores = torch.softmax(scores, dim=-1)
-    elif post_transform == 2:
-        scores = torch.sigmoid(scores)
-    elif post_transform == 4:
-        scores = _probit(scores)
-    return labels[index], scores
+    return labels[index], _post_transformed(scores.to(torch.float32), post_transform)
 
 
 def _convert(ctx: Ctx, x: Any, t: Tables, n_targets: int, aggregate: int, post_transform: int,

@@ -665,6 +665,47 @@ def _adaptive_windows(size: int, out: int) -> list[tuple[int, int]]:
     return [((i * size) // out, -(-((i + 1) * size) // out)) for i in range(out)]
 
 
+class _Windows:
+    """The out windows of one spatial axis of size `size` (an int, or symbolic: read from x's
+    shape at run time), padded to the longest: `index` [out, longest] (past a window's end:
+    `past_end`, or the window's last element), `starts` and `lengths` [out], `keys`
+    [out, longest] (j + 1 for a window's own elements, 0 for its padding). NumPy arrays for a
+    static size, INT64 Values computed the same way for a symbolic one."""
+
+    def __init__(self, x: Value, axis: int, size: int | str | None, out: int, past_end: bool) -> None:
+        if isinstance(size, int):
+            windows = _adaptive_windows(size, out)
+            longest = max(end - start for start, end in windows)
+            j: Any = np.arange(longest, dtype=np.int64)
+            self.starts: Any = np.array([start for start, _ in windows], dtype=np.int64)
+            ends: Any = np.array([end for _, end in windows], dtype=np.int64)
+            self.lengths: Any = ends - self.starts
+            index: Any = self.starts[:, None] + j
+            own: Any = index < ends[:, None]
+            self.index: Any = np.where(own, index, size if past_end else ends[:, None] - 1)
+            self.keys: Any = np.where(own, j + 1, 0)
+            self.size: Any = size
+            return
+        # the same integers in the graph: i * size // out and ceil((i + 1) * size / out), size >= 0
+        self.size = op.Shape(x, start=axis, end=axis + 1)  # [1]
+        i = np.arange(out, dtype=np.int64)
+        self.starts = op.Div(op.Mul(i, self.size), np.array(out, np.int64))
+        ends = op.Div(op.Add(op.Mul(i + 1, self.size), np.array(out - 1, np.int64)), np.array(out, np.int64))
+        self.lengths = op.Sub(ends, self.starts)
+        j = op.Range(np.array(0, np.int64), op.ReduceMax(self.lengths, keepdims=0), np.array(1, np.int64))  # [longest]
+        index = op.Add(op.Unsqueeze(self.starts, [1]), op.Unsqueeze(j, [0]))
+        own = op.Less(index, op.Unsqueeze(ends, [1]))
+        last = op.Sub(op.Unsqueeze(ends, [1]), np.array(1, np.int64))
+        self.index = op.Where(own, index, self.size if past_end else last)
+        self.keys = op.Where(own, op.Add(op.Unsqueeze(j, [0]), np.array(1, np.int64)), np.array(0, np.int64))
+
+
+def _reshape_axis(values: Any, trailing: int) -> Any:
+    """[out] values as [out, 1 * trailing], to broadcast along one axis of a tensor."""
+    shape = [-1] + [1] * trailing
+    return values.reshape(shape) if isinstance(values, np.ndarray) else op.Reshape(values, shape)
+
+
 def _output_sizes(self: Value, output_size: Any, n: int) -> list[int]:
     """output_size as n ints; None (as F.adaptive_*_pool take it) keeps the input's size."""
     sizes = [output_size] if isinstance(output_size, int) or output_size is None else list(output_size)
@@ -679,7 +720,7 @@ def _adaptive_avg_pool(self: Value, output_size: Any, n: int) -> Value:
     out = _output_sizes(self, output_size, n)
     dtype = self.known_dtype
     x = cast_to(self, types.FLOAT if dtype in (types.BFLOAT16, types.FLOAT16) else dtype)  # sums in float32
-    assert x is not None
+    assert x is not None and x.shape is not None
     rank = x.rank
     if any(d == 0 for d in x.shape[: rank - n]):
         # empty: nothing to average (and onnxruntime's fused Transpose+MatMul rejects empty inputs)
@@ -688,8 +729,9 @@ def _adaptive_avg_pool(self: Value, output_size: Any, n: int) -> Value:
         if rank == n + 2 and x.dtype is types.FLOAT:
             return cast_to(op.GlobalAveragePool(x), dtype)
         return cast_to(op.ReduceMean(x, list(range(rank - n, rank)), keepdims=1), dtype)
-    sizes = _spatial_sizes(x, n, f"adaptive_avg_pool{n}d to {out}")
-    if rank == n + 2 and x.dtype is types.FLOAT and all(s % o == 0 for s, o in zip(sizes, out)):
+    sizes = list(x.shape[-n:])  # ints, or names of symbolic sizes
+    static = all(isinstance(s, int) for s in sizes)
+    if static and rank == n + 2 and x.dtype is types.FLOAT and all(s % o == 0 for s, o in zip(sizes, out)):
         kernel = [s // o for s, o in zip(sizes, out)]
         return cast_to(op.AveragePool(x, kernel_shape=kernel, strides=kernel), dtype)
     # torch sums each window, then divides by its size. The sum over a box is separable: per
@@ -697,63 +739,62 @@ def _adaptive_avg_pool(self: Value, output_size: Any, n: int) -> Value:
     # axis) and sum it. Only the window's own elements are read, so an inf or NaN reaches only
     # the outputs whose window holds it, as in torch. The last axis is summed first: torch adds
     # each window in row-major order, so a row's max and -max cancel before the next row comes.
+    # A symbolic size computes the same windows in the graph.
     y = x
-    counts = np.ones([1] * n, dtype=x.dtype.numpy)
+    counts: Any = np.ones([1] * n, dtype=x.dtype.numpy)
     for i in reversed(range(n)):
         axis = rank - n + i
-        windows = _adaptive_windows(sizes[i], out[i])
-        longest = max(end - start for start, end in windows)
-        gather = np.array([[start + j if start + j < end else sizes[i] for j in range(longest)] for start, end in windows], dtype=np.int64)
+        windows = _Windows(x, axis, sizes[i], out[i], past_end=True)
         padded = _pad_spatial(y, [0] * n, [1 if k == i else 0 for k in range(n)])
-        y = op.ReduceSum(op.Gather(padded, gather, axis=axis), [axis + 1], keepdims=0)
-        shape = [1] * n
-        shape[i] = out[i]
-        counts = counts * np.array([end - start for start, end in windows], dtype=x.dtype.numpy).reshape(shape)
+        y = op.ReduceSum(op.Gather(padded, windows.index, axis=axis), [axis + 1], keepdims=0)
+        lengths = _reshape_axis(windows.lengths, n - 1 - i)
+        if isinstance(lengths, np.ndarray):
+            counts = counts * lengths.astype(x.dtype.numpy)
+        else:
+            counts = op.Mul(counts, op.Cast(lengths, to=x.dtype.onnx))
     return cast_to(op.Div(y, counts), dtype)
 
 
 def _adaptive_max_pool(self: Value, output_size: Any, n: int) -> tuple[Value, Value]:
     """Separable: per spatial axis (last first), gather each window (padded to the longest by
-    repeating its last element), take the max and the first argmax, and carry the flat index."""
+    repeating its last element), take the max and the first argmax, and carry the flat index.
+    A symbolic size computes the same windows in the graph."""
     out = _output_sizes(self, output_size, n)
-    sizes = _spatial_sizes(self, n, f"adaptive_max_pool{n}d")
     dtype = self.known_dtype
     y = cast_to(self, types.FLOAT if dtype is types.BFLOAT16 else dtype)
-    assert y is not None
+    assert y is not None and y.shape is not None
+    sizes = list(y.shape[-n:])  # ints, or names of symbolic sizes
+    x = y
     rank = y.rank
     index: Value | None = None
-    plane_stride = 1
+    plane_stride: Any = 1
     for i in reversed(range(n)):
         axis = rank - n + i
-        windows = _adaptive_windows(sizes[i], out[i])
-        longest = max(end - start for start, end in windows)
-        gather = np.array([[min(start + j, end - 1) for j in range(longest)] for start, end in windows], dtype=np.int64)
-        starts = np.array([start for start, _ in windows], dtype=np.int64).reshape([-1] + [1] * (rank - axis - 1))
-        values = op.Gather(y, gather, axis=axis)  # (..., out, longest, ...)
+        windows = _Windows(x, axis, sizes[i], out[i], past_end=False)
+        starts = _reshape_axis(windows.starts, rank - axis - 1)
+        values = op.Gather(y, windows.index, axis=axis)  # (..., out, longest, ...)
         y = op.ReduceMax(values, [axis + 1], keepdims=0)
         choice = op.ArgMax(values, axis=axis + 1, keepdims=1)
         if y.known_dtype.is_floating:
-            y, choice = _last_nan_in_windows(values, y, choice, windows, axis, rank)
+            y, choice = _last_nan_in_windows(values, y, choice, windows.keys, axis, rank)
         position = op.Mul(op.Add(op.Squeeze(choice, [axis + 1]), starts), plane_stride)
         if index is not None:
-            carried = op.GatherElements(op.Gather(index, gather, axis=axis), choice, axis=axis + 1)
+            carried = op.GatherElements(op.Gather(index, windows.index, axis=axis), choice, axis=axis + 1)
             position = op.Add(position, op.Squeeze(carried, [axis + 1]))
         index = position
-        plane_stride *= sizes[i]
+        plane_stride = plane_stride * windows.size if isinstance(windows.size, int) else op.Mul(windows.size, plane_stride)
     assert index is not None
     return cast_to(y, dtype), index
 
 
-def _last_nan_in_windows(values: Value, y: Value, choice: Value, windows: list[tuple[int, int]], axis: int,
-                         rank: int) -> tuple[Value, Value]:
+def _last_nan_in_windows(values: Value, y: Value, choice: Value, keys: Any, axis: int, rank: int) -> tuple[Value, Value]:
     """torch's adaptive max of a window holding a NaN is NaN, at the window's last NaN (its kernel
     takes `val > max || isnan(val)`); onnxruntime's ReduceMax and ArgMax skip NaN. Along one axis
     of the gathered windows (..., out, longest, ...): the largest "j + 1 where NaN" among the
-    window's own elements (not the padding) picks it. Applied axis by axis, last axis first, that
-    is the last NaN in row-major order, as torch scans the window."""
-    longest = max(end - start for start, end in windows)
-    keys = np.array([[j + 1 if start + j < end else 0 for j in range(longest)] for start, end in windows], dtype=np.int64)
-    keys = keys.reshape(list(keys.shape) + [1] * (rank - axis - 1))
+    window's own elements (`keys`, 0 for the padding) picks it. Applied axis by axis, last axis
+    first, that is the last NaN in row-major order, as torch scans the window."""
+    trailing = [1] * (rank - axis - 1)
+    keys = keys.reshape(list(keys.shape) + trailing) if isinstance(keys, np.ndarray) else op.Reshape(keys, [0, 0] + trailing)
     last = op.ReduceMax(op.Where(op.IsNaN(values), keys, np.array(0, np.int64)), [axis + 1], keepdims=1)
     has_nan = op.Greater(last, np.array(0, np.int64))
     y = op.Where(op.Squeeze(has_nan, [axis + 1]), op.CastLike(np.nan, y), y)

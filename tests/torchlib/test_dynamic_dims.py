@@ -266,6 +266,26 @@ def test_a_size_the_model_fixes_names_the_models_line():
         result(torch.randn(3, 1, 29))
 
 
+class SquarePatchGrid(nn.Module):
+    """dinov2's `interpolate_pos_encoding` returns early when the patch count, (h // 14)**2 for
+    a square image, is the position embeddings': sympy writes the condition as a power."""
+
+    def forward(self, x):
+        if (x.shape[1] // 4) * (x.shape[1] // 4) == 16:
+            return x * 2
+        return x + 1
+
+
+def test_a_condition_with_a_power_is_checked():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = torchlib.export(SquarePatchGrid(), (torch.randn(2, 16),), dynamic_shapes=({0: Dim.AUTO, 1: Dim.AUTO},))
+    assert not any("cannot check" in d for d in result.diagnostics), result.diagnostics
+    assert all_ok(result, torch.randn(3, 19))  # 19 // 4 = 4: the sample's path
+    with pytest.raises(CheckFailed, match=r"does not hold for these inputs: \(L\['x'\]\.size\(\)\[1\] // 4\)\*\(L\['x'\]\.size\(\)\[1\] // 4\) == 16"):
+        result(torch.randn(3, 20))
+
+
 class LongerOrShorter(nn.Module):
     """Sizes compared, no remainder: a condition that is most often the inputs' contract (a
     decode step's mask as long as the past and the new tokens)."""

@@ -130,7 +130,7 @@ def _floor_div(a: Any, b: Any) -> Any:
 
 def _write(expr: Any, sizes: dict[Any, Callable[[], Any]]) -> Any:
     """The INT64 or BOOL scalar Value (or Python value) that computes a sympy expression of size
-    symbols: sums, products, floor divisions, remainders, min / max, comparisons and logic."""
+    symbols: sums, products, powers, floor divisions, remainders, min / max, comparisons and logic."""
     import sympy
 
     if expr.is_Symbol:
@@ -146,6 +146,10 @@ def _write(expr: Any, sizes: dict[Any, Callable[[], Any]]) -> Any:
         # math.ceil(a / b) and math.floor(a / b) of integers (mobilevit's patch grid), exactly
         a, b = (_write(x, sizes) for x in expr.args[0].args)
         return _floor_div(a, b) if kind == "FloorToInt" else op.Neg(_floor_div(op.Neg(_int(a)), b))
+    if isinstance(expr, sympy.Pow) and expr.exp.is_Integer and expr.exp >= 1:
+        # sympy writes a size's square as a power (dinov2's patch count: (h // 14)**2 == 16)
+        base = _write(expr.base, sizes)
+        return reduce(lambda a, b: op.Mul(_int(a), _int(b)), [base] * int(expr.exp))
     args = [_write(a, sizes) for a in expr.args]
     if isinstance(expr, sympy.Add):
         return reduce(lambda a, b: op.Add(_int(a), _int(b)), args)

@@ -240,7 +240,7 @@ def test_size_condition_is_named_and_checked_by_the_onnx_model(tmp_path):
 class RowsOfFour(nn.Module):
     """A path for widths that are a multiple of 4 (the model pads otherwise): the other path's
     inputs would fail at the reshape into rows of 4 anyway, and the ONNX model's check comes
-    first, naming the condition (mobilevit's and dinov2's failed at an Add or a Reshape inside)."""
+    first, naming the condition (mobilevit's failed at a Reshape inside)."""
 
     def forward(self, x):
         if x.shape[1] % 4 == 0:

@@ -182,9 +182,10 @@ class GraphBuilder:
         self.graph.outputs.append(value)
         return value
 
-    def require(self, condition: Value, message: str) -> None:
+    def require(self, condition: Value, message: str, value: Value | None = None) -> Value | None:
         """Record a run-time check (`graph_builder.require`): a BOOL Value that must hold, every
-        element of it, on every run. It is tied into the next output declared."""
+        element of it, on every run. It is tied into the next output declared, or with `value`
+        into that value now: the checked value is returned, to be read in its place."""
         if condition.dtype is not types.BOOL:
             raise OpError(f"require({message!r}): the condition must be BOOL, not {condition.dtype}")
         with self:
@@ -193,11 +194,22 @@ class GraphBuilder:
                 condition = opset(self.opset).Cast(opset(self.opset).ReduceMin(ints, keepdims=0), to=types.BOOL.onnx)
         if condition.const_value is not None:
             graph_builder_require(condition, message)  # known now: raises if false
-            return
+            return value
+        if value is not None:
+            if value.dtype is None or value.shape is None:
+                raise OpError(f"require({message!r}): the value to check must have a known dtype and rank")
+            return self._tie([(condition, message)], value)
         self._checks.append((condition, message))
+        return None
 
     def _checked(self, value: Value) -> Value:
-        """`value` through one Reshape per pending check: to its own shape where the check holds,
+        """`value` with the pending checks tied into it (`_tie`); none pending after."""
+        out = self._tie(self._checks, value)
+        self._checks.clear()
+        return out
+
+    def _tie(self, checks: list[tuple[Value, str]], value: Value) -> Value:
+        """`value` through one Reshape per check: to its own shape where the check holds,
         else to an impossible shape (each dim plus one), so that onnxruntime stops there. Each is
         named `check: <message>`, which onnxruntime's error quotes, and the optimizer keeps it
         (`ir.is_check`). onnxruntime merges a chain of Reshape, Squeeze and Unsqueeze nodes that
@@ -210,7 +222,7 @@ class GraphBuilder:
             carried = value
             shape = np.array([1], dtype=np.int64) if scalar else o.Shape(value)
             impossible = o.Add(shape, np.array(1, dtype=np.int64))
-            for condition, message in self._checks:
+            for condition, message in checks:
                 made = carried.producer
                 if scalar or (made is not None and made.domain in ("", "ai.onnx")
                               and made.op_type in ("Reshape", "Squeeze", "Unsqueeze")):
@@ -220,7 +232,6 @@ class GraphBuilder:
                 cast(Node, carried.producer).name = self._root.unique(CHECK_PREFIX + message)
             out = o.Gather(carried, np.array(0, dtype=np.int64), axis=0) if scalar else carried
         out.set_type(value.dtype, value.shape)
-        self._checks.clear()
         return out
 
     def _free_name(self, name: str, exact: bool = True) -> bool:

@@ -61,7 +61,7 @@ class CheckFailed(RuntimeError):
     """A condition given to `require` does not hold."""
 
 
-def require(condition: Any, message: str) -> None:
+def require(condition: Any, message: str, value: Any = None) -> Any:
     """A condition the computation relies on, checked whenever it runs (torch's `_assert_scalar`,
     `_assert_async`, the size conditions of an exported program's path).
 
@@ -70,16 +70,21 @@ def require(condition: Any, message: str) -> None:
     now. While tracing, the builder records it and ties it into the next output it declares
     (`GraphBuilder.output`): the model then stops in onnxruntime, at a Reshape node named
     `check: <message>`, on any input where it does not hold, instead of computing on. ONNX has no
-    assertion operator; a Reshape to an impossible shape is the failure it is given."""
+    assertion operator; a Reshape to an impossible shape is the failure it is given.
+
+    With `value`, the check is tied into that value at once instead, and what is returned (the
+    same data) is to be read in its place: every node that reads it runs after the check, so
+    onnxruntime stops at the check before any of them fails on its own (a graph input checked
+    for the sizes the program holds for). Returns `value` (None without one)."""
     record = getattr(current_evaluator(), "require", None)
     if isinstance(condition, ir.Value) and condition.const_value is None:
         if record is None:
             raise OpError(f"require({message!r}): a graph value outside of the graph being built")
-        record(condition, message)
-        return
+        return record(condition, message, value)
     array = condition.const_value if isinstance(condition, ir.Value) else as_array(condition)
     if not bool(np.all(array)):
         raise CheckFailed(message)
+    return value
 
 
 class EagerEvaluator:

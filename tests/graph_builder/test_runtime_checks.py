@@ -154,3 +154,38 @@ def test_a_tensor_condition_must_hold_everywhere():
     run_session(session, {"x": np.zeros(0, np.float32)})  # all of nothing holds
     with pytest.raises(CheckFailed, match="x > 0 everywhere"):
         run_session(session, {"x": np.array([1.0, -4.0], np.float32)})
+
+
+@pytest.mark.parametrize("consumer", ["add", "reshape"])
+def test_a_check_tied_into_an_input_runs_before_what_reads_it(consumer):
+    """`require(..., value=x)` checks x at once: every node reading the checked x runs after the
+    check, so onnxruntime stops at the check, naming it, where a node reading x would fail on its
+    own first (an Add against a static size, a Reshape into rows of 4)."""
+    g = GraphBuilder(opset=23)
+    x = g.input("x", FLOAT, ["a", "n"])
+    with g:
+        n = op.Squeeze(op.Shape(x, start=1, end=2), [0])
+        checked = require(op.Equal(op.Mod(n, np.array(4, np.int64)), np.array(0, np.int64)), "n % 4 == 0", x)
+        assert checked is not x and checked.shape == x.shape and checked.dtype == x.dtype
+        if consumer == "add":
+            y = op.Add(checked, np.ones((1, 8), np.float32))  # broadcasts for n == 8 only
+        else:
+            y = op.Reshape(checked, np.array([-1, 4], np.int64))
+    g.output(y, "y")
+    assert not g._checks  # nothing left for the output
+    for optimized in (False, True):
+        if optimized:
+            optimize(g)
+        for level in LEVELS:
+            session = _session(g.to_model(), level)
+            (y,) = run_session(session, {"x": np.ones((2, 8), np.float32)})
+            assert y.shape == ((2, 8) if consumer == "add" else (4, 4))
+            with pytest.raises(CheckFailed, match=r"n % 4 == 0"):
+                run_session(session, {"x": np.ones((3, 6), np.float32)})  # 6 fails the Add and the Reshape too
+
+
+def test_eager_require_with_a_value_returns_it():
+    x = np.ones((2, 3), np.float32)
+    assert require(True, "holds", x) is x
+    with pytest.raises(CheckFailed, match="does not"):
+        require(np.array([True, False]), "does not", x)

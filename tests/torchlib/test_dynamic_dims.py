@@ -237,6 +237,32 @@ def test_size_condition_is_named_and_checked_by_the_onnx_model(tmp_path):
         session.run(None, {name: np.ones((3, 12), np.float32)})
 
 
+class RowsOfFour(nn.Module):
+    """A path for widths that are a multiple of 4 (the model pads otherwise): the other path's
+    inputs would fail at the reshape into rows of 4 anyway, and the ONNX model's check comes
+    first, naming the condition (mobilevit's failed at a Reshape inside)."""
+
+    def forward(self, x):
+        if x.shape[1] % 4 == 0:
+            return x.reshape(x.shape[0], -1, 4).sum(-1)
+        return torch.nn.functional.pad(x, (0, 4 - x.shape[1] % 4)).reshape(x.shape[0], -1, 4).sum(-1)
+
+
+def test_size_condition_is_checked_before_the_nodes_that_read_the_input(tmp_path):
+    with pytest.warns(UserWarning, match="holds only for inputs whose sizes meet"):
+        result = torchlib.export(RowsOfFour(), (torch.randn(2, 8),), dynamic_shapes=({0: Dim.AUTO, 1: Dim.AUTO},))
+    assert all_ok(result, torch.randn(3, 12))
+    result.save(tmp_path / "m.onnx")
+    for level in (ort.GraphOptimizationLevel.ORT_ENABLE_ALL, ort.GraphOptimizationLevel.ORT_DISABLE_ALL):
+        options = ort.SessionOptions()
+        options.graph_optimization_level = level
+        session = ort.InferenceSession(str(tmp_path / "m.onnx"), options, providers=["CPUExecutionProvider"])
+        name = session.get_inputs()[0].name
+        assert session.run(None, {name: np.ones((3, 12), np.float32)})[0].shape == (3, 3)
+        with pytest.raises(Exception, match=r"check: \(\(L\['x'\]\.size\(\)\[1\]\) % 4\) == 0|check: .*% 4"):
+            session.run(None, {name: np.ones((3, 6), np.float32)})  # the Reshape into rows of 4 would fail too
+
+
 class FixedPatchGrid(nn.Module):
     """mobilevit's `unfolding`: `int(math.ceil(height / patch) * patch)` of a feature map's height
     (here a strided slice's, a strided convolution's in mobilevit) makes the patched height a

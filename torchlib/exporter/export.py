@@ -476,7 +476,16 @@ def translate(
     onnx_names = _onnx_names(ep, input_names, output_names)
     values: dict[str, list[Value]] = {}  # call_function FX node -> the Values it became
     implied = implied_assertions(ep)  # run-time assertions the ops themselves make true
+    inputs_checked = False
     for node in ep.graph.nodes:
+        if node.op != "placeholder" and not inputs_checked:  # the placeholders come first
+            inputs_checked = True
+            with g:  # the program's size conditions, checked on every run before anything reads the inputs
+                for text in require_path_conditions(ep, env):
+                    message = (f"torch.export's program holds only for inputs whose sizes meet {text}, which the "
+                               "ONNX model cannot check: inputs of other sizes give wrong results")
+                    warnings.warn(message, UserWarning, stacklevel=caller_level())
+                    diagnostics.append(message)
         if node.name in implied:
             env[node.name] = None
         elif node.op == "placeholder":
@@ -490,12 +499,6 @@ def translate(
         elif node.op == "get_attr":  # a higher-order op's body (a Body its function translates)
             env[node.name] = attribute(g, ep.graph_module, node, _body_translator(registry, renames, diagnostics))
         elif node.op == "output":
-            with g:  # the program's size conditions, checked on every run (before the outputs carry them)
-                for text in require_path_conditions(ep, env):
-                    message = (f"torch.export's program holds only for inputs whose sizes meet {text}, which the "
-                               "ONNX model cannot check: inputs of other sizes give wrong results")
-                    warnings.warn(message, UserWarning, stacklevel=caller_level())
-                    diagnostics.append(message)
             written = _written_outputs(ctx, specs)
             fx_outputs = pytree.tree_leaves(node.args[0], is_leaf=lambda x: x is None)
             kinds = [s.kind.name for s in ep.graph_signature.output_specs]

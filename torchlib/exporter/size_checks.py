@@ -66,8 +66,11 @@ class NotWritable(Exception):
 
 def require_path_conditions(program: torch.export.ExportedProgram, inputs: dict[str, Any]) -> list[str]:
     """Require, in the graph being built (inside `with builder:`), each path condition of the
-    program (a floor division or a remainder of input sizes). `inputs` maps each placeholder's
-    name to what it became. Returns the texts of the conditions it could not write."""
+    program (a floor division or a remainder of input sizes), before anything reads the inputs.
+    `inputs` maps each placeholder's name to what it became; the input whose size a condition
+    reads is replaced there by itself checked (`require(..., value=)`), so every node reading it
+    runs after the check and onnxruntime stops at the check, naming it, not at the first node
+    that fails on the other sizes. Returns the texts of the conditions it could not write."""
     conditions = [(expr, text) for expr, text, path in path_conditions(program) if checked(expr, path)]
     if not conditions:
         return []
@@ -75,11 +78,13 @@ def require_path_conditions(program: torch.export.ExportedProgram, inputs: dict[
     unwritten = []
     for expr, text in conditions:
         try:
-            condition = _write(expr, sizes)
+            condition = _write(expr, {symbol: read for symbol, (_, read) in sizes.items()})
         except NotWritable:
             unwritten.append(text)
             continue
-        require(condition, text)
+        (symbol,) = expr.free_symbols  # `checked`: one input size
+        name = sizes[symbol][0]
+        inputs[name] = require(condition, text, inputs[name])
     return unwritten
 
 
@@ -102,16 +107,19 @@ def checked(expr: Any, path: bool) -> bool:
     return True
 
 
-def _size_symbols(program: torch.export.ExportedProgram, inputs: dict[str, Any]) -> dict[Any, Callable[[], Any]]:
-    """torch's symbol of each dynamic input dim -> how to read that size in the graph."""
-    found: dict[Any, Callable[[], Any]] = {}
+def _size_symbols(program: torch.export.ExportedProgram,
+                  inputs: dict[str, Any]) -> dict[Any, tuple[str, Callable[[], Any]]]:
+    """torch's symbol of each dynamic input dim -> (the placeholder it is a size of, how to read
+    that size in the graph)."""
+    found: dict[Any, tuple[str, Callable[[], Any]]] = {}
     for node in program.graph.nodes:
         value, fake = inputs.get(node.name), node.meta.get("val")
         if node.op != "placeholder" or not isinstance(value, Value) or not isinstance(fake, torch.Tensor):
             continue
         for axis, size in enumerate(fake.shape):
             if isinstance(size, torch.SymInt) and size.node.expr.is_Symbol and size.node.expr not in found:
-                found[size.node.expr] = lambda value=value, axis=axis: op.Squeeze(op.Shape(value, start=axis, end=axis + 1), [0])
+                found[size.node.expr] = (node.name, lambda value=value, axis=axis: op.Squeeze(
+                    op.Shape(value, start=axis, end=axis + 1), [0]))
     return found
 
 

@@ -314,3 +314,24 @@ def test_write_rounding_into_its_view_is_traced(monkeypatch):
     assert result.self_check.startswith("passed"), result.self_check
     assert traced == ["aten.mul_.Tensor"]
     assert torch.equal(result(x, v), M()(x, v))
+
+
+def test_writes_at_symbolic_bounds_are_replayed(monkeypatch):
+    """Slice bounds and a select index computed from dynamic sizes are inputs of the replayed
+    graph (not constants): right at other sizes, bit for bit, nothing traced."""
+    traced = _traced_view_writes(monkeypatch)
+
+    class M(nn.Module):
+        def forward(self, x, y):
+            z = torch.zeros(x.shape[0] + y.shape[0], x.shape[1])
+            z[: x.shape[0]] = x
+            z[x.shape[0] :, 1] = y[:, 0]
+            z[x.shape[0] - 1].add_(y.sum(0))
+            return z
+
+    dims = ({0: torch.export.Dim("a", min=2)}, {0: torch.export.Dim("b", min=2)})
+    result = torchlib.export(M(), (torch.randn(3, 4), torch.randn(5, 4)), dynamic_shapes=dims)
+    assert result.self_check.startswith("passed") and result.diagnostics == [] and traced == []
+    for a, b in [(3, 5), (7, 2)]:
+        x, y = torch.randn(a, 4), torch.randn(b, 4)
+        assert torch.equal(result(x, y), M()(x, y))

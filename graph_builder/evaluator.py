@@ -206,7 +206,7 @@ def to_ort_value(array: np.ndarray) -> ort.OrtValue:
     if array.dtype in _NOT_IN_ORT_NUMPY:
         raw = np.ascontiguousarray(array).reshape(array.shape).view(_RAW_VIEW[array.dtype.itemsize])  # keeps rank 0
         return ort.OrtValue.ortvalue_from_numpy_with_onnx_type(raw, types.from_numpy(array.dtype).onnx)
-    return ort.OrtValue.ortvalue_from_numpy(np.ascontiguousarray(array).reshape(array.shape))
+    return ort.OrtValue.ortvalue_from_numpy(ir.contiguous(array).reshape(array.shape))
 
 
 def _from_ort_value(value: ort.OrtValue, dtype: types.DType | None) -> np.ndarray:

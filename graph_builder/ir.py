@@ -544,6 +544,26 @@ def add_tensor_proto(tensors: Any, array: np.ndarray, name: str) -> None:
         tensors.append(numpy_helper.from_array(array, name))
 
 
+_TILE = 256
+
+
+def contiguous(array: np.ndarray) -> np.ndarray:
+    """The array in C order: itself when it already is, else a copy. A large transposed matrix
+    (a Linear weight folded as `W.T`, a view) is copied tile by tile, 256 x 256 elements: numpy
+    walks the source column by column otherwise, and that copy takes 2.5-3x as long (3072 x 768
+    float32: 12.8 ms against 4.6 ms; convnext_tiny's weights, 0.13 s of its check session)."""
+    if array.flags.c_contiguous:
+        return array
+    if array.ndim != 2 or array.size < _TILE * _TILE or not array.T.flags.c_contiguous:
+        return np.ascontiguousarray(array)
+    out = np.empty(array.shape, array.dtype)
+    rows, columns = array.shape
+    for i in range(0, rows, _TILE):
+        for j in range(0, columns, _TILE):
+            out[i : i + _TILE, j : j + _TILE] = array[i : i + _TILE, j : j + _TILE]
+    return out
+
+
 def raw_bytes(array: np.ndarray) -> memoryview:
     """The array's bytes as ONNX stores them (TensorProto.raw_data, external data): little
     endian, C order, without a copy when the array is contiguous on a little-endian machine;
@@ -556,7 +576,7 @@ def raw_bytes(array: np.ndarray) -> memoryview:
         return (nibbles[0::2] | (nibbles[1::2] << 4)).data
     if not _LITTLE_ENDIAN and array.dtype.itemsize > 1:
         array = array.astype(array.dtype.newbyteorder("<"))
-    return np.ascontiguousarray(array).reshape(-1).view(np.uint8).data
+    return contiguous(array).reshape(-1).view(np.uint8).data
 
 
 def _varint(n: int) -> bytes:
@@ -635,7 +655,7 @@ def _initializer_entry(v: Value) -> list[Any]:
     name = v.name.encode()
     head = b"".join([b"\x08" + _varint(d) for d in array.shape])
     head += b"\x10" + _varint(dtype.onnx) + b"\x42" + _varint(len(name)) + name
-    data = np.ascontiguousarray(array).reshape(-1).view(np.uint8).data
+    data = contiguous(array).reshape(-1).view(np.uint8).data
     size = len(head) + 1 + len(_varint(data.nbytes)) + data.nbytes
     return [b"\x2a", _varint(size), head, b"\x4a", _varint(data.nbytes), data]
 

@@ -150,3 +150,25 @@ def test_non_contiguous_weight_is_written_in_c_order(tmp_path):
     path = str(tmp_path / "m.onnx")
     g.save(path, external_data=True)
     assert np.array_equal(onnx.numpy_helper.to_array(onnx.load(path).graph.initializer[0]), w)
+
+
+@pytest.mark.parametrize("shape", [(300, 700), (700, 300), (256, 256), (40, 50)])
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, ml_dtypes.bfloat16, np.int64])
+def test_contiguous_copies_a_transposed_view_tile_by_tile_exactly(shape, dtype):
+    """`ir.contiguous` of a transposed matrix (a folded `W.T`) is its C-order copy, element for
+    element, at sizes that are and are not multiples of the tiles; a C-order array is returned
+    as it is, and a transposed weight in an onnxruntime session reads the same."""
+    w = np.random.default_rng(0).standard_normal(shape).astype(dtype)
+    copied = ir.contiguous(w.T)
+    assert copied.flags.c_contiguous and copied.dtype == w.dtype
+    assert np.array_equal(copied.view(np.uint8), np.ascontiguousarray(w.T).view(np.uint8))
+    assert ir.contiguous(w) is w
+    strided = w[::2].T  # neither C- nor Fortran-ordered: numpy's copy
+    assert np.array_equal(ir.contiguous(strided).view(np.uint8), np.ascontiguousarray(strided).view(np.uint8))
+
+
+def test_ort_session_of_a_transposed_weight():
+    w = np.random.rand(320, 300).astype(np.float32)
+    session = weights.ort_session(_linear(w.T).to_graph())
+    xv = np.random.rand(3, 300).astype(np.float32)
+    assert np.array_equal(session.run(None, {"x": xv})[0], run_session(weights.ort_session(_linear(np.ascontiguousarray(w.T)).to_graph()), {"x": xv})[0])

@@ -4,6 +4,7 @@ whole program, run in onnxruntime, compared with torch."""
 from __future__ import annotations
 
 import copy
+import importlib
 
 import pytest
 import torch
@@ -250,3 +251,87 @@ def test_norm_in_eval_mode_writes_nothing():
     model = nn.Sequential(nn.Conv2d(3, 4, 3), nn.BatchNorm2d(4), nn.InstanceNorm2d(4, track_running_stats=True)).eval()
     result = exported(model, torch.randn(2, 3, 8, 8))
     assert result.written_inputs == []
+
+
+def _traced_view_writes(monkeypatch) -> list[str]:
+    """Records each write into a view that is traced with make_fx (not replayed directly)."""
+    export_module = importlib.import_module("torchlib.exporter.export")
+    traced: list[str] = []
+    original = export_module.decompose_view_write
+
+    def recording(node, *args, **kwargs):
+        traced.append(str(node.target))
+        return original(node, *args, **kwargs)
+
+    monkeypatch.setattr(export_module, "decompose_view_write", recording)
+    return traced
+
+
+def test_writes_into_slices_and_selects_are_replayed_without_tracing(monkeypatch):
+    """swin's shifted-window mask (`mask[h0:h1, w0:w1] = count`), copies into a select of a
+    slice, an add_ into a slice of a dynamic size and a write through a written alias are built
+    as functionalization writes them (views, the functional op, slice_scatter/select_scatter
+    back up), without make_fx; the answers are torch's, bit for bit, at two sizes."""
+    traced = _traced_view_writes(monkeypatch)
+
+    class M(nn.Module):
+        def forward(self, x):
+            mask = x.new_zeros((x.shape[1], 6))
+            count = 0
+            for h in ((0, -3), (-3, -1), (-1, None)):
+                for w in ((0, -3), (-3, -1), (-1, None)):
+                    mask[h[0]:h[1], w[0]:w[1]] = count
+                    count += 1
+            mask[:, 1] = x[0, :, 0]  # copy_ into a select of a slice
+            mask[1, 2:4].copy_(x[1, :2, 1])  # into a slice of a select
+            mask[2:, 3:] += x[0, 2:, 3:]  # add_ whose bounds depend on a dynamic size
+            mask[0, :3].mul_(2).add_(-1.5)  # a write into what a write returned
+            return mask * 2
+
+    dims = ({1: torch.export.Dim("n", min=5)},)
+    result = torchlib.export(M(), (torch.randn(2, 5, 6),), dynamic_shapes=dims)
+    assert result.self_check.startswith("passed"), result.self_check
+    assert "decompositions" not in result.timings and result.diagnostics == []
+    assert traced == []
+    for shape in [(2, 5, 6), (2, 9, 6)]:
+        x = torch.randn(shape)
+        assert torch.equal(result(x), M()(x))
+
+
+def test_write_rounding_into_its_view_is_traced(monkeypatch):
+    """An in-place op whose functional variant promotes (a float16 view multiplied by a float32
+    tensor, rounded back into float16 by mul_) is not replayed: it is traced, and right."""
+    traced = _traced_view_writes(monkeypatch)
+
+    class M(nn.Module):
+        def forward(self, x, v):
+            y = x.clone()
+            y[1:].mul_(v)
+            return y
+
+    x, v = torch.randn(3, 4).half(), torch.randn(2, 4)
+    result = torchlib.export(M(), (x, v))
+    assert result.self_check.startswith("passed"), result.self_check
+    assert traced == ["aten.mul_.Tensor"]
+    assert torch.equal(result(x, v), M()(x, v))
+
+
+def test_writes_at_symbolic_bounds_are_replayed(monkeypatch):
+    """Slice bounds and a select index computed from dynamic sizes are inputs of the replayed
+    graph (not constants): right at other sizes, bit for bit, nothing traced."""
+    traced = _traced_view_writes(monkeypatch)
+
+    class M(nn.Module):
+        def forward(self, x, y):
+            z = torch.zeros(x.shape[0] + y.shape[0], x.shape[1])
+            z[: x.shape[0]] = x
+            z[x.shape[0] :, 1] = y[:, 0]
+            z[x.shape[0] - 1].add_(y.sum(0))
+            return z
+
+    dims = ({0: torch.export.Dim("a", min=2)}, {0: torch.export.Dim("b", min=2)})
+    result = torchlib.export(M(), (torch.randn(3, 4), torch.randn(5, 4)), dynamic_shapes=dims)
+    assert result.self_check.startswith("passed") and result.diagnostics == [] and traced == []
+    for a, b in [(3, 5), (7, 2)]:
+        x, y = torch.randn(a, 4), torch.randn(b, 4)
+        assert torch.equal(result(x, y), M()(x, y))

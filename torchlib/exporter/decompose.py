@@ -26,10 +26,10 @@ class NeedsWholeProgramDecomposition(Exception):
 
 
 class NodeDecomposition:
-    """The decomposition of one FX node: `graph` (a GraphModule) takes the node's tensor
-    arguments `inputs` (FX nodes, in order) and returns (result, [new values of `written`])."""
+    """The decomposition of one FX node: `graph` takes the node's tensor arguments `inputs` (FX
+    nodes, in order) and returns (result, [new values of `written`])."""
 
-    def __init__(self, graph: torch.fx.GraphModule, inputs: list[torch.fx.Node], written: list[torch.fx.Node]):
+    def __init__(self, graph: torch.fx.Graph, inputs: list[torch.fx.Node], written: list[torch.fx.Node]):
         self.graph = graph
         self.inputs = inputs
         self.written = written
@@ -67,7 +67,7 @@ def decompose_node(node: torch.fx.Node, table: dict[Any, Any], fake_mode: Any) -
     if any(sub.op == "call_function" and sub.target is node.target for sub in graph.graph.nodes):
         raise NeedsWholeProgramDecomposition(f"{node.target} (FX node {node.name!r}) has no torchlib function and no torch decomposition")
     inputs = [flat[p] for p in tensor_positions]
-    return NodeDecomposition(graph, inputs, [flat[p] for p in written_positions])
+    return NodeDecomposition(graph.graph, inputs, [flat[p] for p in written_positions])
 
 
 def _own_decomposition(target: Any) -> Any:
@@ -122,6 +122,70 @@ def decompose_view_write(node: torch.fx.Node, chain: list[torch.fx.Node], base: 
     tensors = [n.meta["val"] for n in inputs]
     views = " -> ".join(str(v.target) for v in chain)
     graph = _trace(run, tensors, node, table, fake_mode, f"writes into a view ({views}) and that write")
+    return NodeDecomposition(graph.graph, inputs, [base])
+
+
+# The view ops a write into a view is replayed through without tracing, and the op that puts the
+# written view back into the tensor it was taken from: what functionalization writes for them.
+_SCATTERS: dict[Any, Any] = {
+    torch.ops.aten.slice.Tensor: torch.ops.aten.slice_scatter.default,
+    torch.ops.aten.select.int: torch.ops.aten.select_scatter.default,
+}
+
+
+def replay_view_write(node: torch.fx.Node, chain: list[torch.fx.Node], base: torch.fx.Node, resolve: Any,
+                      fake_mode: Any) -> NodeDecomposition | None:
+    """The graph functionalization traces for a write into a chain of slices and selects of
+    `base` (swin's `mask[h0:h1, w0:w1] = count`, `y[:, 0] = 5`, `cache[:, pos:].copy_(k)`),
+    built directly: the views of base, the write's functional variant (`fill.Tensor` for
+    `fill_.Tensor`) on the last one, then `slice_scatter` / `select_scatter` back up the chain;
+    it returns (the written view, [the new base]), as `decompose_view_write` does without its
+    clones. Tracing that graph with make_fx costs about 20 ms a write. None when the chain has
+    another view op or the functional variant does not give the view's dtype and shape (an
+    in-place op rounds into its argument's dtype): those are traced."""
+    functional = functional_variant(node.target)
+    if functional is None or not chain or fake_mode is None or any(v.target not in _SCATTERS for v in chain):
+        return None
+    inputs: list[torch.fx.Node] = [base]
+    for n in [*chain, node]:
+        for a in n.all_input_nodes:
+            a = resolve(a)
+            if a not in inputs and a not in chain and _traceable(a):
+                inputs.append(a)
+    graph = torch.fx.Graph()
+    made: dict[torch.fx.Node, torch.fx.Node] = {}
+    for a in inputs:
+        made[a] = graph.placeholder(a.name)
+        made[a].meta["val"] = a.meta["val"]
+
+    def mapped(a: torch.fx.Node) -> Any:
+        a = resolve(a)
+        return made[a] if a in made else a.meta.get("val")
+
+    def call(target: Any, args: tuple, kwargs: dict, val: Any) -> torch.fx.Node:
+        made_node = graph.call_function(target, args, kwargs)
+        made_node.meta.update({k: node.meta[k] for k in ("stack_trace", "nn_module_stack") if k in node.meta})
+        made_node.meta["val"] = val
+        return made_node
+
+    for view in chain:
+        args, kwargs = pytree.tree_map_only(torch.fx.Node, mapped, (view.args, view.kwargs))
+        made[view] = call(view.target, args, kwargs, view.meta["val"])
+    args, kwargs = pytree.tree_map_only(torch.fx.Node, mapped, (node.args, node.kwargs))
+    fake_args, fake_kwargs = pytree.tree_map_only(torch.fx.Node, lambda n: n.meta["val"], (args, kwargs))
+    view_val = chain[-1].meta["val"]
+    try:
+        with fake_mode:
+            val = functional(*fake_args, **fake_kwargs)
+    except Exception:  # torch raises many kinds here; the traced path gives the reason
+        return None
+    if not isinstance(val, torch.Tensor) or val.dtype != view_val.dtype or val.shape != view_val.shape:
+        return None
+    written = call(functional, args, kwargs, val)
+    new = written
+    for view, parent in zip(reversed(chain), [base, *chain][-2::-1]):
+        new = call(_SCATTERS[view.target], (made[parent], new, *made[view].args[1:]), made[view].kwargs, parent.meta["val"])
+    graph.output((written, [new]))
     return NodeDecomposition(graph, inputs, [base])
 
 

@@ -35,6 +35,7 @@ from torchlib.exporter.decompose import (
     NeedsWholeProgramDecomposition,
     decompose_node,
     decompose_view_write,
+    replay_view_write,
 )
 from torchlib.exporter.dynamic_shapes import became_static, path_conditions, specialising_guards
 from torchlib.exporter.dynamic_shapes import normalize as normalize_dynamic_shapes
@@ -733,15 +734,16 @@ def _call_decomposed(g: GraphBuilder, node: Any, registry: Registry, env: dict, 
     if len(written) == 1 and not ctx.aliases.whole.get(written[0], True):
         chain = ctx.aliases.view_chain(written[0]) or []
         base = ctx.aliases.root(written[0])
-        decomposition = decompose_view_write(node, chain, base, ctx.aliases.resolve, ctx.table, ctx.fake_mode)
+        decomposition = (replay_view_write(node, chain, base, ctx.aliases.resolve, ctx.fake_mode)
+                         or decompose_view_write(node, chain, base, ctx.aliases.resolve, ctx.table, ctx.fake_mode))
     else:
         decomposition = decompose_node(node, ctx.table, ctx.fake_mode)
-    sub_ctx = _Context(decomposition.graph.graph, registry, True, ctx.depth + 1)
+    sub_ctx = _Context(decomposition.graph, registry, True, ctx.depth + 1)
     sub_ctx._table, sub_ctx._fake_mode = ctx._table, ctx._fake_mode
     sub_env: dict[str, Any] = {}
     inputs = iter(decomposition.inputs)
     result: Any = None
-    for sub in decomposition.graph.graph.nodes:
+    for sub in decomposition.graph.nodes:
         if sub.op == "placeholder":
             sub_env[sub.name] = env[next(inputs).name]
         elif sub.op == "call_function":

@@ -126,20 +126,22 @@ def _prepare(model_type: str, class_name: str, row: dict) -> tuple[Any, dict, di
     and the cache (None: the model returns none; `row` says so)."""
     import torch
     import transformers
-    from bench_transformers import shrink_config, vary_constant_weights
+    from bench_transformers import vary_constant_weights
+    from tiny_config import model_config, shrink_config
 
     from torchlib.exporter.hf_cache import dynamic_shapes_of
 
     row["stage"] = "build"
     # bench_transformers.py's build, keeping an attention layer
-    config = shrink_config(transformers.AutoConfig.for_model(model_type))
+    model_class = getattr(transformers, class_name)
+    config = model_config(model_class, shrink_config(transformers.AutoConfig.for_model(model_type)))
     kept = _keep_an_attention_layer(model_type, config)
     if kept:
         row["layers_kept"] = kept
     with contextlib.suppress(Exception):
         config._attn_implementation = "eager"
     torch.manual_seed(0)
-    model = getattr(transformers, class_name)(config).eval()
+    model = model_class(config).eval()
     varied = vary_constant_weights(model)  # afmoe's zero router gates: ties in top-k, broken either way
     if varied:
         row["varied_weights"] = varied

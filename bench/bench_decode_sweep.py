@@ -123,7 +123,26 @@ def _keep_an_attention_layer(model_type: str, config: Any) -> int | None:
 
 def _prepare(model_type: str, class_name: str, row: dict) -> tuple[Any, dict, dict, Any]:
     """The tiny model, the step's inputs (with the model's own prefill cache) and dynamic_shapes,
-    and the cache (None: the model returns none; `row` says so)."""
+    and the cache (None: the model returns none; `row` says so). Where the build or the prefill
+    fails, built again with as many key/value heads as heads where the model had so, as
+    bench_transformers.py does (DeepSeek's multi-head latent attention has no grouped heads);
+    the first failure is the row's where that fails too."""
+    try:
+        return _prepare_with(model_type, class_name, row, equal_kv_heads=False)
+    except Exception as e:
+        if row.get("stage") not in ("build", "prefill"):
+            raise
+        first, stage = e, row["stage"]
+    try:
+        prepared = _prepare_with(model_type, class_name, row, equal_kv_heads=True)
+    except Exception:  # noqa: BLE001  (the first failure is the model's)
+        row["stage"] = stage
+        raise first from None
+    row["equal_kv_heads"] = True
+    return prepared
+
+
+def _prepare_with(model_type: str, class_name: str, row: dict, equal_kv_heads: bool) -> tuple[Any, dict, dict, Any]:
     import torch
     import transformers
     from bench_transformers import vary_constant_weights
@@ -134,7 +153,7 @@ def _prepare(model_type: str, class_name: str, row: dict) -> tuple[Any, dict, di
     row["stage"] = "build"
     # bench_transformers.py's build, keeping an attention layer
     model_class = getattr(transformers, class_name)
-    config = model_config(model_class, shrink_config(transformers.AutoConfig.for_model(model_type)))
+    config = model_config(model_class, shrink_config(transformers.AutoConfig.for_model(model_type), equal_kv_heads=equal_kv_heads))
     kept = _keep_an_attention_layer(model_type, config)
     if kept:
         row["layers_kept"] = kept

@@ -81,11 +81,12 @@ def _agree(before: dict[str, Any], sizes: dict[str, Any]) -> None:
         sizes["head_dim"] = hidden // heads
     if "num_key_value_heads" in sizes and sizes["num_key_value_heads"] is None and heads:
         sizes["num_key_value_heads"] = _cap("num_key_value_heads", heads)
-    # top-k experts among at least k experts
+    # top-k experts among at least k experts; a top-k left None beside experts (DeepSeek-V2's
+    # default, which its router cannot run) takes the tiny top-k
     experts = [v for k, v in sizes.items() if _EXPERTS.fullmatch(k) and _is_int(v) and v > 0]
     for name, value in sizes.items():
-        if _TOP_K.fullmatch(name) and _is_int(value) and experts:
-            sizes[name] = min(value, *experts)
+        if _TOP_K.fullmatch(name) and experts and (_is_int(value) or value is None):
+            sizes[name] = min(_cap(name, value) if value is not None else _cap(name, 1 << 30), *experts)
     # a partial rotary dim keeps its share of the head dim (GPT-J, CodeGen: 64 of 256)
     old_head, new_head = _head_dim(before), _head_dim(sizes)
     if _is_int(sizes.get("rotary_dim")) and old_head and new_head and sizes["rotary_dim"] > new_head:

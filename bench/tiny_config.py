@@ -87,10 +87,11 @@ def _agree(before: dict[str, Any], sizes: dict[str, Any]) -> None:
     for name, value in sizes.items():
         if _TOP_K.fullmatch(name) and experts and (_is_int(value) or value is None):
             sizes[name] = min(_cap(name, value) if value is not None else _cap(name, 1 << 30), *experts)
-    # a group-limited router (DeepSeek-V3's n_group, topk_group): the groups divide the experts
+    # a group-limited router (DeepSeek-V3's n_group, topk_group): the groups divide the experts,
+    # two or more in each (it scores a group by its top two)
     for groups in ("n_group", "num_expert_group"):
         if _is_int(sizes.get(groups)) and experts:
-            sizes[groups] = math.gcd(sizes[groups], min(experts))
+            sizes[groups] = math.gcd(sizes[groups], max(min(experts) // 2, 1))
             if _is_int(sizes.get("topk_group")):
                 sizes["topk_group"] = min(sizes["topk_group"], sizes[groups])
     # a partial rotary dim keeps its share of the head dim (GPT-J, CodeGen: 64 of 256)

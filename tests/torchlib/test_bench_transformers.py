@@ -38,6 +38,9 @@ def test_shrink_config_keeps_related_sizes_in_agreement():
 
     deepseek = bench.shrink_config(AutoConfig.for_model("deepseek_v3"))
     assert deepseek.qk_head_dim == deepseek.qk_nope_head_dim + deepseek.qk_rope_head_dim == 32
+    assert deepseek.n_routed_experts % deepseek.n_group == 0 and deepseek.n_routed_experts // deepseek.n_group >= 2
+    assert deepseek.topk_group <= deepseek.n_group
+    assert bench.shrink_config(AutoConfig.for_model("deepseek_v2")).num_experts_per_tok == 2  # None by default
     kimi = bench.shrink_config(AutoConfig.for_model("kimi_linear"))
     assert kimi.num_experts_per_token <= kimi.num_experts
     ernie = bench.shrink_config(AutoConfig.for_model("ernie4_5_moe"))

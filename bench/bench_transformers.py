@@ -290,7 +290,7 @@ def run_model(task: str, model_type: str, class_name: str, reference: bool, cach
         except Exception as e:
             row.update(status="not built", reason=f"{type(e).__name__}: {_first_line(e)}")
             return row
-        kv, heads = getattr(config, "num_key_value_heads", None), getattr(config, "num_attention_heads", None)
+        kv, heads = _head_counts(config)
         if equal_kv_heads:
             if kv != heads:
                 break  # the config had grouped heads: nothing else to try
@@ -343,6 +343,18 @@ def run_model(task: str, model_type: str, class_name: str, reference: bool, cach
                 key.parent.mkdir(parents=True, exist_ok=True)
                 key.write_text(json.dumps(row["reference"]))
     return row
+
+
+def _head_counts(config: Any) -> tuple[Any, Any]:
+    """(key/value heads, heads) of the config, None where it has none or only per layer
+    (dots3_note's config refuses to give a global value for a per-layer attribute)."""
+    counts = []
+    for name in ("num_key_value_heads", "num_attention_heads"):
+        try:
+            counts.append(getattr(config, name, None))
+        except Exception:  # noqa: BLE001  (transformers' AmbiguousGlobalPerLayerAttributeError: per layer only)
+            counts.append(None)
+    return counts[0], counts[1]
 
 
 def _torchvision_ops() -> None:

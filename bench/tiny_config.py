@@ -87,6 +87,10 @@ def _agree(before: dict[str, Any], sizes: dict[str, Any]) -> None:
     for name, value in sizes.items():
         if _TOP_K.fullmatch(name) and experts and (_is_int(value) or value is None):
             sizes[name] = min(_cap(name, value) if value is not None else _cap(name, 1 << 30), *experts)
+    # multi-head latent attention: a query / key head is its unrotated and its rotary parts (a
+    # field in LongCat-Flash's config; other MLA configs derive it, _derive)
+    if all(_is_int(sizes.get(n)) for n in ("qk_head_dim", "qk_nope_head_dim", "qk_rope_head_dim")):
+        sizes["qk_head_dim"] = sizes["qk_nope_head_dim"] + sizes["qk_rope_head_dim"]
     # a group-limited router (DeepSeek-V3's n_group, topk_group): the groups divide the experts,
     # two or more in each (it scores a group by its top two)
     for groups in ("n_group", "num_expert_group"):

@@ -41,6 +41,8 @@ def test_shrink_config_keeps_related_sizes_in_agreement():
     assert deepseek.n_routed_experts % deepseek.n_group == 0 and deepseek.n_routed_experts // deepseek.n_group >= 2
     assert deepseek.topk_group <= deepseek.n_group
     assert bench.shrink_config(AutoConfig.for_model("deepseek_v2")).num_experts_per_tok == 2  # None by default
+    longcat = bench.shrink_config(AutoConfig.for_model("longcat_flash"))  # qk_head_dim: a field there
+    assert longcat.qk_head_dim == longcat.qk_nope_head_dim + longcat.qk_rope_head_dim
     kimi = bench.shrink_config(AutoConfig.for_model("kimi_linear"))
     assert kimi.num_experts_per_token <= kimi.num_experts
     ernie = bench.shrink_config(AutoConfig.for_model("ernie4_5_moe"))

@@ -8,10 +8,14 @@ weights, no download), exported with its own prefill cache as input, and greedy 
 
 Per model, in its own subprocess (a crash or a hang is that model's row):
 
-1. build it tiny: bench_transformers.py's `shrink_config` (the forward sweep's sizes), cache on,
-   keeping layers up to the model's first attention layer where the shrunk ones hold none
-   (transformers' `get_seq_length` needs one), and its `vary_constant_weights` (afmoe's zero
-   router gates tie every expert in top-k, which torch and onnxruntime break differently);
+1. build it tiny: tiny_config.py's `shrink_config` and `model_config` (the forward sweep's
+   sizes; a composite config's sub-config of the model's own config class), cache on, keeping
+   layers up to the model's first attention layer where the shrunk ones hold none
+   (transformers' `get_seq_length` needs one), and bench_transformers.py's
+   `vary_constant_weights` (afmoe's zero router gates tie every expert in top-k, which torch and
+   onnxruntime break differently); where the build or the prefill fails, again with as many
+   key/value heads as heads where the model has so (multi-head latent attention has no grouped
+   heads), as the forward sweep does;
 2. prefill: `model(prompt, use_cache=True)` on a prompt of batch 2 and 5 tokens; the cache it
    returns (whatever class and layers transformers made) is the sample's cache;
 3. export the step `model(input_ids, attention_mask, cache, use_cache=True)` with

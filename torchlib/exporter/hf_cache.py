@@ -269,7 +269,8 @@ def dynamic_shapes_of(cache: Any, batch: str = "batch", past: str = "past_sequen
     on it) is `past` (`encoder` for an EncoderDecoderCache's cross-attention entries: the encoder's
     length), and so is the one other dim of that size in the layer's other tensors (a
     DynamicIndexedLayer's `indexer_keys`, [batch, past, dim]: it grows with the keys); a
-    StaticCache's fixed-length keys and a state-space layer's states keep their other dims;
+    StaticCache's fixed-length keys and a state-space or linear-attention layer's states (a
+    hybrid layer's too) keep their other dims;
     scalars (`cumulative_length`) have none."""
     from transformers import cache_utils
 
@@ -279,7 +280,9 @@ def dynamic_shapes_of(cache: Any, batch: str = "batch", past: str = "past_sequen
     specs = []
     for i, tensors in enumerate(_flatten_cache(cache)[0]):
         grows = i < len(cache.layers) and isinstance(cache.layers[i], cache_utils.DynamicLayer)
-        length = tensors["key"].shape[2] if grows and "key" in tensors and tensors["key"].dim() == 4 else None
+        # a linear-attention layer's states (a hybrid layer's conv / recurrent states) keep their sizes
+        states = i < len(cache.layers) and isinstance(cache.layers[i], cache_utils.LinearAttentionCacheLayerMixin)
+        length = tensors["key"].shape[2] if grows and not states and "key" in tensors and tensors["key"].dim() == 4 else None
         specs.append({entry: None if t.dim() == 0 else {0: batch, 2: past} if grows and entry in ("key", "value")
                       else {0: batch, **_past_dim(t, length, past)} for entry, t in tensors.items()})
     return specs

@@ -8,10 +8,14 @@ weights, no download), exported with its own prefill cache as input, and greedy 
 
 Per model, in its own subprocess (a crash or a hang is that model's row):
 
-1. build it tiny: bench_transformers.py's `shrink_config` (the forward sweep's sizes), cache on,
-   keeping layers up to the model's first attention layer where the shrunk ones hold none
-   (transformers' `get_seq_length` needs one), and its `vary_constant_weights` (afmoe's zero
-   router gates tie every expert in top-k, which torch and onnxruntime break differently);
+1. build it tiny: tiny_config.py's `shrink_config` and `model_config` (the forward sweep's
+   sizes; a composite config's sub-config of the model's own config class), cache on, keeping
+   layers up to the model's first attention layer where the shrunk ones hold none
+   (transformers' `get_seq_length` needs one), and bench_transformers.py's
+   `vary_constant_weights` (afmoe's zero router gates tie every expert in top-k, which torch and
+   onnxruntime break differently); where the build or the prefill fails, again with as many
+   key/value heads as heads where the model has so (multi-head latent attention has no grouped
+   heads), as the forward sweep does;
 2. prefill: `model(prompt, use_cache=True)` on a prompt of batch 2 and 5 tokens; the cache it
    returns (whatever class and layers transformers made) is the sample's cache;
 3. export the step `model(input_ids, attention_mask, cache, use_cache=True)` with
@@ -123,23 +127,44 @@ def _keep_an_attention_layer(model_type: str, config: Any) -> int | None:
 
 def _prepare(model_type: str, class_name: str, row: dict) -> tuple[Any, dict, dict, Any]:
     """The tiny model, the step's inputs (with the model's own prefill cache) and dynamic_shapes,
-    and the cache (None: the model returns none; `row` says so)."""
+    and the cache (None: the model returns none; `row` says so). Where the build or the prefill
+    fails, built again with as many key/value heads as heads where the model had so, as
+    bench_transformers.py does (DeepSeek's multi-head latent attention has no grouped heads);
+    the first failure is the row's where that fails too."""
+    try:
+        return _prepare_with(model_type, class_name, row, equal_kv_heads=False)
+    except Exception as e:
+        if row.get("stage") not in ("build", "prefill"):
+            raise
+        first, stage = e, row["stage"]
+    try:
+        prepared = _prepare_with(model_type, class_name, row, equal_kv_heads=True)
+    except Exception:  # noqa: BLE001  (the first failure is the model's)
+        row["stage"] = stage
+        raise first from None
+    row["equal_kv_heads"] = True
+    return prepared
+
+
+def _prepare_with(model_type: str, class_name: str, row: dict, equal_kv_heads: bool) -> tuple[Any, dict, dict, Any]:
     import torch
     import transformers
-    from bench_transformers import shrink_config, vary_constant_weights
+    from bench_transformers import vary_constant_weights
+    from tiny_config import model_config, shrink_config
 
     from torchlib.exporter.hf_cache import dynamic_shapes_of
 
     row["stage"] = "build"
     # bench_transformers.py's build, keeping an attention layer
-    config = shrink_config(transformers.AutoConfig.for_model(model_type))
+    model_class = getattr(transformers, class_name)
+    config = model_config(model_class, shrink_config(transformers.AutoConfig.for_model(model_type), equal_kv_heads=equal_kv_heads))
     kept = _keep_an_attention_layer(model_type, config)
     if kept:
         row["layers_kept"] = kept
     with contextlib.suppress(Exception):
         config._attn_implementation = "eager"
     torch.manual_seed(0)
-    model = getattr(transformers, class_name)(config).eval()
+    model = model_class(config).eval()
     varied = vary_constant_weights(model)  # afmoe's zero router gates: ties in top-k, broken either way
     if varied:
         row["varied_weights"] = varied

@@ -17,9 +17,11 @@ load). Both exporters first export a tiny module, untimed, so that neither pays 
 start in its figure. The worker prints ours' row before the reference runs: a reference past the
 timeout leaves ours' row, with the reference's "timeout" (cached).
 
-Models are shrunk generically (`shrink_config`): every integer attribute whose name says it is a
-layer count, a width, a head count, a vocabulary or an expert count is capped, in the config and
-its sub-configs; `OVERRIDES` holds the few settings a config needs for consistent sizes. Weights
+Models are shrunk generically (tiny_config.py's `shrink_config`): every integer attribute whose
+name says it is a layer count, a width, a head count, a vocabulary or an expert count is capped, in
+the config and its sub-configs, the sizes the model relates are kept in agreement, and the config
+class is built from them; the model class gets the sub-config of its own config class where the
+architecture's config is composite (`model_config`). Weights
 the init leaves constant (afmoe's zero router gates, which make every expert tie in top-k) get
 random values (`vary_constant_weights`).
 """
@@ -43,6 +45,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from tiny_config import model_config, shrink_config
+
 TASKS = {
     "causal_lm": "MODEL_FOR_CAUSAL_LM_MAPPING_NAMES",
     "seq2seq_lm": "MODEL_FOR_SEQ_TO_SEQ_CAUSAL_LM_MAPPING_NAMES",
@@ -52,79 +56,7 @@ TASKS = {
     "speech_seq2seq": "MODEL_FOR_SPEECH_SEQ_2_SEQ_MAPPING_NAMES",
 }
 
-# Caps by attribute name (a value above the cap is lowered to it). Matched on the whole name.
-_CAPS: list[tuple[str, int]] = [
-    (r"(num_)?(hidden_|encoder_|decoder_|text_|vision_|audio_)?layers|n_layers?|num_layers|.*_layers", 2),
-    (r"num_(attention_)?heads|n_heads?|(encoder_|decoder_)?attention_heads|num_attention_heads", 4),
-    (r"num_key_value_heads|n_kv_heads|num_kv_heads", 2),
-    (r"hidden_size|d_model|n_embd|embed_dim|dim|hidden_dim|model_dim|d_embed|embedding_size|word_embed_proj_dim", 64),
-    (r"intermediate_size|(encoder_|decoder_)?ffn_dim|n_inner|d_ff|ffn_hidden_size|d_inner|mlp_dim", 128),
-    (r"moe_intermediate_size|expert_intermediate_size|shared_expert_intermediate_size|intermediate_size_mlp", 64),
-    (r"head_dim|d_kv|attention_head_dim|qk_nope_head_dim|qk_rope_head_dim|v_head_dim|kv_lora_rank|q_lora_rank", 16),
-    (r"vocab_size|n_vocab", 256),
-    (r"num_(local_|routed_)?experts|n_routed_experts|moe_num_experts", 4),
-    (r"num_experts_per_tok|moe_topk|top_k|num_selected_experts", 2),
-    (r"max_position_embeddings|n_positions|max_seq_len|max_sequence_length", 512),
-    (r"image_size|img_size", 64),
-    (r"num_conv_pos_embeddings", 16),
-]
-_TOKEN_IDS = re.compile(r".*_token_id")
-# Settings a few configs need for consistent sizes (applied after the caps).
-OVERRIDES: dict[str, dict[str, Any]] = {}
-
 SEQ, BATCH = 8, 2  # the sample; the second input is (BATCH + 1, SEQ + 5)
-
-
-def _cap(name: str, value: Any) -> Any:
-    for pattern, cap in _CAPS:
-        if re.fullmatch(pattern, name):
-            if isinstance(value, int) and not isinstance(value, bool) and value > cap:
-                return cap
-            if isinstance(value, (list, tuple)) and value and all(isinstance(v, int) and not isinstance(v, bool) for v in value):
-                return type(value)(min(v, cap) for v in value)
-    return value
-
-
-def shrink_config(config: Any, seen: set[int] | None = None, equal_kv_heads: bool = False) -> Any:
-    """Cap the sizes of `config` and of its sub-configs in place (see _CAPS); return it.
-    equal_kv_heads: as many key/value heads as heads where the config had so (deepseek_v3's
-    attention has no grouped heads); otherwise they are capped lower, grouped."""
-    from transformers import PretrainedConfig
-
-    seen = set() if seen is None else seen
-    if id(config) in seen:
-        return config
-    seen.add(id(config))
-    layers_before = {k: v for k, v in vars(config).items() if isinstance(v, int) and "layers" in k}
-    heads = [getattr(config, k, None) for k in ("num_attention_heads", "num_key_value_heads")]
-    for name, value in list(vars(config).items()):
-        if isinstance(value, PretrainedConfig):
-            shrink_config(value, seen, equal_kv_heads)
-            continue
-        new = _cap(name, value)
-        if new is not value:
-            with contextlib.suppress(Exception):
-                setattr(config, name, new)
-    # lists (and tuples: sew's conv_dim) with one entry per layer follow the layer count
-    layers = {k: getattr(config, k) for k in layers_before}
-    for name, value in list(vars(config).items()):
-        if isinstance(value, (list, tuple)) and value and any(len(value) == n and n != layers[k] for k, n in layers_before.items()):
-            k = next(k for k, n in layers_before.items() if len(value) == n)
-            with contextlib.suppress(Exception):
-                setattr(config, name, value[: layers[k]])
-    if equal_kv_heads and isinstance(heads[0], int) and heads[0] == heads[1]:
-        with contextlib.suppress(Exception):
-            config.num_key_value_heads = config.num_attention_heads
-    vocab = getattr(config, "vocab_size", None)
-    for name, value in list(vars(config).items()):
-        if _TOKEN_IDS.fullmatch(name) and isinstance(value, int) and isinstance(vocab, int) and value >= vocab:
-            setattr(config, name, vocab - 1 - (hash(name) % 3))
-    for attr in ("use_cache",):
-        if hasattr(config, attr):
-            setattr(config, attr, False)
-    for name, value in OVERRIDES.get(getattr(config, "model_type", ""), {}).items():
-        setattr(config, name, value)
-    return config
 
 
 def architectures(task: str) -> list[tuple[str, str]]:
@@ -142,13 +74,14 @@ def build(task: str, model_type: str, class_name: str, equal_kv_heads: bool = Fa
     import transformers
     from transformers import AutoConfig
 
-    config = shrink_config(AutoConfig.for_model(model_type), equal_kv_heads=equal_kv_heads)
+    model_class = getattr(transformers, class_name)
+    config = model_config(model_class, shrink_config(AutoConfig.for_model(model_type), equal_kv_heads=equal_kv_heads))
     if task == "speech_ctc" and getattr(config, "vocab_size", 0) is None:  # wav2vec2-bert: the CTC head's size
         config.vocab_size = 256
     with contextlib.suppress(Exception):
         config._attn_implementation = "eager"
     torch.manual_seed(0)
-    model = getattr(transformers, class_name)(config).eval()
+    model = model_class(config).eval()
     return model, config
 
 
@@ -357,7 +290,7 @@ def run_model(task: str, model_type: str, class_name: str, reference: bool, cach
         except Exception as e:
             row.update(status="not built", reason=f"{type(e).__name__}: {_first_line(e)}")
             return row
-        kv, heads = getattr(config, "num_key_value_heads", None), getattr(config, "num_attention_heads", None)
+        kv, heads = _head_counts(config)
         if equal_kv_heads:
             if kv != heads:
                 break  # the config had grouped heads: nothing else to try
@@ -410,6 +343,18 @@ def run_model(task: str, model_type: str, class_name: str, reference: bool, cach
                 key.parent.mkdir(parents=True, exist_ok=True)
                 key.write_text(json.dumps(row["reference"]))
     return row
+
+
+def _head_counts(config: Any) -> tuple[Any, Any]:
+    """(key/value heads, heads) of the config, None where it has none or only per layer
+    (dots3_note's config refuses to give a global value for a per-layer attribute)."""
+    counts = []
+    for name in ("num_key_value_heads", "num_attention_heads"):
+        try:
+            counts.append(getattr(config, name, None))
+        except Exception:  # noqa: BLE001  (transformers' AmbiguousGlobalPerLayerAttributeError: per layer only)
+            counts.append(None)
+    return counts[0], counts[1]
 
 
 def _torchvision_ops() -> None:

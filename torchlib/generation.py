@@ -72,9 +72,19 @@ def empty_past(session: ort.InferenceSession, batch: int) -> dict[str, np.ndarra
 
 
 def _static_length(session: ort.InferenceSession) -> int | None:
-    """max_cache_len of a static cache (keys whose past length is fixed), else None."""
+    """max_cache_len of a static cache (keys whose past length is fixed), else None. A step whose
+    past keys are fixed but whose present keys are longer is a growing cache whose past length
+    its export fixed (the model's code fixed it: ProphetNet's positions take `int()` of it):
+    refused, it runs at that one past length only."""
+    presents = {o.name: o.shape for o in session.get_outputs()}
     for i in session.get_inputs():
         if i.name.startswith(PAST) and i.name.endswith(".key") and len(i.shape) == 4 and isinstance(i.shape[2], int):
+            present = presents.get(PRESENT + i.name[len(PAST):])
+            if present is not None and len(present) == 4 and present[2] != i.shape[2]:
+                raise ValueError(f"the model's {i.name} has a fixed past length of {i.shape[2]} and its "
+                                 f"{PRESENT + i.name[len(PAST):]} has {present[2]}: a cache that grows at every step, "
+                                 "whose past length the export fixed (its warnings say which code fixed it), runs at "
+                                 "that one past length only; greedy needs the past dynamic")
             return i.shape[2]
     return None
 

@@ -30,6 +30,46 @@ def test_shrink_config_caps_sizes_and_per_layer_lists():
     assert config.use_cache is False
 
 
+def test_shrink_config_keeps_related_sizes_in_agreement():
+    """Sizes a model relates stay related: what the config class derives follows the caps
+    (DeepSeek's qk_head_dim), top-k within the experts, a partial rotary dim within the head dim,
+    Mamba-2's heads times head dim equal to expand times hidden, a head dim left None filled."""
+    from transformers import AutoConfig
+
+    deepseek = bench.shrink_config(AutoConfig.for_model("deepseek_v3"))
+    assert deepseek.qk_head_dim == deepseek.qk_nope_head_dim + deepseek.qk_rope_head_dim == 32
+    assert deepseek.n_routed_experts % deepseek.n_group == 0 and deepseek.n_routed_experts // deepseek.n_group >= 2
+    assert deepseek.topk_group <= deepseek.n_group
+    assert bench.shrink_config(AutoConfig.for_model("deepseek_v2")).num_experts_per_tok == 2  # None by default
+    longcat = bench.shrink_config(AutoConfig.for_model("longcat_flash"))  # qk_head_dim: a field there
+    assert longcat.qk_head_dim == longcat.qk_nope_head_dim + longcat.qk_rope_head_dim
+    kimi = bench.shrink_config(AutoConfig.for_model("kimi_linear"))
+    assert kimi.num_experts_per_token <= kimi.num_experts
+    ernie = bench.shrink_config(AutoConfig.for_model("ernie4_5_moe"))
+    assert ernie.moe_k <= ernie.moe_num_experts
+    gptj = bench.shrink_config(AutoConfig.for_model("gptj"))
+    assert gptj.rotary_dim == 4 == (gptj.n_embd // gptj.n_head) // 4  # 64 of 256 before
+    mamba2 = bench.shrink_config(AutoConfig.for_model("mamba2"))
+    assert mamba2.num_heads * mamba2.head_dim == mamba2.expand * mamba2.hidden_size
+    assert mamba2.num_heads % mamba2.n_groups == 0
+    zamba2 = bench.shrink_config(AutoConfig.for_model("zamba2"))
+    assert zamba2.mamba_headdim * zamba2.n_mamba_heads == zamba2.mamba_expand * zamba2.hidden_size
+    ministral = bench.shrink_config(AutoConfig.for_model("ministral"))
+    assert ministral.head_dim == ministral.hidden_size // ministral.num_attention_heads
+
+
+def test_model_config_is_the_sub_config_of_the_model_class():
+    """A composite config's causal LM takes its text config, as AutoModelForCausalLM gives it."""
+    import transformers
+    from transformers import AutoConfig
+
+    config = bench.shrink_config(AutoConfig.for_model("qwen3_5"))
+    text = bench.model_config(transformers.Qwen3_5ForCausalLM, config)
+    assert text is config.text_config and text.vocab_size == 256
+    llama = bench.shrink_config(AutoConfig.for_model("llama"))
+    assert bench.model_config(transformers.LlamaForCausalLM, llama) is llama
+
+
 def test_constant_weights_get_random_values():
     """afmoe zeroes its router gates (every expert ties in top-k): such weights are varied, norms
     (1-D) and weights that already vary are kept."""

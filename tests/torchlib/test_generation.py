@@ -249,3 +249,29 @@ def test_transformers_is_not_imported_for_other_models():
             "assert not hf_cache.contains_cache(((torch.ones(1), [{'a': torch.ones(1)}]), {})); "
             "assert 'transformers' not in sys.modules, 'transformers was imported'")
     subprocess.run([sys.executable, "-c", code], check=True, timeout=300)
+
+
+def test_past_fixed_by_the_export_is_refused():
+    """A growing cache whose past length the export fixed (ProphetNet's positions take `int()` of
+    it): past keys of 5 positions, present keys of 6. greedy says so, not that the cache is static."""
+    import onnx
+    import onnxruntime as ort
+    from onnx import TensorProto, helper
+
+    graph = helper.make_graph(
+        [helper.make_node("Cast", ["input_ids"], ["ids_f"], to=TensorProto.FLOAT),
+         helper.make_node("Unsqueeze", ["ids_f", "axis"], ["logits"]),
+         helper.make_node("Slice", ["past_key_values.0.key", "zero", "one", "two"], ["first"]),
+         helper.make_node("Concat", ["past_key_values.0.key", "first"], ["present.0.key"], axis=2)],
+        "fixed_past",
+        [helper.make_tensor_value_info("input_ids", TensorProto.INT64, ["batch", "sequence"]),
+         helper.make_tensor_value_info("past_key_values.0.key", TensorProto.FLOAT, ["batch", 1, 5, 2])],
+        [helper.make_tensor_value_info("logits", TensorProto.FLOAT, ["batch", "sequence", 1]),
+         helper.make_tensor_value_info("present.0.key", TensorProto.FLOAT, ["batch", 1, 6, 2])],
+        [helper.make_tensor(n, TensorProto.INT64, [1], [v]) for n, v in (("axis", 2), ("zero", 0), ("one", 1), ("two", 2))],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)], ir_version=10)
+    onnx.checker.check_model(model)
+    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    with pytest.raises(ValueError, match="has a fixed past length of 5 and its present.0.key has 6: a cache that grows"):
+        generation.greedy(session, torch.tensor([[3, 4, 5]]), 4)

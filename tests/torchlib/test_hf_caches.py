@@ -295,3 +295,29 @@ def test_a_list_of_tensors_the_cache_holds_per_layer_is_an_entry_of_each_layer()
     assert back.linear_cache[0] is cache.linear_cache[0] and back.linear_cache[1] == []
     assert back.layers[1].keys is cache.layers[1].keys and back.get_seq_length(1) == 5
     assert hf_cache.dynamic_shapes_of(cache)[0] == {"linear_cache": {0: "batch"}}
+
+
+def test_a_layer_tensor_that_grows_with_the_keys_has_the_past_dim():
+    """DynamicIndexedLayer (DeepSeek-V3.2, GLM-MoE-DSA, AXK2) keeps its indexer's keys, [batch, past,
+    dim], beside the keys and values: its past dim is dynamic too (fixed, the step would run at
+    the sample's past length only). A linear-attention layer's states keep their sizes, also in a
+    hybrid layer that holds keys."""
+    cache = transformers.DynamicCache()
+    layer = cache_utils.DynamicIndexedLayer()
+    layer.update(torch.randn(2, 2, 5, 4), torch.randn(2, 2, 5, 4))
+    layer.update_indexer(torch.randn(2, 5, 8))
+    cache.layers = [layer]
+    assert hf_cache.dynamic_shapes_of(cache) == [{"key": {0: "batch", 2: "past_sequence"},
+                                                  "value": {0: "batch", 2: "past_sequence"},
+                                                  "indexer_keys": {0: "batch", 1: "past_sequence"}}]
+    with hf_cache.registered():
+        leaves, spec = pytree.tree_flatten(cache)
+        assert leaf_names(spec, "past_key_values") == ["past_key_values.0.key", "past_key_values.0.value",
+                                                       "past_key_values.0.indexer_keys"]
+    hybrid = cache_utils.LinearAttentionAndFullAttentionLayer()  # its states keep their sizes, 5 or not
+    hybrid.update(torch.randn(2, 2, 5, 4), torch.randn(2, 2, 5, 4))
+    hybrid.update_conv_state(torch.randn(2, 8, 5))
+    hybrid.update_recurrent_state(torch.randn(2, 5, 4, 4))
+    cache.layers = [hybrid]
+    assert hf_cache.dynamic_shapes_of(cache)[0]["conv_states.0"] == {0: "batch"}
+    assert hf_cache.dynamic_shapes_of(cache)[0]["recurrent_states.0"] == {0: "batch"}

@@ -267,8 +267,11 @@ def dynamic_shapes_of(cache: Any, batch: str = "batch", past: str = "past_sequen
     """The `dynamic_shapes` entry of a cache (the layout it flattens to): dim 0 of every tensor is
     `batch`, dim 2 of the keys and values of a layer that grows (DynamicLayer and the layers built
     on it) is `past` (`encoder` for an EncoderDecoderCache's cross-attention entries: the encoder's
-    length); a StaticCache's fixed-length keys and a state-space layer's states keep their other
-    dims; scalars (`cumulative_length`) have none."""
+    length), and so is the one other dim of that size in the layer's other tensors (a
+    DynamicIndexedLayer's `indexer_keys`, [batch, past, dim]: it grows with the keys); a
+    StaticCache's fixed-length keys and a state-space or linear-attention layer's states (a
+    hybrid layer's too) keep their other dims;
+    scalars (`cumulative_length`) have none."""
     from transformers import cache_utils
 
     if isinstance(cache, cache_utils.EncoderDecoderCache):
@@ -277,9 +280,19 @@ def dynamic_shapes_of(cache: Any, batch: str = "batch", past: str = "past_sequen
     specs = []
     for i, tensors in enumerate(_flatten_cache(cache)[0]):
         grows = i < len(cache.layers) and isinstance(cache.layers[i], cache_utils.DynamicLayer)
+        # a linear-attention layer's states (a hybrid layer's conv / recurrent states) keep their sizes
+        states = i < len(cache.layers) and isinstance(cache.layers[i], cache_utils.LinearAttentionCacheLayerMixin)
+        length = tensors["key"].shape[2] if grows and not states and "key" in tensors and tensors["key"].dim() == 4 else None
         specs.append({entry: None if t.dim() == 0 else {0: batch, 2: past} if grows and entry in ("key", "value")
-                      else {0: batch} for entry, t in tensors.items()})
+                      else {0: batch, **_past_dim(t, length, past)} for entry, t in tensors.items()})
     return specs
+
+
+def _past_dim(tensor: torch.Tensor, length: int | None, past: str) -> dict[int, str]:
+    """{dim: past} for the one dim after the batch whose size is the layer's past length (a tensor
+    that grows with the keys), else {} (none, or several: which one grows is not known)."""
+    dims = [d for d in range(1, tensor.dim()) if length is not None and tensor.shape[d] == length]
+    return {dims[0]: past} if len(dims) == 1 else {}
 
 
 def _merge_parts(cache: Any, specs: list[Any]) -> list[dict[str, Any]]:

@@ -1,0 +1,161 @@
+"""onnxruntime runs of the default export and of the reference counted by valgrind: instructions
+and data-cache misses per run, for the vision bench's and bench_latency.py's models.
+
+    python bench/bench_latency_callgrind.py [--models googlenet,bert,...] [--image 32] [--runs 5]
+        [--reference-cache DIR] [--keep DIR] [--no-cache-sim]
+
+Each graph (torchlib's default export, the reference `torch.onnx.export(..., dynamo=True)`) gets
+one process under callgrind (valgrind --tool=callgrind [--cache-sim=yes] --instr-atstart=no):
+onnxruntime CPU, 1 thread, ORT_ENABLE_ALL (bench_latency.session), the session built and run
+3 times uninstrumented, then `--runs` runs with instrumentation switched on around them only, so
+neither the session's creation nor the warm-up is counted. Vision models are exported as
+bench_vision.py does (image `--image` or the model's minimum, batch 2, dynamic batch; the
+reference cached in `--reference-cache` under the same keys), the small ones as bench_latency.py
+does (its inputs, static shapes; cached as `small_NAME`).
+
+Counts do not depend on what else runs on the machine, where wall-clock times do (2 cores shared
+by several sessions move A/B latency ratios by +-15 %): a difference of a few tenths of a percent
+is visible. They are a simulation, not time: instructions executed and a modelled cache's misses.
+valgrind emulates no AVX-512, so onnxruntime's kernels (MLAS) take their AVX2 paths under it on a
+machine whose native runs use AVX-512; kernels both graphs share are counted alike, but a count
+ratio is a kernel-for-kernel comparison of the AVX2 code, to be read beside a timed A/B.
+
+Prints one JSON line per graph, then a table (per run; ratio: ours over the reference's).
+`--keep DIR` leaves the two models and their inputs there (NAME.ours.onnx, NAME.reference.onnx,
+NAME.npz) for onnxruntime's profiling or its optimized graph.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import warnings
+from pathlib import Path
+
+COUNTS = {"instructions": r"I\s+refs:\s+([\d,]+)", "L1 data misses": r"D1\s+misses:\s+([\d,]+)",
+          "last-level data misses": r"LLd\s+misses:\s+([\d,]+)"}  # fmt: skip
+WARMUP = 3
+
+
+def child(model_file: str, inputs_file: str, runs: int) -> None:
+    """Build the session, run it WARMUP times, then `runs` times with callgrind counting."""
+    import numpy as np
+    import onnxruntime as ort
+
+    options = ort.SessionOptions()  # bench_latency.session's, without importing torch here
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    options.intra_op_num_threads = 1
+    options.inter_op_num_threads = 1
+    sess = ort.InferenceSession(model_file, options, providers=["CPUExecutionProvider"])
+    with np.load(inputs_file) as data:
+        arrays = [data[f"arg{i}"] for i in range(len(data.files))]
+    feed = {i.name: a for i, a in zip(sess.get_inputs(), arrays)}
+    for _ in range(WARMUP):
+        sess.run(None, feed)
+    subprocess.run(["callgrind_control", "-i", "on", str(os.getpid())], capture_output=True, check=True)
+    for _ in range(runs):
+        sess.run(None, feed)
+    subprocess.run(["callgrind_control", "-i", "off", str(os.getpid())], capture_output=True, check=True)
+
+
+def count(model_file: Path, inputs_file: Path, runs: int, cache_sim: bool) -> dict[str, int]:
+    with tempfile.TemporaryDirectory() as tmp:
+        proc = subprocess.run(["valgrind", "--tool=callgrind", f"--cache-sim={'yes' if cache_sim else 'no'}",
+                               "--instr-atstart=no", f"--callgrind-out-file={tmp}/out", sys.executable, __file__,
+                               "--child", str(model_file), str(inputs_file), "--runs", str(runs)],
+                              capture_output=True, text=True, env=dict(os.environ, OMP_NUM_THREADS="1"), check=False)  # fmt: skip
+    found = {k: re.search(p, proc.stderr) for k, p in COUNTS.items() if cache_sim or k == "instructions"}
+    if proc.returncode != 0 or not all(found.values()):
+        raise RuntimeError(f"valgrind on {model_file} failed:\n{proc.stderr[-3000:]}")
+    return {k: int(m.group(1).replace(",", "")) for k, m in found.items()}  # type: ignore[union-attr]
+
+
+def graphs(name: str, image: int, cache: Path | None):
+    """(ours, reference, args) for a model of bench_vision.py or bench_latency.py."""
+    import bench_latency
+    import bench_vision
+    import torch
+
+    import torchlib
+
+    if name in bench_vision.MODELS:
+        factory, least, *channels = bench_vision.MODELS[name]
+        torch.manual_seed(0)
+        model = factory().eval()
+        size = max(image, least)
+        args = (torch.randn(2, channels[0] if channels else 3, size, size),)
+        dyn = ({0: torch.export.Dim("batch", min=1, max=64)},)
+        ref, _ = bench_vision._cached_reference(model, args, dyn, cache, f"{name}_{size}")
+        return torchlib.export(model, args, dynamic_shapes=dyn).model_proto, ref, args
+    model, args = bench_latency.MODELS[name]()
+    ref, _ = bench_vision._cached_reference(model, args, None, cache, f"small_{name}")
+    return torchlib.export(model, args).model_proto, ref, args
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--models", default="resnet18,mobilenet_v3_small,googlenet,regnet_y_400mf,fastvit_t8,resnet,llama,bert,vit,lstm,transformer")  # fmt: skip
+    parser.add_argument("--image", type=int, default=32, help="vision models' image size (at least the model's minimum)")
+    parser.add_argument("--runs", type=int, default=5, help="counted runs per graph (default 5)")
+    parser.add_argument("--reference-cache", type=Path, default=None, help="keep the reference's models here")
+    parser.add_argument("--keep", type=Path, default=None, help="leave the models and inputs in this folder")
+    parser.add_argument("--no-cache-sim", action="store_true", help="count instructions only (about 2x faster)")
+    parser.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
+    ns = parser.parse_args()
+    if ns.child:
+        child(*ns.child, ns.runs)
+        return 0
+    if shutil.which("valgrind") is None or shutil.which("callgrind_control") is None:
+        parser.error("valgrind and callgrind_control on the PATH are needed (apt install valgrind)")
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    import numpy as np
+    import onnx
+    import torch
+
+    from torchlib.conformance import torchvision_reference
+
+    warnings.simplefilter("ignore")
+    torch.set_num_threads(1)
+    torchvision_reference.register()
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = ns.keep or Path(tmp)
+        folder.mkdir(parents=True, exist_ok=True)
+        for name in ns.models.split(","):
+            ours, ref, args = graphs(name, ns.image, ns.reference_cache)
+            inputs = folder / f"{name}.npz"
+            np.savez(inputs, **{f"arg{i}": a.numpy() for i, a in enumerate(args)})
+            row = {"model": name}
+            for side, proto in (("ours", ours), ("reference", ref)):
+                path = folder / f"{name}.{side}.onnx"
+                onnx.save(proto, str(path))
+                counts = count(path, inputs, ns.runs, not ns.no_cache_sim)
+                row[side] = {"nodes": len(proto.graph.node), **{k: v / ns.runs for k, v in counts.items()}}
+                print(json.dumps({"model": name, "graph": side, "runs": ns.runs, **row[side]}), flush=True)
+            rows.append(row)
+    kinds = list(rows[0]["ours"]) if rows else []
+    print(f"\nper run, {ns.runs} counted runs after {WARMUP} warm-up runs, 1 thread (ours / reference)\n")
+    print("| model | " + " | ".join(f"{k} (ours / reference)" for k in kinds) + " | instruction ratio |")
+    print("|---|" + "---|" * (len(kinds) + 1))
+    ratios = []
+    for row in rows:
+        ours, ref = row["ours"], row["reference"]
+        cells = [f"{ours[k]:.0f} / {ref[k]:.0f}" if k == "nodes" else f"{ours[k] / 1e6:.3f} M / {ref[k] / 1e6:.3f} M" for k in kinds]
+        ratios.append(ours["instructions"] / ref["instructions"])
+        print(f"| {row['model']} | " + " | ".join(cells) + f" | {ratios[-1]:.4f} |")
+    if ratios:
+        print(f"\ngeomean instruction ratio: {math.exp(statistics.fmean(map(math.log, ratios))):.4f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

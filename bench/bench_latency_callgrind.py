@@ -103,7 +103,9 @@ def graphs(name: str, image: int, cache: Path | None):
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--models", default="resnet18,mobilenet_v3_small,googlenet,regnet_y_400mf,fastvit_t8,resnet,llama,bert,vit,lstm,transformer")  # fmt: skip
-    parser.add_argument("--image", type=int, default=32, help="vision models' image size (at least the model's minimum)")
+    parser.add_argument(
+        "--image", type=int, default=32, help="vision models' image size (at least the model's minimum)"
+    )
     parser.add_argument("--runs", type=int, default=5, help="counted runs per graph (default 5)")
     parser.add_argument("--reference-cache", type=Path, default=None, help="keep the reference's models here")
     parser.add_argument("--keep", type=Path, default=None, help="leave the models and inputs in this folder")
@@ -149,7 +151,10 @@ def main() -> int:
     ratios = []
     for row in rows:
         ours, ref = row["ours"], row["reference"]
-        cells = [f"{ours[k]:.0f} / {ref[k]:.0f}" if k == "nodes" else f"{ours[k] / 1e6:.3f} M / {ref[k] / 1e6:.3f} M" for k in kinds]
+        cells = [
+            f"{ours[k]:.0f} / {ref[k]:.0f}" if k == "nodes" else f"{ours[k] / 1e6:.3f} M / {ref[k] / 1e6:.3f} M"
+            for k in kinds
+        ]
         ratios.append(ours["instructions"] / ref["instructions"])
         print(f"| {row['model']} | " + " | ".join(cells) + f" | {ratios[-1]:.4f} |")
     if ratios:

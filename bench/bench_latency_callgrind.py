@@ -2,7 +2,7 @@
 and data-cache misses per run, for the vision bench's and bench_latency.py's models.
 
     python bench/bench_latency_callgrind.py [--models googlenet,bert,...] [--image 32] [--runs 5]
-        [--reference-cache DIR] [--keep DIR] [--no-cache-sim]
+        [--reference-cache DIR] [--keep DIR] [--no-cache-sim] [--distinct-norms]
 
 Each graph (torchlib's default export, the reference `torch.onnx.export(..., dynamo=True)`) gets
 one process under callgrind (valgrind --tool=callgrind [--cache-sim=yes] --instr-atstart=no):
@@ -102,7 +102,7 @@ def count(model_file: Path, inputs_file: Path, runs: int, cache_sim: bool) -> di
     return {k: int(m.group(1).replace(",", "")) for k, m in found.items()}  # type: ignore[union-attr]
 
 
-def graphs(name: str, image: int, cache: Path | None):
+def graphs(name: str, image: int, cache: Path | None, distinct_norms: bool = False):
     """(ours, reference, args) for a model of bench_vision.py or bench_latency.py."""
     import bench_latency
     import bench_vision
@@ -114,10 +114,14 @@ def graphs(name: str, image: int, cache: Path | None):
         factory, least, *channels = bench_vision.MODELS[name]
         torch.manual_seed(0)
         model = factory().eval()
+        if distinct_norms:
+            bench_vision._distinct_norms(model)
         size = max(image, least)
         args = (torch.randn(2, channels[0] if channels else 3, size, size),)
         dyn = ({0: torch.export.Dim("batch", min=1, max=64)},)
-        ref, _ = bench_vision._cached_reference(model, args, dyn, cache, f"{name}_{size}")
+        ref, _ = bench_vision._cached_reference(
+            model, args, dyn, cache, f"{name}_{size}" + ("_distinct_norms" if distinct_norms else "")
+        )
         return torchlib.export(model, args, dynamic_shapes=dyn).model_proto, ref, args
     model, args = bench_latency.MODELS[name]()
     ref, _ = bench_vision._cached_reference(model, args, None, cache, f"small_{name}")
@@ -134,6 +138,9 @@ def main() -> int:
     parser.add_argument("--reference-cache", type=Path, default=None, help="keep the reference's models here")
     parser.add_argument("--keep", type=Path, default=None, help="leave the models and inputs in this folder")
     parser.add_argument("--no-cache-sim", action="store_true", help="count instructions only (about 2x faster)")
+    parser.add_argument(
+        "--distinct-norms", action="store_true", help="vision models' BatchNorms drawn at random (bench_vision.py's)"
+    )
     parser.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
     ns = parser.parse_args()
     if ns.child:
@@ -157,7 +164,7 @@ def main() -> int:
         folder = ns.keep or Path(tmp)
         folder.mkdir(parents=True, exist_ok=True)
         for name in ns.models.split(","):
-            ours, ref, args = graphs(name, ns.image, ns.reference_cache)
+            ours, ref, args = graphs(name, ns.image, ns.reference_cache, ns.distinct_norms)
             inputs = folder / f"{name}.npz"
             np.savez(inputs, **{f"arg{i}": a.numpy() for i, a in enumerate(args)})
             row = {"model": name}

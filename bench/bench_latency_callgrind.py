@@ -7,8 +7,10 @@ and data-cache misses per run, for the vision bench's and bench_latency.py's mod
 Each graph (torchlib's default export, the reference `torch.onnx.export(..., dynamo=True)`) gets
 one process under callgrind (valgrind --tool=callgrind [--cache-sim=yes] --instr-atstart=no):
 onnxruntime CPU, 1 thread, ORT_ENABLE_ALL (bench_latency.session), the session built and run
-3 times uninstrumented, then `--runs` runs with instrumentation switched on around them only, so
-neither the session's creation nor the warm-up is counted. Vision models are exported as
+5 times uninstrumented, then `--runs` runs with instrumentation switched on around them only, so
+neither the session's creation nor the warm-up is counted; glibc's fast bins are off
+(GLIBC_TUNABLES=glibc.malloc.mxfast=0), whose occasional consolidation moved a small model's
+count by up to 20 % from process to process. Vision models are exported as
 bench_vision.py does (image `--image` or the model's minimum, batch 2, dynamic batch; the
 reference cached in `--reference-cache` under the same keys), the small ones as bench_latency.py
 does (its inputs, static shapes; cached as `small_NAME`).
@@ -43,7 +45,7 @@ from pathlib import Path
 
 COUNTS = {"instructions": r"I\s+refs:\s+([\d,]+)", "L1 data misses": r"D1\s+misses:\s+([\d,]+)",
           "last-level data misses": r"LLd\s+misses:\s+([\d,]+)"}  # fmt: skip
-WARMUP = 3
+WARMUP = 5
 CALLGRIND_H = "/usr/include/valgrind/callgrind.h"
 
 
@@ -95,11 +97,41 @@ def count(model_file: Path, inputs_file: Path, runs: int, cache_sim: bool) -> di
         proc = subprocess.run(["valgrind", "--tool=callgrind", f"--cache-sim={'yes' if cache_sim else 'no'}",
                                "--instr-atstart=no", f"--callgrind-out-file={tmp}/out", sys.executable, __file__,
                                "--child", str(model_file), str(inputs_file), "--runs", str(runs)],
-                              capture_output=True, text=True, env=dict(os.environ, OMP_NUM_THREADS="1"), check=False)  # fmt: skip
+                              capture_output=True, text=True, env=dict(os.environ, OMP_NUM_THREADS="1", GLIBC_TUNABLES="glibc.malloc.mxfast=0"), check=False)  # fmt: skip
     found = {k: re.search(p, proc.stderr) for k, p in COUNTS.items() if cache_sim or k == "instructions"}
     if proc.returncode != 0 or not all(found.values()):
         raise RuntimeError(f"valgrind on {model_file} failed:\n{proc.stderr[-3000:]}")
     return {k: int(m.group(1).replace(",", "")) for k, m in found.items()}  # type: ignore[union-attr]
+
+
+def timed(paths: list[Path], inputs: Path, runs: int) -> list[tuple[float, float]]:
+    """(median wall ms, mean CPU ms) per graph, natively, the graphs alternated run by run: half
+    of the runs with the sessions created in the given order, half with fresh ones created in the
+    reverse order (bench_latency.latencies' scheme). CPU time (time.process_time) counts only
+    this process's own cycles, so a loaded machine moves it less than the wall clock."""
+    import time
+
+    import numpy as np
+    import onnx
+    from bench_latency import session
+
+    with np.load(inputs) as data:
+        arrays = [data[f"arg{i}"] for i in range(len(data.files))]
+    wall: list[list[float]] = [[] for _ in paths]
+    cpu: list[list[float]] = [[] for _ in paths]
+    for order in (list(range(len(paths))), list(range(len(paths)))[::-1]):
+        sessions = {k: session(onnx.load(str(paths[k]))) for k in order}
+        feeds = {k: {i.name: a for i, a in zip(s.get_inputs(), arrays)} for k, s in sessions.items()}
+        for k in order:
+            for _ in range(10):
+                sessions[k].run(None, feeds[k])
+        for _ in range(runs // 2):
+            for k in order:
+                start, start_cpu = time.perf_counter(), time.process_time()
+                sessions[k].run(None, feeds[k])
+                wall[k].append(time.perf_counter() - start)
+                cpu[k].append(time.process_time() - start_cpu)
+    return [(statistics.median(w) * 1e3, statistics.fmean(c) * 1e3) for w, c in zip(wall, cpu)]
 
 
 def graphs(name: str, image: int, cache: Path | None, distinct_norms: bool = False):
@@ -137,6 +169,7 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=5, help="counted runs per graph (default 5)")
     parser.add_argument("--reference-cache", type=Path, default=None, help="keep the reference's models here")
     parser.add_argument("--keep", type=Path, default=None, help="leave the models and inputs in this folder")
+    parser.add_argument("--timed-runs", type=int, default=300, help="runs of the native A/B timing (default 300)")
     parser.add_argument("--no-cache-sim", action="store_true", help="count instructions only (about 2x faster)")
     parser.add_argument(
         "--distinct-norms", action="store_true", help="vision models' BatchNorms drawn at random (bench_vision.py's)"
@@ -173,23 +206,31 @@ def main() -> int:
                 onnx.save(proto, str(path))
                 counts = count(path, inputs, ns.runs, not ns.no_cache_sim)
                 row[side] = {"nodes": len(proto.graph.node), **{k: v / ns.runs for k, v in counts.items()}}
+            paths = [folder / f"{name}.{side}.onnx" for side in ("ours", "reference")]
+            for side, (wall, cpu) in zip(("ours", "reference"), timed(paths, inputs, ns.timed_runs)):
+                row[side].update({"wall ms": wall, "CPU ms": cpu, "load": os.getloadavg()[0]})
                 print(json.dumps({"model": name, "graph": side, "runs": ns.runs, **row[side]}), flush=True)
             rows.append(row)
-    kinds = list(rows[0]["ours"]) if rows else []
-    print(f"\nper run, {ns.runs} counted runs after {WARMUP} warm-up runs, 1 thread (ours / reference)\n")
-    print("| model | " + " | ".join(f"{k} (ours / reference)" for k in kinds) + " | instruction ratio |")
-    print("|---|" + "---|" * (len(kinds) + 1))
-    ratios = []
+    counted = [k for k in COUNTS if rows and k in rows[0]["ours"]]
+    print(f"\nper run: {ns.runs} counted runs after {WARMUP} warm-up runs under callgrind; {ns.timed_runs} native runs"
+          " alternated (wall: median, CPU: mean of time.process_time); 1 thread; ratio = ours / reference\n")  # fmt: skip
+    print("| model | nodes (ours / reference) | " + " | ".join(f"{k} (ours / reference)" for k in counted)
+          + " | instruction ratio | CPU ms (ours / reference) | CPU ratio | wall ratio | load |")  # fmt: skip
+    print("|---|---|" + "---|" * (len(counted) + 5))
+    ratios: dict[str, list[float]] = {"instructions": [], "CPU ms": [], "wall ms": []}
     for row in rows:
         ours, ref = row["ours"], row["reference"]
-        cells = [
-            f"{ours[k]:.0f} / {ref[k]:.0f}" if k == "nodes" else f"{ours[k] / 1e6:.3f} M / {ref[k] / 1e6:.3f} M"
-            for k in kinds
-        ]
-        ratios.append(ours["instructions"] / ref["instructions"])
-        print(f"| {row['model']} | " + " | ".join(cells) + f" | {ratios[-1]:.4f} |")
-    if ratios:
-        print(f"\ngeomean instruction ratio: {math.exp(statistics.fmean(map(math.log, ratios))):.4f}")
+        for k, values in ratios.items():
+            values.append(ours[k] / ref[k])
+        cells = [f"{ours[k] / 1e6:.3f} M / {ref[k] / 1e6:.3f} M" for k in counted]
+        print(f"| {row['model']} | {ours['nodes']} / {ref['nodes']} | " + " | ".join(cells)
+              + f" | {ratios['instructions'][-1]:.4f} | {ours['CPU ms']:.3f} / {ref['CPU ms']:.3f}"
+              + f" | {ratios['CPU ms'][-1]:.3f} | {ratios['wall ms'][-1]:.3f} | {ref['load']:.1f} |")  # fmt: skip
+    if rows:
+        geo = {k: math.exp(statistics.fmean(map(math.log, v))) for k, v in ratios.items()}
+        print(
+            f"\ngeomean ratio: instructions {geo['instructions']:.4f}, CPU time {geo['CPU ms']:.3f}, wall {geo['wall ms']:.3f}"
+        )
     return 0
 
 

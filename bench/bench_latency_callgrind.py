@@ -2,7 +2,7 @@
 and data-cache misses per run, for the vision bench's and bench_latency.py's models.
 
     python bench/bench_latency_callgrind.py [--models googlenet,bert,...] [--image 32] [--runs 5]
-        [--reference-cache DIR] [--keep DIR] [--no-cache-sim] [--distinct-norms]
+        [--timed-runs 300] [--reference-cache DIR] [--keep DIR] [--no-cache-sim] [--distinct-norms]
 
 Each graph (torchlib's default export, the reference `torch.onnx.export(..., dynamo=True)`) gets
 one process under callgrind (valgrind --tool=callgrind [--cache-sim=yes] --instr-atstart=no):
@@ -19,8 +19,11 @@ Counts do not depend on what else runs on the machine, where wall-clock times do
 by several sessions move A/B latency ratios by +-15 %): a difference of a few tenths of a percent
 is visible. They are a simulation, not time: instructions executed and a modelled cache's misses.
 valgrind emulates no AVX-512, so onnxruntime's kernels (MLAS) take their AVX2 paths under it on a
-machine whose native runs use AVX-512; kernels both graphs share are counted alike, but a count
-ratio is a kernel-for-kernel comparison of the AVX2 code, to be read beside a timed A/B.
+machine whose native runs use AVX-512 (and an NCHWc block of 8 channels, not 16: a grouped
+convolution of 8 channels per group is NCHWc under valgrind and NCHW natively, which changes the
+graph onnxruntime runs). So each model is also timed natively: `--timed-runs` runs, the two
+graphs alternated run by run (half in each session creation order), wall-clock median and mean
+CPU time (`time.process_time`), with the load average.
 
 Prints one JSON line per graph, then a table (per run; ratio: ours over the reference's).
 `--keep DIR` leaves the two models and their inputs there (NAME.ours.onnx, NAME.reference.onnx,

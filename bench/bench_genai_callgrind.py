@@ -95,10 +95,11 @@ def main() -> int:
     names = [n.strip() for n in ns.folders.split(",")]
     results = {}
     with concurrent.futures.ThreadPoolExecutor(ns.jobs) as pool:
-        futures = {name: pool.submit(count, Path(ns.dir) / name.replace(" ", "_"), ns.tokens) for name in names}
-        for name in names:
-            results[name] = futures[name].result()
-            print(json.dumps({"folder": name, "tokens": ns.tokens, **results[name]}), flush=True)
+        futures = {pool.submit(count, Path(ns.dir) / name.replace(" ", "_"), ns.tokens): name for name in names}
+        for future in concurrent.futures.as_completed(futures):  # printed as each ends
+            results[futures[future]] = future.result()
+            print(json.dumps({"folder": futures[future], "tokens": ns.tokens, **results[futures[future]]}), flush=True)
+    results = {name: results[name] for name in names}
     print(f"\nper token, {ns.tokens} greedy tokens after a {len(PROMPT)}-token prompt, 1 thread "
           f"(ratio: over the builder's folder of the same precision)\n")
     print("| folder | " + " | ".join(COUNTS) + " |")

@@ -61,10 +61,10 @@ def child(folder: str, tokens: int) -> None:
     subprocess.run(["callgrind_control", "-i", "off", str(os.getpid())], capture_output=True, check=True)
 
 
-def count(folder: Path, tokens: int) -> dict[str, int]:
+def count(folder: Path, tokens: int, cache_sim: bool = True) -> dict[str, int]:
     """The counts of the thread that generates (the process' first: Python's main thread)."""
     with tempfile.TemporaryDirectory() as tmp:
-        proc = subprocess.run(["valgrind", "--tool=callgrind", "--cache-sim=yes", "--instr-atstart=no",
+        proc = subprocess.run(["valgrind", "--tool=callgrind", f"--cache-sim={'yes' if cache_sim else 'no'}", "--instr-atstart=no",
                                "--separate-threads=yes", f"--callgrind-out-file={tmp}/out", sys.executable, __file__,
                                "--child", str(folder), "--tokens", str(tokens)],
                               capture_output=True, text=True, env=dict(os.environ, OMP_NUM_THREADS="1"), check=False)  # fmt: skip
@@ -75,7 +75,7 @@ def count(folder: Path, tokens: int) -> dict[str, int]:
     if proc.returncode != 0 or events is None or totals is None:
         raise RuntimeError(f"valgrind on {folder} failed:\n{proc.stderr[-3000:]}")
     found = dict(zip(events.group(1).split(), map(int, totals.group(1).split())))
-    return {k: sum(found[e] for e in names) for k, names in COUNTS.items()}
+    return {k: sum(found[e] for e in names) for k, names in COUNTS.items() if all(e in found for e in names)}
 
 
 def main() -> int:
@@ -85,6 +85,8 @@ def main() -> int:
     parser.add_argument("--folders", default="builder int4,torchlib int4,torchlib standard int4",
                         help="comma-separated bench_genai.py folder names (default: the int4 ones)")
     parser.add_argument("--jobs", type=int, default=1, help="folders counted at once (default 1)")
+    parser.add_argument("--instructions-only", action="store_true",
+                        help="no cache simulation: instructions only, several times faster on the fp32 folders")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     ns = parser.parse_args()
     if ns.child:
@@ -95,15 +97,16 @@ def main() -> int:
     names = [n.strip() for n in ns.folders.split(",")]
     results = {}
     with concurrent.futures.ThreadPoolExecutor(ns.jobs) as pool:
-        futures = {pool.submit(count, Path(ns.dir) / name.replace(" ", "_"), ns.tokens): name for name in names}
+        futures = {pool.submit(count, Path(ns.dir) / name.replace(" ", "_"), ns.tokens, not ns.instructions_only): name for name in names}
         for future in concurrent.futures.as_completed(futures):  # printed as each ends
             results[futures[future]] = future.result()
             print(json.dumps({"folder": futures[future], "tokens": ns.tokens, **results[futures[future]]}), flush=True)
     results = {name: results[name] for name in names}
     print(f"\nper token, {ns.tokens} greedy tokens after a {len(PROMPT)}-token prompt, 1 thread "
           f"(ratio: over the builder's folder of the same precision)\n")
-    print("| folder | " + " | ".join(COUNTS) + " |")
-    print("|---|" + "---|" * len(COUNTS))
+    columns = list(next(iter(results.values())))
+    print("| folder | " + " | ".join(columns) + " |")
+    print("|---|" + "---|" * len(columns))
     for name, counts in results.items():
         builder = results.get("builder " + name.split()[-1])
         cells = [f"{v / ns.tokens / 1e6:.3f} M" + (f" ({v / builder[k]:.4f})" if builder else "") for k, v in counts.items()]

@@ -270,43 +270,37 @@ def _packed_float(builder: GraphBuilder, a: Value, nodes: list[Node], op: Any) -
     return list(op.Split(op.MatMul(a, packed), np.array(sizes, np.int64), axis=-1, _outputs=len(sizes)))
 
 
-def _attention_projections(uses: Uses) -> list[list[Node]]:
-    """For each Attention that GroupQueryAttention will take with Q, K and V packed (`gqa_exact`
-    and `_reads_packed`), the nodes that make its q, k and v projections, in that order."""
-    found = []
-    for node in uses.graph.nodes:
-        if not uses.alive(node) or not _std(node, "Attention"):
-            continue
-        parts = gqa_exact(node, uses)
-        if parts is not None and _reads_packed(parts[0], parts[1], node.inputs[4]):  # type: ignore[arg-type]
-            found.append([x.x3.producer for x in parts[:3]])
-    return found  # type: ignore[return-value]
-
-
 def packed_projections(builder: GraphBuilder, uses: Uses, budget: int = PACK_BUDGET) -> int:
-    """Q, K and V made by MatMuls of one float32 input (of known rank: MatMul reads B as [K, N]
-    for any rank of A) with constant 2-D float32 weights of the same K, for an attention that
-    GroupQueryAttention reads packed (`_attention_projections`) -> one MatMul and a Split,
-    which pass 4 then reads as its packed QKV input: the Split goes. Other MatMuls of one
-    input (a gated MLP's gate and up) stay apart: there the Split would stay, and costs more
-    than the MatMul it saves (docs/genai.md). The packed weights are new arrays, only within
-    `budget` bytes in all (past it, the MatMuls stay apart: a model larger than memory keeps
-    its weights streamed from the checkpoint). Quantized weights were packed before, by weight
-    quantization (`quantization.packed_projections`): their MatMulNBits is one node already."""
+    """Readers of one float32 input by MatMul with a constant 2-D float32 weight of the same K
+    -> one MatMul and a Split. The input's rank must be known (MatMul reads B as [K, N] for any
+    rank of A). The packed weights are new arrays, only within `budget` bytes in all (past it,
+    the MatMuls stay apart: a model larger than memory keeps its weights streamed from the
+    checkpoint). Quantized weights were packed before, by weight quantization
+    (`quantization.packed_projections`): their MatMulNBits is one node already."""
     done = 0
-    for nodes in _attention_projections(uses):
-        a = nodes[0].inputs[0] if nodes[0] is not None and nodes[0].inputs else None
-        if a is None or a.dtype is not types.FLOAT or a.rank is None or a.rank < 2:
+    groups: dict[tuple, list[Node]] = {}
+    for node in uses.graph.nodes:
+        if not uses.alive(node) or not node.inputs or node.inputs[0] is None:
             continue
-        weights = [_float_weight(n) if n is not None and n.inputs[0] is a else None for n in nodes]
-        if any(w is None or w.shape[0] != weights[0].shape[0] for w in weights):  # type: ignore[union-attr]
+        a = node.inputs[0]
+        if a.dtype is not types.FLOAT or a.rank is None or a.rank < 2:
             continue
-        size = sum(w.nbytes for w in weights)  # type: ignore[union-attr]
+        w = _float_weight(node)
+        if w is not None:
+            groups.setdefault((id(a), w.shape[0]), []).append(node)
+    for nodes in groups.values():
+        if len(nodes) < 2:
+            continue
+        size = sum(n.inputs[1].const_value.nbytes for n in nodes)  # type: ignore[union-attr,misc]
         if size > budget:
             continue
         budget -= size
         first = min(nodes, key=uses.graph.nodes.index)
-        outputs = build_before(builder, uses, first, functools.partial(_packed_float, builder, a, nodes))
+        a = first.inputs[0]
+        if a is None:
+            continue
+        pack = functools.partial(_packed_float, builder, a, nodes)
+        outputs = build_before(builder, uses, first, pack)
         _replace_outputs(uses, [(n.outputs[0], o) for n, o in zip(nodes, outputs)])
         for n in nodes:
             uses.remove(n)
@@ -722,12 +716,6 @@ def fused_rotary(q: _Heads, k: _Heads, past: Value) -> _FusedRotary | None:
     return _FusedRotary(inv, cos[1], int(qa.get("interleaved", 0)))  # type: ignore[index]
 
 
-def _reads_packed(q: _Heads, k: _Heads, past: Value) -> bool:
-    """Whether GroupQueryAttention may read q, k and v packed: nothing rotates q and k outside
-    the kernel (no rotary, or the one it applies itself: `fused_rotary`)."""
-    return (q.rotary is None and k.rotary is None) or fused_rotary(q, k, past) is not None
-
-
 def _rotary_tables(op: Any, rotary: _FusedRotary, rows: int | None, total: Value) -> tuple[Any, Any]:
     """cos and sin tables [rows, size / 2] for positions 0 .. rows - 1: constants (computed in
     float64, rounded once), or computed in the graph for the `total` positions of this run."""
@@ -1012,7 +1000,7 @@ def group_query_attention(builder: GraphBuilder, uses: Uses, max_sequence_length
         q, k, v, merged, causal = found
         _, _, _, mask, pk, pv = node.inputs
         rotary = fused_rotary(q, k, pk)  # type: ignore[arg-type]
-        packed = _packed_source(q.x3, k.x3, v.x3) if _reads_packed(q, k, pk) else None  # type: ignore[arg-type]
+        packed = _packed_source(q.x3, k.x3, v.x3) if rotary is not None or (q.rotary is None and k.rotary is None) else None
         attrs: dict[str, Any] = {"num_heads": q.heads, "kv_num_heads": k.heads, "causal": int(causal)}
         if rotary is not None:
             attrs.update(do_rotary=1, rotary_interleaved=rotary.interleaved)

@@ -20,16 +20,14 @@ B (on the same axis) is quantized: its float copy is gone from the model. Graph 
 and every other name are unchanged; the weight `w` becomes `w_quantized`, `w_scale` and
 `w_zero_point`.
 
-Then the quantized weights of an attention's Q, K and V, MatMuls of one input, go side by side:
-one `DequantizeLinear` over the quantized weights, scales (and zero points) concatenated along N,
-one MatMul and a Split (`packed_projections`). Exact: blocks run along K, so each output column
-is the same dot product of the same dequantized column. onnxruntime fuses each `DequantizeLinear
--> MatMul` into one MatMulNBits, which quantizes its input once per node at accuracy level 4;
-the onnxruntime target's GroupQueryAttention reads the packed projection itself, without the
-Split. Other MatMuls of one input (a gated MLP's gate and up) stay apart: there the Split
-costs more than the node it saves (measured in docs/genai.md). Float weights are not packed
-here (that would copy them; the onnxruntime target does it within a budget), the quantized ones
-are new arrays already.
+Then the quantized weights of MatMuls that read one input (Q, K and V; a gated MLP's gate and up)
+go side by side: one `DequantizeLinear` over the quantized weights, scales (and zero points)
+concatenated along N, one MatMul and a Split (`packed_projections`). Exact: blocks run along K,
+so each output column is the same dot product of the same dequantized column. onnxruntime fuses
+each `DequantizeLinear -> MatMul` into one MatMulNBits, which quantizes its input once per node
+at accuracy level 4: two nodes instead of five per layer (measured in docs/genai.md). Float
+weights are not packed here (that would copy them; the onnxruntime target does it within a
+budget), the quantized ones are new arrays already.
 """
 
 from __future__ import annotations
@@ -199,46 +197,23 @@ def _packed(inputs: list[Value], block_size: int, a: Value, sizes: list[int], op
     return list(op.Split(op.MatMul(a, w), np.array(sizes, np.int64), axis=-1, _outputs=len(sizes)))
 
 
-def _attention_input(v: Value, uses: Uses) -> tuple[int, int] | None:
-    """(the Attention, which of its inputs q, k, v: 0, 1, 2) that v reaches through Reshape,
-    Transpose and RotaryEmbedding nodes (an attention's head split and rotation), each the only
-    reader of the value before it besides Shapes (which read no data); None otherwise."""
-    for _ in range(4):
-        readers = [r for r in uses.of(v) if r.op_type != "Shape" or r.domain not in ("", "ai.onnx")]
-        reader = readers[0] if len(readers) == 1 else None
-        if reader is None or reader.domain not in ("", "ai.onnx"):
-            return None
-        if reader.op_type == "Attention":
-            places = [i for i, x in enumerate(reader.inputs[:3]) if x is v]
-            return (id(reader), places[0]) if len(places) == 1 else None
-        if reader.op_type not in ("Reshape", "Transpose", "RotaryEmbedding") or reader.inputs[0] is not v:
-            return None
-        v = reader.outputs[0]
-    return None
-
-
 def packed_projections(builder: GraphBuilder) -> int:
-    """An attention's q, k and v made by MatMuls of one input by DequantizeLinear of constant
-    weights (`_quantized_b`: the same K, type, block size and zero points; `_attention_input`)
-    -> one DequantizeLinear of the weights side by side along N (q, k, v in that order), one
-    MatMul and a Split; returns how many groups."""
+    """MatMuls of one input by DequantizeLinear of constant weights (`_quantized_b`: the same K,
+    type, block size and zero points) -> one DequantizeLinear of the weights side by side along
+    N, one MatMul and a Split; returns how many groups."""
     graph = builder.graph
     uses = Uses(graph)
     groups: dict[tuple[Any, ...], list[tuple[Node, Node]]] = {}
     for node in graph.nodes:
         dq = _dequantized_b(node, uses)
-        place = _attention_input(node.outputs[0], uses) if dq is not None else None
-        if dq is not None and place is not None:
+        if dq is not None:
             q, scale = _constants(dq)[:2]  # packed together: the same K, types, block size and zero points or none
-            key = (id(node.inputs[0]), place[0], q.shape[0], q.dtype, scale.dtype, int(dq.attributes.get("block_size", 0)),
-                   len(dq.inputs))  # fmt: skip
+            key = (id(node.inputs[0]), q.shape[0], q.dtype, scale.dtype, int(dq.attributes.get("block_size", 0)), len(dq.inputs))
             groups.setdefault(key, []).append((node, dq))
     done = 0
     for key, members in groups.items():
-        places = [cast(tuple, _attention_input(n.outputs[0], uses))[1] for n, _ in members]
-        if sorted(places) != [0, 1, 2]:
+        if len(members) < 2:
             continue
-        members = [m for _, m in sorted(zip(places, members), key=lambda pair: pair[0])]
         dqs = [dq for _, dq in members]
         base = cast(Value, dqs[0].inputs[0]).name.removesuffix("_quantized")
         suffixes = ("_quantized", "_scale", "_zero_point")[:len(dqs[0].inputs)]
@@ -247,7 +222,7 @@ def packed_projections(builder: GraphBuilder) -> int:
         sizes = [int(_constants(d)[0].shape[1]) for d in dqs]
         head = min((n for n, _ in members), key=graph.nodes.index)
         a = cast(Value, head.inputs[0])
-        parts = build_before(builder, uses, head, functools.partial(_packed, inputs, key[5], a, sizes))
+        parts = build_before(builder, uses, head, functools.partial(_packed, inputs, key[4], a, sizes))
         for (n, dq), part in zip(members, parts):
             part.set_type(n.outputs[0].dtype, n.outputs[0].shape)
             uses.replace(n.outputs[0], part)

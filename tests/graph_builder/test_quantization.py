@@ -115,26 +115,19 @@ def test_bad_options():
     assert WeightQuantization.of("int8") == WeightQuantization("int8", 32, True)
 
 
-def _projections(ns=(48, 16, 16), attention=True):
-    """x [batch, seq, 64] read by MatMuls of weights [64, n] each, outputs y0, y1, ...; with
-    `attention`, the first three are an attention's q, k and v (heads of 16 split by Reshape and
-    Transpose), its output y0."""
-    g = GraphBuilder(opset=23)
+def _projections(ks=(64, 64, 64), ns=(48, 16, 32)):
+    """x read by MatMuls of weights [k, n] each (the same x where the k's are equal), outputs y0, y1, ..."""
+    g = GraphBuilder(opset=21)
     x = g.input("x", FLOAT, ["batch", "seq", 64])
     with g:
-        ys = [op.MatMul(x, g.initializer(f"w{i}", _weight((64, n), i))) for i, n in enumerate(ns)]
-        if attention:
-            heads = [op.Transpose(op.Reshape(y, np.array([0, 0, -1, 16], np.int64)), perm=[0, 2, 1, 3]) for y in ys[:3]]
-            ys = [op.Attention(*heads)] + ys[3:]
-        else:
-            ys = [op.Mul(ys[0], ys[1])] + ys[2:]  # a gated MLP's gate and up
+        ys = [op.MatMul(x, g.initializer(f"w{i}", _weight((k, n), i))) for i, (k, n) in enumerate(zip(ks, ns))]
     for i, y in enumerate(ys):
         g.output(y, f"y{i}")
     return g
 
 
 @pytest.mark.parametrize("config", [CONFIGS[0], CONFIGS[3]], ids=repr)  # int4 symmetric, int4 asymmetric
-def test_an_attentions_projections_read_their_quantized_weights_side_by_side(config):
+def test_projections_of_one_input_read_their_quantized_weights_side_by_side(config):
     g = _projections()
     x = np.random.default_rng(5).standard_normal((2, 3, 64)).astype(np.float32)
     assert quantize_weights(g, config) == 3
@@ -147,18 +140,19 @@ def test_an_attentions_projections_read_their_quantized_weights_side_by_side(con
     assert weights == sorted(f"w0_packed_{p}" for p in parts)  # the separate ones are gone
     model = g.to_model()
     onnx.checker.check_model(model, full_check=True)
+    assert [o.name for o in model.graph.output] == ["y0", "y1", "y2"]
     for a, b in zip(before, g.run({"x": x})):
         np.testing.assert_array_equal(a, b)  # the same dot products, bit for bit
 
 
 def test_projections_that_differ_stay_apart():
+    g = _projections(ns=(48, 16))  # two of one input: packed
     config = WeightQuantization("int4", 32)
-    g = _projections(ns=(48, 48), attention=False)  # gate and up: two of one input, no attention
     quantize_weights(g, config)
-    assert packed_projections(g) == 0
-    g = _projections()
+    assert packed_projections(g) == 1
+    g = _projections(ns=(48, 16))
     quantize_weights(g, config)
     dq = [n for n in g.graph.nodes if n.op_type == "DequantizeLinear"]
-    dq[1].attributes["block_size"] = 64  # another block size: not packed with the others
+    dq[1].attributes["block_size"] = 64  # another block size: not packed with the first
     dq[1].inputs[1].const_value = dq[1].inputs[1].const_value[::2].copy()
     assert packed_projections(g) == 0

@@ -467,16 +467,15 @@ def reshapes(rng: random.Random, round_: int) -> Case:
 
 def onnxruntime_target(rng: random.Random, round_: int) -> Case:
     """target="onnxruntime" against target="onnx" (graph_builder/optimizer/onnxruntime.py): a
-    residual Add read by an RMSNorm (SkipSimplifiedLayerNormalization), weight-quantized Linears
-    (MatMulNBits, accuracy level 0: float32 activations), and a decode step's attention over a
-    past with grouped KV heads and a causal mask made of positions (and a padding mask read by
-    index, as transformers' is), or no mask (GroupQueryAttention, its q, k and v Linears of one
-    input packed: the "packed" form; Linears of one input that no attention reads, or with a
-    weight given as an input, are its near misses and stay apart)."""
+    residual Add read by an RMSNorm (SkipSimplifiedLayerNormalization), Linears of one input
+    (packed), weight-quantized Linears (MatMulNBits, accuracy level 0: float32 activations), and
+    a decode step's attention over a past with grouped KV heads and a causal mask made of
+    positions (and a padding mask read by index, as transformers' is), or no mask
+    (GroupQueryAttention)."""
     forms = ["skip_norm", "packed", "nbits", "gqa_masked", "gqa_unmasked", "gqa_constant_mask", "gqa_float_mask",
              "skip_layer_norm", "gqa_padded"]
     form = forms[round_ % len(forms)]
-    misses = {"skip_norm": ["broadcast_residual", "dtype", "norm_axis"], "packed": ["weight_input", "no_attention"],
+    misses = {"skip_norm": ["broadcast_residual", "dtype", "norm_axis"], "packed": ["weight_input"],
               "skip_layer_norm": ["broadcast_residual", "dtype", "norm_axis"],
               "nbits": ["int8_asymmetric", "odd_k"], "gqa_masked": ["mask_offset", "mask_strict", "output_read"],
               "gqa_unmasked": ["output_read", "flat_output"], "gqa_constant_mask": ["mask_offset"],
@@ -501,7 +500,7 @@ def onnxruntime_target(rng: random.Random, round_: int) -> Case:
 
         x = torch.randn(rng.randint(2, 3), rng.randint(2, 5), e, dtype=dtype)
         return Case(f"onnxruntime/{form}/{near}", Model(fn_s, params), (x,), [{1: "s"}], target=target)
-    if form == "nbits" or near in ("weight_input", "no_attention"):
+    if form in ("packed", "nbits"):
         k = 40 if near == "odd_k" else rng.choice([32, 64])
         sizes = [rng.choice([16, 32, 48]) for _ in range(rng.randint(2, 3))]
         params = {f"w{i}": torch.randn(k, n) * 0.2 for i, n in enumerate(sizes)}

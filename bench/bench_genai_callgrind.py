@@ -11,13 +11,16 @@ around the second generation only: the model's loading is not counted), one proc
 runs the model on it (one intra-op thread), while onnxruntime-genai's telemetry thread
 compresses and uploads its events on a timer (Microsoft::Applications::Events, zlib's deflate),
 so that the other threads' counts grow with the wall time a run takes on a loaded machine
-(measured: 0.02 to 0.09 M instructions per token).
+(0.03 M instructions per token, 0.22 % of the total, in one int4 run at load 15; twice as
+many calls to its compression in one fp32 run as in another: docs/genai.md).
 
-Counts do not depend on what else runs on the machine, where times do (a machine shared by
-other work moves tokens/s by several percent from run to run): a difference of a few tenths of
-a percent between two folders is visible here. They are a simulation: instructions executed and
-a modelled cache's misses, not time. Prints one JSON line per folder, then a table (per token;
-ratio: the folder's count over the builder folder's of the same precision, below 1 is fewer).
+Counts depend far less than times on what else runs on the machine (a machine shared by other
+work moves tokens/s by several percent from run to run): a difference of a few tenths of a
+percent between two folders is visible here, within one run of this command (the same folder
+counted in two runs moved by up to 0.3 %, the ratio between two folders by 0.02 %: docs/genai.md).
+They are a simulation: instructions executed and a modelled cache's misses, not time. Prints one
+JSON line per folder, then a table (per token; ratio: the folder's count over the builder
+folder's of the same precision, below 1 is fewer).
 """
 
 from __future__ import annotations

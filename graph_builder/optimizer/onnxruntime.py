@@ -963,9 +963,9 @@ def _lengths_and_bias(op: Any, mask: Value | None, causal: bool, query: Value, p
             op.Shape(past, start=2, end=3), op.Shape(query, start=1, end=2))  # fmt: skip
     if batch is None:
         batch = op.Shape(query, start=0, end=1)
-    seqlens = op.Expand(op.Cast(op.Sub(total, np.array([1], np.int64)), to=types.INT32.onnx), batch)
-    total32 = op.Squeeze(op.Cast(total, to=types.INT32.onnx), np.array([0], np.int64))
-    return seqlens, total32, bias, total
+    total32 = op.Cast(total, to=types.INT32.onnx)  # one Cast for both (a length is below 2^31)
+    seqlens = op.Expand(op.Sub(total32, np.array([1], np.int32)), batch)
+    return seqlens, op.Squeeze(total32, np.array([0], np.int64)), bias, total
 
 
 def _rotated(op: Any, x: _Heads) -> Value:

@@ -146,6 +146,9 @@ def test_past_length_from_the_inputs_lets_the_past_be_a_longer_buffer():
     runtime = torchlib.export(wrapped, args, target=target, check=False, **kwargs)
     pasts = [v for v in runtime.graph.inputs if v.name.startswith("past_key_values.")]
     assert all(past_readers_share(runtime.graph, v) for v in pasts)
+    gqa = [n for n in runtime.graph.nodes if n.op_type == "GroupQueryAttention"]
+    assert all(n.attributes["do_rotary"] == 1 and n.inputs[1] is None and n.inputs[2] is None for n in gqa)  # QKV packed
+    assert _ops(runtime)["Split"] == spec.layers  # gate and up's: packed too (docs/genai.md counts both ways)
     assert any(NAMES["past"] in d for d in runtime.diagnostics)
     session = runtime.session()
     for batch, new, past in ((2, 1, 5), (1, 4, 3)):

@@ -156,11 +156,13 @@ def test_a_tensor_condition_must_hold_everywhere():
         run_session(session, {"x": np.array([1.0, -4.0], np.float32)})
 
 
-@pytest.mark.parametrize("consumer", ["add", "reshape"])
+@pytest.mark.parametrize("consumer", ["add", "reshape", "static reshape"])
 def test_a_check_tied_into_an_input_runs_before_what_reads_it(consumer):
     """`require(..., value=x)` checks x at once: every node reading the checked x runs after the
     check, so onnxruntime stops at the check, naming it, where a node reading x would fail on its
-    own first (an Add against a static size, a Reshape into rows of 4)."""
+    own first (an Add against a static size, a Reshape into rows of 4). A Reshape to a static
+    shape after it (which onnxruntime merges with a Reshape before it) keeps it too: there, an
+    input breaking the check would run to a wrong answer without it."""
     g = GraphBuilder(opset=23)
     x = g.input("x", FLOAT, ["a", "n"])
     with g:
@@ -169,8 +171,10 @@ def test_a_check_tied_into_an_input_runs_before_what_reads_it(consumer):
         assert checked is not x and checked.shape == x.shape and checked.dtype == x.dtype
         if consumer == "add":
             y = op.Add(checked, np.ones((1, 8), np.float32))  # broadcasts for n == 8 only
-        else:
+        elif consumer == "reshape":
             y = op.Reshape(checked, np.array([-1, 4], np.int64))
+        else:
+            y = op.Reshape(checked, np.array([2, 4], np.int64))  # 8 elements: [1, 8] and [4, 2] alike
     g.output(y, "y")
     assert not g._checks  # nothing left for the output
     for optimized in (False, True):
@@ -178,10 +182,11 @@ def test_a_check_tied_into_an_input_runs_before_what_reads_it(consumer):
             optimize(g)
         for level in LEVELS:
             session = _session(g.to_model(), level)
-            (y,) = run_session(session, {"x": np.ones((2, 8), np.float32)})
-            assert y.shape == ((2, 8) if consumer == "add" else (4, 4))
+            good, bad = ((1, 8), (4, 2)) if consumer == "static reshape" else ((2, 8), (3, 6))
+            (y,) = run_session(session, {"x": np.ones(good, np.float32)})
+            assert y.shape == {"add": (2, 8), "reshape": (4, 4), "static reshape": (2, 4)}[consumer]
             with pytest.raises(CheckFailed, match=r"n % 4 == 0"):
-                run_session(session, {"x": np.ones((3, 6), np.float32)})  # 6 fails the Add and the Reshape too
+                run_session(session, {"x": np.ones(bad, np.float32)})
 
 
 def test_eager_require_with_a_value_returns_it():

@@ -93,17 +93,24 @@ def _written_positions(node: torch.fx.Node, flat: list[Any], written_names: set[
     return [next(i for i, a in enumerate(flat) if a is w) for w in wanted]
 
 
-def decompose_view_write(node: torch.fx.Node, chain: list[torch.fx.Node], base: torch.fx.Node, resolve: Any,
-                         table: dict[Any, Any], fake_mode: Any) -> NodeDecomposition:
-    """Trace a write into a view together with the view ops that made the view from `base` (the
-    whole tensor): the small graph returns (the op's result, [the new value of base]).
-    `resolve(n)` gives, for a node naming a view, the node that made it."""
+def _write_inputs(node: torch.fx.Node, chain: list[torch.fx.Node], base: torch.fx.Node, resolve: Any) -> list[torch.fx.Node]:
+    """What a write into a view of `base` reads: base first, then the other tensors the views and
+    the write take (a view of the chain is made from base, not read)."""
     inputs: list[torch.fx.Node] = [base]
     for n in [*chain, node]:
         for a in n.all_input_nodes:
             a = resolve(a)
             if a not in inputs and a not in chain and _traceable(a):
                 inputs.append(a)
+    return inputs
+
+
+def decompose_view_write(node: torch.fx.Node, chain: list[torch.fx.Node], base: torch.fx.Node, resolve: Any,
+                         table: dict[Any, Any], fake_mode: Any) -> NodeDecomposition:
+    """Trace a write into a view together with the view ops that made the view from `base` (the
+    whole tensor): the small graph returns (the op's result, [the new value of base]).
+    `resolve(n)` gives, for a node naming a view, the node that made it."""
+    inputs = _write_inputs(node, chain, base, resolve)
 
     def run(*tensors: torch.Tensor) -> Any:
         values: dict[torch.fx.Node, Any] = dict(zip(inputs, tensors))
@@ -146,12 +153,7 @@ def replay_view_write(node: torch.fx.Node, chain: list[torch.fx.Node], base: tor
     functional = functional_variant(node.target)
     if functional is None or not chain or fake_mode is None or any(v.target not in _SCATTERS for v in chain):
         return None
-    inputs: list[torch.fx.Node] = [base]
-    for n in [*chain, node]:
-        for a in n.all_input_nodes:
-            a = resolve(a)
-            if a not in inputs and a not in chain and _traceable(a):
-                inputs.append(a)
+    inputs = _write_inputs(node, chain, base, resolve)
     graph = torch.fx.Graph()
     made: dict[torch.fx.Node, torch.fx.Node] = {}
     for a in inputs:

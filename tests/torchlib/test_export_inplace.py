@@ -22,7 +22,8 @@ def exported(model, *args, **kwargs):
     (on copies: the model may write into its inputs)."""
     result = torchlib.export(model, args, kwargs)
     assert "decompositions" not in result.timings, result.diagnostics
-    assert result.diagnostics == []
+    training = model.training and isinstance(model, nn.Module)
+    assert [d for d in result.diagnostics if not (training and d.startswith("the model is in training mode"))] == []
     for d in result.verify(*copy.deepcopy(args), **copy.deepcopy(kwargs)):
         assert d.ok(ATOL, RTOL), d
     return result
@@ -237,7 +238,8 @@ def test_norm_running_stats_in_train_mode(model, x):
     model, x = model().train(), torch.randn(*x)
     expected, before = copy.deepcopy(model), copy.deepcopy(model.state_dict())
     expected(x)
-    result = exported(model, x)
+    with pytest.warns(UserWarning, match="the model is in training mode: the exported graph runs module 1"):
+        result = exported(model, x)
     for name, value in model.state_dict().items():  # verify put the buffers back
         assert torch.equal(value, before[name]), name
     state = expected.state_dict()

@@ -156,6 +156,28 @@ def test_random_programs_are_not_checked_but_dropout_at_zero_is():
     assert result.self_check.startswith("skipped: the program draws random numbers (aten::dropout)")
 
 
+def _training_warnings(model: nn.Module, x: torch.Tensor) -> tuple[list[str], list[str]]:
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = torchlib.export(model, (x,))
+    said = [str(w.message) for w in caught if "training mode" in str(w.message)]
+    return said, [d for d in result.diagnostics if "training mode" in d]
+
+
+def test_a_model_left_in_training_mode_warns_naming_its_modules():
+    """The newcomer's mistake: a model constructed in code (or from a transformers config) is in
+    training mode until `.eval()`; its export keeps random dropout and batch statistics."""
+    model = nn.Sequential(nn.Linear(4, 8), nn.Dropout(0.5), nn.BatchNorm1d(8)).train()
+    said, diagnostics = _training_warnings(model, torch.randn(3, 4))
+    assert len(said) == 1 and diagnostics == said
+    assert "module 1 (aten.dropout.default), module 2 (aten.batch_norm.default)" in said[0]
+    assert "call model.eval() before exporting" in said[0]
+    assert _training_warnings(model.eval(), torch.randn(3, 4)) == ([], [])
+    # dropout at p=0 is the same in both modes, and a training flag no op reads changes nothing
+    same = nn.Sequential(nn.Linear(4, 8), nn.Dropout(0.0), nn.ReLU()).train()
+    assert _training_warnings(same, torch.randn(3, 4)) == ([], [])
+
+
 class _Attention(nn.Module):
     def __init__(self, dropout_p: float):
         super().__init__()

@@ -215,6 +215,7 @@ def _export(model: torch.nn.Module | torch.export.ExportedProgram, args: Any, kw
                 input_names = _cache_input_names(captured.program, args, kwargs, input_names)
             ep, strategy, dim_names = captured.program, captured.strategy, spec.dim_names
             notes.extend(captured.notes)
+            notes.extend(_training_mode(ep))
             requested, refinements = spec.requested, captured.refinements
         timings["torch.export"] = time.perf_counter() - start
         sample, checked = None, "not run: the model was given as an ExportedProgram, without a sample"
@@ -311,6 +312,25 @@ def _static_dims(graph: Any, ep: torch.export.ExportedProgram, requested: list[A
         warnings.warn(message, UserWarning, stacklevel=caller_level())
         messages.append(message)
     return messages
+
+
+def _training_mode(ep: torch.export.ExportedProgram) -> list[str]:
+    """A warning (also returned for the diagnostics) when the model was left in training mode
+    and its program shows it: dropout that draws random masks, batch norm that normalises by
+    the batch and updates its running statistics. The export keeps what the model does, as
+    torch.export does; a model built from its config (transformers) or constructed in code is
+    in training mode until `model.eval()`, and the newcomer who forgets it gets a graph that
+    gives other answers than the inference model."""
+    nodes = self_check.training_nodes(ep)
+    if not nodes:
+        return []
+    where = sorted({f"module {module_path(n) or '(root)'} ({n.target})" for n in nodes})
+    shown = ", ".join(where[:_GUARDS_SHOWN]) + (f" and {len(where) - _GUARDS_SHOWN} more" if len(where) > _GUARDS_SHOWN else "")
+    message = (f"the model is in training mode: the exported graph runs {shown} as in training (e.g. dropout's random masks, "
+               f"batch norm's batch statistics and running-statistics updates). For inference, "
+               f"call model.eval() before exporting; to export the training graph on purpose, ignore this warning")
+    warnings.warn(message, UserWarning, stacklevel=caller_level())
+    return [message]
 
 
 _Note = TypeVar("_Note")

@@ -180,6 +180,27 @@ def _is_random(node: torch.fx.Node) -> bool:
     return True
 
 
+def training_nodes(ep: torch.export.ExportedProgram) -> list[torch.fx.Node]:
+    """The nodes told to behave as in training: a `train` or `training` argument that is True
+    (dropout, batch norm, ...), or instance norm using the input's statistics where it has running
+    ones to update, except a dropout whose probability is 0, which is the same in
+    both modes. An nn.Module left in training mode exports these."""
+    found = []
+    for node in all_nodes(ep.graph_module):
+        schema = getattr(node.target, "_schema", None)
+        if schema is None:
+            continue
+        values = {a.name: (node.args[i] if i < len(node.args) else node.kwargs.get(a.name, a.default_value
+                                                                                    if a.has_default_value() else None))
+                  for i, a in enumerate(schema.arguments)}
+        training = any(values.get(name) is True for name in ("train", "training")) or (
+            values.get("use_input_stats") is True and values.get("running_mean") is not None)  # instance norm
+        no_drop = any(type(values.get(name)) in (int, float) and values[name] == 0 for name in ("p", "dropout_p"))
+        if training and not no_drop:
+            found.append(node)
+    return found
+
+
 def _is_uninitialized(target: Any) -> bool:
     """torch.empty and its kin: their values are whatever the memory held."""
     return _op_name(target).split(".")[0] in ("aten::empty", "aten::empty_like", "aten::empty_strided",

@@ -105,6 +105,8 @@ def test_bad_spec_names_the_problem():
         torchlib.export(model, (x, mask), dynamic_shapes={"x": {3: "batch"}})
     with pytest.raises(DynamicShapesError, match="not parameters of forward"):
         torchlib.export(model, (x, mask), dynamic_shapes={"y": {0: "batch"}})
+    with pytest.raises(DynamicShapesError, match=r"gives 3 specs, but forward takes 2 inputs \(\['x', 'mask'\]\)"):
+        torchlib.export(model, (x, mask), dynamic_shapes=({0: "batch"}, {0: "batch"}, {0: "batch"}))
 
 
 def test_exported_program_as_model():

@@ -1,6 +1,7 @@
 """Calling an exported model with inputs of another dtype than the sample's: exact integer
 widenings are cast as torch eager accepts them (int32 token ids into an int64 graph); anything
-else is an error naming the input and both dtypes, never onnxruntime's raw message."""
+else is an error naming the input and both dtypes, never onnxruntime's raw message. Sizes the
+export fixed are checked the same way; numpy arrays are taken as tensors."""
 
 from __future__ import annotations
 
@@ -58,3 +59,27 @@ def test_float64_into_a_float32_graph_is_refused():
         model(x)  # torch refuses it too: a cast would hide a dtype the model does not take
     with pytest.raises(TypeError, match=r"takes torch.float32, got torch.float64. Pass it as torch.float32"):
         result(x)
+
+
+def test_another_size_where_the_export_fixed_it_is_refused_naming_the_dims():
+    """The newcomer's export without dynamic_shapes, run at another batch size: the error names
+    the input, the dims and the way out, where onnxruntime's says "Got invalid dimensions"."""
+    model = torch.nn.Linear(4, 2).eval()
+    result = torchlib.export(model, (torch.randn(3, 4),))
+    with pytest.raises(ValueError, match=r"input 'input' .* has shape \[3, 4\], got \[5, 4\]: dim 0 is 5, not 3\. .*"
+                                         r"mark the dims dynamic with export\(\.\.\., dynamic_shapes=\.\.\.\)"):
+        result(torch.randn(5, 4))
+    with pytest.raises(ValueError, match=r"has 2 dims \[3, 4\], got 1 \[4\]"):
+        result.verify(torch.randn(4))
+    # dynamic dims take any size; the sizes the export kept are still checked
+    dynamic = torchlib.export(model, (torch.randn(3, 4),), dynamic_shapes=({0: "batch"},))
+    assert dynamic(torch.randn(5, 4)).shape == (5, 2)
+    with pytest.raises(ValueError, match=r"dim 1 is 6, not 4"):
+        dynamic(torch.randn(5, 6))
+
+
+def test_numpy_arrays_are_taken_as_tensors():
+    model = torch.nn.Linear(4, 2).eval()
+    result = torchlib.export(model, (torch.randn(3, 4),))
+    x = torch.randn(3, 4)
+    torch.testing.assert_close(result(x.numpy()), result(x), rtol=0, atol=0)

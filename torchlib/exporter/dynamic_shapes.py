@@ -116,6 +116,10 @@ def normalize(forward: Any, args: tuple, kwargs: dict, dynamic_shapes: Any = Non
         converted: Any = {k: walk(v, dynamic_shapes.get(k), f"[{k!r}]") for k, v in bound.items()}
     elif isinstance(dynamic_shapes, (list, tuple)):
         values = list(bound.values())
+        if len(dynamic_shapes) > len(values) and not _takes_var_positional(forward):
+            raise DynamicShapesError(f"dynamic_shapes gives {len(dynamic_shapes)} specs, but forward takes {len(values)} "
+                                     f"inputs ({list(bound)}): one spec per input, in order (None for an input "
+                                     f"with no dynamic dim), or a dict keyed by their names")  # fmt: skip
         converted = type(dynamic_shapes)(walk(v, s, f"[{i}]") for i, (v, s) in enumerate(zip(values, dynamic_shapes)))
     else:
         raise DynamicShapesError(f"dynamic_shapes must be a dict, tuple or list, got {type(dynamic_shapes).__name__}")
@@ -226,6 +230,13 @@ _TORCH_DIR = os.path.dirname(torch.__file__) + os.sep
 
 def _is_static(spec: Any) -> bool:
     return spec is Dim.STATIC or isinstance(spec, int)
+
+
+def _takes_var_positional(forward: Any) -> bool:
+    try:
+        return any(p.kind is p.VAR_POSITIONAL for p in inspect.signature(forward).parameters.values())
+    except (TypeError, ValueError):
+        return True  # no signature to say
 
 
 def _bind(forward: Any, args: tuple, kwargs: dict) -> dict[str, Any]:

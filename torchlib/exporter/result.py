@@ -194,11 +194,12 @@ class ExportResult:
         kinds = self.graph.metadata.get("torchlib.feeds", "")
         if len(kinds) == len(leaves) and "i" in kinds:  # Python ints marked dynamic are INT64 scalar inputs
             leaves = [torch.tensor(x, dtype=torch.int64) if k == "i" else x for x, k in zip(leaves, kinds) if k != "-"]
+        leaves = [torch.from_numpy(x) if isinstance(x, np.ndarray) else x for x in leaves]
         leaves = [x for x in leaves if isinstance(x, torch.Tensor)]
         names = [v.name for v in self.graph.inputs]
         if len(leaves) != len(names):
             raise ValueError(f"the model takes {len(names)} tensor inputs ({names}), got {len(leaves)}")
-        leaves = [_as_input_dtype(x, v) for x, v in zip(leaves, self.graph.inputs)]
+        leaves = [_as_input_dtype(_of_input_shape(x, v), v) for x, v in zip(leaves, self.graph.inputs)]
         return {n: real_view(torch_to_numpy(x)) if x.is_complex() else torch_to_numpy(x) for n, x in zip(names, leaves)}
 
     def _bind(self, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
@@ -376,6 +377,26 @@ class ExportResult:
 # (token ids into an embedding, indices): signed only, as torch reads uint8 and bool indices as masks
 _WIDENINGS = {(torch.int8, torch.int16), (torch.int8, torch.int32), (torch.int8, torch.int64),
               (torch.int16, torch.int32), (torch.int16, torch.int64), (torch.int32, torch.int64)}
+
+
+def _of_input_shape(x: torch.Tensor, graph_input: Any) -> torch.Tensor:
+    """`x`, or an error naming the input and the dims whose sizes the export fixed (the sample's)
+    where `x` has others: the newcomer's export without dynamic_shapes, run at another batch
+    size (onnxruntime's own says only "Got invalid dimensions for input")."""
+    shape = graph_input.shape
+    if shape is None or COMPLEX_KEY in graph_input.metadata:
+        return x
+    if len(shape) != x.dim():
+        raise ValueError(f"input {graph_input.name!r} of the exported model has {len(shape)} dims {list(shape)}, got "
+                         f"{x.dim()} {list(x.shape)}")
+    fixed = [(i, want, got) for i, (want, got) in enumerate(zip(shape, x.shape)) if isinstance(want, int) and want != got]
+    if fixed:
+        dims = ", ".join(f"dim {i} is {got}, not {want}" for i, want, got in fixed)
+        raise ValueError(f"input {graph_input.name!r} of the exported model has shape {list(shape)}, got {list(x.shape)}: "
+                         f"{dims}. Those sizes were fixed at export (the sample's, or torch.export's when it "
+                         f"specialised them: see the export's warnings). To run other sizes, mark the dims dynamic "
+                         f"with export(..., dynamic_shapes=...) (docs/dynamic_shapes.md).")
+    return x
 
 
 def _as_input_dtype(x: torch.Tensor, graph_input: Any) -> torch.Tensor:

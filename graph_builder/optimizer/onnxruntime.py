@@ -920,7 +920,7 @@ def _float_bias(op: Any, mask: Value, query: Value, past: Value,
 def _lengths_and_bias(op: Any, mask: Value | None, causal: bool, query: Value, past: Value,
                       contract: tuple[Value, Value] | None) -> tuple[Value, Value, Value | None, Value]:
     """GroupQueryAttention's seqlens_k (past + new - 1 for every row), total_sequence_length
-    (past + new) and attention bias for `gqa_exact`'s mask, and past + new as int64 [1]:
+    (past + new, int32 [1]) and attention bias for `gqa_exact`'s mask, and past + new as int64 [1]:
 
     - a float mask: as it is;
     - a boolean mask (causal=1): a conjunct that is exactly `key <= past + query`
@@ -965,7 +965,9 @@ def _lengths_and_bias(op: Any, mask: Value | None, causal: bool, query: Value, p
         batch = op.Shape(query, start=0, end=1)
     total32 = op.Cast(total, to=types.INT32.onnx)  # one Cast for both (a length is below 2^31)
     seqlens = op.Expand(op.Sub(total32, np.array([1], np.int32)), batch)
-    return seqlens, op.Squeeze(total32, np.array([0], np.int64)), bias, total
+    # total_sequence_length as the one-element [1] it is: the kernel reads a scalar or a
+    # one-element vector alike (`IsScalarOr1ElementVector`), so no Squeeze
+    return seqlens, total32, bias, total
 
 
 def _rotated(op: Any, x: _Heads) -> Value:

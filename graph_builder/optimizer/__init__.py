@@ -83,6 +83,7 @@ def optimize(builder: GraphBuilder, rules: list[Rule] | None = None, fold_budget
     if rules is None:  # on the Attention nodes the GQA rule made, once what read the repeats is gone
         run("dead nodes removed", cleanup.dead_code(uses))
         run("fused", pattern.rewrite(builder, uses, attention.PAST))
+        run(attention.HEADS_INSIDE, attention.heads_inside(builder, uses))  # on the Attentions with their past
     run("identities removed", cleanup.identities(uses))  # e.g. the key's Transpose pair after unfusing
     run("constants folded", folding.constants(builder, uses, fold_budget_bytes, growth))
     run("common subexpressions merged", cleanup.common_subexpressions(uses, merged))

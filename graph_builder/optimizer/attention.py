@@ -528,11 +528,11 @@ def heads_inside(builder: GraphBuilder, uses: Uses) -> int:
             for new in made:
                 uses.remove(new)
             continue
-        tail = []  # the output's Transpose and Reshapes, reader first
+        tail: list[Node] = []  # the output's Transpose and Reshapes, reader first
         value = out
-        while value is not node.outputs[0]:
+        while value is not node.outputs[0] and value.producer is not None and value.producer.inputs[0] is not None:
             tail.append(value.producer)
-            value = value.producer.inputs[0]  # type: ignore[union-attr,assignment]
+            value = value.producer.inputs[0]
         for a, n in zip(old, results):
             if a.shape is not None:
                 n.set_type(a.dtype, a.shape)  # torch's symbolic dim names

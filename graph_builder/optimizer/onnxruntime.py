@@ -18,10 +18,10 @@ Passes, in order (each counted under its name, as the optimizer's rules are):
    an RMSNormalization / a LayerNormalization: the norm of the sum and the sum itself (its fourth
    output) in one node.
 4. **GroupQueryAttention** over the decode step's `Attention(q, k, v, mask, past_key,
-   past_value)` (the optimizer's grouped-heads and past rewrites made it): Q, K and V as the
-   [batch, sequence, heads * size] projections (their head split and transposes go, a rotary
-   embedding moves onto the 3-D projection), the output as [batch, sequence, heads * size], the
-   mask as an additive bias. Its preconditions are in `gqa_exact`.
+   past_value)` on [batch, sequence, heads * size] projections (the optimizer's grouped-heads,
+   past and heads-inside rewrites made it): the same q, k, v and output layout, the mask as an
+   additive bias, the rotary embedding inside the kernel where it is the kernel's. Its
+   preconditions are in `gqa_exact`.
 
 Each pass fires only where it is exact under its stated preconditions (docs/genai.md lists them,
 tests/graph_builder/optimizer/test_onnxruntime_target.py has the near misses, and
@@ -40,7 +40,7 @@ import numpy as np
 from graph_builder import types
 from graph_builder.ir import Node, Value
 from graph_builder.optimizer import cleanup
-from graph_builder.optimizer.attention import Heads, heads_of_3d, merged_heads, split_heads
+from graph_builder.optimizer.attention import Heads, heads_of_3d
 from graph_builder.optimizer.contrib import DOMAIN, call
 from graph_builder.optimizer.editing import Uses, build_before, ints, scalar
 
@@ -499,22 +499,19 @@ def causal_within(mask: Value, past: Value, queries: object, keys: object) -> bo
 _ATTENTION_DEFAULTS = {"is_causal": 0, "qk_matmul_output_mode": 0, "softmax_precision": None}
 
 
-def gqa_exact(node: Node, uses: Uses) -> tuple[Heads, Heads, Heads, tuple[Value, Value | None], bool] | None:
-    """(q, k, v, the merged output, causal) when GroupQueryAttention computes what `node` does:
+def gqa_exact(node: Node, uses: Uses) -> tuple[Heads, Heads, Heads, bool] | None:
+    """(q, k, v, causal) when GroupQueryAttention computes what `node` does:
 
     - `node` is Attention(q, k, v, mask, past_key, past_value) with its three outputs (the
       output, present_key, present_value), none of is_causal / qk output modes / softmax
       precision set (scale and softcap carry over);
-    - q, k and v are float32 projections [batch, seq, heads * size]: split into heads by
-      Reshape + Transpose [0, 2, 1, 3] (q and k maybe then rotated by a RotaryEmbedding of
-      the default layout: `split_heads`), or given as they are with q_num_heads and
-      kv_num_heads (q and k maybe rotated by a 3-D RotaryEmbedding of those head counts:
-      `heads_of_3d`, what the standard optimizer's `attention.heads_inside` writes); the same
-      seq, k and v with the same heads and size, q's heads a multiple of theirs; past_key /
-      past_value 4-D [batch, kv heads, past, size];
-    - the 4-D output is read only by Transpose [0, 2, 1, 3] then Reshape to [batch, seq, heads
-      * size] (GroupQueryAttention's own output layout), or to another shape ending in heads *
-      size (`merged_heads`); the 3-D output is that layout;
+    - q, k and v are float32 projections [batch, seq, heads * size] with q_num_heads and
+      kv_num_heads (the standard optimizer's `attention.heads_inside` writes that form where
+      a model splits the heads by Reshape + Transpose and merges them back), q and k maybe
+      rotated by a 3-D RotaryEmbedding of those head counts (`heads_of_3d`); the same seq, k
+      and v with the same heads and size, q's heads a multiple of theirs; past_key /
+      past_value 4-D [batch, kv heads, past, size]; the output [batch, seq, heads * size] is
+      GroupQueryAttention's own layout;
     - no mask (then causal=0: every key, as Attention without a mask); or a boolean mask of
       rank 4 [batch or 1, 1, seq, past + seq] proven to keep no key after its query
       (`causal_within`), given as an additive bias (0 / -inf) with causal=1: the kernel's
@@ -531,34 +528,28 @@ def gqa_exact(node: Node, uses: Uses) -> tuple[Heads, Heads, Heads, tuple[Value,
         if node.attributes.get(key, default) != default:
             return None
     q_heads, kv_heads = node.attributes.get("q_num_heads"), node.attributes.get("kv_num_heads")
-    q4, k4, v4, mask, pk, pv = node.inputs
-    if q_heads is None and kv_heads is None:  # 4-D: the heads split before it and merged after
-        q, k, v = split_heads(q4, True), split_heads(k4, True), split_heads(v4, False)  # type: ignore[arg-type]
-    elif q_heads is not None and kv_heads is not None:  # 3-D (attention.heads_inside): split inside
-        q, k, v = heads_of_3d(q4, q_heads, True), heads_of_3d(k4, kv_heads, True), heads_of_3d(v4, kv_heads, False)  # type: ignore[arg-type]
-    else:
+    q3, k3, v3, mask, pk, pv = node.inputs
+    if q_heads is None or kv_heads is None or q3 is None or k3 is None or v3 is None:
         return None
+    q, k, v = heads_of_3d(q3, q_heads, True), heads_of_3d(k3, kv_heads, True), heads_of_3d(v3, kv_heads, False)
     if q is None or k is None or v is None or (k.heads, k.size) != (v.heads, v.size) or q.size != k.size:
         return None
     if q.heads % k.heads or not all(_same(x.x3.shape[1], q.x3.shape[1]) for x in (k, v)):  # type: ignore[index]
         return None
     if pk.rank != 4 or pv.rank != 4 or pk.dtype is not types.FLOAT or pv.dtype is not types.FLOAT:  # type: ignore[union-attr]
         return None
-    merged = merged_heads(node.outputs[0], uses, q.heads, q.size) if q_heads is None else (node.outputs[0], None)
-    if merged is None:
-        return None
     if mask is None:
-        return q, k, v, merged, False
+        return q, k, v, False
     present = node.outputs[1]
     if mask.rank != 4 or mask.shape is None or present.shape is None or mask.shape[1] != 1:
         return None
     if not (_same(mask.shape[2], q.x3.shape[1]) and _same(mask.shape[3], present.shape[2])):  # type: ignore[index]
         return None
     if mask.dtype is types.FLOAT:
-        return (q, k, v, merged, False) if finite_mask(mask) else None
+        return (q, k, v, False) if finite_mask(mask) else None
     if mask.dtype is not types.BOOL or not causal_within(mask, pk, q.x3.shape[1], present.shape[2]):  # type: ignore[index,arg-type]
         return None
-    return q, k, v, merged, True
+    return q, k, v, True
 
 
 def _raised_lowest(node: Node) -> Value | None:
@@ -913,15 +904,6 @@ def _lengths_and_bias(op: Any, mask: Value | None, causal: bool, query: Value, p
     return seqlens, total32, bias, total
 
 
-def _rotated(op: Any, x: Heads) -> Value:
-    """x's projection rotated as its RotaryEmbedding rotates x4: the same op on the 3-D layout."""
-    if x.rotary is None:
-        return x.x3
-    ins = list(x.rotary.inputs)
-    attrs = {k: v for k, v in x.rotary.attributes.items() if k != "num_heads"}
-    return op.RotaryEmbedding(x.x3, *ins[1:], num_heads=x.heads, **attrs)
-
-
 def group_query_attention(builder: GraphBuilder, uses: Uses, max_sequence_length: int | None = None,
                           lengths_from: tuple[str, str] | None = None) -> int:
     """Attention over a past -> GroupQueryAttention (gqa_exact), rotating q and k itself where
@@ -942,7 +924,7 @@ def group_query_attention(builder: GraphBuilder, uses: Uses, max_sequence_length
         found = gqa_exact(node, uses)
         if found is None:
             continue
-        q, k, v, merged, causal = found
+        q, k, v, causal = found
         _, _, _, mask, pk, pv = node.inputs
         rotary = fused_rotary(q, k, pk)  # type: ignore[arg-type]
         packed = _packed_source(q.x3, k.x3, v.x3) if rotary is not None or (q.rotary is None and k.rotary is None) else None
@@ -965,26 +947,18 @@ def group_query_attention(builder: GraphBuilder, uses: Uses, max_sequence_length
                 cos, sin = (builder.constant(t) for t in _rotary_tables(op, rotary, max_sequence_length, total))
             elif rotary is not None:
                 cos, sin = _rotary_tables(op, rotary, None, total)
-            qkv = [packed, None, None] if packed is not None else [
-                q.x3 if rotary is not None else _rotated(op, q), k.x3 if rotary is not None else _rotated(op, k), v.x3]
+            # packed; or the projections the kernel rotates; or the Attention's own q, k, v (rotated outside)
+            qkv = [packed, None, None] if packed is not None else [q.x3, k.x3, v.x3] if rotary is not None else node.inputs[:3]
             heads_out = (q.x3.shape[0], q.x3.shape[1], q.heads * q.size)  # type: ignore[index]
             y, pk_out, pv_out = call("GroupQueryAttention", [*qkv, pk, pv, seqlens, total32, cos, sin, None, bias],
                                      [(types.FLOAT, heads_out), (types.FLOAT, present_k.shape),
                                       (types.FLOAT, present_v.shape)], **attrs)  # fmt: skip
-            if shape is not None:  # the model's own flattening of the heads, e.g. [batch * seq, hidden]
-                y = op.Reshape(y, shape, allowzero=1)
             return [y, pk_out, pv_out]
 
-        out, shape = merged
-        tail = []  # the output's Reshape, Transpose (and Reshapes to its own shape), reader first
-        value = out
-        while value is not node.outputs[0]:
-            tail.append(value.producer)
-            value = value.producer.inputs[0]  # type: ignore[union-attr,assignment]
         results = build_before(builder, uses, node, build)
-        _replace_outputs(uses, [(out, results[0]), (present_k, results[1]), (present_v, results[2])])
+        _replace_outputs(uses, [(node.outputs[0], results[0]), (present_k, results[1]), (present_v, results[2])])
         uses.remove(node)
-        old = tail + [n for x in (q, k, v) for n in ([x.rotary] if x.rotary else []) + x.nodes]
+        old = [x.rotary for x in (q, k, v) if x.rotary is not None]
         if packed is not None:
             old += [x.x3.producer for x in (q, k, v)]  # the Split, or the Slices
         _remove_if_unread(uses, old)  # type: ignore[arg-type]

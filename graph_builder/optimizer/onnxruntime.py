@@ -959,9 +959,9 @@ def group_query_attention(builder: GraphBuilder, uses: Uses, max_sequence_length
         _replace_outputs(uses, [(node.outputs[0], results[0]), (present_k, results[1]), (present_v, results[2])])
         uses.remove(node)
         old = [x.rotary for x in (q, k, v) if x.rotary is not None]
-        if packed is not None:
-            old += [x.x3.producer for x in (q, k, v)]  # the Split, or the Slices
-        _remove_if_unread(uses, old)  # type: ignore[arg-type]
+        if packed is not None:  # the Split, or the Slices
+            old += [x.x3.producer for x in (q, k, v) if x.x3.producer is not None]
+        _remove_if_unread(uses, old)
         done += 1
     return done
 

@@ -7,7 +7,8 @@ generators stay generators above FOLD_LIMIT elements), drop identities and Trans
 inference BatchNormalization into the Conv / Gemm before it, fuse formulas into newer operators
 (RMSNormalization, Gelu, RotaryEmbedding, Gemm: each rule from its operators' opset on, and only
 where its preconditions are proven), write a mid-sized `Attention` as MatMul / Softmax (faster
-in onnxruntime there), merge common subexpressions, remove dead nodes, unused optional outputs
+in onnxruntime there), let `Attention` read grouped KV heads, its past, and the 3-D projections
+whose heads a model splits and merges around it, merge common subexpressions, remove dead nodes, unused optional outputs
 and unused weights, and give Conv its kernel_shape. It knows ONNX, never ATen; new nodes keep
 the metadata (ATen op, module, source line) of what they replace. `record()` counts what each
 pass and rule did (the optimizer fuzzer's hits).
@@ -83,6 +84,7 @@ def optimize(builder: GraphBuilder, rules: list[Rule] | None = None, fold_budget
     if rules is None:  # on the Attention nodes the GQA rule made, once what read the repeats is gone
         run("dead nodes removed", cleanup.dead_code(uses))
         run("fused", pattern.rewrite(builder, uses, attention.PAST))
+        run(attention.HEADS_INSIDE, attention.heads_inside(builder, uses))  # on the Attentions with their past
     run("identities removed", cleanup.identities(uses))  # e.g. the key's Transpose pair after unfusing
     run("constants folded", folding.constants(builder, uses, fold_budget_bytes, growth))
     run("common subexpressions merged", cleanup.common_subexpressions(uses, merged))

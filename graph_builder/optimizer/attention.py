@@ -22,6 +22,7 @@ output, 4-D float32 inputs with one head count.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from typing import TYPE_CHECKING, cast
 
@@ -29,7 +30,7 @@ import numpy as np
 
 from graph_builder import types
 from graph_builder.ir import Node, Value
-from graph_builder.optimizer.editing import Uses, build_before
+from graph_builder.optimizer.editing import Uses, build_before, ints
 from graph_builder.optimizer.pattern import Match, Rule, Var, _same_type
 
 if TYPE_CHECKING:
@@ -327,5 +328,230 @@ class _PastRule(Rule):
 
 PAST: list[Rule] = [_PastRule("Attention takes the past keys and values (Concat removed)", _past, _with_past, opset=23),
         _PastRule("Attention takes the past keys and values (Concat removed, masked)", _past_masked, _with_past, opset=23)]
-__all__ = ["GQA", "PAST", "SOFTCAP", "torch_lowest_mask", "past_exact", "UNFUSE", "UNFUSE_MAX_WORK", "UNFUSE_MIN_WORK", "gqa_exact", "prefer_unfused", "unfuse_pays",
+
+
+# -- the heads split and merged inside `Attention`: 3-D q, k, v -----------------------------------
+#
+# A decoder splits each projection [batch, seq, heads * size] into heads, Transpose(Reshape(x,
+# [batch, seq, heads, size]), [0, 2, 1, 3]), before `Attention` (and its `RotaryEmbedding`), and
+# merges the output back by Transpose [0, 2, 1, 3] and a Reshape. opset 23's `Attention` takes q,
+# k and v 3-D with `q_num_heads` / `kv_num_heads` and does that split itself (its function body
+# is the same Reshape and Transpose), returning the 3-D [batch, seq, heads * size] output; its
+# `RotaryEmbedding` takes the 3-D projection with `num_heads` (likewise). So the split and merge
+# nodes go: a Llama decode step keeps 2 of its 34 Reshape / Transpose nodes (docs/optimizer.md).
+
+
+def _std(node: Node | None, op_type: str) -> bool:
+    return node is not None and node.op_type == op_type and node.domain in ("", "ai.onnx")
+
+
+def _same(a: object, b: object) -> bool:
+    return a is not None and a == b
+
+
+@dataclasses.dataclass
+class Heads:
+    """A [batch, seq, heads * size] projection `x3` that an `Attention` reads split into heads:
+    as x4 = Transpose(Reshape(x3), [0, 2, 1, 3]) (`split_heads`; `nodes` the Transpose and the
+    Reshape) or as itself with the head count as an attribute (`heads_of_3d`); `rotary` is the
+    RotaryEmbedding that rotates it on the way, if any."""
+
+    x3: Value
+    heads: int
+    size: int
+    nodes: list[Node]
+    rotary: Node | None = None
+
+
+def split_heads(x4: Value, rotary_allowed: bool) -> Heads | None:
+    """x4 = [RotaryEmbedding of the default 4-D layout (no num_heads, interleaved 0 or 1) of]
+    Transpose(Reshape(x3), [0, 2, 1, 3]), x3 a float32 [batch, seq, heads * size] whose Reshape
+    to [batch, seq, heads, size] (the same batch and seq dims, heads and size static) splits its
+    last axis."""
+    rotary = None
+    node = x4.producer
+    if rotary_allowed and _std(node, "RotaryEmbedding"):
+        a = node.attributes  # type: ignore[union-attr]
+        if a.get("num_heads", 0) or int(a.get("interleaved", 0)) not in (0, 1):
+            return None
+        rotary = node
+        x4 = node.inputs[0]  # type: ignore[union-attr,assignment]
+        node = x4.producer
+    if not _std(node, "Transpose") or list(node.attributes.get("perm", [])) != [0, 2, 1, 3]:  # type: ignore[union-attr]
+        return None
+    reshape = node.inputs[0].producer  # type: ignore[union-attr]
+    if not _std(reshape, "Reshape"):
+        return None
+    x3 = reshape.inputs[0]  # type: ignore[union-attr]
+    split = reshape.outputs[0].shape  # type: ignore[union-attr]
+    if x3 is None or x3.rank != 3 or x3.dtype is not types.FLOAT or split is None or len(split) != 4:
+        return None
+    b, s, h, d = split
+    if not (isinstance(h, int) and isinstance(d, int)) or x3.shape[2] != h * d:  # type: ignore[index]
+        return None
+    if not (_same(b, x3.shape[0]) and _same(s, x3.shape[1])):  # type: ignore[index]
+        return None
+    return Heads(x3, h, d, [node, reshape], rotary)  # type: ignore[list-item]
+
+
+def heads_of_3d(x: Value, heads: int, rotary_allowed: bool) -> Heads | None:
+    """An input of a 3-D `Attention` of `heads` heads: x3 a float32 [batch, seq, heads * size]
+    (size static), or RotaryEmbedding(x3, ..., num_heads=heads) of interleaved 0 or 1."""
+    rotary = None
+    node = x.producer
+    if rotary_allowed and _std(node, "RotaryEmbedding"):
+        a = node.attributes  # type: ignore[union-attr]
+        if a.get("num_heads") != heads or int(a.get("interleaved", 0)) not in (0, 1):
+            return None
+        rotary, x = node, node.inputs[0]  # type: ignore[union-attr,assignment]
+    if x is None or x.rank != 3 or x.dtype is not types.FLOAT or x.shape is None or not isinstance(x.shape[2], int):
+        return None
+    if heads < 1 or x.shape[2] % heads:
+        return None
+    return Heads(x, heads, x.shape[2] // heads, [], rotary)
+
+
+def merged_heads(y: Value, uses: Uses, heads: int, size: int) -> tuple[Value, Value | None] | None:
+    """(out, shape) when `out` is made of y [batch, heads, seq, size] by Transpose [0, 2, 1, 3]
+    and a Reshape whose last dim is heads * size (after Reshapes to y's own shape, or not), each
+    read only there: out holds a 3-D attention's [batch, seq, heads * size] output in the same
+    row-major order. `shape` is None when out is exactly that [batch, seq, heads * size], else
+    the Reshape's shape input, to reshape the 3-D output to (allowzero=1, or a constant without
+    0s: its 0s would copy other dims of another input)."""
+    t = uses.only_reader(y)
+    while _std(t, "Reshape") and _known(y) and t.outputs[0].shape == y.shape:  # type: ignore[union-attr]
+        t = uses.only_reader(t.outputs[0])  # type: ignore[union-attr]
+    if not _std(t, "Transpose") or list(t.attributes.get("perm", [])) != [0, 2, 1, 3]:  # type: ignore[union-attr]
+        return None
+    r = uses.only_reader(t.outputs[0])  # type: ignore[union-attr]
+    if not _std(r, "Reshape") or r.inputs[0] is not t.outputs[0]:  # type: ignore[union-attr]
+        return None
+    out = r.outputs[0]  # type: ignore[union-attr]
+    shape = out.shape
+    if shape is None or y.shape is None or not shape or shape[-1] != heads * size:
+        return None
+    if len(shape) == 3 and _same(shape[0], y.shape[0]) and _same(shape[1], y.shape[2]):
+        return out, None
+    target = r.inputs[1]  # type: ignore[union-attr]
+    fixed = ints(target)
+    if target is None or not (r.attributes.get("allowzero", 0) == 1 or (fixed is not None and 0 not in fixed)):  # type: ignore[union-attr]
+        return None
+    return out, target
+
+
+_CARRIED = ("is_causal", "scale", "softcap", "qk_matmul_output_mode", "softmax_precision")  # as they are
+
+
+def heads_inside_exact(node: Node, uses: Uses) -> tuple[Heads, Heads, Heads, tuple[Value, Value | None]] | None:
+    """(q, k, v, the merged output) when Attention(q3, k3, v3, ..., q_num_heads, kv_num_heads)
+    computes what `node` does:
+
+    - `node` is a standard `Attention` without head-count attributes, of 3, 4 or 6 inputs (no
+      nonpad_kv_seqlen) and at most 3 outputs (no qk_matmul_output), its other attributes
+      carried over as they are;
+    - q, k and v are split from 3-D float32 projections (`split_heads`; q and k maybe rotated
+      by a RotaryEmbedding of the default layout, which then rotates the 3-D projection with
+      num_heads), q and k of one head size, k and v of one head count (kv_num_heads is both's),
+      q's heads a multiple of it, k and v of one batch and seq, q of k's batch;
+    - the output is read only by Transpose [0, 2, 1, 3] and a Reshape ending in heads * v's
+      size (`merged_heads`)."""
+    if not _std(node, "Attention") or len(node.inputs) not in (3, 4, 6) or len(node.outputs) > 3:
+        return None
+    if node.attributes.get("q_num_heads") is not None or node.attributes.get("kv_num_heads") is not None:
+        return None
+    if any(key not in _CARRIED for key in node.attributes):
+        return None
+    q4, k4, v4 = node.inputs[:3]
+    if q4 is None or k4 is None or v4 is None:
+        return None
+    q, k, v = split_heads(q4, True), split_heads(k4, True), split_heads(v4, False)
+    if q is None or k is None or v is None or q.size != k.size or k.heads != v.heads or q.heads % k.heads:
+        return None
+    qs, ks, vs = q.x3.shape, k.x3.shape, v.x3.shape
+    if not (_same(ks[0], vs[0]) and _same(ks[1], vs[1]) and _same(qs[0], ks[0])):  # type: ignore[index]
+        return None
+    merged = merged_heads(node.outputs[0], uses, q.heads, v.size)
+    return None if merged is None else (q, k, v, merged)
+
+
+def _rotated_3d(op, x: Heads) -> Value:
+    """x's 3-D projection rotated as its RotaryEmbedding rotates x4: the same op with num_heads."""
+    if x.rotary is None:
+        return x.x3
+    attrs = {key: value for key, value in x.rotary.attributes.items() if key != "num_heads"}
+    return op.RotaryEmbedding(x.x3, *x.rotary.inputs[1:], num_heads=x.heads, **attrs)
+
+
+def _dim_from_3d(uses: Uses, reader: Node, value: Value, x3: Value, dims: dict[int, int]) -> None:
+    """`reader` = Shape(value, start=a, end=a + 1) of a 4-D `value` whose dim a is x3's dim
+    dims[a] (the same symbolic or static size, `split_heads`) -> Shape(x3) of that dim (the
+    per-batch rotary tables read the batch off the rotated heads)."""
+    if not _std(reader, "Shape") or reader.inputs[0] is not value or value.rank != 4:
+        return
+    start, end = int(reader.attributes.get("start", 0)), reader.attributes.get("end")
+    start = start + 4 if start < 0 else start
+    stop = 4 if end is None else int(end) + 4 if int(end) < 0 else min(int(end), 4)
+    if stop - start != 1 or start not in dims:
+        return
+    reader.attributes["start"], reader.attributes["end"] = dims[start], dims[start] + 1
+    uses.set_input(reader, 0, x3)
+
+
+def heads_inside(builder: GraphBuilder, uses: Uses) -> int:
+    """Attention over heads split by Reshape + Transpose and merged back -> Attention over the
+    3-D projections (`heads_inside_exact`); the split, merge and 4-D rotation nodes go where
+    nothing else reads them. Returns how many Attentions were rewritten."""
+    done = 0
+    for node in list(uses.graph.nodes):
+        if not uses.alive(node):
+            continue
+        found = heads_inside_exact(node, uses)
+        if found is None:
+            continue
+        q, k, v, (out, shape) = found
+        attrs = {key: node.attributes[key] for key in _CARRIED if node.attributes.get(key) is not None}
+        outputs = len(node.outputs)
+
+        def build(op, q=q, k=k, v=v, node=node, shape=shape, attrs=attrs, outputs=outputs) -> list[Value]:
+            results = op.Attention(_rotated_3d(op, q), _rotated_3d(op, k), v.x3, *node.inputs[3:], q_num_heads=q.heads,
+                                   kv_num_heads=k.heads, _outputs=outputs, **attrs)  # fmt: skip
+            results = list(results) if outputs > 1 else [results]
+            if shape is not None:  # the model's own flattening of the heads, e.g. [batch * seq, hidden]
+                results[0] = op.Reshape(results[0], shape, allowzero=1)
+            return results
+
+        made: list[Node] = []
+        results = build_before(builder, uses, node, build, made)
+        old = [out, *node.outputs[1:]]
+        if any(a.dtype is not n.dtype or (a.rank is not None and n.rank is not None and a.rank != n.rank)
+               for a, n in zip(old, results)):  # fmt: skip
+            for new in made:
+                uses.remove(new)
+            continue
+        tail: list[Node] = []  # the output's Transpose and Reshapes, reader first
+        value = out
+        while value is not node.outputs[0] and value.producer is not None and value.producer.inputs[0] is not None:
+            tail.append(value.producer)
+            value = value.producer.inputs[0]
+        for a, n in zip(old, results):
+            if a.shape is not None:
+                n.set_type(a.dtype, a.shape)  # torch's symbolic dim names
+            uses.replace(a, n)
+        uses.remove(node)
+        for x in (q, k, v):  # a Shape of one batch or seq dim of the split heads reads x3's
+            transpose, reshape = x.nodes
+            for value, dims in ((transpose.outputs[0], {0: 0, 2: 1}), (reshape.outputs[0], {0: 0, 1: 1})):
+                for reader in list(uses.of(value)):
+                    _dim_from_3d(uses, reader, value, x.x3, dims)
+        for dead in tail + [n for x in (q, k, v) for n in ([x.rotary] if x.rotary else []) + x.nodes]:
+            if uses.alive(dead) and all(uses.count(o) == 0 for o in dead.outputs):
+                uses.remove(dead)
+        done += 1
+    return done
+
+
+HEADS_INSIDE = "Attention splits and merges the heads itself (3-D q, k, v)"
+
+
+__all__ = ["GQA", "HEADS_INSIDE", "PAST", "Heads", "heads_inside", "heads_inside_exact", "heads_of_3d", "merged_heads", "split_heads", "SOFTCAP", "torch_lowest_mask", "past_exact", "UNFUSE", "UNFUSE_MAX_WORK", "UNFUSE_MIN_WORK", "gqa_exact", "prefer_unfused", "unfuse_pays",
            "unfused_attention"]

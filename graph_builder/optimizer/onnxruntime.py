@@ -18,10 +18,10 @@ Passes, in order (each counted under its name, as the optimizer's rules are):
    an RMSNormalization / a LayerNormalization: the norm of the sum and the sum itself (its fourth
    output) in one node.
 4. **GroupQueryAttention** over the decode step's `Attention(q, k, v, mask, past_key,
-   past_value)` (the optimizer's grouped-heads and past rewrites made it): Q, K and V as the
-   [batch, sequence, heads * size] projections (their head split and transposes go, a rotary
-   embedding moves onto the 3-D projection), the output as [batch, sequence, heads * size], the
-   mask as an additive bias. Its preconditions are in `gqa_exact`.
+   past_value)` on [batch, sequence, heads * size] projections (the optimizer's grouped-heads,
+   past and heads-inside rewrites made it): the same q, k, v and output layout, the mask as an
+   additive bias, the rotary embedding inside the kernel where it is the kernel's. Its
+   preconditions are in `gqa_exact`.
 
 Each pass fires only where it is exact under its stated preconditions (docs/genai.md lists them,
 tests/graph_builder/optimizer/test_onnxruntime_target.py has the near misses, and
@@ -40,6 +40,7 @@ import numpy as np
 from graph_builder import types
 from graph_builder.ir import Node, Value
 from graph_builder.optimizer import cleanup
+from graph_builder.optimizer.attention import Heads, heads_of_3d
 from graph_builder.optimizer.contrib import DOMAIN, call
 from graph_builder.optimizer.editing import Uses, build_before, ints, scalar
 
@@ -372,75 +373,8 @@ def skip_norms(builder: GraphBuilder, uses: Uses) -> int:
 # -- 4. GroupQueryAttention --------------------------------------------------------------------------
 
 
-@dataclasses.dataclass
-class _Heads:
-    """x4 = Transpose(Reshape(x3), [0, 2, 1, 3]): a [batch, seq, heads * size] projection split
-    into [batch, heads, seq, size]; `rotary` is the RotaryEmbedding node applied to x4, if any."""
-
-    x3: Value
-    heads: int
-    size: int
-    nodes: list[Node]
-    rotary: Node | None = None
-
-
-def _heads(x4: Value, rotary_allowed: bool) -> _Heads | None:
-    rotary = None
-    node = x4.producer
-    if rotary_allowed and _std(node, "RotaryEmbedding"):
-        a = node.attributes  # type: ignore[union-attr]
-        if a.get("num_heads", 0) or int(a.get("interleaved", 0)) not in (0, 1):
-            return None
-        rotary = node
-        x4 = node.inputs[0]  # type: ignore[union-attr,assignment]
-        node = x4.producer
-    if not _std(node, "Transpose") or list(node.attributes.get("perm", [])) != [0, 2, 1, 3]:  # type: ignore[union-attr]
-        return None
-    reshape = node.inputs[0].producer  # type: ignore[union-attr]
-    if not _std(reshape, "Reshape"):
-        return None
-    x3 = reshape.inputs[0]  # type: ignore[union-attr]
-    split = reshape.outputs[0].shape  # type: ignore[union-attr]
-    if x3 is None or x3.rank != 3 or x3.dtype is not types.FLOAT or split is None or len(split) != 4:
-        return None
-    b, s, h, d = split
-    if not (isinstance(h, int) and isinstance(d, int)) or x3.shape[2] != h * d:  # type: ignore[index]
-        return None
-    if not (_same(b, x3.shape[0]) and _same(s, x3.shape[1])):  # type: ignore[index]
-        return None
-    return _Heads(x3, h, d, [node, reshape], rotary)  # type: ignore[list-item]
-
-
 def _same(a: object, b: object) -> bool:
     return a is not None and a == b
-
-
-def _merged_heads(y: Value, uses: Uses, heads: int, size: int) -> tuple[Value, Value | None] | None:
-    """(out, shape) when `out` is made of y [batch, heads, seq, size] by Transpose [0, 2, 1, 3]
-    and a Reshape whose last dim is heads * size (after Reshapes to y's own shape, or not), each
-    read only there: out holds GroupQueryAttention's [batch, seq, heads * size] output in the
-    same row-major order. `shape` is None when out is exactly that [batch, seq, heads * size],
-    else the Reshape's shape input, to reshape GroupQueryAttention's output to (allowzero=1, or
-    a constant without 0s: its 0s would copy other dims of another input)."""
-    t = uses.only_reader(y)
-    while _std(t, "Reshape") and _known(y.shape) and t.outputs[0].shape == y.shape:  # type: ignore[union-attr]
-        t = uses.only_reader(t.outputs[0])  # type: ignore[union-attr]
-    if not _std(t, "Transpose") or list(t.attributes.get("perm", [])) != [0, 2, 1, 3]:  # type: ignore[union-attr]
-        return None
-    r = uses.only_reader(t.outputs[0])  # type: ignore[union-attr]
-    if not _std(r, "Reshape") or r.inputs[0] is not t.outputs[0]:  # type: ignore[union-attr]
-        return None
-    out = r.outputs[0]  # type: ignore[union-attr]
-    shape = out.shape
-    if shape is None or y.shape is None or not shape or shape[-1] != heads * size:
-        return None
-    if len(shape) == 3 and _same(shape[0], y.shape[0]) and _same(shape[1], y.shape[2]):
-        return out, None
-    target = r.inputs[1]  # type: ignore[union-attr]
-    fixed = ints(target)
-    if target is None or not (r.attributes.get("allowzero", 0) == 1 or (fixed is not None and 0 not in fixed)):  # type: ignore[union-attr]
-        return None
-    return out, target
 
 
 # the index a value holds along one axis: value[..., i (at `axis`, from the end), ...] = i + offset
@@ -562,23 +496,22 @@ def causal_within(mask: Value, past: Value, queries: object, keys: object) -> bo
     return _same(k.shape[-1], keys) and _same(q.shape[-2], queries) and _is_length_of(qi.terms[0], past)  # type: ignore[index,union-attr]
 
 
-_ATTENTION_DEFAULTS = {"is_causal": 0, "qk_matmul_output_mode": 0, "softmax_precision": None, "q_num_heads": None,
-                       "kv_num_heads": None}  # fmt: skip
+_ATTENTION_DEFAULTS = {"is_causal": 0, "qk_matmul_output_mode": 0, "softmax_precision": None}
 
 
-def gqa_exact(node: Node, uses: Uses) -> tuple[_Heads, _Heads, _Heads, tuple[Value, Value | None], bool] | None:
-    """(q, k, v, the merged output, causal) when GroupQueryAttention computes what `node` does:
+def gqa_exact(node: Node, uses: Uses) -> tuple[Heads, Heads, Heads, bool] | None:
+    """(q, k, v, causal) when GroupQueryAttention computes what `node` does:
 
     - `node` is Attention(q, k, v, mask, past_key, past_value) with its three outputs (the
-      output, present_key, present_value), none of is_causal / head counts / qk output modes /
-      softmax precision set (scale and softcap carry over);
-    - q, k and v are float32 projections [batch, seq, heads * size] split into heads by
-      Reshape + Transpose [0, 2, 1, 3] (q and k maybe then rotated by a RotaryEmbedding of
-      the default layout), the same seq, k and v with the same heads and size, q's heads a
-      multiple of theirs; past_key / past_value 4-D [batch, kv heads, past, size];
-    - the output is read only by Transpose [0, 2, 1, 3] then Reshape to [batch, seq, heads *
-      size] (GroupQueryAttention's own output layout), or to another shape ending in heads *
-      size (`_merged_heads`);
+      output, present_key, present_value), none of is_causal / qk output modes / softmax
+      precision set (scale and softcap carry over);
+    - q, k and v are float32 projections [batch, seq, heads * size] with q_num_heads and
+      kv_num_heads (the standard optimizer's `attention.heads_inside` writes that form where
+      a model splits the heads by Reshape + Transpose and merges them back), q and k maybe
+      rotated by a 3-D RotaryEmbedding of those head counts (`heads_of_3d`); the same seq, k
+      and v with the same heads and size, q's heads a multiple of theirs; past_key /
+      past_value 4-D [batch, kv heads, past, size]; the output [batch, seq, heads * size] is
+      GroupQueryAttention's own layout;
     - no mask (then causal=0: every key, as Attention without a mask); or a boolean mask of
       rank 4 [batch or 1, 1, seq, past + seq] proven to keep no key after its query
       (`causal_within`), given as an additive bias (0 / -inf) with causal=1: the kernel's
@@ -594,29 +527,29 @@ def gqa_exact(node: Node, uses: Uses) -> tuple[_Heads, _Heads, _Heads, tuple[Val
     for key, default in _ATTENTION_DEFAULTS.items():
         if node.attributes.get(key, default) != default:
             return None
-    q4, k4, v4, mask, pk, pv = node.inputs
-    q, k, v = _heads(q4, True), _heads(k4, True), _heads(v4, False)  # type: ignore[arg-type]
+    q_heads, kv_heads = node.attributes.get("q_num_heads"), node.attributes.get("kv_num_heads")
+    q3, k3, v3, mask, pk, pv = node.inputs
+    if q_heads is None or kv_heads is None or q3 is None or k3 is None or v3 is None:
+        return None
+    q, k, v = heads_of_3d(q3, q_heads, True), heads_of_3d(k3, kv_heads, True), heads_of_3d(v3, kv_heads, False)
     if q is None or k is None or v is None or (k.heads, k.size) != (v.heads, v.size) or q.size != k.size:
         return None
     if q.heads % k.heads or not all(_same(x.x3.shape[1], q.x3.shape[1]) for x in (k, v)):  # type: ignore[index]
         return None
     if pk.rank != 4 or pv.rank != 4 or pk.dtype is not types.FLOAT or pv.dtype is not types.FLOAT:  # type: ignore[union-attr]
         return None
-    merged = _merged_heads(node.outputs[0], uses, q.heads, q.size)
-    if merged is None:
-        return None
     if mask is None:
-        return q, k, v, merged, False
+        return q, k, v, False
     present = node.outputs[1]
     if mask.rank != 4 or mask.shape is None or present.shape is None or mask.shape[1] != 1:
         return None
     if not (_same(mask.shape[2], q.x3.shape[1]) and _same(mask.shape[3], present.shape[2])):  # type: ignore[index]
         return None
     if mask.dtype is types.FLOAT:
-        return (q, k, v, merged, False) if finite_mask(mask) else None
+        return (q, k, v, False) if finite_mask(mask) else None
     if mask.dtype is not types.BOOL or not causal_within(mask, pk, q.x3.shape[1], present.shape[2]):  # type: ignore[index,arg-type]
         return None
-    return q, k, v, merged, True
+    return q, k, v, True
 
 
 def _raised_lowest(node: Node) -> Value | None:
@@ -674,7 +607,7 @@ def _table_of(cache: Value, function: str) -> tuple[Value, float | None] | None:
     return node.inputs[0], scale  # type: ignore[union-attr]
 
 
-def fused_rotary(q: _Heads, k: _Heads, past: Value) -> _FusedRotary | None:
+def fused_rotary(q: Heads, k: Heads, past: Value) -> _FusedRotary | None:
     """The rotation GroupQueryAttention applies itself (do_rotary) when it is q's and k's: both
     rotated by one RotaryEmbedding each, of the same tables and attributes, no position_ids,
     the whole head (rotary_embedding_dim 0 or the size), a head size that is a multiple of 16
@@ -684,7 +617,8 @@ def fused_rotary(q: _Heads, k: _Heads, past: Value) -> _FusedRotary | None:
     token from the past's length the same way (seqlens_k)."""
     if q.rotary is None or k.rotary is None or q.size % 16:
         return None
-    qa, ka = q.rotary.attributes, k.rotary.attributes
+    # the same rotation: the same attributes but num_heads (each its own input's, 3-D)
+    qa, ka = ({key: v for key, v in x.rotary.attributes.items() if key != "num_heads"} for x in (q, k))  # type: ignore[union-attr]
     if qa != ka or int(qa.get("rotary_embedding_dim", 0)) not in (0, q.size) or len(q.rotary.inputs) != 3:
         return None
     if len(k.rotary.inputs) != 3:
@@ -920,7 +854,7 @@ def _float_bias(op: Any, mask: Value, query: Value, past: Value,
 def _lengths_and_bias(op: Any, mask: Value | None, causal: bool, query: Value, past: Value,
                       contract: tuple[Value, Value] | None) -> tuple[Value, Value, Value | None, Value]:
     """GroupQueryAttention's seqlens_k (past + new - 1 for every row), total_sequence_length
-    (past + new) and attention bias for `gqa_exact`'s mask, and past + new as int64 [1]:
+    (past + new, int32 [1]) and attention bias for `gqa_exact`'s mask, and past + new as int64 [1]:
 
     - a float mask: as it is;
     - a boolean mask (causal=1): a conjunct that is exactly `key <= past + query`
@@ -965,16 +899,9 @@ def _lengths_and_bias(op: Any, mask: Value | None, causal: bool, query: Value, p
         batch = op.Shape(query, start=0, end=1)
     total32 = op.Cast(total, to=types.INT32.onnx)  # one Cast for both (a length is below 2^31)
     seqlens = op.Expand(op.Sub(total32, np.array([1], np.int32)), batch)
-    return seqlens, op.Squeeze(total32, np.array([0], np.int64)), bias, total
-
-
-def _rotated(op: Any, x: _Heads) -> Value:
-    """x's projection rotated as its RotaryEmbedding rotates x4: the same op on the 3-D layout."""
-    if x.rotary is None:
-        return x.x3
-    ins = list(x.rotary.inputs)
-    attrs = {k: v for k, v in x.rotary.attributes.items() if k != "num_heads"}
-    return op.RotaryEmbedding(x.x3, *ins[1:], num_heads=x.heads, **attrs)
+    # total_sequence_length as the one-element [1] it is: the kernel reads a scalar or a
+    # one-element vector alike (`IsScalarOr1ElementVector`), so no Squeeze
+    return seqlens, total32, bias, total
 
 
 def group_query_attention(builder: GraphBuilder, uses: Uses, max_sequence_length: int | None = None,
@@ -997,7 +924,7 @@ def group_query_attention(builder: GraphBuilder, uses: Uses, max_sequence_length
         found = gqa_exact(node, uses)
         if found is None:
             continue
-        q, k, v, merged, causal = found
+        q, k, v, causal = found
         _, _, _, mask, pk, pv = node.inputs
         rotary = fused_rotary(q, k, pk)  # type: ignore[arg-type]
         packed = _packed_source(q.x3, k.x3, v.x3) if rotary is not None or (q.rotary is None and k.rotary is None) else None
@@ -1020,29 +947,21 @@ def group_query_attention(builder: GraphBuilder, uses: Uses, max_sequence_length
                 cos, sin = (builder.constant(t) for t in _rotary_tables(op, rotary, max_sequence_length, total))
             elif rotary is not None:
                 cos, sin = _rotary_tables(op, rotary, None, total)
-            qkv = [packed, None, None] if packed is not None else [
-                q.x3 if rotary is not None else _rotated(op, q), k.x3 if rotary is not None else _rotated(op, k), v.x3]
+            # packed; or the projections the kernel rotates; or the Attention's own q, k, v (rotated outside)
+            qkv = [packed, None, None] if packed is not None else [q.x3, k.x3, v.x3] if rotary is not None else node.inputs[:3]
             heads_out = (q.x3.shape[0], q.x3.shape[1], q.heads * q.size)  # type: ignore[index]
             y, pk_out, pv_out = call("GroupQueryAttention", [*qkv, pk, pv, seqlens, total32, cos, sin, None, bias],
                                      [(types.FLOAT, heads_out), (types.FLOAT, present_k.shape),
                                       (types.FLOAT, present_v.shape)], **attrs)  # fmt: skip
-            if shape is not None:  # the model's own flattening of the heads, e.g. [batch * seq, hidden]
-                y = op.Reshape(y, shape, allowzero=1)
             return [y, pk_out, pv_out]
 
-        out, shape = merged
-        tail = []  # the output's Reshape, Transpose (and Reshapes to its own shape), reader first
-        value = out
-        while value is not node.outputs[0]:
-            tail.append(value.producer)
-            value = value.producer.inputs[0]  # type: ignore[union-attr,assignment]
         results = build_before(builder, uses, node, build)
-        _replace_outputs(uses, [(out, results[0]), (present_k, results[1]), (present_v, results[2])])
+        _replace_outputs(uses, [(node.outputs[0], results[0]), (present_k, results[1]), (present_v, results[2])])
         uses.remove(node)
-        old = tail + [n for x in (q, k, v) for n in ([x.rotary] if x.rotary else []) + x.nodes]
-        if packed is not None:
-            old += [x.x3.producer for x in (q, k, v)]  # the Split, or the Slices
-        _remove_if_unread(uses, old)  # type: ignore[arg-type]
+        old = [x.rotary for x in (q, k, v) if x.rotary is not None]
+        if packed is not None:  # the Split, or the Slices
+            old += [x.x3.producer for x in (q, k, v) if x.x3.producer is not None]
+        _remove_if_unread(uses, old)
         done += 1
     return done
 

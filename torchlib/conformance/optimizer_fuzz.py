@@ -347,6 +347,72 @@ def kv_cache(rng: random.Random, round_: int) -> Case:
     return Case(f"kv_cache/gqa{n}/{near}", Model(fn), (q, new, past), dynamic)
 
 
+def heads_inside(rng: random.Random, round_: int) -> Case:
+    """A decoder's attention with the heads split from 3-D projections (view + transpose), maybe
+    rotated (transformers' per-batch rotary tables), attended (sdpa, repeat_kv for grouped KV
+    heads), and merged back (transpose + reshape): `attention.heads_inside` gives Attention the
+    3-D projections. Forms: a prompt with is_causal or not; rotary; a decode step over a past
+    with a causal mask and the output flattened to [batch * seq, hidden]."""
+    forms = ["plain", "rotary", "past"]
+    form = forms[round_ % len(forms)]
+    near = _near(rng, round_, len(forms), ["heads_swapped", "merge_perm", "output_read", "split_read", "dtype"])
+    dtype = torch.float64 if near == "dtype" else torch.float32
+    # grouped KV heads (a repeat_kv that copies nothing stays in a dynamic graph: GQA rule's limit)
+    heads, size = rng.choice([2, 4]), rng.choice([8, 16])
+    kv = rng.choice([h for h in (1, 2) if h < heads])
+    e = heads * size
+    params = {n: torch.randn(e, d, dtype=dtype) * 0.2 for n, d in (("q", e), ("k", kv * size), ("v", kv * size), ("o", e))}
+    inv = 1.0 / (10000 ** (torch.arange(0, size, 2, dtype=dtype) / size))
+    causal = rng.random() < 0.5
+
+    def split(x: torch.Tensor, h: int) -> torch.Tensor:
+        b, s, _ = x.shape
+        if near == "heads_swapped":  # [size, heads] order: not the row-major split into heads
+            return x.view(b, s, size, h).permute(0, 3, 1, 2)
+        return x.view(b, s, h, size).transpose(1, 2)
+
+    def fn(m: Any, x: torch.Tensor, pk: torch.Tensor | None = None, pv: torch.Tensor | None = None) -> Any:
+        b, s, _ = x.shape
+        q, k, v = split(x @ m.q, heads), split(x @ m.k, kv), split(x @ m.v, kv)
+        p = 0 if pk is None else pk.shape[2]
+        if form == "rotary":  # transformers' rotary embedding: one table per batch row
+            positions = torch.arange(s)[None].expand(b, s)
+            f = positions.to(dtype)[..., None] * m.get_buffer("inv")
+            emb = torch.cat((f, f), dim=-1)
+            cos, sin = emb.cos()[:, None], emb.sin()[:, None]
+            q, k = q * cos + _rotate_half(q) * sin, k * cos + _rotate_half(k) * sin
+        mask = None
+        if pk is not None and pv is not None:
+            k, v = torch.cat([pk, k], 2), torch.cat([pv, v], 2)
+            mask = torch.ones(s, p + s, dtype=torch.bool).tril(p)
+        rk, rv = _repeat_kv(k, heads // kv), _repeat_kv(v, heads // kv)
+        if mask is not None:
+            y = F.scaled_dot_product_attention(q, rk, rv, attn_mask=mask)
+        else:
+            y = F.scaled_dot_product_attention(q, rk, rv, is_causal=causal)
+        if near == "merge_perm":  # [batch, seq, size, heads]: another order of the merged heads
+            merged = y.permute(0, 2, 3, 1).reshape(b, s, e)
+        elif form == "past":  # [batch * seq, hidden], as GPT-2's Conv1D reads it
+            merged = y.transpose(1, 2).reshape(-1, e)
+        else:
+            merged = y.transpose(1, 2).reshape(b, s, e)
+        out = (merged @ m.o,) + ((k, v) if pk is not None else ())
+        if near == "output_read":
+            out = (*out, y.sum(1))
+        if near == "split_read":
+            out = (*out, q.sum(1))
+        return out
+
+    dynamic_batch = form != "past" and rng.random() < 0.5
+    b, s = 2 if dynamic_batch else rng.randint(1, 2), rng.randint(2, 5)  # a dynamic dim: not 1
+    args: tuple[torch.Tensor, ...] = (torch.randn(b, s, e, dtype=dtype),)
+    dynamic: list[dict[int, str]] = [{0: "b", 1: "s"}] if dynamic_batch else [{1: "s"}]
+    if form == "past":
+        args = (*args, torch.randn(b, kv, 3, size, dtype=dtype), torch.randn(b, kv, 3, size, dtype=dtype))
+        dynamic = [{1: "s"}, {2: "p"}, {2: "p"}]
+    return Case(f"heads_inside/{form}/{near}", Model(fn, params, buffers={"inv": inv}), args, dynamic)
+
+
 def _random_bn(bn: torch.nn.Module) -> torch.nn.Module:
     bn.running_mean.uniform_(-1, 1)
     bn.running_var.uniform_(0.5, 2)
@@ -601,11 +667,11 @@ def zero_adds(rng: random.Random, round_: int) -> Case:
 FAMILIES: list[Callable[[random.Random, int], Case]] = [gelu, rms_norm, rotary, gemm, unsqueeze_pair, packed_qkv,
                                                         attention, batch_norm, folding, cleanup,
                                                         kv_cache, reshapes, onnxruntime_target, softcap_attention,
-                                                        zero_adds]
+                                                        zero_adds, heads_inside]
 # rounds until every exact form was built
 FORMS: dict[Callable[[random.Random, int], Case], int] = {gelu: 5, rms_norm: 4, rotary: 6, batch_norm: 4, folding: 3,
                                                           kv_cache: 3, onnxruntime_target: 9, softcap_attention: 2,
-                                                          zero_adds: 3}
+                                                          zero_adds: 3, heads_inside: 3}
 
 
 def make_case(index: int, seed: int = 0) -> Case:
@@ -737,6 +803,7 @@ def rewrite_names() -> list[str]:
 
     names = dict.fromkeys(r.name for r in [*fusions.RULES, *attention_rules.UNFUSE, *attention_rules.GQA, *attention_rules.PAST,
                                            *attention_rules.SOFTCAP])
+    names[attention_rules.HEADS_INSIDE] = None
     # every onnxruntime pass but "past": not an equivalence but the decode step's contract on its
     # inputs (tests/graph_builder/optimizer/test_onnxruntime_target.py runs it with longer buffers)
     names.update(dict.fromkeys(v for k, v in onnxruntime_rules.NAMES.items() if k != "past"))

@@ -182,6 +182,8 @@ def test_left_padded_batch_is_exact_with_one_bias_for_every_layer():
     attention = [n for n in runtime.graph.nodes if n.op_type == "GroupQueryAttention"]
     for i in (5, 6, 10):  # seqlens_k, total_sequence_length, attention_bias: one value for every layer
         assert len({id(n.inputs[i]) for n in attention}) == 1
+    # total_sequence_length: the int32 Cast of the total length, [1] (the kernel reads one element), no Squeeze
+    assert attention[0].inputs[6].producer.op_type == "Cast" and attention[0].inputs[6].shape == (1,)
     for batch, new, past in ((2, 1, 5), (2, 4, 0), (1, 4, 3)):
         _, inputs, _ = step.sample_inputs(spec, False, batch=batch, new=new, past=past)
         mask = torch.ones(batch, past + new, dtype=torch.long)

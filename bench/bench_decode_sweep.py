@@ -107,6 +107,7 @@ def _keep_an_attention_layer(model_type: str, config: Any) -> int | None:
     The layer counts become that many and the per-layer lists the model's first entries. Returns
     the new count, or None where nothing changed."""
     import transformers
+    from tiny_config import rederive
 
     text = config.get_text_config(decoder=True)
     types = getattr(text, "layer_types", None)
@@ -117,11 +118,16 @@ def _keep_an_attention_layer(model_type: str, config: Any) -> int | None:
     n = next((i + 1 for i, t in enumerate(full) if _holds_keys(t)), None)
     if n is None:
         return None  # the model has no attention layer
+    changed = set()
     for name, value in list(vars(text).items()):
         if isinstance(value, int) and not isinstance(value, bool) and "layers" in name and value == len(types):
             setattr(text, name, n)
         elif isinstance(value, list) and len(value) == len(types) and len(getattr(original, name, [])) == len(full):
             setattr(text, name, list(getattr(original, name))[:n])
+        else:
+            continue
+        changed.add(name)
+    rederive(text, changed)  # what the config derives from its layers (Zamba2's hybrid_layer_ids)
     return n
 
 
@@ -150,14 +156,15 @@ def _prepare_with(model_type: str, class_name: str, row: dict, equal_kv_heads: b
     import torch
     import transformers
     from bench_transformers import vary_constant_weights
-    from tiny_config import model_config, shrink_config
+    from tiny_config import as_causal_lm, model_config, shrink_config
 
     from torchlib.exporter.hf_cache import dynamic_shapes_of
 
     row["stage"] = "build"
     # bench_transformers.py's build, keeping an attention layer
     model_class = getattr(transformers, class_name)
-    config = model_config(model_class, shrink_config(transformers.AutoConfig.for_model(model_type), equal_kv_heads=equal_kv_heads))
+    config = as_causal_lm(model_config(model_class, shrink_config(transformers.AutoConfig.for_model(model_type),
+                                                                   equal_kv_heads=equal_kv_heads)))
     kept = _keep_an_attention_layer(model_type, config)
     if kept:
         row["layers_kept"] = kept

@@ -21,7 +21,9 @@ Per model, in its own subprocess (a crash or a hang is that model's row):
 3. export the step `model(input_ids, attention_mask, cache, use_cache=True)` with
    `dynamic_shapes` from `hf_cache.dynamic_shapes_of(cache)`: dynamic batch, past and sequence (3
    tokens); `attention_mask` (over past and new tokens) only where generate gives one at a decode
-   step (its `prepare_inputs_for_generation`). A cache with states besides keys and values
+   step (its `prepare_inputs_for_generation`), and `position_ids` where generate gives them at a
+   decode step (seen in a generate of two tokens): greedy then feeds generate's positions, which
+   are not every model's own (RoBERTa-like models count theirs from `padding_idx + 1`). A cache with states besides keys and values
    (linear-attention or state-space layers' conv / recurrent states, MiniMax's linear_cache) is
    exported for one token: transformers' single-token path is the one that reads those states
    (its multi-token path starts them from zero, or loops over the tokens), so `greedy` feeds the
@@ -91,6 +93,23 @@ def _decode_takes_mask(model: Any, ids: Any, cache: Any, mask: Any) -> bool:
     return prepared.get("attention_mask") is not None
 
 
+def _generate_gives(model: Any, prompt: Any) -> set[str]:
+    """The keyword arguments `generate` gives the model at a decode step: those of its second
+    forward call in a greedy generate of two tokens. Its `position_ids` (`cumsum(mask) - 1`)
+    are not every model's own default: RoBERTa-like models count from `padding_idx + 1`."""
+    import torch
+
+    calls: list[set[str]] = []
+    hook = model.register_forward_pre_hook(lambda m, a, k: calls.append({n for n, v in k.items() if v is not None}),
+                                           with_kwargs=True)
+    try:
+        with torch.no_grad():
+            model.generate(prompt, attention_mask=torch.ones_like(prompt), max_new_tokens=2, do_sample=False)
+    finally:
+        hook.remove()
+    return calls[1] if len(calls) > 1 else set()
+
+
 def _holds_keys(layer_type: str) -> bool:
     """Whether transformers' cache layer for a `layer_types` entry keeps keys and values (an
     attention layer; a type it does not map is a model's own attention layer)."""
@@ -107,6 +126,7 @@ def _keep_an_attention_layer(model_type: str, config: Any) -> int | None:
     The layer counts become that many and the per-layer lists the model's first entries. Returns
     the new count, or None where nothing changed."""
     import transformers
+    from tiny_config import rederive
 
     text = config.get_text_config(decoder=True)
     types = getattr(text, "layer_types", None)
@@ -117,11 +137,16 @@ def _keep_an_attention_layer(model_type: str, config: Any) -> int | None:
     n = next((i + 1 for i, t in enumerate(full) if _holds_keys(t)), None)
     if n is None:
         return None  # the model has no attention layer
+    changed = set()
     for name, value in list(vars(text).items()):
         if isinstance(value, int) and not isinstance(value, bool) and "layers" in name and value == len(types):
             setattr(text, name, n)
         elif isinstance(value, list) and len(value) == len(types) and len(getattr(original, name, [])) == len(full):
             setattr(text, name, list(getattr(original, name))[:n])
+        else:
+            continue
+        changed.add(name)
+    rederive(text, changed)  # what the config derives from its layers (Zamba2's hybrid_layer_ids)
     return n
 
 
@@ -150,14 +175,15 @@ def _prepare_with(model_type: str, class_name: str, row: dict, equal_kv_heads: b
     import torch
     import transformers
     from bench_transformers import vary_constant_weights
-    from tiny_config import model_config, shrink_config
+    from tiny_config import as_causal_lm, model_config, shrink_config
 
     from torchlib.exporter.hf_cache import dynamic_shapes_of
 
     row["stage"] = "build"
     # bench_transformers.py's build, keeping an attention layer
     model_class = getattr(transformers, class_name)
-    config = model_config(model_class, shrink_config(transformers.AutoConfig.for_model(model_type), equal_kv_heads=equal_kv_heads))
+    config = as_causal_lm(model_config(model_class, shrink_config(transformers.AutoConfig.for_model(model_type),
+                                                                   equal_kv_heads=equal_kv_heads)))
     kept = _keep_an_attention_layer(model_type, config)
     if kept:
         row["layers_kept"] = kept
@@ -173,10 +199,13 @@ def _prepare_with(model_type: str, class_name: str, row: dict, equal_kv_heads: b
     vocab = getattr(config.get_text_config(), "vocab_size", None) or 100
     torch.manual_seed(1)
     row["stage"] = "prefill"
+    prompt = torch.randint(3, vocab - 3, PROMPT)
     with torch.no_grad():
-        cache = _cache_of(model(torch.randint(3, vocab - 3, PROMPT), use_cache=True))
+        cache = _cache_of(model(prompt, use_cache=True))
     if cache is None:
         return model, {}, {}, None
+    row["stage"] = "generate"
+    gives = _generate_gives(model, prompt)
     row["cache"] = type(cache).__name__
     row["layers"] = sorted({type(layer).__name__ for layer in getattr(cache, "layers", [])})
     row["stage"] = "export"  # the cache's layout is ours: a cache we refuse is an export error
@@ -184,19 +213,21 @@ def _prepare_with(model_type: str, class_name: str, row: dict, equal_kv_heads: b
     # states besides keys and values (conv / recurrent states, MiniMax's linear_cache): a step of one token
     one_token = any(entry not in ("key", "value") for layer in cache_spec for entry in layer)
     if not one_token:  # a model whose own forward takes one new token only with a past (ProphetNet asserts it)
-        inputs, _ = _step(model, cache, cache_spec, STEP, vocab)
+        inputs, _ = _step(model, cache, cache_spec, STEP, vocab, gives)
         try:
             with torch.no_grad():
                 model(**{**inputs, **_fresh_cache(inputs)})
         except Exception:  # noqa: BLE001  (its reason is the model's: the step is then one token)
             one_token = True
     row["one_token"] = one_token
-    inputs, dynamic = _step(model, cache, cache_spec, 1 if one_token else STEP, vocab)
+    inputs, dynamic = _step(model, cache, cache_spec, 1 if one_token else STEP, vocab, gives)
     return model, inputs, dynamic, cache
 
 
-def _step(model: Any, cache: Any, cache_spec: Any, step: int, vocab: int) -> tuple[dict, dict]:
-    """The decode step's inputs (`step` new tokens after the cache) and their dynamic_shapes."""
+def _step(model: Any, cache: Any, cache_spec: Any, step: int, vocab: int, gives: set[str]) -> tuple[dict, dict]:
+    """The decode step's inputs (`step` new tokens after the cache) and their dynamic_shapes;
+    `position_ids` where generate gives them at a decode step (`gives`), which greedy then feeds
+    as generate makes them."""
     import torch
 
     parameters = set(__import__("inspect").signature(model.forward).parameters)
@@ -207,6 +238,9 @@ def _step(model: Any, cache: Any, cache_spec: Any, step: int, vocab: int) -> tup
     mask = torch.ones(PROMPT[0], past + step, dtype=torch.long)
     if "attention_mask" in parameters and _decode_takes_mask(model, inputs["input_ids"], cache, mask):
         inputs["attention_mask"], dynamic["attention_mask"] = mask, {0: "batch", 1: "total_sequence"}
+    if "position_ids" in parameters and "position_ids" in gives:
+        inputs["position_ids"] = torch.arange(past, past + step).expand(PROMPT[0], step)
+        dynamic["position_ids"] = dynamic["input_ids"]
     inputs[cache_name], inputs["use_cache"] = cache, True
     dynamic[cache_name] = cache_spec
     return inputs, dynamic

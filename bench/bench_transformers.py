@@ -45,7 +45,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from tiny_config import model_config, shrink_config
+from tiny_config import as_causal_lm, model_config, shrink_config
 
 TASKS = {
     "causal_lm": "MODEL_FOR_CAUSAL_LM_MAPPING_NAMES",
@@ -76,6 +76,8 @@ def build(task: str, model_type: str, class_name: str, equal_kv_heads: bool = Fa
 
     model_class = getattr(transformers, class_name)
     config = model_config(model_class, shrink_config(AutoConfig.for_model(model_type), equal_kv_heads=equal_kv_heads))
+    if task == "causal_lm":
+        as_causal_lm(config)
     if task == "speech_ctc" and getattr(config, "vocab_size", 0) is None:  # wav2vec2-bert: the CTC head's size
         config.vocab_size = 256
     with contextlib.suppress(Exception):

@@ -28,7 +28,8 @@ _CAPS: list[tuple[str, int]] = [
     (r"intermediate_size|(encoder_|decoder_)?ffn_dim|n_inner|d_ff|ffn_hidden_size|d_inner|mlp_dim", 128),
     (r"moe_intermediate_size|expert_intermediate_size|shared_expert_intermediate_size|intermediate_size_mlp", 64),
     (r"head_dim|d_kv|attention_head_dim|qk_nope_head_dim|qk_rope_head_dim|v_head_dim|kv_lora_rank|q_lora_rank", 16),
-    (r"vocab_size|n_vocab", 256),
+    # every vocabulary of the model (inkling2's `unpadded_vocab_size`, which its embedding reads)
+    (r".*vocab_size.*|n_vocab", 256),
     (r"num_(local_|routed_)?experts|n_routed_experts|moe_num_experts", 4),
     (r"num_experts_per_tok(en)?|moe_topk|moe_top_k|moe_k|top_k|num_selected_experts", 2),
     (r"max_position_embeddings|n_positions|max_seq_len|max_sequence_length", 512),
@@ -40,6 +41,7 @@ _EXPERTS = re.compile(r"num_(local_|routed_)?experts|n_routed_experts|moe_num_ex
 _TOP_K = re.compile(r"num_experts_per_tok(en)?|moe_topk|moe_top_k|moe_k|top_k|num_selected_experts")
 _HIDDEN = ("hidden_size", "d_model", "n_embd", "embed_dim")
 _HEADS = ("num_attention_heads", "n_head", "n_heads", "num_heads")
+_LAYERS = ("num_hidden_layers", "num_layers", "n_layer", "n_layers")
 # Mamba-2's mixer: heads * head dim == expand * hidden (bamba, falcon_h1, granitemoehybrid validate it)
 _MAMBA2 = ("num_heads", "head_dim", "expand", "n_groups")
 
@@ -88,7 +90,7 @@ def _agree(before: dict[str, Any], sizes: dict[str, Any]) -> None:
         if _TOP_K.fullmatch(name) and experts and (_is_int(value) or value is None):
             sizes[name] = min(_cap(name, value) if value is not None else _cap(name, 1 << 30), *experts)
     # multi-head latent attention: a query / key head is its unrotated and its rotary parts (a
-    # field in LongCat-Flash's config; other MLA configs derive it, _derive)
+    # field in LongCat-Flash's config; other MLA configs derive it, rederive)
     if all(_is_int(sizes.get(n)) for n in ("qk_head_dim", "qk_nope_head_dim", "qk_rope_head_dim")):
         sizes["qk_head_dim"] = sizes["qk_nope_head_dim"] + sizes["qk_rope_head_dim"]
     # a group-limited router (DeepSeek-V3's n_group, topk_group): the groups divide the experts,
@@ -114,7 +116,7 @@ def _agree(before: dict[str, Any], sizes: dict[str, Any]) -> None:
 
 def shrink_config(config: Any, seen: set[int] | None = None, equal_kv_heads: bool = False) -> Any:
     """Cap the sizes of `config` and of its sub-configs in place (see _CAPS), make those the model
-    relates agree (`_agree`) and re-derive the config's derived attributes from them (`_derive`);
+    relates agree (`_agree`) and re-derive the config's derived attributes from them (`rederive`);
     return it. equal_kv_heads: as many key/value heads as heads where the config had so
     (deepseek_v3's attention has no grouped heads); otherwise they are capped lower, grouped."""
     from transformers import PretrainedConfig
@@ -134,6 +136,7 @@ def shrink_config(config: Any, seen: set[int] | None = None, equal_kv_heads: boo
         if new is not value:
             with contextlib.suppress(Exception):
                 setattr(config, name, new)
+    _sum_of_parts(config, layers_before)
     # lists (and tuples: sew's conv_dim) with one entry per layer follow the layer count
     layers = {k: getattr(config, k) for k in layers_before}
     for name, value in list(vars(config).items()):
@@ -155,26 +158,59 @@ def shrink_config(config: Any, seen: set[int] | None = None, equal_kv_heads: boo
             setattr(config, name, vocab - 1 - zlib.crc32(name.encode()) % 3)
     if hasattr(config, "use_cache"):
         config.use_cache = False
-    _derive(config, {k for k, v in vars(config).items() if k in before and v is not before[k]})
+    rederive(config, {k for k, v in vars(config).items() if k in before and v is not before[k]})
     return config
 
 
-def _derive(config: Any, set_here: set[str]) -> None:
+def _sum_of_parts(config: Any, layers_before: dict[str, int]) -> None:
+    """Where the model's layer count is the sum of its other layer counts (Dory's input, recurrent
+    and output layers: 8 + 20 + 8 = 36), it stays their sum after the caps (2 + 2 + 2 = 6)."""
+    total = next((n for n in _LAYERS if n in layers_before), None)
+    parts = [n for n in layers_before if n != total and n not in _LAYERS]
+    if total is None or len(parts) < 2 or sum(layers_before[n] for n in parts) != layers_before[total]:
+        return
+    with contextlib.suppress(Exception):
+        setattr(config, total, sum(getattr(config, n) for n in parts))
+
+
+def rederive(config: Any, set_here: set[str]) -> None:
     """Re-derive the attributes `config`'s class computes from its fields (its `__post_init__`:
-    DeepSeek's `qk_head_dim`, Zamba2's `mamba_headdim`), from the capped fields; the attributes
-    set here (`set_here`, capped) stay. Where the class refuses the capped fields (its own
-    validation: xlnet's `d_head` against `d_model // n_head`), the config stays as capped."""
-    fields = {f.name for f in dataclasses.fields(config) if f.init}
+    DeepSeek's `qk_head_dim`, Zamba2's `mamba_headdim` and `hybrid_layer_ids`), from the capped
+    fields. A field that defaults to None and holds a value was filled by the class from others
+    (RWKV's `attention_hidden_size` and xLSTM's `embedding_dim` from the hidden size, HRM's
+    `num_layers_per_stack` from the layer count): it is None again, for the class to fill from the
+    capped sizes. The attributes set here (`set_here`, capped) stay, but for a field the class
+    rewrites from what it is given (HRM's layer count: its stacks times their cycles). Where the
+    class refuses the capped fields (its own validation: xlnet's `d_head` against
+    `d_model // n_head`), the config stays as capped."""
+    fields = {f.name: f for f in dataclasses.fields(config) if f.init}
     values = vars(config)
+    filled = {n for n, f in fields.items() if f.default is None and values.get(n) is not None and n not in set_here}
+    given = {n: None if n in filled else copy.deepcopy(values[n]) for n in fields if n in values}
     try:  # sub-configs copied: a composite's __post_init__ may set theirs
-        rebuilt = type(config)(**{name: copy.deepcopy(values[name]) for name in fields if name in values})
+        rebuilt = type(config)(**given)
     except Exception:  # noqa: BLE001  (the class's validation of the capped sizes: they stay as capped)
         return
     for name, value in vars(rebuilt).items():
-        if name in fields or name in set_here or name.startswith("_") or name not in values:
+        if name.startswith("_") or name not in values:
+            continue
+        rewritten = name in given and value != given[name]
+        if name in set_here and not rewritten:
             continue
         if (_is_int(value) or (isinstance(value, (list, tuple)) and all(_is_int(v) for v in value))) and value != values[name]:
             setattr(config, name, value)
+
+
+def as_causal_lm(config: Any) -> Any:
+    """A causal LM's config, as a user sets it for one: `is_decoder=True` where the config (or a
+    sub-config) has that flag (BERT-like encoders' LM heads, `BertLMHeadModel`: without it they
+    attend both ways and return no cache; transformers warns "add `is_decoder=True`"); returned."""
+    from transformers import PretrainedConfig
+
+    for c in [config, *(v for v in vars(config).values() if isinstance(v, PretrainedConfig))]:
+        if "is_decoder" in vars(c):
+            c.is_decoder = True
+    return config
 
 
 def model_config(model_class: Any, config: Any) -> Any:

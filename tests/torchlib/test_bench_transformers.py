@@ -13,6 +13,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 
 import bench_transformers as bench  # noqa: E402
+from tiny_config import as_causal_lm  # noqa: E402
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -56,6 +57,41 @@ def test_shrink_config_keeps_related_sizes_in_agreement():
     assert zamba2.mamba_headdim * zamba2.n_mamba_heads == zamba2.mamba_expand * zamba2.hidden_size
     ministral = bench.shrink_config(AutoConfig.for_model("ministral"))
     assert ministral.head_dim == ministral.hidden_size // ministral.num_attention_heads
+
+
+def test_shrink_config_derives_again_what_the_class_fills_and_keeps_layer_sums():
+    """A field that defaults to None and that the class fills from the default sizes is filled
+    again from the capped ones (RWKV's attention width, xLSTM's embedding width, HRM's layers per
+    stack and the layer count it rewrites from it); a layer count that is the sum of the other
+    layer counts stays their sum (Dory); every vocabulary is capped (inkling2's unpadded one)."""
+    from transformers import AutoConfig
+
+    rwkv = bench.shrink_config(AutoConfig.for_model("rwkv"))
+    assert rwkv.attention_hidden_size == rwkv.hidden_size == 64  # 4096 before
+    xlstm = bench.shrink_config(AutoConfig.for_model("xlstm"))
+    assert xlstm.embedding_dim == xlstm.hidden_size == 64
+    hrm = bench.shrink_config(AutoConfig.for_model("hrm_text"))
+    assert hrm.num_hidden_layers == hrm.num_layers_per_stack * hrm.H_cycles * (hrm.L_cycles + 1)
+    dory = bench.shrink_config(AutoConfig.for_model("dory"))
+    assert dory.num_hidden_layers == dory.n_input_layers + dory.n_recurrent_layers + dory.n_output_layers
+    assert len(dory.layer_types) == dory.num_hidden_layers
+    inkling = bench.shrink_config(AutoConfig.for_model("inkling2_text"))
+    assert inkling.unpadded_vocab_size <= inkling.vocab_size == 256
+
+
+def test_a_causal_lm_config_is_a_decoder():
+    """BERT-like LM heads attend both ways and return no cache unless the config says decoder."""
+    import torch
+    import transformers
+    from transformers import AutoConfig
+
+    config = as_causal_lm(bench.shrink_config(AutoConfig.for_model("bert")))
+    assert config.is_decoder
+    config.use_cache = True
+    out = transformers.BertLMHeadModel(config).eval()(torch.randint(3, 250, (1, 4)), use_cache=True)
+    assert out.past_key_values is not None
+    llama = as_causal_lm(bench.shrink_config(AutoConfig.for_model("llama")))
+    assert "is_decoder" not in vars(llama)  # a config without the flag is left as it is
 
 
 def test_model_config_is_the_sub_config_of_the_model_class():

@@ -312,6 +312,30 @@ def test_a_condition_with_a_power_is_checked():
         result(torch.randn(3, 20))
 
 
+class PatchBias(nn.Module):
+    """timm's efficientformer: a learned bias over the patches of a fixed grid (49 at 224 px) is
+    added to the tokens of the image's grid, whose count is a product of two sizes."""
+
+    def __init__(self):
+        super().__init__()
+        self.bias = nn.Parameter(torch.randn(4))
+
+    def forward(self, x):
+        return nn.functional.avg_pool2d(x.unsqueeze(1), 2).flatten(1) + self.bias
+
+
+def test_an_equality_of_several_sizes_is_checked():
+    """torch.export keeps height and width dynamic and holds for `(h // 2) * (w // 2) == 4`; the
+    ONNX model checks it (before, it was listed only, and onnxruntime stopped at the Add with an
+    unnamed "4 by 6" broadcast error)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = torchlib.export(PatchBias(), (torch.randn(2, 4, 4),), dynamic_shapes=({0: Dim.AUTO, 1: Dim.AUTO, 2: Dim.AUTO},))
+    assert all_ok(result, torch.randn(3, 5, 4))  # 5 // 2 = 2: four patches
+    with pytest.raises(CheckFailed, match=r"does not hold for these inputs: \(\(L\['x'\]\.size\(\)\[1\] // 2\)\*\(L\['x'\]\.size\(\)\[2\] // 2\)\) == 4"):
+        result(torch.randn(3, 6, 4))
+
+
 class LongerOrShorter(nn.Module):
     """Sizes compared, no remainder: a condition that is most often the inputs' contract (a
     decode step's mask as long as the past and the new tokens)."""

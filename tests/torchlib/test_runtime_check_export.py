@@ -106,8 +106,9 @@ def test_size_conditions_are_written_exactly():
 
 def test_which_size_conditions_the_onnx_model_checks():
     """A path of one size is checked (focalnet's parity; a remainder that is not zero, the other
-    side of `if w % 16 != 0: pad`); torch's assumption that a derived size is not 0 or 1, and a
-    condition relating two sizes, are the inputs' contract: listed, not checked (col2im's fold at
+    side of `if w % 16 != 0: pad`), and an equality of sizes, one or several (a patch grid's
+    count); torch's assumption that a derived size is not 0 or 1, and an inequality relating two
+    sizes, are the inputs' contract: listed, not checked (col2im's fold at
     one channel and one block per row is right, tests/ops/test_unfold_fold_dynamic.py)."""
     import sympy
     from torch.utils._sympy.functions import FloorDiv, PythonMod
@@ -119,4 +120,5 @@ def test_which_size_conditions_the_onnx_model_checks():
     assert checked(sympy.Ne(PythonMod(s, 16), 0), True)
     assert not checked(sympy.Ne(FloorDiv(s, 6), 1), True)
     assert not checked(sympy.Ne(1 + FloorDiv(s - 1, 2), t), True)
+    assert checked(sympy.Eq((1 + FloorDiv(s - 1, 32)) * (1 + FloorDiv(t - 1, 32)), 49), True)  # efficientformer's grid
     assert not checked(sympy.Ge(s, 3), False)

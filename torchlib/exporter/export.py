@@ -375,7 +375,7 @@ def _size_guards(ep: torch.export.ExportedProgram) -> list[str]:
         messages.append(message(paths))
     if unchecked:
         note = ("torch.export's program holds only for inputs whose sizes meet: " + "; ".join(unchecked) + ". These "
-                "relate several input sizes, or assume a size is not 0 or 1 (`size_checks.checked`): most often the "
+                "compare several input sizes, or assume a size is not 0 or 1 (`size_checks.checked`): most often the "
                 "inputs' own contract, which the ONNX model does not check; inputs that break them may give wrong "
                 "results")  # fmt: skip
         warnings.warn(note, UserWarning, stacklevel=caller_level())

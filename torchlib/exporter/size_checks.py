@@ -82,22 +82,30 @@ def require_path_conditions(program: torch.export.ExportedProgram, inputs: dict[
         except NotWritable:
             unwritten.append(text)
             continue
-        (symbol,) = expr.free_symbols  # `checked`: one input size
-        name = sizes[symbol][0]
-        inputs[name] = require(condition, text, inputs[name])
+        # every input whose size it reads (`checked`: one size, or an equality of several)
+        for name in dict.fromkeys(sizes[symbol][0] for symbol in sorted(expr.free_symbols, key=str)):
+            inputs[name] = require(condition, text, inputs[name])
     return unwritten
 
 
 def checked(expr: Any, path: bool) -> bool:
     """Whether the ONNX model checks a path condition: one with a floor division or a remainder
-    of one input size (focalnet's `w // 16 % 2 == 0`, mobilevit's height a multiple of 4). Not
-    checked, only listed: a condition relating several sizes (`1 + (h - 1) // 2 != l`, torch
-    assuming two sizes stay as distinct as at the sample), and a size that is not 0 or 1
-    (`c // 6 != 1`: torch's assumption for every dynamic size, which a graph broadcasting at run
-    time handles either way). Both are most often the inputs' contract, not the model's path."""
+    of one input size (focalnet's `w // 16 % 2 == 0`, mobilevit's height a multiple of 4), and an
+    equality of such sizes, whatever sizes it reads: a size the program computes must be what it
+    was at the sample (dinov2's patch count `(h // 14) * (w // 14) == 16`, timm's efficientformer's
+    `(1 + (h - 1) // 32) * (1 + (w - 1) // 32) == 49`, the tokens its attention bias is added to;
+    other sizes would fail in onnxruntime at that Add, unnamed). Not checked, only listed: an
+    inequality relating several sizes (`1 + (h - 1) // 2 != l`, torch assuming two sizes stay as
+    distinct as at the sample), and a size that is not 0 or 1 (`c // 6 != 1`: torch's assumption
+    for every dynamic size, which a graph broadcasting at run time handles either way). Both are
+    most often the inputs' contract, not the model's path."""
     import sympy
 
-    if not path or len(expr.free_symbols) != 1:
+    if not path:
+        return False
+    if isinstance(expr, sympy.Eq):
+        return True
+    if len(expr.free_symbols) != 1:
         return False
     if isinstance(expr, sympy.Ne) and not expr.has(sympy.Mod) and not any(
             type(f).__name__ in ("Mod", "PythonMod") for f in expr.atoms(sympy.Function)):  # fmt: skip

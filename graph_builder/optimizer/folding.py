@@ -167,7 +167,7 @@ def _fold_region(
     larger than the constants it reads or at most FOLD_LIMIT elements each (a generator's rule).
     Returns (nodes folded, bytes made), or None with the graph unchanged and the region's nodes
     added to `alone` (folded one by one from then on)."""
-    region = regions.grow(uses, first, order, lambda n: _foldable(n) and n.op_type not in _NUMPY_OPS, budget_bytes)
+    region = regions.grow(uses, first, order, _in_regions, budget_bytes)
     if len(region) < 2:
         return None
     out = regions.leaving(uses, region)
@@ -201,8 +201,10 @@ def _fold_region(
     return len(region), kept
 
 
-# ops folding computes in numpy: CastLike by numpy's cast (`_static_result`), not onnxruntime's
-_NUMPY_OPS = {"CastLike"}
+def _in_regions(node: Node) -> bool:
+    """What folding evaluates in onnxruntime: a foldable ONNX op, not CastLike (numpy casts it,
+    `_static_result`)."""
+    return node.domain in ("", "ai.onnx") and node.op_type != "CastLike" and _foldable(node)
 
 
 def _fold_cone(

@@ -145,8 +145,7 @@ def _session(region: list[Node], structure: list[Any], outputs: tuple[tuple[int,
              opset: int) -> tuple[ort.InferenceSession, list[str]] | None:
     """A session computing the region's `outputs` ((node, output) positions) from its constants,
     the graph inputs `input_k`; None when onnx's shape inference or onnxruntime refuses it."""
-    domains = {node.domain for node in region if node.domain not in ("", "ai.onnx")}
-    graph = ir.Graph("region", {"": opset, **dict.fromkeys(domains, 1)})
+    graph = ir.Graph("region", {"": opset})  # ONNX ops only (folding's `eligible`)
     graph.inputs = [Value(f"input_{k}", types.from_numpy(a.dtype), None) for k, a in enumerate(feeds)]
     made: list[list[Value]] = []
     for j, (node, (_, _, _, refs, n_outputs)) in enumerate(zip(region, structure)):

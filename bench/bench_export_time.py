@@ -28,7 +28,8 @@ measured in one run. It needs the reference (not with `--no-reference`).
 The six small models are bench_latency's (bert, llama, vit, resnet, lstm, and nn.TransformerEncoder
 as "transformer"). `--vision` takes bench_vision's models (torchvision and timm from their
 configs, random weights, no download) with its sample (batch 2, `--image` pixels, the model's
-own minimum) and its dynamic batch, given to all three exporters alike.
+own minimum) and its dynamic shapes (`bench_vision.dynamic_shapes`: a dynamic batch, static for
+raft_small, whose batch torch.export cannot keep dynamic), given to all three exporters alike.
 """
 
 from __future__ import annotations
@@ -67,14 +68,10 @@ def small_model(name: str) -> tuple[torch.nn.Module, tuple, Any]:
 def vision_model(name: str, image: int) -> tuple[torch.nn.Module, tuple, Any]:
     import bench_vision
 
-    factory, least, *channels = bench_vision.MODELS[name]
-    torch.manual_seed(0)
-    model = factory().eval()
-    size = max(image, least)
-    args = (torch.randn(2, channels[0] if channels else 3, size, size),)
+    model, args, dyn = bench_vision.load(name, image)
     with torch.no_grad():  # as bench_vision: timm's levit caches its attention biases on its first eval call
         model(*args)
-    return model, args, ({0: torch.export.Dim("batch", min=1, max=64)},)
+    return model, args, dyn
 
 
 def reference(model: torch.nn.Module, args: tuple, dyn: Any) -> Any:

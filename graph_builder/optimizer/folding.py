@@ -4,6 +4,7 @@ inference BatchNormalization after Conv / ConvTranspose / Gemm is folded into th
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING, cast
 
 import numpy as np
@@ -13,6 +14,7 @@ from graph_builder import types
 from graph_builder.builder import FOLD_LIMIT
 from graph_builder.evaluator import EAGER
 from graph_builder.ir import Node, Value
+from graph_builder.optimizer import regions
 from graph_builder.optimizer.editing import Uses, subgraphs
 from graph_builder.schema import OpSignature
 from graph_builder.weight_sources import is_mapped, release
@@ -57,6 +59,10 @@ class Growth:
         weights = [v.const_value for v in builder.graph.initializers.values() if v.is_parameter]
         self.left = sum(a.nbytes for a in weights if a is not None) // 50
 
+    def fits(self, made: int) -> bool:
+        """Whether `take(made)` would allow it (without using the allowance up)."""
+        return made <= SMALL_GROWTH_BYTES or made <= self.left
+
     def take(self, made: int) -> bool:
         """Whether a result of `made` bytes may fold (then it uses up the allowance it needs)."""
         if made <= SMALL_GROWTH_BYTES:
@@ -77,6 +83,9 @@ def constants(builder: GraphBuilder, uses: Uses, budget_bytes: int = 256 << 20, 
     A node that would widen its weights folds with everything after it that is computed from
     weights alone (`_fold_cone`) when what leaves that cone is no larger than its weights: a
     weight standardised in float64 and cast back (timm's StdConv2d) becomes one weight.
+    A node is first tried with everything after it computed from constants alone, evaluated in
+    one onnxruntime run (`_fold_region`); where that region may not fold as a whole, its nodes
+    are taken one by one as above.
     A node that reads no weight (a generator: ConstantOfShape, Range, Trilu of a constant...) is
     folded only when each result has at most FOLD_LIMIT elements (the builder's own trace-time
     folding limit) or the results are no larger than its inputs: a 4096 x 4096 causal mask stays
@@ -84,6 +93,7 @@ def constants(builder: GraphBuilder, uses: Uses, budget_bytes: int = 256 << 20, 
     folded = 0
     growth = Growth(builder) if growth is None else growth
     order = {id(node): i for i, node in enumerate(uses.graph.nodes)}
+    alone: set[int] = set()  # nodes of regions that did not fold as a whole
     for node in list(uses.graph.nodes):
         if not uses.alive(node) or not _foldable(node):
             continue
@@ -95,6 +105,12 @@ def constants(builder: GraphBuilder, uses: Uses, budget_bytes: int = 256 << 20, 
             new_bytes = sum(cast(np.ndarray, v.const_value).nbytes for v in node.inputs if v is not None)
             if new_bytes > budget_bytes:
                 continue
+            if id(node) not in alone:
+                region = _fold_region(builder, uses, node, order, budget_bytes, growth, alone)
+                if region is not None:
+                    budget_bytes -= region[1]
+                    folded += region[0]
+                    continue
             results = _evaluate(builder, node, [None if v is None else v.const_value for v in node.inputs])
             if results is None:
                 continue
@@ -137,6 +153,58 @@ def _evaluate(builder: GraphBuilder, node: Node, arrays: list) -> list[np.ndarra
         for array in arrays:  # weights mapped from a checkpoint leave memory again
             if array is not None:
                 release(array)
+
+
+def _fold_region(
+    builder: GraphBuilder, uses: Uses, first: Node, order: dict[int, int], budget_bytes: int, growth: Growth,
+    alone: set[int],
+) -> tuple[int, int] | None:
+    """Fold `first` (whose inputs are constants) with every node after it computed from
+    constants and their own results (`regions.grow`), the values that leave them computed in one
+    onnxruntime run (`regions.evaluate`: the bits node-by-node folding gives), when those values
+    may replace the region: none is a graph output, and they are no larger than the weights the
+    region reads or small in their dtype (`_fold_cone`'s rule), or, where it reads no weight, no
+    larger than the constants it reads or at most FOLD_LIMIT elements each (a generator's rule).
+    Returns (nodes folded, bytes made), or None with the graph unchanged and the region's nodes
+    added to `alone` (folded one by one from then on)."""
+    region = regions.grow(uses, first, order, _in_regions, budget_bytes)
+    if len(region) < 2:
+        return None
+    out = regions.leaving(uses, region)
+    kept = regions.static_bytes(out)
+    read = {id(v): cast(np.ndarray, v.const_value) for node in region for v in node.inputs if v is not None and v.const_value is not None}
+    weights = [v for node in region for v in node.inputs if v is not None and v.is_parameter]
+    weight_bytes = sum({id(v): cast(np.ndarray, v.const_value).nbytes for v in weights}.values())
+    if not out or kept is None or any(id(v) in uses.outputs for v in out):
+        fits = False
+    elif weights:
+        dtypes = {cast(np.ndarray, v.const_value).dtype for node in region for v in _data_weights(node)}
+        small = len(dtypes) == 1 and all(v.dtype is not None and np.dtype(v.dtype.numpy) in dtypes for v in out)
+        fits = kept <= weight_bytes or (small and growth.fits(kept))
+    else:  # static shapes: regions.static_bytes gave their bytes
+        fits = kept <= sum(a.nbytes for a in read.values()) or all(math.prod(cast("tuple[int, ...]", v.shape)) <= FOLD_LIMIT
+                                                                   for v in out)
+    if not fits or kept is None:
+        alone.update(id(n) for n in region)
+        return None
+    arrays = regions.evaluate(region, out, builder.opset)
+    if arrays is None:
+        alone.update(id(n) for n in region)
+        return None
+    if weights and kept > weight_bytes:
+        growth.take(kept)
+    largest = max(weights, key=lambda v: cast(np.ndarray, v.const_value).nbytes, default=None)
+    for v, array in zip(out, arrays):
+        uses.replace(v, _folded(builder, largest, array))
+    for node in region:
+        uses.remove(node)
+    return len(region), kept
+
+
+def _in_regions(node: Node) -> bool:
+    """What folding evaluates in onnxruntime: a foldable ONNX op, not CastLike (numpy casts it,
+    `_static_result`)."""
+    return node.domain in ("", "ai.onnx") and node.op_type != "CastLike" and _foldable(node)
 
 
 def _fold_cone(
@@ -310,10 +378,14 @@ _VIEWS = {"Transpose": _transpose, "Reshape": _reshape, "Squeeze": _squeeze, "Un
 
 def _constant(builder: GraphBuilder, node: Node, old: Value, array: np.ndarray) -> Value:
     """A folded result: a weight named after the weight it came from, else a shared constant."""
-    weight = next((v.name for v in node.inputs if v is not None and v.is_parameter), None)
+    return _folded(builder, next((v for v in node.inputs if v is not None and v.is_parameter), None), array)
+
+
+def _folded(builder: GraphBuilder, weight: Value | None, array: np.ndarray) -> Value:
+    """A folded result: a weight named after `weight`, or without one a shared constant."""
     if weight is None:
         return builder.constant(array)
-    return builder.initializer(_fresh(builder, weight + "_folded"), array)
+    return builder.initializer(_fresh(builder, weight.name + "_folded"), array)
 
 
 def _fresh(builder: GraphBuilder, base: str) -> str:

@@ -164,6 +164,16 @@ def test_bilinear(dtype: torch.dtype, batch: tuple[int, ...], with_bias: bool) -
     check_function(N.aten_bilinear, args, expected=torch.ops.aten.bilinear(*args))
 
 
+@pytest.mark.parametrize("rank", [4, 5])
+@pytest.mark.parametrize("mode, padding, align_corners", [(0, 0, False), (1, 2, True), (0, 1, True)])
+def test_grid_sampler_takes_the_2d_or_3d_kernel_by_rank(rank: int, mode: int, padding: int, align_corners: bool) -> None:
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(2, 3, *(4, 5, 6)[: rank - 2], generator=g)
+    grid = torch.rand(2, *(3, 2, 4)[: rank - 2], rank - 2, generator=g) * 3 - 1.5
+    args = (x, grid, mode, padding, align_corners)
+    check_function(N.aten_grid_sampler, args, expected=torch.ops.aten.grid_sampler(*args), rtol=1e-5, atol=1e-5)
+
+
 @pytest.mark.parametrize("mode", [0, 1])
 @pytest.mark.parametrize("padding", [0, 1, 2])
 @pytest.mark.parametrize("align_corners", [False, True])

@@ -180,7 +180,9 @@ class Aliases:
     def same_view(self, written: torch.fx.Node) -> list[torch.fx.Node]:
         """Every node naming exactly the view (or tensor) `written` names."""
         made_by = self.resolve(written)
-        return [n for n in self.order if self.resolve(n) is made_by]
+        storage = self.storage.get(written, written)  # every name of the view names its storage
+        named = self.names.get(storage, []) + self.views.get(storage, [])
+        return sorted((n for n in named if self.resolve(n) is made_by), key=self.order.__getitem__)
 
     def view_chain(self, written: torch.fx.Node) -> list[torch.fx.Node] | None:
         """The view ops from the whole tensor to the view `written` names, in order (None when one

@@ -195,6 +195,17 @@ def aten_grid_sampler_3d(input: TFloat, grid: TFloat, interpolation_mode: int, p
     return _grid_sample(input, grid, interpolation_mode, padding_mode, align_corners)
 
 
+@aten_op("aten::grid_sampler")
+def aten_grid_sampler(input: TFloat, grid: TFloat, interpolation_mode: int, padding_mode: int, align_corners: bool) -> TFloat:
+    """grid_sampler(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners) -> Tensor
+
+    torch's dispatch on CPU: grid_sampler_2d for 4-D input, else grid_sampler_3d (torchvision's
+    RAFT calls it through F.grid_sample; without this function each call was decomposed by tracing)."""
+    if input.rank == 4:
+        return aten_grid_sampler_2d(input, grid, interpolation_mode, padding_mode, align_corners)
+    return aten_grid_sampler_3d(input, grid, interpolation_mode, padding_mode, align_corners)
+
+
 def _prelu(x: Value, weight: Value) -> Value:
     return run_supported(lambda a, w: op.Where(op.Greater(a, like(0, a)), a, op.Mul(a, w)), FLOATS, x, weight)
 

@@ -122,6 +122,13 @@ def always_a_view(target: Any) -> bool:
     return copy is not None and torch.Tag.view_copy in copy.tags
 
 
+def _into_a_list(alias_info: Any) -> bool:
+    """Whether an argument's alias annotation is `Tensor(a -> *)`: its views are the elements of
+    the list the op returns (`split(Tensor(a -> *) self, ...) -> Tensor(a)[]`; torch's Python
+    schema does not show the elements' `a`, only the list's empty alias sets)."""
+    return bool(alias_info.before_set) and "*" in alias_info.after_set and not alias_info.is_write
+
+
 def written_nodes(node: torch.fx.Node) -> list[torch.fx.Node]:
     """The FX nodes whose tensors `node` writes, in schema order."""
     found = []
@@ -174,11 +181,12 @@ class Aliases:
         if schema is None or not schema.returns or schema.returns[0].alias_info is None:
             return None, True
         alias_set = schema.returns[0].alias_info.before_set
+        is_list = schema.returns[0].type.kind() == "ListType"
         for i, a in enumerate(schema.arguments):
-            if a.alias_info is not None and a.alias_info.before_set & alias_set:
+            if a.alias_info is not None and (a.alias_info.before_set & alias_set or is_list and _into_a_list(a.alias_info)):
                 arg = node.args[i] if i < len(node.args) else node.kwargs.get(a.name)
                 if isinstance(arg, torch.fx.Node):
-                    if schema.returns[0].type.kind() == "ListType":
+                    if is_list:
                         self._view_lists.add(node)
                     return arg, a.alias_info.is_write and not is_inplace_view(node.target)
         return None, True

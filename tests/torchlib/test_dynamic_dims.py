@@ -80,12 +80,12 @@ def test_range_fix_is_applied_and_capture_stays_non_strict():
 
 
 class SliceWriteReadBack(nn.Module):
-    """An in-place write into a slice whose view is read afterwards: the whole program is
-    decomposed, and the batch stays dynamic."""
+    """An in-place write into a slice whose view, made by reshape (a view only when it need not
+    copy), is read afterwards: the whole program is decomposed, and the batch stays dynamic."""
 
     def forward(self, x):
         y = x.clone()
-        row = y[:, 0]
+        row = y.reshape(-1, 2)[:, 0]
         y[:, 0].mul_(2)
         y[:, 2:] = 0
         return row, y

@@ -109,12 +109,12 @@ def test_sliding_cache_that_dropped_keys_is_refused():
 
 
 class _SliceWriteOnCache(torch.nn.Module):
-    """An in-place write into a slice read back afterwards (only the whole-program decomposition
-    expresses it), with a DynamicCache in and out."""
+    """An in-place write into a slice whose view, made by reshape, is read back afterwards (only
+    the whole-program decomposition expresses it), with a DynamicCache in and out."""
 
     def forward(self, x: torch.Tensor, cache: object) -> tuple[torch.Tensor, object]:
         y = x.clone()
-        row = y[:, :, 0]
+        row = y.reshape(-1, 2, 1, 4)[:, :, 0]
         y[:, :, 0].mul_(2)
         keys, _ = cache.update(y, y, 0)
         return row + keys.sum(), cache

@@ -111,6 +111,12 @@ def decompose_view_write(node: torch.fx.Node, chain: list[torch.fx.Node], base: 
     whole tensor): the small graph returns (the op's result, [the new value of base]).
     `resolve(n)` gives, for a node naming a view, the node that made it."""
     inputs = _write_inputs(node, chain, base, resolve)
+    views = " -> ".join(str(v.target) for v in chain)
+    specialising = [v for v in chain if v.target in _SPECIALISING_VIEWS]
+    if specialising and any(isinstance(d, torch.SymInt) for d in base.meta["val"].shape):
+        raise NeedsWholeProgramDecomposition(
+            f"{node.target} (FX node {node.name!r}) writes into a view ({views}) of a tensor with dynamic dims, and "
+            f"functionalizing {specialising[0].target} on its own fixes them to the sample's sizes")
 
     def run(*tensors: torch.Tensor) -> Any:
         values: dict[torch.fx.Node, Any] = dict(zip(inputs, tensors))
@@ -127,9 +133,15 @@ def decompose_view_write(node: torch.fx.Node, chain: list[torch.fx.Node], base: 
         return _called(node)(*args, **kwargs), [values[base]]
 
     tensors = [n.meta["val"] for n in inputs]
-    views = " -> ".join(str(v.target) for v in chain)
     graph = _trace(run, tensors, node, table, fake_mode, f"writes into a view ({views}) and that write")
     return NodeDecomposition(graph.graph, inputs, [base])
+
+
+# View ops whose functionalization, traced on its own, makes torch replace each dynamic size of
+# the tensor by the sample's in the program's shared ShapeEnv (a write into `x.unbind(1)[2]`
+# with a dynamic `x.shape[0]`): the small graph, and every node translated after it, would hold
+# for the sample's sizes only.
+_SPECIALISING_VIEWS = {torch.ops.aten.unbind.int}
 
 
 # The view ops a write into a view is replayed through without tracing, and the op that puts the
@@ -204,12 +216,26 @@ def _select_copy(x: torch.Tensor, dim: int, index: Any) -> torch.Tensor:
     return torch.ops.aten.select.int(x, dim, index).clone()
 
 
-# Functionalization replays a view as its *_copy op. torch has no decomposition for these two, and
+def _split_copy(x: torch.Tensor, split_size: Any, dim: int = 0) -> list[torch.Tensor]:
+    return [t.clone() for t in torch.ops.aten.split.Tensor(x, split_size, dim)]
+
+
+def _split_with_sizes_copy(x: torch.Tensor, split_sizes: Any, dim: int = 0) -> list[torch.Tensor]:
+    return [t.clone() for t in torch.ops.aten.split_with_sizes.default(x, split_sizes, dim)]
+
+
+# Functionalization replays a view as its *_copy op. torch has no decomposition for these, and
 # their C++ kernels read the storage offset, which a tensor with symbolic sizes has not ("Cannot
 # call storage_offset() on tensor with symbolic sizes/strides"): every write into a slice of a
-# tensor with a dynamic dim (`shifted[:, 1:] = ids[:, :-1]`) failed here and fell back to the
-# whole-program decomposition, which specialised the dims. The view and a clone instead.
-_VIEW_COPIES: dict[Any, Any] = {torch.ops.aten.slice_copy.Tensor: _slice_copy, torch.ops.aten.select_copy.int: _select_copy}
+# tensor with a dynamic dim (`shifted[:, 1:] = ids[:, :-1]`, `a, b = x.split(2, 1); a.mul_(2)`)
+# failed here and fell back to the whole-program decomposition, which specialised the dims. The
+# view and a clone instead.
+_VIEW_COPIES: dict[Any, Any] = {
+    torch.ops.aten.slice_copy.Tensor: _slice_copy,
+    torch.ops.aten.select_copy.int: _select_copy,
+    torch.ops.aten.split_copy.Tensor: _split_copy,
+    torch.ops.aten.split_with_sizes_copy.default: _split_with_sizes_copy,
+}
 
 
 def _trace(run: Any, tensors: list[torch.Tensor], node: torch.fx.Node, table: dict[Any, Any], fake_mode: Any,
@@ -232,6 +258,7 @@ def _trace(run: Any, tensors: list[torch.Tensor], node: torch.fx.Node, table: di
         raise NeedsWholeProgramDecomposition(
             f"{node.target} (FX node {node.name!r}) {what} could not be traced on its own ({type(e).__name__}: {first})"
         ) from e
+    graph.graph.eliminate_dead_code()  # functionalization's unused reads (unbind's inverse reads `aten.size`)
     for sub in graph.graph.nodes:
         for key in ("stack_trace", "nn_module_stack"):
             if key in node.meta:

@@ -714,12 +714,25 @@ def _body_translator(registry: Registry, renames: dict, diagnostics: list[str]) 
 
 def _call(g: GraphBuilder, node: Any, registry: Registry, env: dict, renames: dict, diagnostics: list[str],
           ctx: _Context) -> Any:
-    val = node.meta.get("val")
     written = written_nodes(node)
     for w in written:
         reason = ctx.aliases.problem(node, w)
         if reason:
             raise NeedsWholeProgramDecomposition(reason)
+    result = _call_op(g, node, written, registry, env, renames, diagnostics, ctx)
+    for w in written:  # views of a written tensor, taken before the write and read after it, read the new values
+        for view in ctx.aliases.views_to_take_again(node, w):
+            value = _call(g, view, registry, env, renames, diagnostics, ctx)
+            for name in ctx.aliases.same_view(view):
+                if name.name in env:
+                    env[name.name] = value
+    return result
+
+
+def _call_op(g: GraphBuilder, node: Any, written: list[Any], registry: Registry, env: dict, renames: dict,
+             diagnostics: list[str], ctx: _Context) -> Any:
+    """Translate one call; a write gives the written tensor's new value to its names."""
+    val = node.meta.get("val")
     if len(written) > 1 and not all(ctx.aliases.whole.get(w, True) for w in written):
         raise NeedsWholeProgramDecomposition(f"{node.target} (FX node {node.name!r}) writes into several tensors, some of them views")
     if written and not ctx.aliases.whole.get(written[0], True):  # a write into a view

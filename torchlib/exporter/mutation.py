@@ -11,9 +11,17 @@ graph signature says after functionalization (mutated inputs first, then the use
 A write into a view (`y[:, 0] = 5`, `cache[:, pos].copy_(k)`) updates the whole tensor: the
 view ops from the whole tensor to the view and the write are traced functionally together on
 their own (decompose.py), which gives the new whole tensor (through `select_scatter`,
-`slice_scatter`, ...). When another view of the written tensor, taken before the write, is read
-after it, only functionalization of the whole program (`run_decompositions`) keeps it right;
-`Aliases.problem` names the node so that the exporter falls back to it and says why.
+`slice_scatter`, ...).
+
+A view of the written tensor taken before the write and read after it aliases that tensor in
+torch: it reads the written values. After the write, each such view is taken again from the new
+value of the tensor, through the view ops that made it (`Aliases.views_to_take_again`), as
+functionalization replays a view after a write to its base. That needs view ops that always
+alias their argument (the ops torch has a `_copy` variant of: select, slice, view, transpose,
+...). `reshape`, `flatten`, `to` and `contiguous` return a view only when they need not copy:
+when one of them made the view, only functionalization of the whole program
+(`run_decompositions`) keeps it right, and `Aliases.problem` names the node so that the
+exporter falls back to it and says why.
 """
 
 from __future__ import annotations
@@ -100,6 +108,27 @@ def is_inplace_view(target: Any) -> bool:
     return bool(returns) and returns[0].alias_info is not None
 
 
+def always_a_view(target: Any) -> bool:
+    """An op whose result always aliases its argument: one torch has a `*_copy` variant of
+    (`select` -> `select_copy`, tagged `view_copy`), which is how functionalization replays it.
+    `reshape`, `flatten`, `to` and `contiguous` have none: their results alias only when they
+    need not copy. An in-place view op (`unsqueeze_`) changes its argument itself: not one."""
+    schema = getattr(target, "_schema", None)
+    if schema is None or is_inplace_view(target):
+        return False
+    namespace, name = schema.name.split("::")
+    packet = getattr(getattr(torch.ops, namespace), name + "_copy", None)
+    copy = getattr(packet, schema.overload_name or "default", None) if packet is not None else None
+    return copy is not None and torch.Tag.view_copy in copy.tags
+
+
+def _into_a_list(alias_info: Any) -> bool:
+    """Whether an argument's alias annotation is `Tensor(a -> *)`: its views are the elements of
+    the list the op returns (`split(Tensor(a -> *) self, ...) -> Tensor(a)[]`; torch's Python
+    schema does not show the elements' `a`, only the list's empty alias sets)."""
+    return bool(alias_info.before_set) and "*" in alias_info.after_set and not alias_info.is_write
+
+
 def written_nodes(node: torch.fx.Node) -> list[torch.fx.Node]:
     """The FX nodes whose tensors `node` writes, in schema order."""
     found = []
@@ -124,6 +153,7 @@ class Aliases:
         self._view_lists: set[torch.fx.Node] = set()  # nodes returning a list of views (split, unbind)
         self.source: dict[torch.fx.Node, torch.fx.Node] = {}  # alias -> the argument it aliases
         self.written_alias: set[torch.fx.Node] = set()  # aliases returned by a write (add_ -> self)
+        self._named_by: dict[torch.fx.Node, list[torch.fx.Node]] | None = None  # made_by -> its names (same_view)
         for i, node in enumerate(graph.nodes):
             self.order[node] = i
             self._add(node)
@@ -151,11 +181,12 @@ class Aliases:
         if schema is None or not schema.returns or schema.returns[0].alias_info is None:
             return None, True
         alias_set = schema.returns[0].alias_info.before_set
+        is_list = schema.returns[0].type.kind() == "ListType"
         for i, a in enumerate(schema.arguments):
-            if a.alias_info is not None and a.alias_info.before_set & alias_set:
+            if a.alias_info is not None and (a.alias_info.before_set & alias_set or is_list and _into_a_list(a.alias_info)):
                 arg = node.args[i] if i < len(node.args) else node.kwargs.get(a.name)
                 if isinstance(arg, torch.fx.Node):
-                    if schema.returns[0].type.kind() == "ListType":
+                    if is_list:
                         self._view_lists.add(node)
                     return arg, a.alias_info.is_write and not is_inplace_view(node.target)
         return None, True
@@ -164,12 +195,41 @@ class Aliases:
         """Why writing `written` at `node` cannot be translated functionally, or None."""
         if not self.whole.get(written, True) and self.view_chain(written) is None:
             return f"{node.target} (FX node {node.name!r}) writes into a view ({written.name!r}) made by an op that cannot be replayed"
+        for view in self._read_after(node, written):
+            chain = self.view_chain(view)
+            if chain is None:
+                return (f"{node.target} (FX node {node.name!r}) writes a tensor whose view {view.name!r} is read afterwards, "
+                        f"and that view is not made by ATen view ops")
+            made_by = next((v for v in chain if not self._always_a_view(v)), None)
+            if made_by is not None:
+                return (f"{node.target} (FX node {node.name!r}) writes a tensor whose view {view.name!r} is read afterwards, "
+                        f"and {made_by.target} (FX node {made_by.name!r}), which made it, returns a view only when it need "
+                        f"not copy: it cannot be taken again from the written tensor")
+        return None
+
+    def views_to_take_again(self, node: torch.fx.Node, written: torch.fx.Node) -> list[torch.fx.Node]:
+        """The views to take again from the tensor `node` writes once it is written, in graph
+        order: each view of it taken before the write and read after it (in torch it reads the
+        written values), and the views it is taken from; not the view the write itself names,
+        whose new value the write gives. `problem` first says whether they all can be."""
+        same = set(self.same_view(written))
+        found = {v for view in self._read_after(node, written) for v in self.view_chain(view) or [] if v not in same}
+        return sorted(found, key=self.order.__getitem__)
+
+    def _read_after(self, node: torch.fx.Node, written: torch.fx.Node) -> list[torch.fx.Node]:
+        """The views of the tensor `written` names, other than `written`'s own view, taken
+        before `node` and read after it."""
         at = self.order[node]
         same = set(self.same_view(written))
-        for view in self.views.get(self.storage.get(written, written), []):
-            if view not in same and self.order[view] < at and any(self.order[user] > at for user in view.users):
-                return f"{node.target} (FX node {node.name!r}) writes a tensor whose view {view.name!r} is read afterwards"
-        return None
+        return [view for view in self.views.get(self.root(written), [])
+                if view not in same and self.order[view] < at and any(self.order[user] > at for user in view.users)]
+
+    def _always_a_view(self, node: torch.fx.Node) -> bool:
+        """Whether `node` always aliases its argument: an element of a list of views (`split`,
+        `unbind`), or an op `always_a_view` accepts."""
+        if node.target is operator.getitem:
+            return node.args[0] in self._view_lists
+        return always_a_view(node.target)
 
     def resolve(self, node: torch.fx.Node) -> torch.fx.Node:
         """The node that made the view (or tensor) `node` names: past the writes returning it."""
@@ -178,11 +238,12 @@ class Aliases:
         return node
 
     def same_view(self, written: torch.fx.Node) -> list[torch.fx.Node]:
-        """Every node naming exactly the view (or tensor) `written` names."""
-        made_by = self.resolve(written)
-        storage = self.storage.get(written, written)  # every name of the view names its storage
-        named = self.names.get(storage, []) + self.views.get(storage, [])
-        return sorted((n for n in named if self.resolve(n) is made_by), key=self.order.__getitem__)
+        """Every node naming exactly the view (or tensor) `written` names, in graph order."""
+        if self._named_by is None:
+            self._named_by = {}
+            for n in self.order:
+                self._named_by.setdefault(self.resolve(n), []).append(n)
+        return self._named_by.get(self.resolve(written), [written])
 
     def view_chain(self, written: torch.fx.Node) -> list[torch.fx.Node] | None:
         """The view ops from the whole tensor to the view `written` names, in order (None when one

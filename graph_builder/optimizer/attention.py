@@ -327,6 +327,8 @@ class _PastRule(Rule):
 
 PAST: list[Rule] = [_PastRule("Attention takes the past keys and values (Concat removed)", _past, _with_past, opset=23),
         _PastRule("Attention takes the past keys and values (Concat removed, masked)", _past_masked, _with_past, opset=23)]
+
+
 # -- nn.MultiheadAttention with batch_first=True, in the batch-first layout -----------------------
 #
 # F.multi_head_attention_forward works sequence-first: a batch-first module transposes its input to

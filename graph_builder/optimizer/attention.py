@@ -430,9 +430,9 @@ def batch_first_exact(root: Node, uses: Uses, p: Value, qa: Value, ka: Value, va
     x = found[0]
     if x.dtype is not types.FLOAT or x.rank != 3 or not _static(x) or any(ints(a) not in ([-1], [2]) for a in (qa, ka, va)):
         return False
-    batch, length, _ = cast("tuple[int, int, int]", x.shape)
+    batch, length = cast("tuple[int, int, int]", x.shape)[:2]
     chain = [root]  # root, Reshape, Gemm, Reshape, Transpose, Attention
-    for _ in range(5):
+    for _hop in range(5):
         chain.append(cast("Node", cast("Value", chain[-1].inputs[0]).producer))
     attention = chain[-1]
     heads = [_heads_of(cast("Node", cast("Value", t).producer), batch, length) for t in attention.inputs[:3]]

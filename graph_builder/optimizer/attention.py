@@ -336,9 +336,12 @@ PAST: list[Rule] = [_PastRule("Attention takes the past keys and values (Concat 
 # transposed to [N*H, L, D], viewed [N, H, L, D]), attends, puts the heads back ([L, N, H, D] ->
 # [L*N, E]), projects out and transposes back to [N, L, E]. Both projections compute each row on
 # its own (a 2-D weight, one bias value per column), so they compute the same rows in the
-# batch-first order, and opset 23's `Attention` splits [N, L, H*D] into heads itself
-# (`q_num_heads`): the transposes of the input, of each part and of the output go. The outputs are
-# bitwise those of the sequence-first graph (tests/torchlib/test_batch_first_attention.py).
+# batch-first order, and the heads [N, H, L, D] are the same values taken from [N, L, H, D]. So
+# the transposes of the input and of the output go: opset 23's `Attention` splits [N, L, H*D]
+# into heads itself (`q_num_heads`), and the MatMul / Softmax form (`UNFUSE`, mid-sized heads)
+# reads Transpose(Reshape(part, [N, L, H, D]), [0, 2, 1, 3]), which onnxruntime folds into its
+# FusedMatMul. The outputs are bitwise those of the sequence-first graph
+# (tests/torchlib/test_batch_first_attention.py).
 
 
 def _split_heads(op, s, s1, s2):
@@ -350,8 +353,8 @@ def _parts(op, p, qs, qe, qa, ks, ke, ka, vs, ve, va, q1, q2, k1, k2, v1, v2):
             _split_heads(op, op.Slice(p, vs, ve, va), v1, v2))
 
 
-def _heads_back(op, attention, r1, wo, bo, r2):
-    projected = op.Gemm(op.Reshape(op.Transpose(attention, perm=[2, 0, 1, 3]), r1), wo, bo,
+def _heads_back(op, attended, r1, wo, bo, r2):
+    projected = op.Gemm(op.Reshape(op.Transpose(attended, perm=[2, 0, 1, 3]), r1), wo, bo,
                         transA=Var("transA", default=0), transB=Var("transB", default=0),
                         alpha=Var("alpha", default=1.0), beta=Var("beta", default=1.0))
     return op.Transpose(op.Reshape(projected, r2), perm=[1, 0, 2])
@@ -365,6 +368,16 @@ def _mha(op, p, qs, qe, qa, ks, ke, ka, vs, ve, va, q1, q2, k1, k2, v1, v2, r1, 
 def _mha_masked(op, p, qs, qe, qa, ks, ke, ka, vs, ve, va, q1, q2, k1, k2, v1, v2, r1, wo, bo, r2, mask):
     q, k, v = _parts(op, p, qs, qe, qa, ks, ke, ka, vs, ve, va, q1, q2, k1, k2, v1, v2)
     return _heads_back(op, op.Attention(q, k, v, mask, **_attributes()), r1, wo, bo, r2)
+
+
+def _softmax_core(op, q, k, v, factor):
+    scores = op.Mul(op.MatMul(q, op.Transpose(k, perm=[0, 1, 3, 2])), factor)
+    return op.MatMul(op.Softmax(scores, axis=Var("axis")), v)
+
+
+def _mha_unfused(op, p, qs, qe, qa, ks, ke, ka, vs, ve, va, q1, q2, k1, k2, v1, v2, r1, wo, bo, r2, factor):
+    q, k, v = _parts(op, p, qs, qe, qa, ks, ke, ka, vs, ve, va, q1, q2, k1, k2, v1, v2)
+    return _heads_back(op, _softmax_core(op, q, k, v, factor), r1, wo, bo, r2)
 
 
 def _projection(p: Value) -> tuple[Value, Value, Value, bool] | None:
@@ -388,24 +401,13 @@ def _projection(p: Value) -> tuple[Value, Value, Value, bool] | None:
     return None
 
 
-def _inner(split: Node) -> Node:
-    """Reshape(s, s1) of a matched `Reshape(Transpose(Reshape(s, s1), [1, 0, 2]), s2)`."""
-    moved = cast("Node", cast("Value", split.inputs[0]).producer)
-    return cast("Node", cast("Value", moved.inputs[0]).producer)
-
-
-def _part(split: Node) -> Value:
-    """s of a matched `Reshape(Transpose(Reshape(s, s1), [1, 0, 2]), s2)`."""
-    return cast("Value", _inner(split).inputs[0])
-
-
-def _heads_of(split: Node, batch: int, length: int) -> tuple[int, int] | None:
-    """(heads, head size) when `split` = Reshape(Transpose(Reshape(s, s1), [1, 0, 2]), s2) splits a
-    static [L, N, H*D] part s into [N, H, L, D]: s1 = [L, N*H, D], s2 = [N, H, L, D]."""
-    inner = _inner(split)
-    s = inner.inputs[0]
-    first, second = ints(inner.inputs[1]), ints(split.inputs[1])  # type: ignore[union-attr]
-    if s is None or s.shape is None or len(s.shape) != 3 or type(s.shape[-1]) is not int or first is None or second is None:
+def _heads_of(nodes: list[Node], at: int, batch: int, length: int) -> tuple[int, int] | None:
+    """(heads, head size) when the matched Slice nodes[at] and the three nodes before it (the
+    pattern's pre-order: Reshape s2, Transpose, Reshape s1, Slice) split a static [L, N, H*D] part
+    into [N, H, L, D] heads: s1 = [L, N*H, D], s2 = [N, H, L, D]."""
+    s = nodes[at].outputs[0]
+    first, second = ints(nodes[at - 1].inputs[1]), ints(nodes[at - 3].inputs[1])
+    if s.shape is None or len(s.shape) != 3 or type(s.shape[-1]) is not int or first is None or second is None:
         return None
     if tuple(s.shape[:2]) != (length, batch) or len(first) != 3 or first[0] != length or first[2] < 1 or first[1] % batch:
         return None
@@ -413,30 +415,30 @@ def _heads_of(split: Node, batch: int, length: int) -> tuple[int, int] | None:
     return (heads, size) if heads * size == s.shape[-1] and second == [batch, heads, length, size] else None
 
 
-def batch_first_exact(root: Node, uses: Uses, p: Value, qa: Value, ka: Value, va: Value, r1: Value, bo: Value,
-                      r2: Value, wo: Value, transA: int, q_num_heads: int | None, kv_num_heads: int | None,
-                      qk_matmul_output_mode: int | None, mask: Value | None = None, **_: object) -> bool:
+def batch_first_exact(root: Node, nodes: list[Node], uses: Uses, p: Value, qa: Value, ka: Value, va: Value,
+                      r1: Value, bo: Value, r2: Value, wo: Value, transA: int, mask: Value | None = None,
+                      axis: int | None = None, **attributes: object) -> bool:
     """Whether the batch-first graph computes what `root` does: p = Add(bias, MatMul(Transpose(x,
     [1, 0, 2]), weight)) of a static float32 [N, L, E] x, with a constant 2-D weight and a
     constant 1-D bias, read only by the three Slices, each on the last axis without steps and
     split into heads as `_heads_of` says, one head count for q, k and v and one head size for q
-    and k; a 4-D `Attention` with one output and no head-count attributes, its heads put back by
-    Transpose [2, 0, 1, 3] and Reshape [L*N, H*Dv] into a Gemm with transA = 0, a constant weight
-    and a constant bias of one value per column (the same for every row), reshaped to [L, N, E']
-    and transposed [1, 0, 2]; each value in between read by the next node only."""
+    and k; the attention a 4-D `Attention` with one output and no head-count attributes, or the
+    MatMul / Softmax form (softmax over the last axis); its heads put back by Transpose
+    [2, 0, 1, 3] and Reshape [L*N, H*Dv] into a Gemm with transA = 0, a constant weight and a
+    constant bias of one value per column (the same for every row), reshaped to [L, N, E'] and
+    transposed [1, 0, 2]; every matched value but p and the root's read by one node only."""
     found = _projection(p)
-    if found is None or q_num_heads is not None or kv_num_heads is not None or qk_matmul_output_mode or transA:
+    if found is None or transA or attributes.get("q_num_heads") is not None or attributes.get("kv_num_heads") is not None:
+        return False
+    if attributes.get("qk_matmul_output_mode") or axis not in (None, -1, 3):
         return False
     x = found[0]
     if x.dtype is not types.FLOAT or x.rank != 3 or not _static(x) or any(ints(a) not in ([-1], [2]) for a in (qa, ka, va)):
         return False
     batch, length = cast("tuple[int, int, int]", x.shape)[:2]
-    chain = [root]  # root, Reshape, Gemm, Reshape, Transpose, Attention
-    for _hop in range(5):
-        chain.append(cast("Node", cast("Value", chain[-1].inputs[0]).producer))
-    attention = chain[-1]
-    heads = [_heads_of(cast("Node", cast("Value", t).producer), batch, length) for t in attention.inputs[:3]]
-    if any(h is None for h in heads) or len(attention.outputs) != 1:
+    slices = [i for i, n in enumerate(nodes) if n.op_type == "Slice"]
+    heads = [_heads_of(nodes, i, batch, length) for i in slices]
+    if len(slices) != 3 or any(h is None for h in heads):
         return False
     (hq, dq), (hk, dk), (hv, dv) = cast("list[tuple[int, int]]", heads)
     if not hq == hk == hv or dq != dk or wo.const_value is None or bo.const_value is None:
@@ -448,26 +450,32 @@ def batch_first_exact(root: Node, uses: Uses, p: Value, qa: Value, ka: Value, va
         return False
     if mask is not None and (mask.rank is None or mask.rank > 4):
         return False
-    slices = [_part(cast("Node", cast("Value", t).producer)).producer for t in attention.inputs[:3]]
-    readers = sorted(id(n) for n in slices)
-    if sorted(id(n) for n in uses.of(p)) != readers or id(p) in uses.outputs:
+    if sorted(id(n) for n in uses.of(p)) != sorted(id(nodes[i]) for i in slices) or id(p) in uses.outputs:
         return False
-    return all(uses.only_reader(n.outputs[0]) is not None for n in chain[1:])
+    return all(len(n.outputs) == 1 and uses.only_reader(n.outputs[0]) is not None for n in nodes[1:])
 
 
-def _batch_first(op, p, qs, qe, qa, ks, ke, ka, vs, ve, va, q1, r1, wo, bo, r2, mask=None, **bindings):
+def _batch_first(op, p, qs, qe, qa, ks, ke, ka, vs, ve, va, q1, r1, wo, bo, r2, mask=None, factor=None, axis=None,
+                 **bindings):
+    """The same attention and projections on the batch-first rows: a 3-D `Attention` with
+    `q_num_heads`, or the MatMul / Softmax form on Transpose(Reshape(part, [N, L, H, D]))."""
     x, w, bias, bias_first = cast("tuple[Value, Value, Value, bool]", _projection(p))
     batch, length, _ = x.shape
     product = op.MatMul(x, w)
     projected = op.Add(bias, product) if bias_first else op.Add(product, bias)
     q, k, v = (op.Slice(projected, s, e, a) for s, e, a in ((qs, qe, qa), (ks, ke, ka), (vs, ve, va)))
     heads = cast("list[int]", ints(q1))[1] // batch
-    attributes = {a: bindings[a] for a in _ATTRIBUTES if bindings.get(a) is not None}
-    attributes.update(q_num_heads=heads, kv_num_heads=heads)
-    attended = op.Attention(q, k, v, mask, **attributes) if mask is not None else op.Attention(q, k, v, **attributes)
+    if factor is None:
+        attributes = {a: bindings[a] for a in _ATTRIBUTES if bindings.get(a) is not None}
+        attributes.update(q_num_heads=heads, kv_num_heads=heads)
+        attended = op.Attention(q, k, v, mask, **attributes) if mask is not None else op.Attention(q, k, v, **attributes)
+    else:
+        q, k, v = (op.Transpose(op.Reshape(t, np.array([batch, length, heads, -1], np.int64)), perm=[0, 2, 1, 3])
+                   for t in (q, k, v))
+        scores = op.Mul(op.MatMul(q, op.Transpose(k, perm=[0, 1, 3, 2])), factor)
+        attended = op.Transpose(op.MatMul(op.Softmax(scores, axis=axis), v), perm=[0, 2, 1, 3])
     rows = op.Reshape(attended, np.array([batch * length, cast("list[int]", ints(r1))[1]], np.int64))
-    gemm = {a: bindings[a] for a in ("transA", "transB", "alpha", "beta")}
-    out = op.Gemm(rows, wo, bo, **gemm)
+    out = op.Gemm(rows, wo, bo, **{a: bindings[a] for a in ("transA", "transB", "alpha", "beta")})
     return op.Reshape(out, np.array([batch, length, cast("list[int]", ints(r2))[2]], np.int64))
 
 
@@ -476,12 +484,14 @@ class _BatchFirstRule(Rule):
 
     def match(self, node: Node, uses: Uses) -> Match | None:
         m = super().match(node, uses)
-        return m if m is not None and batch_first_exact(m.root, uses, **m.bindings) else None
+        return m if m is not None and batch_first_exact(m.root, m.nodes, uses, **m.bindings) else None
 
 
 BATCH_FIRST: list[Rule] = [
     _BatchFirstRule("Attention in the batch-first layout (nn.MultiheadAttention)", _mha, _batch_first, opset=23),
     _BatchFirstRule("Attention in the batch-first layout (nn.MultiheadAttention, masked)", _mha_masked, _batch_first,
+                    opset=23),
+    _BatchFirstRule("MatMul / Softmax in the batch-first layout (nn.MultiheadAttention)", _mha_unfused, _batch_first,
                     opset=23)]
 __all__ = ["BATCH_FIRST", "GQA", "PAST", "batch_first_exact", "SOFTCAP", "torch_lowest_mask", "past_exact", "UNFUSE", "UNFUSE_MAX_WORK", "UNFUSE_MIN_WORK", "gqa_exact", "prefer_unfused", "unfuse_pays",
            "unfused_attention"]

@@ -17,6 +17,7 @@ from graph_builder.optimizer import attention, record
 
 RULE = "Attention in the batch-first layout (nn.MultiheadAttention)"
 MASKED = "Attention in the batch-first layout (nn.MultiheadAttention, masked)"
+UNFUSED = "MatMul / Softmax in the batch-first layout (nn.MultiheadAttention)"
 
 
 class SelfAttention(nn.Module):
@@ -56,7 +57,11 @@ def _ops(proto) -> list[str]:  # type: ignore[no-untyped-def]
     return [n.op_type for n in proto.graph.node]
 
 
-@pytest.mark.parametrize("case", ["module", "masked", "encoder", "unequal-heads-size"])
+def _perms(proto) -> list[list[int]]:  # type: ignore[no-untyped-def]
+    return [list(a.ints) for n in proto.graph.node if n.op_type == "Transpose" for a in n.attribute if a.name == "perm"]
+
+
+@pytest.mark.parametrize("case", ["module", "masked", "encoder", "unequal-heads-size", "unfused"])
 def test_batch_first_attention_drops_the_transposes_bitwise(case, monkeypatch):
     torch.manual_seed(0)
     x = torch.randn(3, 10, 32)
@@ -69,14 +74,20 @@ def test_batch_first_attention_drops_the_transposes_bitwise(case, monkeypatch):
         model, args, rule, layers = SelfAttention().eval(), (x, mask), MASKED, 1
     elif case == "unequal-heads-size":  # 2 heads of 24
         model, args, rule, layers = SelfAttention(48, 2).eval(), (torch.randn(2, 7, 48),), RULE, 1
+    elif case == "unfused":  # 65 x 65 x 32 per head: written as MatMul / Softmax (attention.UNFUSE)
+        model, args, rule, layers = SelfAttention(128, 4).eval(), (torch.randn(2, 65, 128),), UNFUSED, 1
     else:
         model, args, rule, layers = SelfAttention().eval(), (x,), RULE, 1
     fast, hits, plain = _exports(model, args, monkeypatch)
     assert hits[rule] == layers
-    assert "Transpose" not in _ops(fast) and "Transpose" in _ops(plain)
+    assert [1, 0, 2] in _perms(plain) and [1, 0, 2] not in _perms(fast)  # no sequence-first copy left
     assert len(fast.graph.node) < len(plain.graph.node)
     heads = [{a.name: a.i for a in n.attribute} for n in fast.graph.node if n.op_type == "Attention"]
-    assert len(heads) == layers and all(h["q_num_heads"] == h["kv_num_heads"] for h in heads)
+    if rule == UNFUSED:
+        assert not heads and _ops(fast).count("Softmax") == 1
+    else:
+        assert "Transpose" not in _ops(fast)
+        assert len(heads) == layers and all(h["q_num_heads"] == h["kv_num_heads"] for h in heads)
     for a, b in zip(_run(fast, args), _run(plain, args), strict=True):
         assert a.tobytes() == b.tobytes()  # bitwise, signed zeros included
     want = model(*args)
@@ -99,7 +110,7 @@ def test_batch_first_near_misses_keep_the_sequence_first_graph(case, monkeypatch
     else:  # a Gemm without bias (the rule reads the out-projection's bias)
         model, args = SelfAttention(bias=False).eval(), (x,)
     fast, hits, plain = _exports(model, args, monkeypatch, **kwargs)
-    assert hits[RULE] == hits[MASKED] == 0
+    assert hits[RULE] == hits[MASKED] == hits[UNFUSED] == 0
     assert _ops(fast) == _ops(plain)
     for a, b in zip(_run(fast, args), _run(plain, args), strict=True):
         assert a.tobytes() == b.tobytes()

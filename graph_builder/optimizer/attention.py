@@ -89,7 +89,16 @@ def _unfused(op, q, k, v, is_causal, scale, **_):
     return unfused_attention(op, q, k, v, is_causal, scale)
 
 
-UNFUSE = [Rule("Attention -> MatMul/Softmax (mid-sized heads)", _attention, _unfused, unfuse_pays, opset=23)]
+def _unfuse_unless_batch_first(q: Value, **bindings: object) -> bool:
+    """unfuse_pays, except for the attention of a batch-first nn.MultiheadAttention, which
+    BATCH_FIRST (a later pass) gives to a 3-D `Attention`: faster than the MatMul / Softmax form at
+    the ViT benchmark's 65 x 65 x 32 (docs/performance.md)."""
+    return unfuse_pays(q, **bindings) and not _batch_first_part(q)  # type: ignore[arg-type]
+
+
+_UNFUSE_NAME = "Attention -> MatMul/Softmax (mid-sized heads)"
+UNFUSE = [Rule(_UNFUSE_NAME, _attention, _unfused, _unfuse_unless_batch_first, opset=23)]
+UNFUSE_LEFT = [Rule(_UNFUSE_NAME, _attention, _unfused, unfuse_pays, opset=23)]  # what BATCH_FIRST left
 
 
 # -- onnxruntime's Attention reads a float mask's lowest value as -inf ---------------------------
@@ -337,10 +346,13 @@ PAST: list[Rule] = [_PastRule("Attention takes the past keys and values (Concat 
 # [L*N, E]), projects out and transposes back to [N, L, E]. Both projections compute each row on
 # its own (a 2-D weight, one bias value per column), so they compute the same rows in the
 # batch-first order, and the heads [N, H, L, D] are the same values taken from [N, L, H, D]. So
-# the transposes of the input and of the output go: opset 23's `Attention` splits [N, L, H*D]
-# into heads itself (`q_num_heads`), and the MatMul / Softmax form (`UNFUSE`, mid-sized heads)
-# reads Transpose(Reshape(part, [N, L, H, D]), [0, 2, 1, 3]), which onnxruntime folds into its
-# FusedMatMul. The outputs are bitwise those of the sequence-first graph
+# the transposes of the input, of each part and of the output go: opset 23's `Attention` splits
+# [N, L, H*D] into heads itself (`q_num_heads`). That form is also kept where the sequence-first
+# attention would be written as MatMul / Softmax (UNFUSE): in the batch-first layout those
+# MatMuls would read [N, L, H, D] transposed [0, 2, 1, 3], which onnxruntime does not fold into
+# its FusedMatMul (the sequence-first [1, 2, 0, 3] it does): the ViT benchmark (65 tokens, 4 heads
+# of 32) ran 2.0 % fewer instructions with the 3-D `Attention`, 2.0 % more with the batch-first
+# MatMuls. The outputs are bitwise those of the sequence-first graph
 # (tests/torchlib/test_batch_first_attention.py).
 
 
@@ -370,16 +382,6 @@ def _mha_masked(op, p, qs, qe, qa, ks, ke, ka, vs, ve, va, q1, q2, k1, k2, v1, v
     return _heads_back(op, op.Attention(q, k, v, mask, **_attributes()), r1, wo, bo, r2)
 
 
-def _softmax_core(op, q, k, v, factor):
-    scores = op.Mul(op.MatMul(q, op.Transpose(k, perm=[0, 1, 3, 2])), factor)
-    return op.MatMul(op.Softmax(scores, axis=Var("axis")), v)
-
-
-def _mha_unfused(op, p, qs, qe, qa, ks, ke, ka, vs, ve, va, q1, q2, k1, k2, v1, v2, r1, wo, bo, r2, factor):
-    q, k, v = _parts(op, p, qs, qe, qa, ks, ke, ka, vs, ve, va, q1, q2, k1, k2, v1, v2)
-    return _heads_back(op, _softmax_core(op, q, k, v, factor), r1, wo, bo, r2)
-
-
 def _projection(p: Value) -> tuple[Value, Value, Value, bool] | None:
     """(x, weight, bias, bias first) when p = Add(bias, MatMul(Transpose(x, [1, 0, 2]), weight))
     (either order of the Add) with a constant 2-D weight and a constant 1-D bias."""
@@ -401,6 +403,19 @@ def _projection(p: Value) -> tuple[Value, Value, Value, bool] | None:
     return None
 
 
+def _batch_first_part(q: Value) -> bool:
+    """Whether q = Reshape(Transpose(Reshape(Slice(p), s1), [1, 0, 2]), s2) splits a part of a
+    projection p of a transposed input that BATCH_FIRST may take (it checks the rest)."""
+    chain = ["Reshape", "Transpose", "Reshape", "Slice"]
+    value: Value | None = q
+    for op_type in chain:
+        node = None if value is None else value.producer
+        if node is None or node.op_type != op_type or node.domain != "":
+            return False
+        value = node.inputs[0]
+    return value is not None and _projection(value) is not None
+
+
 def _heads_of(nodes: list[Node], at: int, batch: int, length: int) -> tuple[int, int] | None:
     """(heads, head size) when the matched Slice nodes[at] and the three nodes before it (the
     pattern's pre-order: Reshape s2, Transpose, Reshape s1, Slice) split a static [L, N, H*D] part
@@ -417,20 +432,19 @@ def _heads_of(nodes: list[Node], at: int, batch: int, length: int) -> tuple[int,
 
 def batch_first_exact(root: Node, nodes: list[Node], uses: Uses, p: Value, qa: Value, ka: Value, va: Value,
                       r1: Value, bo: Value, r2: Value, wo: Value, transA: int, mask: Value | None = None,
-                      axis: int | None = None, **attributes: object) -> bool:
+                      **attributes: object) -> bool:
     """Whether the batch-first graph computes what `root` does: p = Add(bias, MatMul(Transpose(x,
     [1, 0, 2]), weight)) of a static float32 [N, L, E] x, with a constant 2-D weight and a
     constant 1-D bias, read only by the three Slices, each on the last axis without steps and
     split into heads as `_heads_of` says, one head count for q, k and v and one head size for q
-    and k; the attention a 4-D `Attention` with one output and no head-count attributes, or the
-    MatMul / Softmax form (softmax over the last axis); its heads put back by Transpose
+    and k; a 4-D `Attention` with one output and no head-count attributes, its heads put back by Transpose
     [2, 0, 1, 3] and Reshape [L*N, H*Dv] into a Gemm with transA = 0, a constant weight and a
     constant bias of one value per column (the same for every row), reshaped to [L, N, E'] and
     transposed [1, 0, 2]; every matched value but p and the root's read by one node only."""
     found = _projection(p)
     if found is None or transA or attributes.get("q_num_heads") is not None or attributes.get("kv_num_heads") is not None:
         return False
-    if attributes.get("qk_matmul_output_mode") or axis not in (None, -1, 3):
+    if attributes.get("qk_matmul_output_mode"):
         return False
     x = found[0]
     if x.dtype is not types.FLOAT or x.rank != 3 or not _static(x) or any(ints(a) not in ([-1], [2]) for a in (qa, ka, va)):
@@ -455,25 +469,17 @@ def batch_first_exact(root: Node, nodes: list[Node], uses: Uses, p: Value, qa: V
     return all(len(n.outputs) == 1 and uses.only_reader(n.outputs[0]) is not None for n in nodes[1:])
 
 
-def _batch_first(op, p, qs, qe, qa, ks, ke, ka, vs, ve, va, q1, r1, wo, bo, r2, mask=None, factor=None, axis=None,
-                 **bindings):
-    """The same attention and projections on the batch-first rows: a 3-D `Attention` with
-    `q_num_heads`, or the MatMul / Softmax form on Transpose(Reshape(part, [N, L, H, D]))."""
+def _batch_first(op, p, qs, qe, qa, ks, ke, ka, vs, ve, va, q1, r1, wo, bo, r2, mask=None, **bindings):
+    """The same attention and projections on the batch-first rows, a 3-D `Attention`."""
     x, w, bias, bias_first = cast("tuple[Value, Value, Value, bool]", _projection(p))
     batch, length, _ = x.shape
     product = op.MatMul(x, w)
     projected = op.Add(bias, product) if bias_first else op.Add(product, bias)
     q, k, v = (op.Slice(projected, s, e, a) for s, e, a in ((qs, qe, qa), (ks, ke, ka), (vs, ve, va)))
     heads = cast("list[int]", ints(q1))[1] // batch
-    if factor is None:
-        attributes = {a: bindings[a] for a in _ATTRIBUTES if bindings.get(a) is not None}
-        attributes.update(q_num_heads=heads, kv_num_heads=heads)
-        attended = op.Attention(q, k, v, mask, **attributes) if mask is not None else op.Attention(q, k, v, **attributes)
-    else:
-        q, k, v = (op.Transpose(op.Reshape(t, np.array([batch, length, heads, -1], np.int64)), perm=[0, 2, 1, 3])
-                   for t in (q, k, v))
-        scores = op.Mul(op.MatMul(q, op.Transpose(k, perm=[0, 1, 3, 2])), factor)
-        attended = op.Transpose(op.MatMul(op.Softmax(scores, axis=axis), v), perm=[0, 2, 1, 3])
+    attributes = {a: bindings[a] for a in _ATTRIBUTES if bindings.get(a) is not None}
+    attributes.update(q_num_heads=heads, kv_num_heads=heads)
+    attended = op.Attention(q, k, v, mask, **attributes) if mask is not None else op.Attention(q, k, v, **attributes)
     rows = op.Reshape(attended, np.array([batch * length, cast("list[int]", ints(r1))[1]], np.int64))
     out = op.Gemm(rows, wo, bo, **{a: bindings[a] for a in ("transA", "transB", "alpha", "beta")})
     return op.Reshape(out, np.array([batch, length, cast("list[int]", ints(r2))[2]], np.int64))
@@ -490,8 +496,6 @@ class _BatchFirstRule(Rule):
 BATCH_FIRST: list[Rule] = [
     _BatchFirstRule("Attention in the batch-first layout (nn.MultiheadAttention)", _mha, _batch_first, opset=23),
     _BatchFirstRule("Attention in the batch-first layout (nn.MultiheadAttention, masked)", _mha_masked, _batch_first,
-                    opset=23),
-    _BatchFirstRule("MatMul / Softmax in the batch-first layout (nn.MultiheadAttention)", _mha_unfused, _batch_first,
                     opset=23)]
-__all__ = ["BATCH_FIRST", "GQA", "PAST", "batch_first_exact", "SOFTCAP", "torch_lowest_mask", "past_exact", "UNFUSE", "UNFUSE_MAX_WORK", "UNFUSE_MIN_WORK", "gqa_exact", "prefer_unfused", "unfuse_pays",
+__all__ = ["BATCH_FIRST", "GQA", "PAST", "batch_first_exact", "SOFTCAP", "torch_lowest_mask", "past_exact", "UNFUSE", "UNFUSE_LEFT", "UNFUSE_MAX_WORK", "UNFUSE_MIN_WORK", "gqa_exact", "prefer_unfused", "unfuse_pays",
            "unfused_attention"]

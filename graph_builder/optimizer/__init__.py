@@ -83,6 +83,7 @@ def optimize(builder: GraphBuilder, rules: list[Rule] | None = None, fold_budget
     if rules is None:  # on the Attention nodes the GQA rule made, once what read the repeats is gone
         run("dead nodes removed", cleanup.dead_code(uses))  # (and what read a packed projection)
         run("fused", pattern.rewrite(builder, uses, [*attention.PAST, *attention.BATCH_FIRST]))
+        run("dead nodes removed", cleanup.dead_code(uses))  # the sequence-first attention it replaced
         run("fused", pattern.rewrite(builder, uses, attention.UNFUSE_LEFT))  # what BATCH_FIRST did not take
     run("identities removed", cleanup.identities(uses))  # e.g. the key's Transpose pair after unfusing
     run("constants folded", folding.constants(builder, uses, fold_budget_bytes, growth))

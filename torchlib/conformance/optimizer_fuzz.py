@@ -250,7 +250,7 @@ def packed_qkv(rng: random.Random, round_: int) -> Case:
         kv = x + 1 if near == "cross_attention" else x
         if near == "kdim":
             kv = torch.cat((kv, kv[..., :2]), dim=-1)
-        return m.mha(x, kv, kv, need_weights=False)[0]
+        return m.mha(x, kv, kv, need_weights=False)[0]  # type: ignore[operator]
 
     dynamic = _dynamic(rng, 3, (-1,)) if round_ else {}  # the rewrite needs a static Reshape target
     return Case(f"packed_qkv/mha/{near}", Model(fn, modules={"mha": mha}), (x,), [dynamic])

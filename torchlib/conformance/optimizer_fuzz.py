@@ -250,7 +250,7 @@ def packed_qkv(rng: random.Random, round_: int) -> Case:
         kv = x + 1 if near == "cross_attention" else x
         if near == "kdim":
             kv = torch.cat((kv, kv[..., :2]), dim=-1)
-        return m.mha(x, kv, kv, need_weights=False)[0]  # type: ignore[operator]
+        return m.mha(x, kv, kv, need_weights=False)[0]
 
     dynamic = _dynamic(rng, 3, (-1,)) if round_ else {}  # the rewrite needs a static Reshape target
     return Case(f"packed_qkv/mha/{near}", Model(fn, modules={"mha": mha}), (x,), [dynamic])
@@ -276,7 +276,7 @@ def batch_first_attention(rng: random.Random, round_: int) -> Case:
     def fn(m: Model, x: torch.Tensor) -> torch.Tensor:
         kv = x * 0.5 if near == "cross_attention" else x
         padding = m.padding if form == "masked" else None
-        return m.mha(x, kv, kv, key_padding_mask=padding, need_weights=False)[0]
+        return m.mha(x, kv, kv, key_padding_mask=padding, need_weights=False)[0]  # type: ignore[operator]
 
     dynamic = [{0 if batch_first else 1: "batch"}] if near == "dynamic" else [{}]
     return Case(f"batch_first_attention/{form}/{near}", Model(fn, buffers={"padding": mask}, modules={"mha": mha}),

@@ -82,8 +82,10 @@ def optimize(builder: GraphBuilder, rules: list[Rule] | None = None, fold_budget
     chosen = [*fusions.RULES, *attention.UNFUSE, *attention.GQA] if rules is None else rules
     run("fused", pattern.rewrite(builder, uses, chosen))  # each rule from its operators' opset on
     if rules is None:  # on the Attention nodes the GQA rule made, once what read the repeats is gone
-        run("dead nodes removed", cleanup.dead_code(uses))
-        run("fused", pattern.rewrite(builder, uses, attention.PAST))
+        run("dead nodes removed", cleanup.dead_code(uses))  # (and what read a packed projection)
+        run("fused", pattern.rewrite(builder, uses, [*attention.PAST, *attention.BATCH_FIRST]))
+        run("dead nodes removed", cleanup.dead_code(uses))  # the sequence-first attention it replaced
+        run("fused", pattern.rewrite(builder, uses, attention.UNFUSE_LEFT))  # what BATCH_FIRST did not take
         run(attention.HEADS_INSIDE, attention.heads_inside(builder, uses))  # on the Attentions with their past
     run("identities removed", cleanup.identities(uses))  # e.g. the key's Transpose pair after unfusing
     run("constants folded", folding.constants(builder, uses, fold_budget_bytes, growth))

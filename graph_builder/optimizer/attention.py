@@ -90,7 +90,16 @@ def _unfused(op, q, k, v, is_causal, scale, **_):
     return unfused_attention(op, q, k, v, is_causal, scale)
 
 
-UNFUSE = [Rule("Attention -> MatMul/Softmax (mid-sized heads)", _attention, _unfused, unfuse_pays, opset=23)]
+def _unfuse_unless_batch_first(q: Value, **bindings: object) -> bool:
+    """unfuse_pays, except for the attention of a batch-first nn.MultiheadAttention, which
+    BATCH_FIRST (a later pass) gives to a 3-D `Attention`: faster than the MatMul / Softmax form at
+    the ViT benchmark's 65 x 65 x 32 (docs/performance.md)."""
+    return unfuse_pays(q, **bindings) and not _batch_first_part(q)  # type: ignore[arg-type]
+
+
+_UNFUSE_NAME = "Attention -> MatMul/Softmax (mid-sized heads)"
+UNFUSE = [Rule(_UNFUSE_NAME, _attention, _unfused, _unfuse_unless_batch_first, opset=23)]
+UNFUSE_LEFT = [Rule(_UNFUSE_NAME, _attention, _unfused, unfuse_pays, opset=23)]  # what BATCH_FIRST left
 
 
 # -- onnxruntime's Attention reads a float mask's lowest value as -inf ---------------------------
@@ -554,4 +563,166 @@ HEADS_INSIDE = "Attention splits and merges the heads itself (3-D q, k, v)"
 
 
 __all__ = ["GQA", "HEADS_INSIDE", "PAST", "Heads", "heads_inside", "heads_inside_exact", "heads_of_3d", "merged_heads", "split_heads", "SOFTCAP", "torch_lowest_mask", "past_exact", "UNFUSE", "UNFUSE_MAX_WORK", "UNFUSE_MIN_WORK", "gqa_exact", "prefer_unfused", "unfuse_pays",
+
+
+# -- nn.MultiheadAttention with batch_first=True, in the batch-first layout -----------------------
+#
+# F.multi_head_attention_forward works sequence-first: a batch-first module transposes its input to
+# [L, N, E], projects it (packed QKV, one MatMul), splits each part into heads ([L, N*H, D],
+# transposed to [N*H, L, D], viewed [N, H, L, D]), attends, puts the heads back ([L, N, H, D] ->
+# [L*N, E]), projects out and transposes back to [N, L, E]. Both projections compute each row on
+# its own (a 2-D weight, one bias value per column), so they compute the same rows in the
+# batch-first order, and the heads [N, H, L, D] are the same values taken from [N, L, H, D]. So
+# the transposes of the input, of each part and of the output go: opset 23's `Attention` splits
+# [N, L, H*D] into heads itself (`q_num_heads`). That form is also kept where the sequence-first
+# attention would be written as MatMul / Softmax (UNFUSE): in the batch-first layout those
+# MatMuls would read [N, L, H, D] transposed [0, 2, 1, 3], which onnxruntime does not fold into
+# its FusedMatMul (the sequence-first [1, 2, 0, 3] it does): the ViT benchmark (65 tokens, 4 heads
+# of 32) ran 2.0 % fewer instructions with the 3-D `Attention`, 2.0 % more with the batch-first
+# MatMuls. The outputs are bitwise those of the sequence-first graph
+# (tests/torchlib/test_batch_first_attention.py).
+
+
+def _split_heads(op, s, s1, s2):
+    return op.Reshape(op.Transpose(op.Reshape(s, s1), perm=[1, 0, 2]), s2)
+
+
+def _parts(op, p, qs, qe, qa, ks, ke, ka, vs, ve, va, q1, q2, k1, k2, v1, v2):
+    return (_split_heads(op, op.Slice(p, qs, qe, qa), q1, q2), _split_heads(op, op.Slice(p, ks, ke, ka), k1, k2),
+            _split_heads(op, op.Slice(p, vs, ve, va), v1, v2))
+
+
+def _heads_back(op, attended, r1, wo, bo, r2):
+    projected = op.Gemm(op.Reshape(op.Transpose(attended, perm=[2, 0, 1, 3]), r1), wo, bo,
+                        transA=Var("transA", default=0), transB=Var("transB", default=0),
+                        alpha=Var("alpha", default=1.0), beta=Var("beta", default=1.0))
+    return op.Transpose(op.Reshape(projected, r2), perm=[1, 0, 2])
+
+
+def _mha(op, p, qs, qe, qa, ks, ke, ka, vs, ve, va, q1, q2, k1, k2, v1, v2, r1, wo, bo, r2):
+    q, k, v = _parts(op, p, qs, qe, qa, ks, ke, ka, vs, ve, va, q1, q2, k1, k2, v1, v2)
+    return _heads_back(op, op.Attention(q, k, v, **_attributes()), r1, wo, bo, r2)
+
+
+def _mha_masked(op, p, qs, qe, qa, ks, ke, ka, vs, ve, va, q1, q2, k1, k2, v1, v2, r1, wo, bo, r2, mask):
+    q, k, v = _parts(op, p, qs, qe, qa, ks, ke, ka, vs, ve, va, q1, q2, k1, k2, v1, v2)
+    return _heads_back(op, op.Attention(q, k, v, mask, **_attributes()), r1, wo, bo, r2)
+
+
+def _projection(p: Value) -> tuple[Value, Value, Value, bool] | None:
+    """(x, weight, bias, bias first) when p = Add(bias, MatMul(Transpose(x, [1, 0, 2]), weight))
+    (either order of the Add) with a constant 2-D weight and a constant 1-D bias."""
+    add = p.producer
+    if add is None or add.op_type != "Add" or add.domain != "" or len(add.inputs) != 2 or None in add.inputs:
+        return None
+    for first, (bias, product) in enumerate((add.inputs[::-1], add.inputs)):
+        matmul = product.producer  # type: ignore[union-attr]
+        if matmul is None or matmul.op_type != "MatMul" or matmul.domain != "":
+            continue
+        t, w = matmul.inputs
+        if bias.const_value is None or bias.rank != 1 or w is None or w.const_value is None or w.rank != 2:  # type: ignore[union-attr]
+            continue
+        moved = None if t is None else t.producer
+        if moved is None or moved.op_type != "Transpose" or list(moved.attributes.get("perm", ())) != [1, 0, 2]:
+            continue
+        if moved.inputs[0] is not None:
+            return moved.inputs[0], w, cast("Value", bias), bool(first)
+    return None
+
+
+def _batch_first_part(q: Value) -> bool:
+    """Whether q = Reshape(Transpose(Reshape(Slice(p), s1), [1, 0, 2]), s2) splits a part of a
+    projection p of a transposed input that BATCH_FIRST may take (it checks the rest)."""
+    chain = ["Reshape", "Transpose", "Reshape", "Slice"]
+    value: Value | None = q
+    for op_type in chain:
+        node = None if value is None else value.producer
+        if node is None or node.op_type != op_type or node.domain != "":
+            return False
+        value = node.inputs[0]
+    return value is not None and _projection(value) is not None
+
+
+def _heads_of(nodes: list[Node], at: int, batch: int, length: int) -> tuple[int, int] | None:
+    """(heads, head size) when the matched Slice nodes[at] and the three nodes before it (the
+    pattern's pre-order: Reshape s2, Transpose, Reshape s1, Slice) split a static [L, N, H*D] part
+    into [N, H, L, D] heads: s1 = [L, N*H, D], s2 = [N, H, L, D]."""
+    s = nodes[at].outputs[0]
+    first, second = ints(nodes[at - 1].inputs[1]), ints(nodes[at - 3].inputs[1])
+    if s.shape is None or len(s.shape) != 3 or type(s.shape[-1]) is not int or first is None or second is None:
+        return None
+    if tuple(s.shape[:2]) != (length, batch) or len(first) != 3 or first[0] != length or first[2] < 1 or first[1] % batch:
+        return None
+    heads, size = first[1] // batch, first[2]
+    return (heads, size) if heads * size == s.shape[-1] and second == [batch, heads, length, size] else None
+
+
+def batch_first_exact(root: Node, nodes: list[Node], uses: Uses, p: Value, qa: Value, ka: Value, va: Value,
+                      r1: Value, bo: Value, r2: Value, wo: Value, transA: int, mask: Value | None = None,
+                      **attributes: object) -> bool:
+    """Whether the batch-first graph computes what `root` does: p = Add(bias, MatMul(Transpose(x,
+    [1, 0, 2]), weight)) of a static float32 [N, L, E] x, with a constant 2-D weight and a
+    constant 1-D bias, read only by the three Slices, each on the last axis without steps and
+    split into heads as `_heads_of` says, one head count for q, k and v and one head size for q
+    and k; a 4-D `Attention` with one output and no head-count attributes, its heads put back by Transpose
+    [2, 0, 1, 3] and Reshape [L*N, H*Dv] into a Gemm with transA = 0, a constant weight and a
+    constant bias of one value per column (the same for every row), reshaped to [L, N, E'] and
+    transposed [1, 0, 2]; every matched value but p and the root's read by one node only."""
+    found = _projection(p)
+    if found is None or transA or attributes.get("q_num_heads") is not None or attributes.get("kv_num_heads") is not None:
+        return False
+    if attributes.get("qk_matmul_output_mode"):
+        return False
+    x = found[0]
+    if x.dtype is not types.FLOAT or x.rank != 3 or not _static(x) or any(ints(a) not in ([-1], [2]) for a in (qa, ka, va)):
+        return False
+    batch, length = cast("tuple[int, int, int]", x.shape)[:2]
+    slices = [i for i, n in enumerate(nodes) if n.op_type == "Slice"]
+    heads = [_heads_of(nodes, i, batch, length) for i in slices]
+    if len(slices) != 3 or any(h is None for h in heads):
+        return False
+    (hq, dq), (hk, dk), (hv, dv) = cast("list[tuple[int, int]]", heads)
+    if not hq == hk == hv or dq != dk or wo.const_value is None or bo.const_value is None:
+        return False
+    if not (bo.rank == 1 or bo.rank == 2 and bo.shape is not None and bo.shape[0] == 1):
+        return False
+    out = root.outputs[0].shape[-1] if root.outputs[0].shape is not None else None
+    if ints(r1) != [length * batch, hv * dv] or type(out) is not int or ints(r2) != [length, batch, out]:
+        return False
+    if mask is not None and (mask.rank is None or mask.rank > 4):
+        return False
+    if sorted(id(n) for n in uses.of(p)) != sorted(id(nodes[i]) for i in slices) or id(p) in uses.outputs:
+        return False
+    return all(len(n.outputs) == 1 and uses.only_reader(n.outputs[0]) is not None for n in nodes[1:])
+
+
+def _batch_first(op, p, qs, qe, qa, ks, ke, ka, vs, ve, va, q1, r1, wo, bo, r2, mask=None, **bindings):
+    """The same attention and projections on the batch-first rows, a 3-D `Attention`."""
+    x, w, bias, bias_first = cast("tuple[Value, Value, Value, bool]", _projection(p))
+    batch, length, _ = x.shape
+    product = op.MatMul(x, w)
+    projected = op.Add(bias, product) if bias_first else op.Add(product, bias)
+    q, k, v = (op.Slice(projected, s, e, a) for s, e, a in ((qs, qe, qa), (ks, ke, ka), (vs, ve, va)))
+    heads = cast("list[int]", ints(q1))[1] // batch
+    attributes = {a: bindings[a] for a in _ATTRIBUTES if bindings.get(a) is not None}
+    attributes.update(q_num_heads=heads, kv_num_heads=heads)
+    attended = op.Attention(q, k, v, mask, **attributes) if mask is not None else op.Attention(q, k, v, **attributes)
+    rows = op.Reshape(attended, np.array([batch * length, cast("list[int]", ints(r1))[1]], np.int64))
+    out = op.Gemm(rows, wo, bo, **{a: bindings[a] for a in ("transA", "transB", "alpha", "beta")})
+    return op.Reshape(out, np.array([batch, length, cast("list[int]", ints(r2))[2]], np.int64))
+
+
+class _BatchFirstRule(Rule):
+    """A rule whose check also needs the matched nodes and who reads them (batch_first_exact)."""
+
+    def match(self, node: Node, uses: Uses) -> Match | None:
+        m = super().match(node, uses)
+        return m if m is not None and batch_first_exact(m.root, m.nodes, uses, **m.bindings) else None
+
+
+BATCH_FIRST: list[Rule] = [
+    _BatchFirstRule("Attention in the batch-first layout (nn.MultiheadAttention)", _mha, _batch_first, opset=23),
+    _BatchFirstRule("Attention in the batch-first layout (nn.MultiheadAttention, masked)", _mha_masked, _batch_first,
+                    opset=23)]
+__all__ = ["BATCH_FIRST", "GQA", "PAST", "batch_first_exact", "SOFTCAP", "torch_lowest_mask", "past_exact", "UNFUSE", "UNFUSE_LEFT", "UNFUSE_MAX_WORK", "UNFUSE_MIN_WORK", "gqa_exact", "prefer_unfused", "unfuse_pays",
            "unfused_attention"]

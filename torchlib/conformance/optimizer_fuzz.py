@@ -256,6 +256,33 @@ def packed_qkv(rng: random.Random, round_: int) -> Case:
     return Case(f"packed_qkv/mha/{near}", Model(fn, modules={"mha": mha}), (x,), [dynamic])
 
 
+def batch_first_attention(rng: random.Random, round_: int) -> Case:
+    """nn.MultiheadAttention(batch_first=True) self-attention (attention.BATCH_FIRST): plain, with a
+    key padding mask, and at a mid-sized head (65 x 65 x 32, where the sequence-first graph is
+    unfused); near misses: no bias, a dynamic batch, sequence-first, cross-attention."""
+    forms = ["plain", "masked", "mid_sized"]
+    near = _near(rng, round_, len(forms), ["no_bias", "dynamic", "sequence_first", "cross_attention"])
+    form = forms[round_ % len(forms)] if near is None else rng.choice(forms[:2])
+    # one head: the identity Reshape [L, N, E] of the head split is gone, which the rule does not match
+    heads, length = (4, 65) if form == "mid_sized" else (rng.choice([2, 4]), rng.randint(2, 7))
+    embed = 128 if form == "mid_sized" else heads * rng.choice([2, 4, 8])
+    batch_first = near != "sequence_first"
+    mha = torch.nn.MultiheadAttention(embed, heads, bias=near != "no_bias", batch_first=batch_first).eval()
+    batch = rng.randint(2, 4)
+    x = torch.randn((batch, length, embed) if batch_first else (length, batch, embed))
+    mask = torch.zeros(batch, length, dtype=torch.bool)
+    mask[0, length // 2:] = True
+
+    def fn(m: Model, x: torch.Tensor) -> torch.Tensor:
+        kv = x * 0.5 if near == "cross_attention" else x
+        padding = m.padding if form == "masked" else None
+        return m.mha(x, kv, kv, key_padding_mask=padding, need_weights=False)[0]  # type: ignore[operator]
+
+    dynamic = [{0 if batch_first else 1: "batch"}] if near == "dynamic" else [{}]
+    return Case(f"batch_first_attention/{form}/{near}", Model(fn, buffers={"padding": mask}, modules={"mha": mha}),
+                (x,), dynamic)
+
+
 def attention(rng: random.Random, round_: int) -> Case:
     """scaled_dot_product_attention with the work per head in or out of the unfused band."""
     near = _near(rng, round_, 1, ["causal_longer_query", "mask", "dtype", "dynamic", "small", "scale"])
@@ -667,11 +694,11 @@ def zero_adds(rng: random.Random, round_: int) -> Case:
 FAMILIES: list[Callable[[random.Random, int], Case]] = [gelu, rms_norm, rotary, gemm, unsqueeze_pair, packed_qkv,
                                                         attention, batch_norm, folding, cleanup,
                                                         kv_cache, reshapes, onnxruntime_target, softcap_attention,
-                                                        zero_adds, heads_inside]
+                                                        zero_adds, heads_inside, batch_first_attention]
 # rounds until every exact form was built
 FORMS: dict[Callable[[random.Random, int], Case], int] = {gelu: 5, rms_norm: 4, rotary: 6, batch_norm: 4, folding: 3,
                                                           kv_cache: 3, onnxruntime_target: 9, softcap_attention: 2,
-                                                          zero_adds: 3, heads_inside: 3}
+                                                          zero_adds: 3, heads_inside: 3, batch_first_attention: 3}
 
 
 def make_case(index: int, seed: int = 0) -> Case:
@@ -802,7 +829,7 @@ def rewrite_names() -> list[str]:
     from graph_builder.optimizer import onnxruntime as onnxruntime_rules
 
     names = dict.fromkeys(r.name for r in [*fusions.RULES, *attention_rules.UNFUSE, *attention_rules.GQA, *attention_rules.PAST,
-                                           *attention_rules.SOFTCAP])
+                                           *attention_rules.SOFTCAP, *attention_rules.BATCH_FIRST])
     names[attention_rules.HEADS_INSIDE] = None
     # every onnxruntime pass but "past": not an equivalence but the decode step's contract on its
     # inputs (tests/graph_builder/optimizer/test_onnxruntime_target.py runs it with longer buffers)

@@ -562,9 +562,6 @@ def heads_inside(builder: GraphBuilder, uses: Uses) -> int:
 HEADS_INSIDE = "Attention splits and merges the heads itself (3-D q, k, v)"
 
 
-__all__ = ["GQA", "HEADS_INSIDE", "PAST", "Heads", "heads_inside", "heads_inside_exact", "heads_of_3d", "merged_heads", "split_heads", "SOFTCAP", "torch_lowest_mask", "past_exact", "UNFUSE", "UNFUSE_MAX_WORK", "UNFUSE_MIN_WORK", "gqa_exact", "prefer_unfused", "unfuse_pays",
-
-
 # -- nn.MultiheadAttention with batch_first=True, in the batch-first layout -----------------------
 #
 # F.multi_head_attention_forward works sequence-first: a batch-first module transposes its input to
@@ -724,5 +721,6 @@ BATCH_FIRST: list[Rule] = [
     _BatchFirstRule("Attention in the batch-first layout (nn.MultiheadAttention)", _mha, _batch_first, opset=23),
     _BatchFirstRule("Attention in the batch-first layout (nn.MultiheadAttention, masked)", _mha_masked, _batch_first,
                     opset=23)]
-__all__ = ["BATCH_FIRST", "GQA", "PAST", "batch_first_exact", "SOFTCAP", "torch_lowest_mask", "past_exact", "UNFUSE", "UNFUSE_LEFT", "UNFUSE_MAX_WORK", "UNFUSE_MIN_WORK", "gqa_exact", "prefer_unfused", "unfuse_pays",
+__all__ = ["BATCH_FIRST", "GQA", "HEADS_INSIDE", "PAST", "Heads", "batch_first_exact", "heads_inside", "heads_inside_exact",
+           "heads_of_3d", "merged_heads", "split_heads", "SOFTCAP", "torch_lowest_mask", "past_exact", "UNFUSE", "UNFUSE_LEFT", "UNFUSE_MAX_WORK", "UNFUSE_MIN_WORK", "gqa_exact", "prefer_unfused", "unfuse_pays",
            "unfused_attention"]

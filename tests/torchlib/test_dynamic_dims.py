@@ -4,6 +4,7 @@ does not, with the reason; capture's fallback chain does not retry what cannot s
 from __future__ import annotations
 
 import math
+import re
 import warnings
 
 import numpy as np
@@ -235,6 +236,25 @@ def test_size_condition_is_named_and_checked_by_the_onnx_model(tmp_path):
     assert session.run(None, {name: np.ones((3, 16), np.float32)})[0].shape == (3, 16)
     with pytest.raises(Exception, match="check: "):
         session.run(None, {name: np.ones((3, 12), np.float32)})
+
+
+class ManyParities(nn.Module):
+    def forward(self, x):
+        for k in range(2, 40):
+            x = x + k if x.shape[1] % k == 0 else x - k
+        return x
+
+
+def test_many_size_conditions_are_listed_in_part_and_all_checked():
+    """A chunked model's program can hold hundreds of conditions (qwen3_5: a 128,000-character
+    diagnostic): the warning shows 8, the diagnostics 32, and the ONNX model checks every one."""
+    with pytest.warns(UserWarning, match=r"\(L\['x'\]\.size\(\)\[1\] % 9\) != 0 \(at [^)]*\); and 30 more \(result\.diagnostics lists the first 32\)\. The model's code"):
+        result = torchlib.export(ManyParities(), (torch.randn(2, 8),), dynamic_shapes=({1: Dim.AUTO},))
+    (listed,) = [d for d in result.diagnostics if "holds only for inputs" in d]
+    assert listed.count("L['x'].size()[1] %") == 32 and re.search(r"% 33\) != 0 \(at [^)]*\); and 6 more\. The model's", listed)
+    assert all_ok(result, torch.randn(2, 8 * 41))  # 2, 4 and 8 divide it, no other k below 40
+    with pytest.raises(CheckFailed, match=r"% 37\) != 0"):  # a condition not listed is checked too
+        result(torch.randn(2, 8 * 37))
 
 
 class RowsOfFour(nn.Module):

@@ -369,24 +369,33 @@ def _size_guards(ep: torch.export.ExportedProgram) -> list[str]:
                     "that do not meet it (a condition it cannot write has a warning of its own; to run other sizes, "
                     "export with an input of such a size, or one model per path)")  # fmt: skip
 
-        more = len(paths) - _GUARDS_SHOWN
-        warnings.warn(message(paths[:_GUARDS_SHOWN] + ([f"and {more} more (all in the result's diagnostics)"] if more > 0 else [])),
-                      UserWarning, stacklevel=caller_level())  # fmt: skip
-        messages.append(message(paths))
+        warnings.warn(message(_listed(paths, _GUARDS_SHOWN)), UserWarning, stacklevel=caller_level())
+        messages.append(message(_listed(paths, _GUARDS_LISTED)))
     if unchecked:
-        note = ("torch.export's program holds only for inputs whose sizes meet: " + "; ".join(unchecked) + ". These "
-                "compare several input sizes, or assume a size is not 0 or 1 (`size_checks.checked`): most often the "
-                "inputs' own contract, which the ONNX model does not check; inputs that break them may give wrong "
-                "results")  # fmt: skip
-        warnings.warn(note, UserWarning, stacklevel=caller_level())
-        messages.append(note)
+        def note(shown: list[str]) -> str:
+            return ("torch.export's program holds only for inputs whose sizes meet: " + "; ".join(shown) + ". These "
+                    "compare several input sizes, or assume a size is not 0 or 1 (`size_checks.checked`): most often "
+                    "the inputs' own contract, which the ONNX model does not check; inputs that break them may give "
+                    "wrong results")  # fmt: skip
+
+        warnings.warn(note(_listed(unchecked, _GUARDS_SHOWN)), UserWarning, stacklevel=caller_level())
+        messages.append(note(_listed(unchecked, _GUARDS_LISTED)))
     if others:
-        messages.append("torch.export's program holds only for inputs whose sizes meet: " + "; ".join(others)
+        messages.append("torch.export's program holds only for inputs whose sizes meet: " + "; ".join(_listed(others, _GUARDS_LISTED))
                         + " (the inputs' own contract, most often: the ONNX model does not check this)")
     return messages
 
 
+def _listed(conditions: list[str], shown: int) -> list[str]:
+    """The first `shown` conditions, and how many more: a chunked model's program can hold
+    hundreds, each a long expression (qwen3_5: a 128,000-character diagnostic before)."""
+    more = len(conditions) - shown
+    where = f" (result.diagnostics lists the first {_GUARDS_LISTED})" if shown < _GUARDS_LISTED else ""
+    return conditions[:shown] + ([f"and {more} more{where}"] if more > 0 else [])
+
+
 _GUARDS_SHOWN = 8  # in the warning; those the model's own lines added come first
+_GUARDS_LISTED = 32  # in the diagnostics
 
 
 def check_supported(ep: torch.export.ExportedProgram, registry: Registry) -> None:

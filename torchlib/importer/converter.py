@@ -367,7 +367,13 @@ def shape_value_rule(ctx: Ctx) -> bool:
         sv = ctx.call(shape_values.shape_of, x, ctx.attr("start", 0), ctx.attr("end"))
         builder.shape_values[node.output[0]] = (sv, 1)
         return True
-    if op not in SHAPE_OPS or not any(n in builder.shape_values for n in node.input):
+    if op not in SHAPE_OPS:
+        return False
+    # a Concat of integer constants alone is a shape too (the ONNX function body of a 3-D
+    # Attention reshapes its output by Concat([0], [0], [-1])): computed as a tensor, torch.export
+    # would read its values as data
+    constant_shape = op == "Concat" and len(node.input) > 0 and all(n in builder.consts for n in node.input)
+    if not constant_shape and not any(n in builder.shape_values for n in node.input):
         return False
     args: list[Any] = []
     ranks: list[int] = []

@@ -159,25 +159,21 @@ def _is_random(node: torch.fx.Node) -> bool:
     target = node.target
     if torch.Tag.nondeterministic_seeded not in getattr(target, "tags", ()):
         return False
-    schema = getattr(target, "_schema", None)
-    if schema is None:
+    values = _arguments(node)
+    if values is None:
         return True
-    for i, argument in enumerate(schema.arguments):
-        if argument.name not in ("train", "training", "p", "dropout_p"):
-            continue
-        if i < len(node.args):
-            value = node.args[i]
-        elif argument.name in node.kwargs:
-            value = node.kwargs[argument.name]
-        elif argument.has_default_value():
-            value = argument.default_value
-        else:
-            continue
-        if argument.name in ("train", "training") and value is False:
-            return False
-        if argument.name in ("p", "dropout_p") and type(value) in (int, float) and value == 0:
-            return False
-    return True
+    if any(values.get(name) is False for name in ("train", "training")):
+        return False
+    return not any(type(values.get(name)) in (int, float) and values[name] == 0 for name in ("p", "dropout_p"))
+
+
+def _arguments(node: torch.fx.Node) -> dict[str, Any] | None:
+    """The node's arguments by their schema's names (given, or the defaults); None without a schema."""
+    schema = getattr(node.target, "_schema", None)
+    if schema is None:
+        return None
+    return {a.name: node.args[i] if i < len(node.args) else node.kwargs.get(
+        a.name, a.default_value if a.has_default_value() else None) for i, a in enumerate(schema.arguments)}
 
 
 def training_nodes(ep: torch.export.ExportedProgram) -> list[torch.fx.Node]:
@@ -187,12 +183,9 @@ def training_nodes(ep: torch.export.ExportedProgram) -> list[torch.fx.Node]:
     both modes. An nn.Module left in training mode exports these."""
     found = []
     for node in all_nodes(ep.graph_module):
-        schema = getattr(node.target, "_schema", None)
-        if schema is None:
+        values = _arguments(node)
+        if values is None:
             continue
-        values = {a.name: (node.args[i] if i < len(node.args) else node.kwargs.get(a.name, a.default_value
-                                                                                    if a.has_default_value() else None))
-                  for i, a in enumerate(schema.arguments)}
         training = any(values.get(name) is True for name in ("train", "training")) or (
             values.get("use_input_stats") is True and values.get("running_mean") is not None)  # instance norm
         no_drop = any(type(values.get(name)) in (int, float) and values[name] == 0 for name in ("p", "dropout_p"))
